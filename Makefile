@@ -1,0 +1,42 @@
+# Ziggurat: the two commands are `make demo` and `make test`; both build .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+JOBS   ?= 2
+
+.PHONY: demo test pytest lit typecheck bench bench-smoke gen-ops clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# torch 2.13.0 is a CPU wheel that pip finds on this machine's disk (find-links).
+	$(BIN)/pip install -q --disable-pip-version-check "torch==2.13.0"
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) tests
+	$(BIN)/lit -q tests/filecheck
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) tests
+
+lit: $(STAMP)
+	$(BIN)/lit -v tests/filecheck
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+bench-smoke: $(STAMP)
+	$(BIN)/python bench/run.py --smoke
+
+# Regenerate dialects/torch/aten_ops.py from torch's operator schemas.
+gen-ops: $(STAMP)
+	$(BIN)/python -m ziggurat.tools.gen_torch_ops
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
