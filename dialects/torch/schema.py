@@ -113,6 +113,7 @@ class OpSchema:
     overload: str  # "Tensor", or "" for the default overload
     args: tuple[ArgSpec, ...]
     returns: tuple[ReturnSpec, ...]
+    is_vararg: bool = False
 
     @property
     def key(self) -> str:
@@ -208,6 +209,8 @@ def parse_schema(text: str) -> OpSchema:
         i += 1
     arg_text, ret_text = rest[: i - 1], rest[i:].strip().removeprefix("->").strip()
     raw_args = [a for a in _split_top_level(arg_text) if a != "*"]
+    if "..." in raw_args or ret_text.strip() == "...":
+        return OpSchema(text, qualified, overload, (), (), is_vararg=True)
     args: list[ArgSpec] = []
     for raw, parsed_arg in zip(raw_args, parsed.arguments, strict=True):
         decl = raw.split("=")[0].strip()

@@ -1,0 +1,384 @@
+"""Import one TorchScript graph into a ``func.func @forward``.
+
+The importer walks the graph's nodes once.  Static values (constants, lists of
+constants, shape queries on static shapes, constant ``prim::If``) are folded
+while importing; every other aten node becomes one ``torch`` dialect op (see
+:mod:`op_builder`), typed by running it on the example values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from ziggurat.dialects.torch import LiteralOp
+from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
+from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type
+from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
+from ziggurat.ir.literals import literal_attr
+from ziggurat.ir.locations import describe_location, node_location
+from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
+
+# Ops on static values evaluated at import time (TorchScript's list/scalar/str ops).
+_PRIM_STATIC = {
+    "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda", "prim::requires_grad",
+    "prim::shape", "prim::min", "prim::max", "prim::abs", "aten::dim", "aten::numel", "aten::size",
+    "aten::len", "aten::__getitem__", "aten::__is__", "aten::__isnot__", "aten::__contains__",
+    "aten::__not__", "aten::format", "aten::Int", "aten::Float", "aten::Bool",
+    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::floordiv",
+}
+# Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
+_SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "prim::dtype",
+                  "prim::layout", "prim::shape", "aten::len", "prim::is_cuda",
+                  "prim::requires_grad"}
+_NO_EXAMPLE_RUN = {"aten::warn", "prim::RaiseException"}
+
+
+class GraphImporter:
+    """Imports a TorchScript graph given example inputs (one per graph input)."""
+
+    def __init__(self, graph: torch._C.Graph, func_name: str = "forward") -> None:
+        self.graph = graph
+        self.func_name = func_name
+        self.values: dict[torch._C.Value, Any] = {}
+        self.builder: Builder | None = None
+
+    # -- entry ----------------------------------------------------------------
+    def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
+        inputs = list(self.graph.inputs())
+        if len(inputs) != len(example_inputs):
+            raise ImportError_(
+                f"the graph takes {len(inputs)} input(s) but {len(example_inputs)} example "
+                "input(s)/input type(s) were given",
+                op="graph",
+            )
+        arg_types: list[Attribute] = []
+        tensor_inputs: list[tuple[torch._C.Value, torch.Tensor]] = []
+        for value, example in zip(inputs, example_inputs, strict=True):
+            if isinstance(example, torch.Tensor):
+                arg_types.append(self._tensor_type(example, f"input %{value.debugName()}"))
+                tensor_inputs.append((value, example))
+            else:
+                self.values[value] = example  # non-tensor inputs are specialized
+        block = Block(arg_types=arg_types)
+        for arg, (value, example) in zip(block.args, tensor_inputs, strict=True):
+            arg.name_hint = _ssa_name(value.debugName())
+            self.values[value] = Dynamic(arg, example)
+        self.builder = Builder(InsertPoint.at_end(block))
+        self._import_block(self.graph.nodes())
+        outputs = [self.values[o] for o in self.graph.outputs()]
+        result = outputs[0] if len(outputs) == 1 else tuple(outputs)
+        flat: list[SSAValue] = []
+        structure = self._output_structure(result, flat)
+        self.builder.insert(func.ReturnOp(*flat))
+        fn = func.FuncOp(
+            self.func_name,
+            FunctionType.from_lists(arg_types, [v.type for v in flat]),
+            Region(block),
+        )
+        fn.attributes["ziggurat.output_structure"] = StringAttr(json.dumps(structure))
+        fn.attributes["ziggurat.input_names"] = StringAttr(
+            json.dumps([v.debugName() for v, _ in tensor_inputs])
+        )
+        return ModuleOp([fn])
+
+    # -- nodes ----------------------------------------------------------------
+    def _import_block(self, nodes: Any) -> None:
+        for node in nodes:
+            self._import_node(node)
+
+    def _import_node(self, node: torch._C.Node) -> None:
+        kind = node.kind()
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, node)
+            return
+        inputs = [self.values[i] for i in node.inputs()]
+        if kind in _PRIM_STATIC and (is_static(inputs) or self._shape_query(kind, inputs)):
+            self._fold(node, inputs)
+            return
+        if kind.startswith(("prim::", "aten::", "quantized::", "prepacked::")) or "::" in kind:
+            self._import_op(node, inputs)
+            return
+        raise self._error(node, "unsupported node kind")
+
+    def _shape_query(self, kind: str, inputs: list[Any]) -> bool:
+        if kind not in _SHAPE_QUERIES:
+            return False
+        return all(
+            is_static(v) or (isinstance(v, Dynamic) and v.is_tensor) or isinstance(v, TensorConstant)
+            for v in inputs
+        )
+
+    def _fold(self, node: torch._C.Node, inputs: list[Any]) -> None:
+        outputs = self._evaluate(node, [example_of(v) for v in inputs])
+        for out, value in zip(node.outputs(), outputs, strict=True):
+            self.values[out] = value
+
+    def _import_op(self, node: torch._C.Node, inputs: list[Any]) -> None:
+        schema = self._schema(node)
+        if schema is None:
+            raise self._error(node, "has no operator schema")
+        mutated = [a.name for a in schema.args if a.mutable]
+        if mutated and schema.is_inplace:
+            self._import_inplace(node, schema, inputs)
+            return
+        if mutated:
+            raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
+        outputs = self._evaluate(node, [example_of(v) for v in inputs])
+        args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
+        self._emit(node, schema, args, outputs)
+
+    def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
+        """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result."""
+        target = inputs[0]
+        producer = node.inputsAt(0).node()
+        if producer.kind() in _VIEW_OPS:
+            raise self._error(
+                node, f"mutates a view (produced by {producer.kind()}); in-place writes "
+                "through views cannot be compiled", schema,
+            )
+        functional_key = schema.qualified_name[:-1] + (f".{schema.overload}" if schema.overload else "")
+        text = registered_schemas().get(functional_key)
+        if text is None or not isinstance(target, Dynamic | TensorConstant):
+            raise self._error(node, "is an in-place op with no functional form", schema)
+        functional = parse_schema(text)
+        examples = [example_of(v) for v in inputs]
+        examples[0] = examples[0].clone()
+        outputs = self._evaluate(node, examples)
+        args = {spec.name: value for spec, value in zip(functional.args, inputs, strict=True)}
+        self._emit(node, functional, args, outputs)
+        self.values[node.inputsAt(0)] = self.values[node.outputsAt(0)]
+
+    def _emit(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any],
+              outputs: list[Any]) -> None:
+        assert self.builder is not None
+        flat_examples: list[Any] = []
+        for out in outputs:
+            flat_examples.extend(out if isinstance(out, list) else [out])
+        try:
+            types = [result_type(e) for e in flat_examples]
+        except UnsupportedTypeError as e:
+            raise self._error(node, str(e), schema) from None
+        op = build_aten_op(self.builder, schema, args, types, node_location(node), self._literal)
+        results = iter(zip(op.results, flat_examples, strict=True))
+        for ts_out, out in zip(node.outputs(), outputs, strict=True):
+            if isinstance(out, list):
+                self.values[ts_out] = [Dynamic(r, e) for r, e in (next(results) for _ in out)]
+            else:
+                r, e = next(results)
+                r.name_hint = _ssa_name(ts_out.debugName())
+                self.values[ts_out] = Dynamic(r, e)
+
+    # -- evaluation with torch --------------------------------------------------
+    def _evaluate(self, node: torch._C.Node, args: list[Any]) -> list[Any]:
+        if node.kind() in _NO_EXAMPLE_RUN:
+            return []
+        schema = self._schema(node)
+        try:
+            if schema is None:
+                raise RuntimeError("no schema")
+            fn = _overload(schema)
+            positional = [a for a, s in zip(args, schema.args, strict=True) if not s.kwarg_only]
+            keywords = {s.name: a for a, s in zip(args, schema.args, strict=True) if s.kwarg_only}
+            with torch.no_grad():
+                result = fn(*positional, **keywords)
+        except Exception as e:  # the op failed on the example inputs
+            raise self._error(node, f"failed on the example inputs: {_first_line(e)}", schema) from None
+        n = node.outputsSize()
+        if n == 1:
+            return [result]
+        return list(result)
+
+    def _schema(self, node: torch._C.Node) -> OpSchema | None:
+        try:
+            text = str(node.schema())
+        except RuntimeError:
+            return None
+        if text == "(no schema)":
+            return None
+        return parse_schema(text)
+
+    # -- constants ----------------------------------------------------------------
+    def _literal(self, const: TensorConstant) -> Dynamic:
+        if const.materialized is None:
+            assert self.builder is not None
+            try:
+                attr = literal_attr(const.tensor, const.name)
+            except UnsupportedTypeError as e:
+                raise ImportError_(str(e), op=f"constant %{const.name}") from None
+            op = LiteralOp(attr)
+            op.result.name_hint = _ssa_name(const.name)
+            block = self.builder.insertion_point.block
+            first = block.first_op
+            if first is None:
+                block.add_op(op)
+            else:
+                block.insert_op_before(op, _first_non_literal(block) or first)
+            const.materialized = Dynamic(op.result, const.tensor)
+        return const.materialized
+
+    # -- outputs ----------------------------------------------------------------
+    def _output_structure(self, value: Any, flat: list[SSAValue]) -> Any:
+        if isinstance(value, TensorConstant):
+            value = self._literal(value)
+        if isinstance(value, Dynamic):
+            flat.append(value.ssa)
+            return ["value", len(flat) - 1]
+        if isinstance(value, tuple):
+            return ["tuple", [self._output_structure(v, flat) for v in value]]  # pyright: ignore
+        if isinstance(value, list):
+            return ["list", [self._output_structure(v, flat) for v in value]]  # pyright: ignore
+        if value is None or isinstance(value, bool | int | float | str):
+            return ["const", value]
+        raise ImportError_(f"the graph returns a {type(value).__name__}, which cannot be compiled",
+                           op="return")
+
+    # -- errors ----------------------------------------------------------------
+    def _error(self, node: torch._C.Node, message: str, schema: OpSchema | None = None) -> ImportError_:
+        return ImportError_(
+            message,
+            op=node.kind(),
+            schema=schema.text if schema else None,
+            location=describe_location(node_location(node)),
+        )
+
+    def _tensor_type(self, example: torch.Tensor, what: str) -> TensorType[Attribute]:
+        try:
+            return tensor_type_of(example)
+        except UnsupportedTypeError as e:
+            raise ImportError_(str(e), op=what) from None
+
+
+# -- prim:: node handlers --------------------------------------------------------
+def _constant(imp: GraphImporter, node: torch._C.Node) -> None:
+    out = node.output()
+    if node.hasAttribute("value"):
+        value = out.toIValue()
+    else:
+        value = None
+    if isinstance(value, torch.Tensor):
+        value = TensorConstant(value, out.debugName())
+    imp.values[out] = value
+
+
+def _list_construct(imp: GraphImporter, node: torch._C.Node) -> None:
+    imp.values[node.output()] = [imp.values[i] for i in node.inputs()]
+
+
+def _tuple_construct(imp: GraphImporter, node: torch._C.Node) -> None:
+    imp.values[node.output()] = tuple(imp.values[i] for i in node.inputs())
+
+
+def _unpack(imp: GraphImporter, node: torch._C.Node) -> None:
+    value = imp.values[node.input()]
+    if not isinstance(value, list | tuple):
+        raise imp._error(node, "unpacks a value that is not a static list/tuple")  # pyright: ignore[reportPrivateUsage]
+    outs = list(node.outputs())
+    if len(outs) != len(value):  # pyright: ignore[reportUnknownArgumentType]
+        raise imp._error(node, f"unpacks {len(value)} values into {len(outs)}")  # pyright: ignore
+    for out, v in zip(outs, value, strict=True):  # pyright: ignore[reportUnknownVariableType]
+        imp.values[out] = v
+
+
+def _tuple_index(imp: GraphImporter, node: torch._C.Node) -> None:
+    value, index = (imp.values[i] for i in node.inputs())
+    imp.values[node.output()] = value[index]
+
+
+def _num_to_tensor(imp: GraphImporter, node: torch._C.Node) -> None:
+    value = imp.values[node.input()]
+    if is_static(value):
+        imp.values[node.output()] = TensorConstant(torch.tensor(value), node.output().debugName())
+    else:
+        imp._import_op(node, [value])  # pyright: ignore[reportPrivateUsage]
+
+
+def _if(imp: GraphImporter, node: torch._C.Node) -> None:
+    cond = imp.values[node.input()]
+    if not is_static(cond):
+        raise imp._error(  # pyright: ignore[reportPrivateUsage]
+            node, "is control flow on a run-time value; only conditions known at compile "
+            "time (shapes, constants) can be compiled. Rewrite it with torch.where, or make "
+            "the condition static",
+        )
+    block = list(node.blocks())[0 if cond else 1]
+    imp._import_block(block.nodes())  # pyright: ignore[reportPrivateUsage]
+    for out, ret in zip(node.outputs(), block.returnNode().inputs(), strict=True):
+        imp.values[out] = imp.values[ret]
+
+
+def _loop(imp: GraphImporter, node: torch._C.Node) -> None:
+    raise imp._error(  # pyright: ignore[reportPrivateUsage]
+        node, "is a loop (prim::Loop); loops cannot be compiled, trace the model "
+        "(torch.jit.trace unrolls them) or use torch.export",
+    )
+
+
+def _uninitialized(imp: GraphImporter, node: torch._C.Node) -> None:
+    imp.values[node.output()] = None
+
+
+def _ignore(imp: GraphImporter, node: torch._C.Node) -> None:
+    for out in node.outputs():
+        imp.values[out] = None
+
+
+def _raise(imp: GraphImporter, node: torch._C.Node) -> None:
+    raise imp._error(node, "raises an exception on these inputs (prim::RaiseException)")  # pyright: ignore
+
+
+_HANDLERS = {
+    "prim::Constant": _constant,
+    "prim::ListConstruct": _list_construct,
+    "prim::TupleConstruct": _tuple_construct,
+    "prim::ListUnpack": _unpack,
+    "prim::TupleUnpack": _unpack,
+    "prim::TupleIndex": _tuple_index,
+    "prim::NumToTensor": _num_to_tensor,
+    "prim::If": _if,
+    "prim::Loop": _loop,
+    "prim::Uninitialized": _uninitialized,
+    "aten::warn": _ignore,
+    "prim::RaiseException": _raise,
+}
+
+_VIEW_OPS = {
+    "aten::slice", "aten::select", "aten::view", "aten::transpose", "aten::permute",
+    "aten::narrow", "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::diagonal",
+    "aten::as_strided", "aten::t", "aten::reshape", "aten::flatten", "aten::unflatten",
+    "aten::alias", "aten::view_as", "aten::unfold",
+}
+
+
+def _overload(schema: OpSchema) -> Any:
+    namespace = getattr(torch.ops, schema.namespace)
+    packet = getattr(namespace, schema.base_name)
+    return getattr(packet, schema.overload or "default")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _ssa_name(debug_name: str) -> str | None:
+    name = debug_name.replace(".", "_")
+    if not name or name[0].isdigit():
+        return None
+    return name if name.replace("_", "a").isalnum() else None
+
+
+def _first_non_literal(block: Block) -> Any:
+    for op in block.ops:
+        if not isinstance(op, LiteralOp):
+            return op
+    return None

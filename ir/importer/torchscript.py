@@ -1,0 +1,133 @@
+"""The TorchScript frontend: models, scripted code, graphs and IR text -> ``torch`` dialect.
+
+* ``nn.Module`` — traced with the example inputs (eval mode, no grad), then frozen.
+* ``torch.jit.ScriptModule`` — frozen (weights become constants).
+* ``torch.jit.ScriptFunction`` / ``torch._C.Graph`` — imported as they are.
+* TorchScript IR text (``graph(%x : Float(2, 3)): ...``) — parsed with ``torch._C.parse_ir``.
+
+Freezing here does not run TorchScript's frozen-graph optimizations (conv-bn
+folding etc.): those are Ziggurat's own passes, which must see the original ops.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute
+
+from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.importer.graph_importer import GraphImporter
+from ziggurat.ir.types import UnsupportedTypeError, example_tensor, tensor_type
+
+TorchScriptSource = torch.nn.Module | torch.jit.ScriptFunction | torch._C.Graph | str
+
+
+def _freeze(module: torch.jit.ScriptModule) -> torch._C.Graph:
+    module = module.eval()
+    frozen = torch._C._freeze_module(module._c, [])  # pyright: ignore[reportPrivateUsage]
+    graph = frozen._get_method("forward").graph.copy()
+    self_arg = graph.inputs().__next__()
+    if self_arg.uses():
+        raise ImportError_(
+            "the frozen module still reads its own attributes (mutable attributes cannot be "
+            "frozen into constants)", op="module",
+        )
+    graph.eraseInput(0)
+    return graph
+
+
+def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Graph:
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(model, tuple(example_inputs), check_trace=False, strict=False)
+    except Exception as e:
+        raise ImportError_(f"torch.jit.trace failed: {str(e).strip().splitlines()[0]}",
+                           op=type(model).__name__) from None
+    finally:
+        model.train(was_training)
+    return _freeze(traced)
+
+
+def _prepare(graph: torch._C.Graph) -> torch._C.Graph:
+    graph = graph.copy()
+    torch._C._jit_pass_inline(graph)  # pyright: ignore[reportPrivateUsage]
+    torch._C._jit_pass_remove_mutation(graph)  # pyright: ignore[reportPrivateUsage]
+    torch._C._jit_pass_dce(graph)  # pyright: ignore[reportPrivateUsage]
+    return graph
+
+
+def _parse_ir(text: str) -> torch._C.Graph:
+    try:
+        return torch._C.parse_ir(text)  # pyright: ignore[reportPrivateUsage]
+    except RuntimeError as e:
+        raise ImportError_(f"malformed TorchScript IR: {str(e).strip().splitlines()[0]}",
+                           op="torchscript-ir") from None
+
+
+def to_graph(source: TorchScriptSource, example_inputs: Sequence[Any] | None) -> torch._C.Graph:
+    """The TorchScript graph of any accepted source, ready for import."""
+    if isinstance(source, str):
+        return _prepare(_parse_ir(source))
+    if isinstance(source, torch._C.Graph):
+        return _prepare(source)
+    if isinstance(source, torch.jit.ScriptFunction):
+        return _prepare(source.graph)
+    if isinstance(source, torch.jit.ScriptModule):
+        return _prepare(_freeze(source))
+    if isinstance(source, torch.nn.Module):
+        if example_inputs is None:
+            raise ImportError_("tracing an nn.Module needs example inputs", op=type(source).__name__)
+        return _prepare(_trace(source, example_inputs))
+    raise ImportError_(
+        f"cannot import a {type(source).__name__}: expected an nn.Module, ScriptModule, "
+        "ScriptFunction, torch._C.Graph or TorchScript IR text", op="import",
+    )
+
+
+def _annotated_examples(graph: torch._C.Graph) -> list[Any]:
+    examples: list[Any] = []
+    for value in graph.inputs():
+        ty = value.type()
+        sizes = ty.sizes() if isinstance(ty, torch._C.TensorType) else None  # pyright: ignore
+        dtype = ty.dtype() if isinstance(ty, torch._C.TensorType) else None  # pyright: ignore
+        if sizes is None or dtype is None or any(s is None for s in sizes):
+            raise ImportError_(
+                f"the type of graph input %{value.debugName()} ({ty}) is not fully known; "
+                "give the input types, e.g. --input-types 'tensor<1x3x224x224xf32>'",
+                op="graph input",
+            )
+        examples.append(example_tensor(tensor_type(sizes, dtype)))
+    return examples
+
+
+def import_torchscript(
+    source: TorchScriptSource,
+    example_inputs: Sequence[Any] | None = None,
+    *,
+    input_types: Sequence[TensorType[Attribute]] | None = None,
+    func_name: str = "forward",
+) -> ModuleOp:
+    """Import a TorchScript model/function/graph/IR text into a ``torch`` dialect module.
+
+    Shapes come from ``example_inputs``, else from ``input_types``, else from the
+    types annotated in the graph.
+    """
+    graph = to_graph(source, example_inputs)
+    if example_inputs is None:
+        if input_types is not None:
+            try:
+                example_inputs = [example_tensor(t) for t in input_types]
+            except UnsupportedTypeError as e:
+                raise ImportError_(str(e), op="--input-types") from None
+        else:
+            example_inputs = _annotated_examples(graph)
+    module = GraphImporter(graph, func_name).import_graph(list(example_inputs))
+    module.verify()
+    return module

@@ -1,0 +1,117 @@
+"""Reference semantics of the ``torch`` dialect: every op runs through torch itself.
+
+One generic implementation serves all generated ``torch.aten.*`` ops and
+``torch.operator``: bind the operands and properties by schema name and call
+``torch.ops.<ns>.<name>.<overload>``.  The results are checked against the
+op's declared types, so a pass that produces a wrongly typed op is caught here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.ir import SSAValue
+
+from ziggurat.dialects.torch import ATEN_OPS, LiteralOp, OperatorOp, TorchOp
+from ziggurat.dialects.torch.schema import ArgKind, OpSchema
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.locations import op_location
+from ziggurat.ir.types import dtype_of, shape_of
+
+
+def _overload(schema: OpSchema) -> Any:
+    try:
+        return getattr(getattr(getattr(torch.ops, schema.namespace), schema.base_name),
+                       schema.overload or "default")
+    except AttributeError:
+        raise ZigguratError("torch has no implementation of this op", op=schema.key,
+                            schema=schema.text) from None
+
+
+def _resolve(value: Any, env: dict[SSAValue, Any]) -> Any:
+    if isinstance(value, SSAValue):
+        return env[value]
+    if isinstance(value, list):
+        return [_resolve(v, env) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Run a torch op on concrete values; returns one value per op result."""
+    env = dict(zip(op.operands, operand_values, strict=True))
+    bound = op.arguments()
+    schema = bound.schema
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    for spec in schema.args:
+        value = _resolve(bound.values.get(spec.name), env)
+        if spec.kind == ArgKind.TENSOR and spec.mutable and isinstance(value, torch.Tensor):
+            value = value.clone()  # value semantics for in-place ops
+        if spec.kwarg_only:
+            keywords[spec.name] = value
+        else:
+            positional.append(value)
+    with torch.no_grad():
+        result = _overload(schema)(*positional, **keywords)
+    flat: list[Any] = []
+    for item in result if isinstance(result, tuple | list) else (result,):  # pyright: ignore
+        flat.extend(item if isinstance(item, list) else [item])  # pyright: ignore
+    if len(flat) != len(op.results):
+        raise ZigguratError(f"produced {len(flat)} values for {len(op.results)} results",
+                            op=schema.key, schema=schema.text, location=op_location(op))
+    for res, value in zip(op.results, flat, strict=True):
+        check_result(op, res.type, value)
+    return tuple(flat)
+
+
+def check_result(op: Any, expected: Any, value: Any) -> None:
+    """Raise if a computed tensor does not have the op's declared result type."""
+    if not isinstance(expected, TensorType) or not isinstance(value, torch.Tensor):
+        return
+    shape, dtype = shape_of(expected), dtype_of(expected)  # pyright: ignore[reportUnknownArgumentType]
+    if tuple(value.shape) != shape or value.dtype != dtype:
+        raise ZigguratError(
+            f"computed {tuple(value.shape)} {value.dtype} but the IR declares {expected}",
+            op=op.name, location=op_location(op),
+        )
+
+
+@register_impls
+class TorchFunctions(InterpreterFunctions):
+    """Implementations of ``torch.literal``, ``torch.operator`` and ``arith.constant``."""
+
+    @impl(LiteralOp)
+    def run_literal(self, interpreter: Interpreter, op: LiteralOp, args: tuple[Any, ...]):
+        return (op.tensor(),)
+
+    @impl(OperatorOp)
+    def run_operator(self, interpreter: Interpreter, op: OperatorOp, args: tuple[Any, ...]):
+        return call_torch(op, args)
+
+    @impl(arith.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
+        value = op.value
+        if isinstance(value, IntegerAttr):
+            width = value.type.width.data  # pyright: ignore
+            return (bool(value.value.data) if width == 1 else int(value.value.data),)  # pyright: ignore
+        if isinstance(value, FloatAttr):
+            return (float(value.value.data),)  # pyright: ignore
+        raise ZigguratError(f"unsupported constant {value}", op="arith.constant")
+
+
+def _run_aten(self: InterpreterFunctions, interpreter: Interpreter, op: TorchOp,
+              args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return call_torch(op, args)
+
+
+class AtenFunctions(InterpreterFunctions):
+    """One generic implementation registered for every generated ``torch.aten.*`` op."""
+
+
+for _cls in ATEN_OPS:
+    setattr(AtenFunctions, f"run_{_cls.__name__}", impl(_cls)(_run_aten))
+register_impls(AtenFunctions)

@@ -1,0 +1,78 @@
+"""Source locations: from TorchScript nodes and FX nodes to xDSL locations, and back to text.
+
+An imported op's location is ``NameLoc("<debug name> <module path>", FileLineColLoc(file, line, 0))``
+with the innermost frame of *user* code (frames inside torch itself are skipped), so an
+error can say ``model.py:12: aten::conv2d (%input.3, layer1.0.conv1): ...``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, NameLoc, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+
+_FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.*)$")
+_TORCH_DIR = torch.__file__.rsplit("/", 1)[0] + "/"
+
+
+def _is_library_file(path: str) -> bool:
+    return path.startswith(_TORCH_DIR) or "/site-packages/torch/" in path
+
+
+def user_frame(stack: str) -> tuple[str, int] | None:
+    """The innermost frame outside torch in a TorchScript source range / FX stack trace."""
+    frames: list[tuple[str, int]] = []
+    for line in stack.splitlines():
+        m = _FRAME.match(line.strip())
+        if m:
+            frames.append((m.group("file"), int(m.group("line"))))
+            continue
+        fx = re.match(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', line)
+        if fx:
+            frames.insert(0, (fx.group("file"), int(fx.group("line"))))
+    for file, line in frames:
+        if not _is_library_file(file):
+            return file, line
+    return frames[0] if frames else None
+
+
+def make_location(name: str, file_line: tuple[str, int] | None) -> LocationAttr:
+    child: LocationAttr = (
+        FileLineColLoc(StringAttr(file_line[0]), IntAttr(file_line[1]), IntAttr(0))
+        if file_line
+        else UnknownLoc()
+    )
+    return NameLoc(StringAttr(name), child) if name else child
+
+
+def node_location(node: torch._C.Node) -> LocationAttr:
+    """The location of a TorchScript node (its outputs' debug names, scope, source line)."""
+    frame: tuple[str, int] | None = None
+    try:
+        source = node.sourceRange()
+        frame = user_frame(source) if source else None
+    except RuntimeError:
+        frame = None
+    names = " ".join("%" + o.debugName() for o in node.outputs())
+    scope = node.scopeName().split("/")[-1].removeprefix("__module.") if node.scopeName() else ""
+    label = f"{names} ({scope})" if scope else names
+    if frame is None:
+        text = str(node).strip().split("\n")[0][:160]
+        return make_location(label + " " + text if label else text, None)
+    return make_location(label, frame)
+
+
+def describe_location(loc: LocationAttr) -> str | None:
+    """``file.py:12 (%x.3, layer1.conv)``: a location as users read it."""
+    if isinstance(loc, NameLoc):
+        inner = describe_location(loc.location)  # pyright: ignore[reportArgumentType]
+        return f"{inner} [{loc.desc.data}]" if inner else loc.desc.data
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}"
+    return None
+
+
+def op_location(op: Operation) -> str | None:
+    return describe_location(op.location)
