@@ -1,0 +1,1 @@
+"""Ziggurat benchmark suite: a seeded model zoo and an interleaved harness (`python bench/run.py`)."""

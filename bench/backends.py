@@ -1,0 +1,167 @@
+"""The benchmarked backends: how each one turns an eval-mode model into a callable.
+
+A backend is prepared by compiling (if it compiles) and running it once on the example inputs;
+compile time and peak memory cover exactly that. Failures never propagate: they become an
+"n/a" result carrying the error's first line, so one broken backend cannot sink the run.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from ziggurat.bench.accuracy import snapshot
+from ziggurat.bench.memory import PeakRssDelta
+
+Runner = Callable[..., Any]
+
+EAGER = "eager"
+INDUCTOR = "inductor"
+INDUCTOR_FREEZE = "inductor-freeze"
+ZIGGURAT = "ziggurat"
+BACKEND_NAMES: tuple[str, ...] = (EAGER, INDUCTOR, INDUCTOR_FREEZE, ZIGGURAT)
+INDUCTOR_BACKENDS: tuple[str, ...] = (INDUCTOR, INDUCTOR_FREEZE)
+
+
+def error_line(exc: BaseException) -> str:
+    """'ExcType: first non-empty line of the message', at most 200 characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# Dynamo caches compiled graphs on the *code object* of the top-level forward, and with inlined
+# nn modules its guards do not pin the module instance. Two copies of one model compiled with
+# and without freezing would therefore share a graph (the second silently reuses the first,
+# unfrozen one). Each Inductor variant gets its own entry class, hence its own code object.
+class InductorEntry(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        return self.model(*inputs)
+
+
+class InductorFreezeEntry(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        return self.model(*inputs)
+
+
+def _build_eager(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
+    return model
+
+
+def _build_inductor(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
+    return torch.compile(InductorEntry(model))  # default mode; compiles on the first call
+
+
+def _build_inductor_freeze(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
+    # torch.compile(options={"freezing": True}) does not freeze in torch 2.13; the global config
+    # flag does, and it is read when compilation happens (the first call): see _FreezingOn.
+    return torch.compile(InductorFreezeEntry(model))
+
+
+def _build_ziggurat(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
+    import ziggurat
+
+    compile_fn = getattr(ziggurat, "compile", None)
+    if compile_fn is None:
+        raise RuntimeError("ziggurat.compile is not available yet")
+    compiled = compile_fn(model, inputs, backend="cpu", threads=threads)
+    if not callable(compiled):
+        raise TypeError(f"ziggurat.compile returned a non-callable {type(compiled).__name__}")
+    return compiled
+
+
+class _FreezingOn:
+    """Sets torch._inductor.config.freezing = True for the block and restores the old value."""
+
+    def __enter__(self) -> None:
+        import torch._inductor.config as inductor_config
+
+        self._config = inductor_config
+        self._old = inductor_config.freezing
+        inductor_config.freezing = True
+
+    def __exit__(self, *exc: object) -> None:
+        self._config.freezing = self._old
+
+
+class _NoContext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_BUILDERS: dict[str, Callable[[nn.Module, tuple[torch.Tensor, ...], int], Runner]] = {
+    EAGER: _build_eager,
+    INDUCTOR: _build_inductor,
+    INDUCTOR_FREEZE: _build_inductor_freeze,
+    ZIGGURAT: _build_ziggurat,
+}
+
+
+@dataclass
+class PreparedBackend:
+    name: str
+    runner: Runner | None
+    setup_s: float | None  # compile (where there is one) + the first call, wall clock
+    peak_mem_bytes: int | None  # see ziggurat.bench.memory
+    first_output: list[torch.Tensor] | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> PreparedBackend:
+    """Compile `model` with backend `name` and run it once; never raises for backend failures."""
+    if name not in _BUILDERS:
+        raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
+    gc.collect()
+    context = _FreezingOn() if name == INDUCTOR_FREEZE else _NoContext()
+    memory = PeakRssDelta()
+    try:
+        with memory, context:
+            start = time.perf_counter_ns()
+            runner = _BUILDERS[name](model, inputs, threads)
+            output = runner(*inputs)
+            setup_s = (time.perf_counter_ns() - start) / 1e9
+        first_output = snapshot(output)
+    except Exception as exc:  # any backend failure becomes an n/a column, never a crash
+        return PreparedBackend(name, None, None, memory.delta_bytes, None, error_line(exc))
+    return PreparedBackend(name, runner, setup_s, memory.delta_bytes, first_output, None)
+
+
+def warm_up_inductor_toolchain() -> None:
+    """Pay Inductor's one-time per-process costs (C++ toolchain probing, header precompilation)
+    on a throwaway function, so the first model's compile time is comparable to the others."""
+    import torch._dynamo
+
+    def tiny(x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x * 2.0 + 1.0).sum(dim=1)
+
+    with torch.no_grad():
+        torch.compile(tiny)(torch.randn(4, 8))
+    torch._dynamo.reset()
+
+
+def reset_compiler_caches() -> None:
+    """Drop Dynamo's compiled graphs (between models, so nothing is shared or kept alive)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()

@@ -1,0 +1,1 @@
+"""Model definitions for the benchmark zoo: plain PyTorch, no downloads, no torchvision."""
