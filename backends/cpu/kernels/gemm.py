@@ -1,0 +1,367 @@
+"""Static-shape f32 GEMM emitted into an ``llvmlite.ir.Module``.
+
+:func:`emit_gemm` adds one externally visible function with the C ABI::
+
+    void <spec.symbol>(const float *a, const float *b, float *c,
+                       const float *bias, const float *other, float *workspace);
+
+``bias`` / ``other`` may be null when the spec has no bias / binary op;
+``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
+alignment recommended) or may be null when that is 0.  Several GEMMs can be
+emitted into one module (each gets its own internal helpers).  The function is
+re-entrant: all scratch lives in the caller's workspace.
+
+:func:`gemm_callable` compiles a spec on its own and wraps it for torch tensors.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import torch
+from llvmlite import ir
+
+from ziggurat.backends.cpu.jit import JitLibrary, compile_ir
+from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
+from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, for_range, gep, i64
+from ziggurat.backends.cpu.kernels.microkernel import FLAG_ACCUMULATE, FLAG_FINAL, TileAccess, emit_microkernel
+from ziggurat.backends.cpu.kernels.pack_ir import emit_pack_a, emit_pack_b_kn, emit_pack_b_nk
+from ziggurat.backends.cpu.threads import emit_parallel_for
+
+__all__ = ["GemmSpec", "GemmSpecError", "GemmKernel", "emit_gemm", "gemm_callable", "gemm_workspace_bytes"]
+
+
+def gemm_workspace_bytes(spec: GemmSpec) -> int:
+    plan = make_plan(spec)
+    return plan.ws_thread_floats * plan.threads * 4
+
+
+def emit_gemm(module: ir.Module, spec: GemmSpec) -> ir.Function:
+    """Emit ``spec`` into ``module``; returns the entry function."""
+    if not isinstance(spec, GemmSpec):
+        raise GemmSpecError(f"emit_gemm expects a GemmSpec, got {type(spec).__name__}")
+    sym = spec.symbol
+    if sym in module.globals:
+        raise GemmSpecError(f"module already has a symbol named {sym!r}; give the GemmSpec a distinct name")
+    plan = make_plan(spec)
+    return _GemmEmitter(module, spec, plan).emit()
+
+
+class _GemmEmitter:
+    def __init__(self, module: ir.Module, spec: GemmSpec, plan: GemmPlan) -> None:
+        self.module = module
+        self.spec = spec
+        self.plan = plan
+        self.vec = VecOps(module, spec.isa)  # type: ignore[arg-type]
+        self.sym = spec.symbol
+
+    # -- helper functions ---------------------------------------------------
+    def _access(self) -> TileAccess:
+        s, p = self.spec, self.plan
+        if p.pack_a:
+            a_rs, a_ks = 1, p.mr
+        else:
+            a_rs, a_ks = s.lda, 1  # type: ignore[assignment]
+        if s.b_packed:
+            nr = s.nr
+            assert nr is not None
+            return TileAccess(a_rs, a_ks, b_ks=nr, b_nr=nr, b_panel_stride=s.k * nr, b_padded=True, ldc=s.ldc)  # type: ignore[arg-type]
+        if p.pack_b:
+            return TileAccess(a_rs, a_ks, b_ks=p.tw, b_nr=p.tw, b_panel_stride=p.kc * p.tw, b_padded=True, ldc=s.ldc)  # type: ignore[arg-type]
+        return TileAccess(a_rs, a_ks, b_ks=s.ldb, b_nr=p.tw, b_panel_stride=p.tw, b_padded=False, ldc=s.ldc)  # type: ignore[arg-type]
+
+    def _microkernels(self) -> dict[tuple[bool, bool], ir.Function]:
+        s, p = self.spec, self.plan
+        access = self._access()
+        mtail = s.m % p.mr
+        ntail = s.n % p.tw
+        uks: dict[tuple[bool, bool], ir.Function] = {}
+        for m_is_tail in (False, True):
+            for n_is_tail in (False, True):
+                rows = mtail if m_is_tail else p.mr
+                cols = ntail if n_is_tail else p.tw
+                if rows == 0 or cols == 0:
+                    continue
+                # Microkernels depend only on static parameters: GEMMs emitted
+                # into the same module share identical ones.
+                key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll)
+                name = f"zig.uk{rows}x{cols}.{key}"
+                existing = self.module.globals.get(name)
+                uks[(m_is_tail, n_is_tail)] = existing if isinstance(existing, ir.Function) else emit_microkernel(
+                    self.module, self.vec, name, rows, cols, access, s.epilogue, unroll=p.unroll,
+                )
+        return uks
+
+    def _shared(self, emitter: Callable[..., ir.Function], kind: str, *params: Any) -> ir.Function:
+        name = f"zig.{kind}.{_digest(self.spec.isa, *params)}"
+        existing = self.module.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        return emitter(self.module, self.vec, name, *params)
+
+    # -- entry --------------------------------------------------------------
+    def emit(self) -> ir.Function:
+        s, p = self.spec, self.plan
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=self.sym)
+        for arg, nm in zip(fn.args, ("a", "b", "c", "bias", "other", "workspace")):
+            arg.name = nm
+        fn.attributes.add("nounwind")
+        self.uks = self._microkernels()
+        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, s.m % p.mr) if p.pack_a else None
+        self.pack_b_fn = None
+        if p.pack_b:
+            emitter = emit_pack_b_nk if s.b_transposed else emit_pack_b_kn
+            kind = "packbt" if s.b_transposed else "packb"
+            self.pack_b_fn = self._shared(emitter, kind, p.tw, p.kc, s.ldb, s.n % p.tw)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        n_tasks = s.batch * p.tasks_m * p.tasks_n
+        emit_parallel_for(self.module, b, n_tasks, self._task_body, num_threads=p.threads,
+                          captures=list(fn.args), name=f"{self.sym}.par")
+        b.ret_void()
+        return fn
+
+    def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        s, p = self.spec, self.plan
+        a, bmat, c, bias, other, ws = caps
+        ws_t = gep(b, ws, b.mul(tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
+        ws_a = ws_t
+        ws_b = gep(b, ws_t, p.ws_a_floats)
+        per_batch = p.tasks_m * p.tasks_n
+        with for_range(b, begin, end, name="task") as t:
+            bi = b.udiv(t, i64(per_batch))
+            rem = b.urem(t, i64(per_batch))
+            ni = b.udiv(rem, i64(p.tasks_m))
+            mi = b.urem(rem, i64(p.tasks_m))
+            m0 = b.mul(mi, i64(p.mt))
+            n0 = b.mul(ni, i64(p.nt))
+            mcnt = _umin(b, i64(p.mt), b.sub(i64(s.m), m0))
+            ncnt = _umin(b, i64(p.nt), b.sub(i64(s.n), n0))
+            ops = _Operands(
+                a=gep(b, a, b.mul(bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
+                b=gep(b, bmat, b.mul(bi, i64(s.batch_stride_b))),  # type: ignore[arg-type]
+                c=gep(b, c, b.mul(bi, i64(s.batch_stride_c))),  # type: ignore[arg-type]
+                bias=bias,
+                other=gep(b, other, b.mul(bi, i64(s.other_batch_stride))) if s.binary else other,
+                ws_a=ws_a,
+                ws_b=ws_b,
+            )
+            n_end = b.add(n0, ncnt)
+            with for_range(b, n0, n_end, p.nc, name="jc") as jc:
+                ncur = _umin(b, i64(p.nc), b.sub(n_end, jc))
+                self._k_blocks(b, ops, jc, ncur, m0, mcnt)
+
+    def _k_blocks(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, m0: ir.Value, mcnt: ir.Value) -> None:
+        s, p = self.spec, self.plan
+        nkb = -(-s.k // p.kc)
+        with for_range(b, 0, nkb, name="kb") as kb:
+            pc = b.mul(kb, i64(p.kc))
+            kcur = _umin(b, i64(p.kc), b.sub(i64(s.k), pc))
+            not_first = b.zext(b.icmp_unsigned("!=", kb, i64(0)), I32)
+            last = b.zext(b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
+            flags = b.or_(b.mul(not_first, I32(FLAG_ACCUMULATE)), b.mul(last, I32(FLAG_FINAL)))
+            if self.pack_b_fn is not None:
+                if s.b_transposed:
+                    src = gep(b, ops.b, b.add(b.mul(jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
+                else:
+                    src = gep(b, ops.b, b.add(b.mul(pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
+                b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur])
+            m_end = b.add(m0, mcnt)
+            with for_range(b, m0, m_end, p.mc, name="ic") as ic:
+                mcur = _umin(b, i64(p.mc), b.sub(m_end, ic))
+                if self.pack_a_fn is not None:
+                    src = gep(b, ops.a, b.add(b.mul(ic, i64(s.lda)), pc))  # type: ignore[arg-type]
+                    b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur])
+                self._tiles(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
+
+    def _tiles(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
+               ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
+        p = self.plan
+        m_full = b.udiv(mcur, i64(p.mr))
+        n_full = b.udiv(ncur, i64(p.tw))
+
+        def row_of_tiles(ir_idx: ir.Value, m_tail: bool) -> None:
+            i = b.add(ic, b.mul(ir_idx, i64(p.mr)))
+            if p.pack_a:
+                a_tile = gep(b, ops.ws_a, b.mul(ir_idx, i64(p.mr * p.kc)))
+            else:
+                a_tile = gep(b, ops.a, b.add(b.mul(i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+            uk = self.uks.get((m_tail, False))
+            if uk is not None:
+                with for_range(b, 0, n_full, name="jr") as jr:
+                    j = b.add(jc, b.mul(jr, i64(p.tw)))
+                    self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags)
+            uk_t = self.uks.get((m_tail, True))
+            if uk_t is not None:
+                with b.if_then(b.icmp_unsigned("!=", b.urem(ncur, i64(p.tw)), i64(0))):
+                    j = b.add(jc, b.mul(n_full, i64(p.tw)))
+                    self._call_uk(b, uk_t, ops, a_tile, i, j, jc, pc, kcur, flags)
+
+        with for_range(b, 0, m_full, name="ir") as ir_idx:
+            row_of_tiles(ir_idx, False)
+        if (True, False) in self.uks or (True, True) in self.uks:
+            with b.if_then(b.icmp_unsigned("!=", b.urem(mcur, i64(p.mr)), i64(0))):
+                row_of_tiles(m_full, True)
+
+    def _call_uk(self, b: ir.IRBuilder, uk: ir.Function, ops: _Operands, a_tile: ir.Value, i: ir.Value,
+                 j: ir.Value, jc: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
+        s, p = self.spec, self.plan
+        if s.b_packed:
+            nr = s.nr
+            assert nr is not None
+            panel_off = b.mul(b.udiv(j, i64(nr)), i64(s.k * nr))
+            b_tile = gep(b, ops.b, b.add(b.add(panel_off, b.urem(j, i64(nr))), b.mul(pc, i64(nr))))
+        elif p.pack_b:
+            b_tile = gep(b, ops.ws_b, b.mul(b.udiv(b.sub(j, jc), i64(p.tw)), i64(p.kc * p.tw)))
+        else:
+            b_tile = gep(b, ops.b, b.add(b.mul(pc, i64(s.ldb)), j))  # type: ignore[arg-type]
+        c_tile = gep(b, ops.c, b.add(b.mul(i, i64(s.ldc)), j))  # type: ignore[arg-type]
+        bias_tile = gep(b, ops.bias, j) if s.bias else ops.bias
+        if s.binary:
+            ors, ocs = s.other_strides  # type: ignore[misc]
+            other_tile = gep(b, ops.other, b.add(b.mul(i, i64(ors)), b.mul(j, i64(ocs))))
+        else:
+            other_tile = ops.other
+        b.call(uk, [a_tile, b_tile, c_tile, kcur, flags, bias_tile, other_tile])
+
+
+class _Operands:
+    def __init__(self, a: ir.Value, b: ir.Value, c: ir.Value, bias: ir.Value, other: ir.Value,
+                 ws_a: ir.Value, ws_b: ir.Value) -> None:
+        self.a, self.b, self.c, self.bias, self.other, self.ws_a, self.ws_b = a, b, c, bias, other, ws_a, ws_b
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
+def _umin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_unsigned("<", x, y), x, y)
+
+
+# ---------------------------------------------------------------------------
+# Python entry point
+# ---------------------------------------------------------------------------
+
+
+class GemmKernel:
+    """A compiled GEMM callable on torch tensors: ``kernel(a, b, c, bias=None, other=None)``.
+
+    ``b`` is the prepacked ``[panels, K, nr]`` tensor (``[batch, panels, K, nr]``
+    when batched) or, for ``b_packed=False``, the plain ``[K, N]`` / ``[N, K]``
+    operand.  ``c`` is written in place and returned.  Shapes, strides, dtype
+    (float32) and device (cpu) are checked; mismatches raise ``ValueError``.
+    """
+
+    def __init__(self, spec: GemmSpec, library: JitLibrary) -> None:
+        self.spec = spec
+        self.plan = make_plan(spec)
+        self.library = library
+        self.workspace_bytes = self.plan.ws_thread_floats * self.plan.threads * 4
+        self._fn: Callable[..., None] = library.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
+        self._local = threading.local()
+
+    def _workspace(self) -> int:
+        if not self.workspace_bytes:
+            return 0
+        ws = getattr(self._local, "ws", None)
+        if ws is None:
+            ws = torch.empty(self.workspace_bytes // 4 + 16, dtype=torch.float32)
+            self._local.ws = ws
+        return (ws.data_ptr() + 63) // 64 * 64
+
+    def __call__(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
+                 bias: torch.Tensor | None = None, other: torch.Tensor | None = None) -> torch.Tensor:
+        s = self.spec
+        batch = s.batch
+        _check(a, "a", (batch, s.m, s.k), (s.batch_stride_a, s.lda, 1))  # type: ignore[arg-type]
+        if s.b_packed:
+            lay = s.b_layout
+            _check(b, "b (prepacked)", (batch, *lay.packed_shape), (s.batch_stride_b, lay.k * lay.nr, lay.nr, 1))  # type: ignore[arg-type]
+        elif s.b_transposed:
+            _check(b, "b (as [N, K])", (batch, s.n, s.k), (s.batch_stride_b, s.ldb, 1))  # type: ignore[arg-type]
+        else:
+            _check(b, "b (as [K, N])", (batch, s.k, s.n), (s.batch_stride_b, s.ldb, 1))  # type: ignore[arg-type]
+        _check(c, "c", (batch, s.m, s.n), (s.batch_stride_c, s.ldc, 1))  # type: ignore[arg-type]
+        if s.bias:
+            if bias is None:
+                raise ValueError(f"gemm {s.symbol}: the spec has bias=True but no bias tensor was given")
+            _check(bias, "bias", (s.n,), (1,))
+        elif bias is not None:
+            raise ValueError(f"gemm {s.symbol}: a bias tensor was given but the spec has bias=False")
+        if s.binary:
+            if other is None:
+                raise ValueError(f"gemm {s.symbol}: the spec has binary={s.binary!r} but no `other` tensor was given")
+            ors, ocs = s.other_strides  # type: ignore[misc]
+            _check_broadcast(other, (batch, s.m, s.n), (s.other_batch_stride, ors, ocs))
+        elif other is not None:
+            raise ValueError(f"gemm {s.symbol}: an `other` tensor was given but the spec has no binary op")
+        self._fn(a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                 bias.data_ptr() if bias is not None else 0,
+                 other.data_ptr() if other is not None else 0,
+                 self._workspace())
+        return c
+
+
+def _check_common(t: Any, what: str) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"gemm operand {what}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != torch.float32:
+        raise ValueError(f"gemm operand {what}: expected dtype torch.float32, got {t.dtype}")
+    if t.device.type != "cpu":
+        raise ValueError(f"gemm operand {what}: expected a cpu tensor, got device {t.device}")
+    if t.is_sparse or t.layout != torch.strided:
+        raise ValueError(f"gemm operand {what}: expected a dense strided tensor")
+
+
+def _check(t: Any, what: str, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
+    """``t`` must have ``shape``/``strides`` (strides of size-1 dims are free);
+    a leading batch dim of size 1 may be omitted."""
+    _check_common(t, what)
+    got_shape, got_strides = tuple(t.shape), tuple(t.stride())
+    if len(got_shape) == len(shape) - 1 and len(shape) > 1 and (shape[0] == 1 or strides[0] == 0):
+        shape, strides = shape[1:], strides[1:]
+    if got_shape != shape:
+        raise ValueError(f"gemm operand {what}: expected shape {shape}, got {got_shape}")
+    for dim, (size, want, got) in enumerate(zip(shape, strides, got_strides)):
+        if size > 1 and want != got:
+            raise ValueError(
+                f"gemm operand {what}: stride {got} in dim {dim} does not match the compiled stride {want} "
+                f"(strides {got_strides}, expected {strides}; make it contiguous or recompile)"
+            )
+
+
+def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, int, int]) -> None:
+    _check_common(t, "other")
+    try:
+        view = torch.broadcast_to(t, shape) if t.dim() <= 3 else None
+    except RuntimeError:
+        view = None
+    if view is None:
+        raise ValueError(f"gemm operand other: shape {tuple(t.shape)} does not broadcast to {shape}")
+    for dim, (size, want, got) in enumerate(zip(shape, strides, view.stride())):
+        if size > 1 and want != got:
+            raise ValueError(
+                f"gemm operand other: broadcast stride {got} in dim {dim} does not match the compiled "
+                f"stride {want} (strides {tuple(view.stride())}, expected {strides})"
+            )
+
+
+@lru_cache(maxsize=256)
+def _compile(spec: GemmSpec) -> GemmKernel:
+    module = ir.Module(name=spec.symbol)
+    emit_gemm(module, spec)
+    lib = compile_ir(module, spec.isa)  # type: ignore[arg-type]
+    return GemmKernel(spec, lib)
+
+
+def gemm_callable(spec: GemmSpec) -> GemmKernel:
+    """Compile ``spec`` (object cache + in-process memo) and wrap it for torch."""
+    if not isinstance(spec, GemmSpec):
+        raise GemmSpecError(f"gemm_callable expects a GemmSpec, got {type(spec).__name__}")
+    return _compile(spec)

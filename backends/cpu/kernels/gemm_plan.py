@@ -1,0 +1,204 @@
+"""Blocking and work split for a static GEMM (decided in Python, baked into IR).
+
+Loop nest of one task (a rectangle of C)::
+
+    for jc in task columns, step NC:          B block  KC x NC  stays in L2
+      for pc in 0..K, step KC:                (pack B block if B is not prepacked)
+        for ic in task rows, step MC:         (pack A block into MR-row panels)
+          for ir in ic block, step MR:        A micro-panel MR x KC stays in L1
+            for jr in jc block, step TW:      B micro-panel streams from L2
+              microkernel(MR x TW)
+
+Cache sizes come from ``/sys/devices/system/cpu/cpu0/cache``.  With several
+threads, C is cut into ``sm x sn`` task rectangles (per batch entry), chosen by
+a small cost model (padded flops + packing) to balance the threads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ziggurat.backends.cpu.isa import Isa, vector_registers, vector_width
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
+from ziggurat.backends.cpu.kernels.pack import MICROKERNEL_TILE
+
+_DEFAULT_CACHES = {1: 32 * 1024, 2: 1024 * 1024, 3: 8 * 1024 * 1024}
+
+
+@cache
+def cache_sizes() -> dict[int, int]:
+    """Data/unified cache size per level for cpu0, in bytes."""
+    sizes = dict(_DEFAULT_CACHES)
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    try:
+        entries = sorted(root.glob("index*"))
+    except OSError:  # pragma: no cover
+        return sizes
+    for entry in entries:
+        try:
+            level = int((entry / "level").read_text())
+            kind = (entry / "type").read_text().strip()
+            text = (entry / "size").read_text().strip().upper()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1024, "M": 1024 * 1024, "G": 1024 ** 3}.get(text[-1:], 1)
+        try:
+            sizes[level] = int(text.rstrip("KMG")) * mult
+        except ValueError:
+            continue
+    return sizes
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    width: int  # vector lanes
+    mr: int  # rows of the main microkernel
+    nvec: int  # vectors per microkernel row
+    tw: int  # microkernel tile width (columns) = nvec * width
+    kc: int
+    mc: int
+    nc: int
+    pack_a: bool
+    pack_b: bool  # pack an unpacked B on the fly (always for B^T)
+    unroll: int
+    mt: int  # rows per task
+    nt: int  # columns per task
+    tasks_m: int
+    tasks_n: int
+    threads: int
+
+    @property
+    def tasks(self) -> int:
+        return self.tasks_m * self.tasks_n
+
+    @property
+    def ws_a_floats(self) -> int:
+        return self.mc * self.kc if self.pack_a else 0
+
+    @property
+    def ws_b_floats(self) -> int:
+        return self.nc * self.kc if self.pack_b else 0
+
+    @property
+    def ws_thread_floats(self) -> int:
+        """Workspace floats per thread, rounded to 64 bytes."""
+        total = self.ws_a_floats + self.ws_b_floats
+        return -(-total // 16) * 16
+
+
+def _small_m_nvec(isa: Isa, m: int) -> int:
+    """Vectors per row for a tile of ``m`` rows (m below the main MR)."""
+    regs = vector_registers(isa)
+    best = max(1, (regs - 2) // (m + 1))
+    return min(best, 8)
+
+
+def _round_up(x: int, q: int) -> int:
+    return -(-x // q) * q
+
+
+def _compatible_nvec(nvec: int, width: int, nr: int) -> int:
+    """Largest ``v <= nvec`` whose tile width nests with the B panel width."""
+    for v in range(nvec, 0, -1):
+        tw = v * width
+        if tw % nr == 0 or nr % tw == 0:
+            return v
+    return 1
+
+
+def make_plan(spec: GemmSpec) -> GemmPlan:
+    isa = spec.isa
+    assert isinstance(isa, Isa) and spec.threads is not None
+    width = vector_width(isa, 32)
+    mr_main, nvec_main = MICROKERNEL_TILE[isa]
+    m, n, k = spec.m, spec.n, spec.k
+    if m < mr_main:
+        mr, nvec = m, _small_m_nvec(isa, m)
+        if isa is Isa.SCALAR:
+            nvec = max(nvec_main, nvec)
+    else:
+        mr, nvec = mr_main, nvec_main
+    if spec.b_packed:
+        assert spec.nr is not None
+        nvec = _compatible_nvec(nvec, width, spec.nr)
+    if n < nvec * width:
+        # Do not make the tile wider than N needs.
+        need = -(-n // width)
+        for v in range(need, nvec + 1):
+            if not spec.b_packed or _compatible_nvec(v, width, spec.nr) == v:  # type: ignore[arg-type]
+                nvec = v
+                break
+    tw = nvec * width
+
+    caches = cache_sizes()
+    l1, l2 = caches.get(1, _DEFAULT_CACHES[1]), caches.get(2, _DEFAULT_CACHES[2])
+    unroll = 4
+    # A micro-panel (mr x KC) uses at most ~40% of L1, leaving room for B lines.
+    kc_max = max(64, min(512, int(0.4 * l1) // (4 * max(mr, 1)) // unroll * unroll))
+    kb = -(-k // kc_max)
+    kc = _round_up(-(-k // kb), unroll)
+    kc = min(kc, _round_up(k, unroll))
+    # B block (KC x NC) uses about half of L2.
+    nc = max(tw, (l2 // 2) // (4 * kc) // tw * tw)
+    nc = min(nc, _round_up(n, tw))
+    mc = min(_round_up(m, mr), max(mr, (120 // mr) * mr) if mr else mr)
+
+    if spec.pack_a is None:
+        pack_a = m >= 4 * mr_main and mr == mr_main
+    else:
+        pack_a = spec.pack_a
+    pack_b = (not spec.b_packed) and (spec.b_transposed or m > 2 * mr_main)
+
+    threads = spec.threads
+    sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
+    mt = _round_up(-(-m // sm), mr)
+    nt = _round_up(-(-n // sn), tw)
+    tasks_m, tasks_n = -(-m // mt), -(-n // nt)
+    return GemmPlan(
+        width=width, mr=mr, nvec=nvec, tw=tw, kc=kc, mc=mc, nc=nc,
+        pack_a=pack_a, pack_b=pack_b, unroll=unroll,
+        mt=mt, nt=nt, tasks_m=tasks_m, tasks_n=tasks_n,
+        threads=max(1, min(threads, tasks_m * tasks_n * spec.batch)),
+    )
+
+
+def _split(spec: GemmSpec, mr: int, tw: int, nc: int, pack_a: bool, pack_b: bool, threads: int) -> tuple[int, int]:
+    """Rows/columns split counts (sm, sn) minimising the slowest thread's cost."""
+    m, n, k, batch = spec.m, spec.n, spec.k, spec.batch
+    if threads == 1:
+        return 1, 1
+    max_sm, max_sn = -(-m // mr), -(-n // tw)
+    limit = max(8 * threads, 1)
+    best: tuple[float, int, int, int] | None = None
+    for sn in range(1, min(max_sn, limit) + 1):
+        for sm in range(1, min(max_sm, limit // sn) + 1):
+            mt = _round_up(-(-m // sm), mr)
+            nt = _round_up(-(-n // sn), tw)
+            tm, tn = -(-m // mt), -(-n // nt)
+            costs = []
+            for _b in range(batch):
+                for jn in range(tn):
+                    ncur = min(nt, n - jn * nt)
+                    for im in range(tm):
+                        mcur = min(mt, m - im * mt)
+                        flops = _round_up(mcur, mr) * _round_up(ncur, tw) * k / 32.0
+                        pack = (mcur * k * math.ceil(ncur / nc) if pack_a else 0) + (ncur * k if pack_b else 0)
+                        costs.append(flops + 1.5 * pack + 2000.0)
+            total = len(costs)
+            worst = 0.0
+            team = min(threads, total)
+            for t in range(team):
+                lo, hi = t * total // team, (t + 1) * total // team
+                worst = max(worst, sum(costs[lo:hi]))
+            key = (worst, total, sm, sn)
+            if best is None or key < best:
+                best = key
+            if len(costs) > 4096:
+                break
+    assert best is not None
+    return best[2], best[3]

@@ -1,0 +1,183 @@
+"""The static description of one GEMM call site: :class:`GemmSpec`.
+
+``C[b, i, j] = epilogue( sum_k A[b, i, k] * B[b, k, j] )`` for ``b < batch``,
+``i < m``, ``j < n``, all f32, with
+
+* ``A[b, i, k]`` at ``a + b*batch_stride_a + i*lda + k``;
+* ``B`` either prepacked (``b_packed=True``, layout :class:`GemmPackedLayout`
+  ``KN{nr}n``, batch ``b`` at ``b + b*batch_stride_b``), or a plain row-major
+  ``[K, N]`` operand with row stride ``ldb`` (``b_transposed=False``) or its
+  transpose, stored ``[N, K]`` with row stride ``ldb`` (``b_transposed=True``,
+  e.g. ``Q @ K^T``);
+* ``C[b, i, j]`` at ``c + b*batch_stride_c + i*ldc + j``;
+* the epilogue: ``+ bias[j]``, then ``unary``, then ``binary`` with ``other``
+  (``x + alpha*other`` / ``x - alpha*other``), or binary before unary with
+  ``binary_first``.  ``other[b, i, j]`` is at
+  ``other + b*other_batch_stride + i*other_strides[0] + j*other_strides[1]``;
+  a stride of 0 broadcasts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from ziggurat.backends.cpu.isa import Isa, parse_isa, vector_width
+from ziggurat.backends.cpu.kernels.microkernel import Epilogue
+from ziggurat.backends.cpu.kernels.pack import GemmPackedLayout, choose_nr
+from ziggurat.backends.cpu.kernels.unary import UnaryError, normalize_unary_params
+from ziggurat.backends.cpu.threads import default_threads
+
+
+class GemmSpecError(ValueError):
+    """A GEMM specification is inconsistent."""
+
+
+def _positive(name: str, v: object) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise GemmSpecError(f"GemmSpec.{name} must be a positive int, got {v!r}")
+    return v
+
+
+def _nonneg(name: str, v: object) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise GemmSpecError(f"GemmSpec.{name} must be a non-negative int, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    m: int
+    n: int
+    k: int
+    lda: int | None = None
+    ldc: int | None = None
+    isa: Isa | str = "auto"
+    threads: int | None = None
+    b_packed: bool = True
+    nr: int | None = None
+    b_transposed: bool = False
+    ldb: int | None = None
+    batch: int = 1
+    batch_stride_a: int | None = None
+    batch_stride_b: int | None = None
+    batch_stride_c: int | None = None
+    bias: bool = False
+    unary: str | None = None
+    unary_params: Mapping[str, float | None] | tuple[tuple[str, float | None], ...] = ()
+    binary: str | None = None
+    alpha: float = 1.0
+    other_strides: tuple[int, int] | None = None
+    other_batch_stride: int = 0
+    binary_first: bool = False
+    pack_a: bool | None = None
+    name: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        m, n, k = _positive("m", self.m), _positive("n", self.n), _positive("k", self.k)
+        try:
+            isa = parse_isa(self.isa)
+        except ValueError as exc:
+            raise GemmSpecError(f"GemmSpec.isa: {exc}") from None
+        s(self, "isa", isa)
+        s(self, "lda", k if self.lda is None else _positive("lda", self.lda))
+        s(self, "ldc", n if self.ldc is None else _positive("ldc", self.ldc))
+        if self.lda < k:  # type: ignore[operator]
+            raise GemmSpecError(f"GemmSpec.lda={self.lda} is smaller than k={k}")
+        if self.ldc < n:  # type: ignore[operator]
+            raise GemmSpecError(f"GemmSpec.ldc={self.ldc} is smaller than n={n}")
+        s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))
+        _positive("batch", self.batch)
+        w = vector_width(isa, 32)
+        if self.b_packed:
+            if self.b_transposed or self.ldb is not None:
+                raise GemmSpecError("GemmSpec: b_transposed/ldb describe an unpacked B; they need b_packed=False")
+            nr = choose_nr(isa) if self.nr is None else _positive("nr", self.nr)
+            if nr % w:
+                raise GemmSpecError(f"GemmSpec.nr={nr} must be a multiple of the {isa.value} vector width {w}")
+            s(self, "nr", nr)
+            natural_b = self.b_layout.panels * k * nr
+        else:
+            if self.nr is not None:
+                raise GemmSpecError("GemmSpec.nr is the prepacked panel width; it needs b_packed=True")
+            inner = k if self.b_transposed else n
+            s(self, "ldb", inner if self.ldb is None else _positive("ldb", self.ldb))
+            if self.ldb < inner:  # type: ignore[operator]
+                what = "k (B given as [N, K])" if self.b_transposed else "n"
+                raise GemmSpecError(f"GemmSpec.ldb={self.ldb} is smaller than {what}={inner}")
+            natural_b = (n if self.b_transposed else k) * self.ldb  # type: ignore[operator]
+        s(self, "batch_stride_a", m * self.lda if self.batch_stride_a is None  # type: ignore[operator]
+          else _nonneg("batch_stride_a", self.batch_stride_a))
+        s(self, "batch_stride_b", natural_b if self.batch_stride_b is None
+          else _nonneg("batch_stride_b", self.batch_stride_b))
+        s(self, "batch_stride_c", m * self.ldc if self.batch_stride_c is None  # type: ignore[operator]
+          else _positive("batch_stride_c", self.batch_stride_c) if self.batch > 1
+          else _nonneg("batch_stride_c", self.batch_stride_c))
+        if self.unary is not None:
+            try:
+                params = normalize_unary_params(self.unary, dict(self.unary_params))
+            except UnaryError as exc:
+                raise GemmSpecError(f"GemmSpec.unary: {exc}") from None
+            s(self, "unary_params", tuple(sorted(params.items())))
+        elif self.unary_params:
+            raise GemmSpecError("GemmSpec.unary_params given without a unary kind")
+        else:
+            s(self, "unary_params", ())
+        if self.binary not in (None, "add", "sub"):
+            raise GemmSpecError(f"GemmSpec.binary must be 'add', 'sub' or None, got {self.binary!r}")
+        if not isinstance(self.alpha, (int, float)) or isinstance(self.alpha, bool) or not math.isfinite(self.alpha):
+            raise GemmSpecError(f"GemmSpec.alpha must be a finite number, got {self.alpha!r}")
+        s(self, "alpha", float(self.alpha))
+        if self.binary is None:
+            if self.other_strides is not None or self.other_batch_stride:
+                raise GemmSpecError("GemmSpec.other_strides/other_batch_stride given without a binary op")
+        else:
+            strides = (n, 1) if self.other_strides is None else tuple(self.other_strides)
+            if len(strides) != 2:
+                raise GemmSpecError(f"GemmSpec.other_strides must be (row, col), got {self.other_strides!r}")
+            s(self, "other_strides", (_nonneg("other_strides[0]", strides[0]), _nonneg("other_strides[1]", strides[1])))
+            _nonneg("other_batch_stride", self.other_batch_stride)
+        if self.pack_a not in (None, True, False):
+            raise GemmSpecError(f"GemmSpec.pack_a must be True, False or None (auto), got {self.pack_a!r}")
+        if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
+            raise GemmSpecError(f"GemmSpec.name must be a non-empty identifier, got {self.name!r}")
+
+    # -- derived -----------------------------------------------------------
+    @property
+    def b_layout(self) -> GemmPackedLayout:
+        if not self.b_packed:
+            raise GemmSpecError("GemmSpec.b_layout: B is not prepacked (b_packed=False)")
+        assert self.nr is not None
+        return GemmPackedLayout(nr=self.nr, k=self.k, n=self.n)
+
+    @property
+    def epilogue(self) -> Epilogue:
+        other_rs, other_cs = self.other_strides if self.other_strides is not None else (0, 1)
+        return Epilogue(
+            bias=self.bias,
+            unary=self.unary,
+            unary_params=self.unary_params,  # type: ignore[arg-type]
+            binary=self.binary,
+            alpha=self.alpha,
+            other_rs=other_rs,
+            other_cs=other_cs,
+            binary_first=self.binary_first,
+        )
+
+    @property
+    def symbol(self) -> str:
+        """The C symbol of the emitted entry function."""
+        if self.name is not None:
+            return self.name
+        return "zig_gemm_" + self.digest()[:16]
+
+    def digest(self) -> str:
+        text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.batch * self.m * self.n * self.k

@@ -1,0 +1,222 @@
+"""Small llvmlite IR building blocks shared by the kernels.
+
+:class:`VecOps` hides the vector width of an ISA: with width 1 (``Isa.SCALAR``)
+values are plain ``float``; otherwise ``<W x float>``.  Partial vectors (tails)
+use ``llvm.masked.load`` / ``llvm.masked.store`` with constant masks, so no
+scalar remainder loop is needed on the vector ISAs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.isa import Isa, vector_width
+
+F32 = ir.FloatType()
+F32P = F32.as_pointer()
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I8P = I8.as_pointer()
+VOID = ir.VoidType()
+
+
+def i64(v: int | ir.Value) -> ir.Value:
+    return ir.Constant(I64, v) if isinstance(v, int) else v
+
+
+def declare_intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
+    assert isinstance(fn, ir.Function)
+    return fn
+
+
+def gep(builder: ir.IRBuilder, ptr: ir.Value, offset: int | ir.Value, name: str = "") -> ir.Value:
+    """``ptr + offset`` elements (``offset`` 0 returns ``ptr``)."""
+    if isinstance(offset, int) and offset == 0:
+        return ptr
+    return builder.gep(ptr, [i64(offset)], name=name)
+
+
+def add(builder: ir.IRBuilder, a: int | ir.Value, b: int | ir.Value) -> int | ir.Value:
+    """Integer add that folds Python ints."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(b, int) and b == 0:
+        return a
+    if isinstance(a, int) and a == 0:
+        return b
+    return builder.add(i64(a), i64(b))
+
+
+def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
+    if isinstance(a, int):
+        return a * b
+    if b == 0:
+        return 0
+    if b == 1:
+        return a
+    return builder.mul(a, i64(b))
+
+
+@contextmanager
+def for_range(
+    builder: ir.IRBuilder, start: int | ir.Value, stop: int | ir.Value, step: int = 1, name: str = "i"
+) -> Iterator[ir.Value]:
+    """``for i in range(start, stop, step)`` (``step > 0``); yields ``i`` (i64).
+
+    The body is emitted inside the ``with`` block; it may create blocks.
+    """
+    if step <= 0:
+        raise ValueError("for_range: step must be positive")
+    pre = builder.block
+    fn = builder.function
+    body = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    start_v, stop_v = i64(start), i64(stop)
+    if isinstance(start, int) and isinstance(stop, int):
+        if start >= stop:
+            builder.branch(done)
+        else:
+            builder.branch(body)
+    else:
+        builder.cbranch(builder.icmp_signed("<", start_v, stop_v), body, done)
+    builder.position_at_end(body)
+    iv = builder.phi(I64, name=name)
+    iv.add_incoming(start_v, pre)
+    yield iv
+    nxt = builder.add(iv, i64(step), name=f"{name}.next")
+    iv.add_incoming(nxt, builder.block)
+    builder.cbranch(builder.icmp_signed("<", nxt, stop_v), body, done)
+    builder.position_at_end(done)
+
+
+def if_update(
+    builder: ir.IRBuilder,
+    cond: ir.Value,
+    values: Sequence[ir.Value],
+    update: Callable[[list[ir.Value]], list[ir.Value]],
+    name: str = "upd",
+) -> list[ir.Value]:
+    """``values = update(values) if cond else values`` with phi merging."""
+    fn = builder.function
+    pre = builder.block
+    then = fn.append_basic_block(f"{name}.then")
+    merge = fn.append_basic_block(f"{name}.merge")
+    builder.cbranch(cond, then, merge)
+    builder.position_at_end(then)
+    new = update(list(values))
+    then_end = builder.block
+    builder.branch(merge)
+    builder.position_at_end(merge)
+    out: list[ir.Value] = []
+    for old, nv in zip(values, new, strict=True):
+        phi = builder.phi(old.type)
+        phi.add_incoming(old, pre)
+        phi.add_incoming(nv, then_end)
+        out.append(phi)
+    return out
+
+
+class VecOps:
+    """f32 vector operations for one ISA's register width."""
+
+    def __init__(self, module: ir.Module, isa: Isa) -> None:
+        self.module = module
+        self.isa = isa
+        self.width = vector_width(isa, 32)
+        self.ty: ir.Type = F32 if self.width == 1 else ir.VectorType(F32, self.width)
+        self.ptr_ty = self.ty.as_pointer()
+
+    # -- constants -------------------------------------------------------
+    def zero(self) -> ir.Value:
+        return ir.Constant(self.ty, 0.0 if self.width == 1 else [0.0] * self.width)
+
+    def const(self, x: float) -> ir.Value:
+        return ir.Constant(self.ty, x if self.width == 1 else [x] * self.width)
+
+    def mask(self, lanes: int) -> ir.Value:
+        return ir.Constant(ir.VectorType(I1, self.width), [1 if i < lanes else 0 for i in range(self.width)])
+
+    # -- data movement ---------------------------------------------------
+    def splat(self, b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+        if self.width == 1:
+            return x
+        undef = ir.Constant(self.ty, None)
+        v = b.insert_element(undef, x, I32(0))
+        return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, self.width), [0] * self.width))
+
+    def load(self, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None = None) -> ir.Value:
+        """Load ``lanes`` consecutive floats at ``ptr`` (others read as 0)."""
+        lanes = self.width if lanes is None else lanes
+        self._check_lanes(lanes)
+        if self.width == 1:
+            return b.load(ptr, align=4)
+        vp = b.bitcast(ptr, self.ptr_ty)
+        if lanes == self.width:
+            return b.load(vp, align=4)
+        fn = declare_intrinsic(
+            self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
+            self.ty, [self.ptr_ty, I32, ir.VectorType(I1, self.width), self.ty],
+        )
+        return b.call(fn, [vp, I32(4), self.mask(lanes), self.zero()])
+
+    def store(self, b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, lanes: int | None = None) -> None:
+        lanes = self.width if lanes is None else lanes
+        self._check_lanes(lanes)
+        if self.width == 1:
+            b.store(value, ptr, align=4)
+            return
+        vp = b.bitcast(ptr, self.ptr_ty)
+        if lanes == self.width:
+            b.store(value, vp, align=4)
+            return
+        fn = declare_intrinsic(
+            self.module, f"llvm.masked.store.v{self.width}f32.p0v{self.width}f32",
+            VOID, [self.ty, self.ptr_ty, I32, ir.VectorType(I1, self.width)],
+        )
+        b.call(fn, [value, vp, I32(4), self.mask(lanes)])
+
+    def load_strided(self, b: ir.IRBuilder, ptr: ir.Value, stride: int, lanes: int | None = None) -> ir.Value:
+        """Lanes ``ptr[0], ptr[stride], ...``; stride 1 is a (masked) vector
+        load, stride 0 a broadcast, others are assembled lane by lane."""
+        lanes = self.width if lanes is None else lanes
+        self._check_lanes(lanes)
+        if stride == 1:
+            return self.load(b, ptr, lanes)
+        if stride == 0:
+            return self.splat(b, b.load(ptr, align=4))
+        if self.width == 1:
+            return b.load(ptr, align=4)
+        v = self.zero()
+        for lane in range(lanes):
+            x = b.load(gep(b, ptr, lane * stride), align=4)
+            v = b.insert_element(v, x, I32(lane))
+        return v
+
+    # -- arithmetic ------------------------------------------------------
+    def fma(self, b: ir.IRBuilder, x: ir.Value, y: ir.Value, acc: ir.Value) -> ir.Value:
+        """``x * y + acc``: a true FMA on the vector ISAs, ``llvm.fmuladd`` on
+        the scalar one (which has no FMA unit to rely on)."""
+        suffix = "f32" if self.width == 1 else f"v{self.width}f32"
+        base = "llvm.fmuladd" if self.isa is Isa.SCALAR else "llvm.fma"
+        fn = declare_intrinsic(self.module, f"{base}.{suffix}", self.ty, [self.ty] * 3)
+        return b.call(fn, [x, y, acc])
+
+    def max(self, b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+        """``max(x, y)``; a NaN in ``x`` propagates (as torch's clamp does)."""
+        return b.select(b.fcmp_unordered(">", x, y), x, y)
+
+    def min(self, b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+        """``min(x, y)``; a NaN in ``x`` propagates."""
+        return b.select(b.fcmp_unordered("<", x, y), x, y)
+
+    def _check_lanes(self, lanes: int) -> None:
+        if not 1 <= lanes <= self.width:
+            raise ValueError(f"lanes must be in 1..{self.width}, got {lanes}")

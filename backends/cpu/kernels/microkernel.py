@@ -1,0 +1,241 @@
+"""Register-blocked GEMM microkernel: ``C[mr, cols] (+)= A[mr, kc] @ B[kc, cols]``.
+
+All ``mr * nvec`` accumulators are SSA values carried around the k loop, so
+LLVM keeps them in vector registers (zmm on AVX-512, ymm on AVX2); each k
+step loads ``nvec`` B vectors, broadcasts one A element per row and issues
+``mr * nvec`` FMAs.  The epilogue (C accumulation, bias, activation,
+residual add/sub) runs on the accumulators before the one store of the tile.
+Column tails use masked loads/stores; row tails are separate, smaller
+instances of this kernel (shapes are static).
+
+Emitted signature (internal linkage)::
+
+    void uk(float* a, float* b, float* c, i64 kc, i32 flags, float* bias, float* other)
+
+``flags`` bit 0: add the existing C tile (K-blocking, not the first block);
+bit 1: final K block, apply the epilogue.  ``a`` points at A[0, 0] of the
+tile (element (i, k) at ``a + i*a_rs + k*a_ks``), ``b`` at the tile's first
+column of B for k = 0, ``c``/``bias``/``other`` at the tile's origin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, gep, i64, if_update
+from ziggurat.backends.cpu.kernels.unary import emit_unary
+
+FLAG_ACCUMULATE = 1
+FLAG_FINAL = 2
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What happens to the accumulators after the last K block.
+
+    Order: ``acc + bias``, then ``unary``, then ``binary`` (``x + alpha*other``
+    or ``x - alpha*other``, torch.add/sub semantics); with ``binary_first``
+    the binary op comes before the activation (e.g. ResNet's add -> relu).
+    ``other`` element (i, j) is at ``other + i*other_rs + j*other_cs``
+    (a stride of 0 broadcasts).
+    """
+
+    bias: bool = False
+    unary: str | None = None
+    unary_params: tuple[tuple[str, float | None], ...] = ()
+    binary: str | None = None
+    alpha: float = 1.0
+    other_rs: int = 0
+    other_cs: int = 1
+    binary_first: bool = False
+
+    @property
+    def is_identity(self) -> bool:
+        return not self.bias and self.unary is None and self.binary is None
+
+
+@dataclass(frozen=True)
+class TileAccess:
+    """Static addressing of one microkernel instance."""
+
+    a_rs: int  # A row stride (elements)
+    a_ks: int  # A k stride
+    b_ks: int  # B k stride
+    b_nr: int  # B panel width (columns stored contiguously); a multiple of the vector width
+    b_panel_stride: int  # elements between consecutive B panels
+    b_padded: bool  # B panels are zero padded to b_nr columns: tails may load full vectors
+    ldc: int
+
+    def b_offset(self, col: int) -> int:
+        return (col // self.b_nr) * self.b_panel_stride + col % self.b_nr
+
+
+def emit_microkernel(
+    module: ir.Module,
+    vec: VecOps,
+    name: str,
+    mr: int,
+    cols: int,
+    access: TileAccess,
+    epilogue: Epilogue,
+    unroll: int = 4,
+    prefetch_c: bool = True,
+) -> ir.Function:
+    w = vec.width
+    if mr < 1 or cols < 1:
+        raise ValueError(f"microkernel {name}: empty tile {mr}x{cols}")
+    if access.b_nr % w:
+        raise ValueError(f"microkernel {name}: B panel width {access.b_nr} is not a multiple of {w}")
+    nvec = -(-cols // w)
+    lanes = [min(w, cols - v * w) for v in range(nvec)]
+    b_lanes = [w if access.b_padded else n for n in lanes]
+    b_offs = [access.b_offset(v * w) for v in range(nvec)]
+
+    fnty = ir.FunctionType(VOID, [F32P, F32P, F32P, I64, I32, F32P, F32P])
+    fn = ir.Function(module, fnty, name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    fn.attributes.add("nounwind")
+    a, bp, c, kc, flags, bias, other = fn.args
+    for arg, nm in zip(fn.args, ("a", "b", "c", "kc", "flags", "bias", "other")):
+        arg.name = nm
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    if prefetch_c:
+        _prefetch_tile(module, b, c, mr, cols, access.ldc)
+
+    accs = [vec.zero() for _ in range(mr * nvec)]
+
+    def step(bld: ir.IRBuilder, accs: list[ir.Value], ap: ir.Value, bptr: ir.Value, s: int) -> list[ir.Value]:
+        bv = [vec.load(bld, gep(bld, bptr, s * access.b_ks + b_offs[v]), b_lanes[v]) for v in range(nvec)]
+        out = list(accs)
+        for i in range(mr):
+            x = vec.splat(bld, bld.load(gep(bld, ap, i * access.a_rs + s * access.a_ks), align=4))
+            for v in range(nvec):
+                out[i * nvec + v] = vec.fma(bld, x, bv[v], out[i * nvec + v])
+        return out
+
+    n_main = b.udiv(kc, i64(unroll), name="kmain") if unroll > 1 else kc
+    accs, a_end, b_end = _k_loop(b, n_main, accs, a, bp, access, step, unroll, "kmain")
+    if unroll > 1:
+        n_rem = b.urem(kc, i64(unroll), name="krem")
+        accs, _, _ = _k_loop(b, n_rem, accs, a_end, b_end, access, step, 1, "krem")
+
+    def c_ptr(i: int, v: int) -> ir.Value:
+        return gep(b, c, i * access.ldc + v * w)
+
+    def add_c(vals: list[ir.Value]) -> list[ir.Value]:
+        return [b.fadd(vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
+                for i in range(mr) for v in range(nvec)]
+
+    accumulate = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_ACCUMULATE)), I32(0))
+    accs = if_update(b, accumulate, accs, add_c, name="accc")
+    if not epilogue.is_identity:
+        final = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_FINAL)), I32(0))
+        accs = if_update(b, final, accs,
+                         lambda vals: _apply_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi")
+    for i in range(mr):
+        for v in range(nvec):
+            vec.store(b, accs[i * nvec + v], c_ptr(i, v), lanes[v])
+    b.ret_void()
+    return fn
+
+
+def _k_loop(b, n_iter, accs, a0, b0, access: TileAccess, step, steps: int, name: str):  # type: ignore[no-untyped-def]
+    """``n_iter`` iterations of ``steps`` unrolled k steps; returns the
+    accumulators and the advanced A/B pointers."""
+    fn = b.function
+    pre = b.block
+    body = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    b.cbranch(b.icmp_unsigned("!=", n_iter, i64(0)), body, done)
+
+    b.position_at_end(body)
+    acc_phis = [b.phi(v.type) for v in accs]
+    a_phi = b.phi(a0.type, name="ap")
+    b_phi = b.phi(b0.type, name="bp")
+    cnt = b.phi(I64, name="cnt")
+    cur = list(acc_phis)
+    for s in range(steps):
+        cur = step(b, cur, a_phi, b_phi, s)
+    a_next = gep(b, a_phi, steps * access.a_ks)
+    b_next = gep(b, b_phi, steps * access.b_ks)
+    cnt_next = b.add(cnt, i64(1))
+    end = b.block
+    for phi, init, new in zip(acc_phis, accs, cur):
+        phi.add_incoming(init, pre)
+        phi.add_incoming(new, end)
+    a_phi.add_incoming(a0, pre)
+    a_phi.add_incoming(a_next, end)
+    b_phi.add_incoming(b0, pre)
+    b_phi.add_incoming(b_next, end)
+    cnt.add_incoming(i64(0), pre)
+    cnt.add_incoming(cnt_next, end)
+    b.cbranch(b.icmp_unsigned("!=", cnt_next, n_iter), body, done)
+
+    b.position_at_end(done)
+    out_accs = []
+    for init, new in zip(accs, cur):
+        phi = b.phi(init.type)
+        phi.add_incoming(init, pre)
+        phi.add_incoming(new, end)
+        out_accs.append(phi)
+    a_out = b.phi(a0.type)
+    a_out.add_incoming(a0, pre)
+    a_out.add_incoming(a_next, end)
+    b_out = b.phi(b0.type)
+    b_out.add_incoming(b0, pre)
+    b_out.add_incoming(b_next, end)
+    return out_accs, a_out, b_out
+
+
+def _apply_epilogue(
+    b: ir.IRBuilder,
+    vec: VecOps,
+    accs: list[ir.Value],
+    mr: int,
+    lanes: list[int],
+    bias: ir.Value,
+    other: ir.Value,
+    epi: Epilogue,
+) -> list[ir.Value]:
+    w = vec.width
+    nvec = len(lanes)
+    params = dict(epi.unary_params)
+    bias_v = [vec.load(b, gep(b, bias, v * w), lanes[v]) for v in range(nvec)] if epi.bias else []
+    alpha = vec.const(epi.alpha)
+    out: list[ir.Value] = []
+    for i in range(mr):
+        for v in range(nvec):
+            x = accs[i * nvec + v]
+            if epi.bias:
+                x = b.fadd(x, bias_v[v])
+
+            def unary(x: ir.Value) -> ir.Value:
+                return emit_unary(b, vec, epi.unary, x, params) if epi.unary else x
+
+            def binary(x: ir.Value, i: int = i, v: int = v) -> ir.Value:
+                if epi.binary is None:
+                    return x
+                optr = gep(b, other, i * epi.other_rs + v * w * epi.other_cs)
+                o = vec.load_strided(b, optr, epi.other_cs, lanes[v])
+                if epi.alpha != 1.0:
+                    o = b.fmul(o, alpha)
+                return b.fadd(x, o) if epi.binary == "add" else b.fsub(x, o)
+
+            x = unary(binary(x)) if epi.binary_first else binary(unary(x))
+            out.append(x)
+    return out
+
+
+def _prefetch_tile(module: ir.Module, b: ir.IRBuilder, c: ir.Value, mr: int, cols: int, ldc: int) -> None:
+    """Prefetch the C tile (every 64-byte line) for writing while the k loop runs."""
+    i8p = ir.IntType(8).as_pointer()
+    fn = module.globals.get("llvm.prefetch.p0i8")
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(VOID, [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
+    for i in range(mr):
+        for col in range(0, cols, 16):
+            b.call(fn, [b.bitcast(gep(b, c, i * ldc + col), i8p), I32(1), I32(3), I32(1)])

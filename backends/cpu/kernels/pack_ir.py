@@ -1,0 +1,153 @@
+"""Operand packing emitted as IR (run inside the GEMM, per thread workspace).
+
+* ``pack_a``: rows of A -> MR-row panels, ``dst[p*MR*KC + k*MR + i]``.
+* ``pack_b_kn``: a row-major ``[K, N]`` B block -> TW-column panels,
+  ``dst[q*KC*TW + k*TW + j]`` (zero padded past N).
+* ``pack_b_nk``: the same panels from B stored transposed (``[N, K]``).
+
+Both transposing packs move ``width x width`` blocks through registers with a
+butterfly of two-input shuffles (log2(width) stages), so the copy runs at
+vector speed instead of element by element.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, for_range, gep, i64
+
+
+def transpose(b: ir.IRBuilder, vec: VecOps, rows: list[ir.Value]) -> list[ir.Value]:
+    """Transpose a ``width x width`` block held as ``width`` row vectors."""
+    n = vec.width
+    if len(rows) != n or n & (n - 1):
+        raise ValueError(f"transpose needs {n} rows and a power-of-two width")
+    r = list(rows)
+    d = n // 2
+    while d >= 1:
+        lo_mask = [(l if not l & d else n + l - d) for l in range(n)]
+        hi_mask = [(l + d if not l & d else n + l) for l in range(n)]
+        lo_c = ir.Constant(ir.VectorType(I32, n), lo_mask)
+        hi_c = ir.Constant(ir.VectorType(I32, n), hi_mask)
+        nr = list(r)
+        for i in range(n):
+            if i & d:
+                continue
+            nr[i] = b.shuffle_vector(r[i], r[i + d], lo_c)
+            nr[i + d] = b.shuffle_vector(r[i], r[i + d], hi_c)
+        r = nr
+        d //= 2
+    return r
+
+
+def _new_fn(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
+    fn = ir.Function(module, ir.FunctionType(VOID, [F32P, F32P, I64, I64]), name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    for arg, nm in zip(fn.args, ("src", "dst", "count", "kc")):
+        arg.name = nm
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+
+def _transposed_panel(
+    b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int, nrows: int, dst: ir.Value, dst_ld: int,
+    kc: ir.Value,
+) -> None:
+    """``dst[k*dst_ld + r] = src[r*src_ld + k]`` for ``r < nrows``, ``k < kc``;
+    lanes ``nrows..dst_ld`` of each dst row are written as zeros when
+    ``dst_ld > nrows`` (panel padding)."""
+    w = vec.width
+    groups = -(-max(nrows, dst_ld) // w) if w > 1 else 0
+    if w > 1:
+        kblocks = b.udiv(kc, i64(w))
+        with for_range(b, 0, kblocks, name="kb") as kb:
+            k0 = b.mul(kb, i64(w))
+            for g in range(groups):
+                rows = []
+                for r in range(g * w, g * w + w):
+                    if r < nrows:
+                        rows.append(vec.load(b, gep(b, src, b.add(b.mul(i64(r), i64(src_ld)), k0))))
+                    else:
+                        rows.append(vec.zero())
+                cols = transpose(b, vec, rows)
+                lanes = min(w, dst_ld - g * w)
+                if lanes <= 0:
+                    continue
+                for kk in range(w):
+                    off = b.add(b.mul(b.add(k0, i64(kk)), i64(dst_ld)), i64(g * w))
+                    vec.store(b, cols[kk], gep(b, dst, off), lanes)
+        kstart: ir.Value = b.mul(kblocks, i64(w))
+    else:
+        kstart = i64(0)
+    with for_range(b, kstart, kc, name="kt") as k:
+        for r in range(dst_ld):
+            if r < nrows:
+                x = b.load(gep(b, src, b.add(i64(r * src_ld), k)), align=4)
+            else:
+                x = ir.Constant(ir.FloatType(), 0.0)
+            b.store(x, gep(b, dst, b.add(b.mul(k, i64(dst_ld)), i64(r))), align=4)
+
+
+def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int, mtail: int) -> ir.Function:
+    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or ``mtail``."""
+    fn, b = _new_fn(module, name)
+    src, dst, rows, kc = fn.args
+    panels = b.udiv(rows, i64(mr))
+    with for_range(b, 0, panels, name="p") as p:
+        s = gep(b, src, b.mul(p, i64(mr * lda)))
+        d = gep(b, dst, b.mul(p, i64(mr * kc_max)))
+        _transposed_panel(b, vec, s, lda, mr, d, mr, kc)
+    if mtail:
+        has_tail = b.icmp_unsigned("!=", b.urem(rows, i64(mr)), i64(0))
+        with b.if_then(has_tail):
+            s = gep(b, src, b.mul(panels, i64(mr * lda)))
+            d = gep(b, dst, b.mul(panels, i64(mr * kc_max)))
+            _transposed_panel(b, vec, s, lda, mtail, d, mr, kc)
+    b.ret_void()
+    return fn
+
+
+def emit_pack_b_nk(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int, ntail: int) -> ir.Function:
+    """``pack(src=Bt[jc, pc], dst, cols, kc)`` for B stored ``[N, K]``."""
+    fn, b = _new_fn(module, name)
+    src, dst, cols, kc = fn.args
+    panels = b.udiv(cols, i64(tw))
+    with for_range(b, 0, panels, name="q") as q:
+        s = gep(b, src, b.mul(q, i64(tw * ldb)))
+        d = gep(b, dst, b.mul(q, i64(tw * kc_max)))
+        _transposed_panel(b, vec, s, ldb, tw, d, tw, kc)
+    if ntail:
+        has_tail = b.icmp_unsigned("!=", b.urem(cols, i64(tw)), i64(0))
+        with b.if_then(has_tail):
+            s = gep(b, src, b.mul(panels, i64(tw * ldb)))
+            d = gep(b, dst, b.mul(panels, i64(tw * kc_max)))
+            _transposed_panel(b, vec, s, ldb, ntail, d, tw, kc)
+    b.ret_void()
+    return fn
+
+
+def emit_pack_b_kn(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int, ntail: int) -> ir.Function:
+    """``pack(src=B[pc, jc], dst, cols, kc)`` for a row-major ``[K, N]`` B."""
+    fn, b = _new_fn(module, name)
+    src, dst, cols, kc = fn.args
+    w = vec.width
+    nvec = tw // w
+    panels = b.udiv(cols, i64(tw))
+
+    def copy_panel(s: ir.Value, d: ir.Value, valid: int) -> None:
+        with for_range(b, 0, kc, name="k") as k:
+            srow = gep(b, s, b.mul(k, i64(ldb)))
+            drow = gep(b, d, b.mul(k, i64(tw)))
+            for v in range(nvec):
+                lanes = min(w, valid - v * w)
+                x = vec.load(b, gep(b, srow, v * w), lanes) if lanes > 0 else vec.zero()
+                vec.store(b, x, gep(b, drow, v * w))
+
+    with for_range(b, 0, panels, name="q") as q:
+        copy_panel(gep(b, src, b.mul(q, i64(tw))), gep(b, dst, b.mul(q, i64(tw * kc_max))), tw)
+    if ntail:
+        has_tail = b.icmp_unsigned("!=", b.urem(cols, i64(tw)), i64(0))
+        with b.if_then(has_tail):
+            copy_panel(gep(b, src, b.mul(panels, i64(tw))), gep(b, dst, b.mul(panels, i64(tw * kc_max))), ntail)
+    b.ret_void()
+    return fn

@@ -1,0 +1,119 @@
+"""Elementwise activations applied to GEMM accumulators (fused epilogue).
+
+The piecewise-linear kinds are emitted here; the transcendental ones
+(``gelu_erf``, ``gelu_tanh``, ``silu``, ``sigmoid``, ``tanh``) come from
+``ziggurat.backends.cpu.vecmath.apply_unary`` (imported lazily, so this module
+works without it).  Semantics follow ``torch.nn.functional`` including NaN
+propagation through the clamps.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.kernels.irutil import VecOps
+
+# kind -> (parameter name -> default); ``None`` default = optional and absent.
+UNARY_PARAMS: dict[str, dict[str, float | None]] = {
+    "relu": {},
+    "relu6": {},
+    "hardtanh": {"min_val": -1.0, "max_val": 1.0},
+    "clamp": {"min": None, "max": None},
+    "leaky_relu": {"negative_slope": 0.01},
+    "hardswish": {},
+    "hardsigmoid": {},
+    "gelu_erf": {},
+    "gelu_tanh": {},
+    "silu": {},
+    "sigmoid": {},
+    "tanh": {},
+}
+INLINE_KINDS = frozenset({"relu", "relu6", "hardtanh", "clamp", "leaky_relu", "hardswish", "hardsigmoid"})
+VECMATH_KINDS = frozenset(UNARY_PARAMS) - INLINE_KINDS
+
+
+class UnaryError(ValueError):
+    """Unknown activation kind or bad parameters."""
+
+
+def _vecmath() -> ModuleType | None:
+    try:
+        return importlib.import_module("ziggurat.backends.cpu.vecmath")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.endswith("vecmath"):
+            return None
+        raise
+
+
+def vecmath_available() -> bool:
+    return _vecmath() is not None
+
+
+def supported_unary_kinds() -> frozenset[str]:
+    """Kinds that can be emitted right now."""
+    return frozenset(UNARY_PARAMS) if vecmath_available() else INLINE_KINDS
+
+
+def normalize_unary_params(kind: str, params: Mapping[str, float | None] | None) -> dict[str, float | None]:
+    """Validate ``params`` for ``kind`` and fill defaults."""
+    if kind not in UNARY_PARAMS:
+        raise UnaryError(f"unknown unary epilogue {kind!r}; supported: {', '.join(sorted(UNARY_PARAMS))}")
+    spec = UNARY_PARAMS[kind]
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(spec))
+    if unknown:
+        allowed = ", ".join(spec) or "none"
+        raise UnaryError(f"unary {kind!r} got unknown parameter(s) {unknown}; allowed: {allowed}")
+    out: dict[str, float | None] = {}
+    for name, default in spec.items():
+        value = params.get(name, default)
+        if value is not None:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise UnaryError(f"unary {kind!r}: parameter {name} must be a number, got {value!r}") from None
+        out[name] = value
+    if kind == "hardtanh" and out["min_val"] is not None and out["max_val"] is not None:
+        if out["min_val"] > out["max_val"]:  # type: ignore[operator]
+            raise UnaryError(f"hardtanh: min_val {out['min_val']} > max_val {out['max_val']}")
+    return out
+
+
+def emit_unary(
+    b: ir.IRBuilder, vec: VecOps, kind: str, x: ir.Value, params: Mapping[str, float | None] | None = None
+) -> ir.Value:
+    """``kind(x)`` for a value of type ``vec.ty``."""
+    p = normalize_unary_params(kind, params)
+    if kind in VECMATH_KINDS:
+        vm = _vecmath()
+        if vm is None:
+            raise UnaryError(
+                f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
+            )
+        return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
+    zero = vec.const(0.0)
+    if kind == "relu":
+        return vec.max(b, x, zero)
+    if kind == "relu6":
+        return vec.min(b, vec.max(b, x, zero), vec.const(6.0))
+    if kind == "hardtanh":
+        return vec.min(b, vec.max(b, x, vec.const(p["min_val"])), vec.const(p["max_val"]))  # type: ignore[arg-type]
+    if kind == "clamp":
+        if p["min"] is not None:
+            x = vec.max(b, x, vec.const(p["min"]))
+        if p["max"] is not None:
+            x = vec.min(b, x, vec.const(p["max"]))
+        return x
+    if kind == "leaky_relu":
+        scaled = b.fmul(x, vec.const(p["negative_slope"]))  # type: ignore[arg-type]
+        return b.select(b.fcmp_ordered(">", x, zero), x, scaled)
+    if kind in ("hardswish", "hardsigmoid"):
+        gate = vec.min(b, vec.max(b, b.fadd(x, vec.const(3.0)), zero), vec.const(6.0))
+        if kind == "hardswish":
+            return b.fdiv(b.fmul(x, gate), vec.const(6.0))
+        return b.fdiv(gate, vec.const(6.0))
+    raise UnaryError(f"unary epilogue {kind!r} is not implemented")  # pragma: no cover

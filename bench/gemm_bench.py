@@ -1,0 +1,177 @@
+"""GEMM benchmark: ziggurat's native kernel vs torch.matmul, against this
+machine's measured FMA peak.
+
+    python bench/gemm_bench.py [--threads 1 2] [--json out.json] [--quick] [--isa auto]
+
+The FMA peak is measured in the same run with a JIT'd kernel of independent
+FMA chains (per core, and with every requested thread count).  Each shape is
+timed interleaved (ours, torch, ours, torch, ...) and medians are reported,
+which matters on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+from llvmlite import ir
+
+from ziggurat.backends.cpu.isa import Isa, parse_isa
+from ziggurat.backends.cpu.jit import compile_ir
+from ziggurat.backends.cpu.kernels import GemmSpec, gemm_callable, make_plan, pack_gemm_b
+from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VOID, VecOps, i64
+from ziggurat.backends.cpu.threads import emit_parallel_for
+
+SQUARE = [256, 512, 1024, 2048]
+TRANSFORMER = [(1, 3072, 768), (128, 768, 768), (128, 3072, 768)]  # (M, N, K)
+
+
+def _fma_peak_library(isa: Isa, threads: int, chains: int = 24):  # type: ignore[no-untyped-def]
+    """``peak(iters, out)``: every thread runs ``iters`` x 4 x ``chains``
+    independent vector FMAs and writes a checksum (so nothing is optimised out)."""
+    module = ir.Module("fma_peak")
+    vec = VecOps(module, isa)
+    fn = ir.Function(module, ir.FunctionType(VOID, [I64, F32P]), name="peak")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def body(bb: ir.IRBuilder, begin, end, tid, caps) -> None:  # type: ignore[no-untyped-def]
+        iters, out = caps
+        f = bb.function
+        pre = bb.block
+        loop = f.append_basic_block("loop")
+        done = f.append_basic_block("done")
+        bb.branch(loop)
+        bb.position_at_end(loop)
+        accs = [bb.phi(vec.ty) for _ in range(chains)]
+        cnt = bb.phi(I64)
+        x, y = vec.const(0.999999), vec.const(1e-7)
+        cur = list(accs)
+        for _ in range(4):
+            cur = [vec.fma(bb, c, x, y) for c in cur]
+        for phi, new in zip(accs, cur):
+            phi.add_incoming(vec.const(1.0), pre)
+            phi.add_incoming(new, loop)
+        nxt = bb.add(cnt, i64(1))
+        cnt.add_incoming(i64(0), pre)
+        cnt.add_incoming(nxt, loop)
+        bb.cbranch(bb.icmp_unsigned("<", nxt, iters), loop, done)
+        bb.position_at_end(done)
+        s = cur[0]
+        for c in cur[1:]:
+            s = bb.fadd(s, c)
+        if vec.width > 1:
+            s = bb.extract_element(s, ir.Constant(ir.IntType(32), 0))
+        bb.store(s, bb.gep(out, [tid]))
+
+    emit_parallel_for(module, b, threads, body, num_threads=threads, captures=list(fn.args), name="peak.par")
+    b.ret_void()
+    lib = compile_ir(module, isa, cache=None)
+    return lib, chains * 4 * vec.width * 2
+
+
+def measure_peak(isa: Isa, threads: int, seconds: float = 0.3) -> float:
+    """Best-of-5 FMA throughput in GFLOP/s with ``threads`` threads."""
+    lib, flops_per_iter = _fma_peak_library(isa, threads)
+    fn = lib.ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p])
+    out = torch.zeros(threads)
+    fn(1000, out.data_ptr())
+    t = time.perf_counter()
+    fn(100_000, out.data_ptr())
+    per_iter = max((time.perf_counter() - t) / 100_000, 1e-10)
+    iters = max(10_000, int(seconds / 5 / per_iter))
+    best = 0.0
+    for _ in range(5):
+        t = time.perf_counter()
+        fn(iters, out.data_ptr())
+        dt = time.perf_counter() - t
+        best = max(best, iters * flops_per_iter * threads / dt / 1e9)
+    return best
+
+
+@dataclass
+class Row:
+    shape: str
+    m: int
+    n: int
+    k: int
+    threads: int
+    ours_gflops: float
+    torch_gflops: float
+    peak_gflops: float
+    ours_share_of_peak: float
+    max_abs_err: float
+    plan: str
+
+
+def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, budget: float) -> Row:
+    torch.set_num_threads(threads)
+    spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=threads)
+    kern = gemm_callable(spec)
+    a = torch.randn(m, k)
+    w = torch.randn(k, n)
+    bp = pack_gemm_b(w, spec.b_layout.nr)
+    c = torch.empty(m, n)
+    flops = 2 * m * n * k
+    kern(a, bp, c)
+    ref = torch.matmul(a, w)
+    err = (c - ref).abs().max().item()
+    # Calibrate repetitions so that one timed sample takes ~budget/20 s.
+    t = time.perf_counter()
+    kern(a, bp, c)
+    one = max(time.perf_counter() - t, 1e-7)
+    reps = max(1, int(budget / 20 / one))
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(10):
+        t = time.perf_counter()
+        for _ in range(reps):
+            kern(a, bp, c)
+        ours.append((time.perf_counter() - t) / reps)
+        t = time.perf_counter()
+        for _ in range(reps):
+            torch.matmul(a, w, out=ref)
+        theirs.append((time.perf_counter() - t) / reps)
+    g_ours = flops / statistics.median(ours) / 1e9
+    g_torch = flops / statistics.median(theirs) / 1e9
+    p = make_plan(spec)
+    plan = f"{p.mr}x{p.tw} kc={p.kc} mc={p.mc} nc={p.nc} packA={int(p.pack_a)} tasks={p.tasks_m}x{p.tasks_n}"
+    return Row(f"{m}x{k} . {k}x{n}", m, n, k, threads, g_ours, g_torch, peak, g_ours / peak, err, plan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--quick", action="store_true", help="fewer shapes and shorter timings (< ~30 s)")
+    ap.add_argument("--isa", default="auto")
+    args = ap.parse_args(argv)
+    isa = parse_isa(args.isa)
+    squares = [256, 512, 1024] if args.quick else SQUARE
+    budget = 0.25 if args.quick else 1.0
+    shapes = [(s, s, s) for s in squares] + TRANSFORMER
+    peaks = {t: measure_peak(isa, t, 0.2 if args.quick else 0.5) for t in args.threads}
+    print(f"isa={isa.value}  FMA peak: " + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in peaks.items()))
+    rows: list[Row] = []
+    header = f"{'shape (MxK . KxN)':>22} {'thr':>3} {'ours':>8} {'torch':>8} {'%peak':>6} {'ours/torch':>10}  plan"
+    print(header)
+    print("-" * len(header))
+    for m, n, k in shapes:
+        for t in args.threads:
+            r = bench_shape(m, n, k, t, isa, peaks[t], budget)
+            rows.append(r)
+            print(f"{r.shape:>22} {t:>3} {r.ours_gflops:8.1f} {r.torch_gflops:8.1f} "
+                  f"{100 * r.ours_share_of_peak:5.1f}% {r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"isa": isa.value, "peak_gflops": peaks, "rows": [asdict(r) for r in rows]}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
