@@ -301,11 +301,52 @@ class GemmKernel:
             _check_broadcast(other, (batch, s.m, s.n), (s.other_batch_stride, ors, ocs))
         elif other is not None:
             raise ValueError(f"gemm {s.symbol}: an `other` tensor was given but the spec has no binary op")
+        self._check_aliasing(a, b, c, bias, other)
         self._fn(a.data_ptr(), b.data_ptr(), c.data_ptr(),
                  bias.data_ptr() if bias is not None else 0,
                  other.data_ptr() if other is not None else 0,
                  self._workspace())
         return c
+
+
+    def _check_aliasing(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
+                        bias: torch.Tensor | None, other: torch.Tensor | None) -> None:
+        s = self.spec
+        c_span = _span(c)
+        for t, what in ((a, "a"), (b, "b"), (bias, "bias")):
+            if t is not None and _overlaps(_span(t), c_span):
+                raise ValueError(f"gemm {s.symbol}: output c overlaps input {what}; use a separate output tensor")
+        if other is not None and _overlaps(_span(other), c_span):
+            exact = other.data_ptr() == c.data_ptr() and tuple(other.shape) == tuple(c.shape) \
+                and tuple(other.stride()) == tuple(c.stride())
+            single_k_block = self.plan.kc >= s.k
+            if not exact:
+                raise ValueError(f"gemm {s.symbol}: `other` partially overlaps the output c; "
+                                 "pass either c itself (in-place residual) or a separate tensor")
+            if not (s.epilogue.binary_is_early or single_k_block):
+                raise ValueError(
+                    f"gemm {s.symbol}: `other` is the output c, but the residual follows the activation "
+                    f"({s.unary!r}) and K={s.k} is computed in blocks of {self.plan.kc}, so c is overwritten "
+                    "before `other` is read; pass a separate residual tensor"
+                )
+
+
+def _span(t: torch.Tensor) -> tuple[int, int]:
+    """[first byte, last byte + 1) touched by ``t``."""
+    if t.numel() == 0:
+        return (t.data_ptr(), t.data_ptr())
+    lo = hi = 0
+    for size, stride in zip(t.shape, t.stride()):
+        if stride >= 0:
+            hi += (size - 1) * stride
+        else:
+            lo += (size - 1) * stride
+    item = t.element_size()
+    return (t.data_ptr() + lo * item, t.data_ptr() + (hi + 1) * item)
+
+
+def _overlaps(x: tuple[int, int], y: tuple[int, int]) -> bool:
+    return x[0] < y[1] and y[0] < x[1]
 
 
 def _check_common(t: Any, what: str) -> None:

@@ -124,6 +124,21 @@ def if_update(
     return out
 
 
+class _ZeroMask(ir.Constant):
+    """An all-zero vector constant printed as ``zeroinitializer`` (keeps the
+    IR text of broadcasts short; llvmlite still sees the element values)."""
+
+    def _get_reference(self) -> str:
+        return "zeroinitializer"
+
+
+class _UndefVector(ir.Constant):
+    """A vector ``undef`` printed as one word."""
+
+    def _get_reference(self) -> str:
+        return "undef"
+
+
 class VecOps:
     """f32 vector operations for one ISA's register width."""
 
@@ -136,7 +151,9 @@ class VecOps:
 
     # -- constants -------------------------------------------------------
     def zero(self) -> ir.Value:
-        return ir.Constant(self.ty, 0.0 if self.width == 1 else [0.0] * self.width)
+        if self.width == 1:
+            return ir.Constant(self.ty, 0.0)
+        return _ZeroMask(self.ty, [0.0] * self.width)
 
     def const(self, x: float) -> ir.Value:
         return ir.Constant(self.ty, x if self.width == 1 else [x] * self.width)
@@ -148,9 +165,9 @@ class VecOps:
     def splat(self, b: ir.IRBuilder, x: ir.Value) -> ir.Value:
         if self.width == 1:
             return x
-        undef = ir.Constant(self.ty, None)
+        undef = _UndefVector(self.ty, ir.Undefined)
         v = b.insert_element(undef, x, I32(0))
-        return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, self.width), [0] * self.width))
+        return b.shuffle_vector(v, undef, _ZeroMask(ir.VectorType(I32, self.width), [0] * self.width))
 
     def load(self, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None = None) -> ir.Value:
         """Load ``lanes`` consecutive floats at ``ptr`` (others read as 0)."""

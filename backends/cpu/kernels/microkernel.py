@@ -12,8 +12,9 @@ Emitted signature (internal linkage)::
 
     void uk(float* a, float* b, float* c, i64 kc, i32 flags, float* bias, float* other)
 
-``flags`` bit 0: add the existing C tile (K-blocking, not the first block);
-bit 1: final K block, apply the epilogue.  ``a`` points at A[0, 0] of the
+``flags`` bit 0: add the existing C tile (K-blocking, not the first block;
+when clear, the early epilogue part runs); bit 1: final K block, apply the
+late epilogue part.  ``a`` points at A[0, 0] of the
 tile (element (i, k) at ``a + i*a_rs + k*a_ks``), ``b`` at the tile's first
 column of B for k = 0, ``c``/``bias``/``other`` at the tile's origin.
 """
@@ -38,6 +39,8 @@ class Epilogue:
     Order: ``acc + bias``, then ``unary``, then ``binary`` (``x + alpha*other``
     or ``x - alpha*other``, torch.add/sub semantics); with ``binary_first``
     the binary op comes before the activation (e.g. ResNet's add -> relu).
+    Bias, and a binary op not preceded by an activation, are added with the
+    first K block; the rest runs after the last one.
     ``other`` element (i, j) is at ``other + i*other_rs + j*other_cs``
     (a stride of 0 broadcasts).
     """
@@ -54,6 +57,22 @@ class Epilogue:
     @property
     def is_identity(self) -> bool:
         return not self.bias and self.unary is None and self.binary is None
+
+    @property
+    def binary_is_early(self) -> bool:
+        """The binary op is linear in the accumulator when no activation comes
+        before it, so it is applied with the *first* K block: ``other`` is read
+        before C is first written, which makes ``other is c`` (in-place
+        residual) safe."""
+        return self.binary is not None and (self.binary_first or self.unary is None)
+
+    @property
+    def has_early_part(self) -> bool:
+        return self.bias or self.binary_is_early
+
+    @property
+    def has_late_part(self) -> bool:
+        return self.unary is not None or (self.binary is not None and not self.binary_is_early)
 
 
 @dataclass(frozen=True)
@@ -131,11 +150,17 @@ def emit_microkernel(
                 for i in range(mr) for v in range(nvec)]
 
     accumulate = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_ACCUMULATE)), I32(0))
+    if epilogue.has_early_part:
+        # First K block: fold bias (and a residual that precedes any
+        # activation) into the accumulators; later blocks add the partial C.
+        first_block = b.icmp_unsigned("==", b.and_(flags, I32(FLAG_ACCUMULATE)), I32(0))
+        accs = if_update(b, first_block, accs,
+                         lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi0")
     accs = if_update(b, accumulate, accs, add_c, name="accc")
-    if not epilogue.is_identity:
+    if epilogue.has_late_part:
         final = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_FINAL)), I32(0))
         accs = if_update(b, final, accs,
-                         lambda vals: _apply_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi")
+                         lambda vals: _late_epilogue(b, vec, vals, mr, lanes, other, epilogue), name="epi1")
     for i in range(mr):
         for v in range(nvec):
             vec.store(b, accs[i * nvec + v], c_ptr(i, v), lanes[v])
@@ -191,41 +216,50 @@ def _k_loop(b, n_iter, accs, a0, b0, access: TileAccess, step, steps: int, name:
     return out_accs, a_out, b_out
 
 
-def _apply_epilogue(
-    b: ir.IRBuilder,
-    vec: VecOps,
-    accs: list[ir.Value],
-    mr: int,
-    lanes: list[int],
-    bias: ir.Value,
-    other: ir.Value,
-    epi: Epilogue,
+def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int, v: int, lanes: int,
+            epi: Epilogue) -> ir.Value:
+    optr = gep(b, other, i * epi.other_rs + v * vec.width * epi.other_cs)
+    o = vec.load_strided(b, optr, epi.other_cs, lanes)
+    if epi.alpha != 1.0:
+        o = b.fmul(o, vec.const(epi.alpha))
+    return b.fadd(x, o) if epi.binary == "add" else b.fsub(x, o)
+
+
+def _early_epilogue(
+    b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
+    bias: ir.Value, other: ir.Value, epi: Epilogue,
 ) -> list[ir.Value]:
+    """Bias, and the binary op when no activation precedes it (first K block)."""
     w = vec.width
     nvec = len(lanes)
-    params = dict(epi.unary_params)
     bias_v = [vec.load(b, gep(b, bias, v * w), lanes[v]) for v in range(nvec)] if epi.bias else []
-    alpha = vec.const(epi.alpha)
     out: list[ir.Value] = []
     for i in range(mr):
         for v in range(nvec):
             x = accs[i * nvec + v]
             if epi.bias:
                 x = b.fadd(x, bias_v[v])
+            if epi.binary_is_early:
+                x = _binary(b, vec, x, other, i, v, lanes[v], epi)
+            out.append(x)
+    return out
 
-            def unary(x: ir.Value) -> ir.Value:
-                return emit_unary(b, vec, epi.unary, x, params) if epi.unary else x
 
-            def binary(x: ir.Value, i: int = i, v: int = v) -> ir.Value:
-                if epi.binary is None:
-                    return x
-                optr = gep(b, other, i * epi.other_rs + v * w * epi.other_cs)
-                o = vec.load_strided(b, optr, epi.other_cs, lanes[v])
-                if epi.alpha != 1.0:
-                    o = b.fmul(o, alpha)
-                return b.fadd(x, o) if epi.binary == "add" else b.fsub(x, o)
-
-            x = unary(binary(x)) if epi.binary_first else binary(unary(x))
+def _late_epilogue(
+    b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
+    other: ir.Value, epi: Epilogue,
+) -> list[ir.Value]:
+    """The activation, then a binary op that follows it (last K block)."""
+    nvec = len(lanes)
+    params = dict(epi.unary_params)
+    out: list[ir.Value] = []
+    for i in range(mr):
+        for v in range(nvec):
+            x = accs[i * nvec + v]
+            if epi.unary is not None:
+                x = emit_unary(b, vec, epi.unary, x, params)
+            if epi.binary is not None and not epi.binary_is_early:
+                x = _binary(b, vec, x, other, i, v, lanes[v], epi)
             out.append(x)
     return out
 

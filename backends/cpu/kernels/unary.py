@@ -10,6 +10,7 @@ propagation through the clamps.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Mapping
 from types import ModuleType
 
@@ -36,17 +37,33 @@ INLINE_KINDS = frozenset({"relu", "relu6", "hardtanh", "clamp", "leaky_relu", "h
 VECMATH_KINDS = frozenset(UNARY_PARAMS) - INLINE_KINDS
 
 
+log = logging.getLogger(__name__)
+
+
 class UnaryError(ValueError):
     """Unknown activation kind or bad parameters."""
 
 
 def _vecmath() -> ModuleType | None:
+    """``ziggurat.backends.cpu.vecmath`` if it imports cleanly, else ``None``
+    (a module that fails to import is logged once and treated as absent)."""
+    global _vecmath_failure
     try:
         return importlib.import_module("ziggurat.backends.cpu.vecmath")
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith("vecmath"):
+        if exc.name == "ziggurat.backends.cpu.vecmath":
             return None
-        raise
+        failure = exc
+    except Exception as exc:  # noqa: BLE001 - a broken optional module must not break GEMMs
+        failure = exc
+    if _vecmath_failure is None:
+        _vecmath_failure = f"{type(failure).__name__}: {failure}"
+        log.warning("ziggurat.backends.cpu.vecmath failed to import (%s); "
+                    "transcendental GEMM epilogues are unavailable", _vecmath_failure)
+    return None
+
+
+_vecmath_failure: str | None = None
 
 
 def vecmath_available() -> bool:
@@ -77,6 +94,11 @@ def normalize_unary_params(kind: str, params: Mapping[str, float | None] | None)
             except (TypeError, ValueError):
                 raise UnaryError(f"unary {kind!r}: parameter {name} must be a number, got {value!r}") from None
         out[name] = value
+    if kind in VECMATH_KINDS and _vecmath() is None:
+        raise UnaryError(
+            f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
+            + (f" ({_vecmath_failure})" if _vecmath_failure else "")
+        )
     if kind == "hardtanh" and out["min_val"] is not None and out["max_val"] is not None:
         if out["min_val"] > out["max_val"]:  # type: ignore[operator]
             raise UnaryError(f"hardtanh: min_val {out['min_val']} > max_val {out['max_val']}")
@@ -93,6 +115,7 @@ def emit_unary(
         if vm is None:
             raise UnaryError(
                 f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
+                + (f" ({_vecmath_failure})" if _vecmath_failure else "")
             )
         return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
     zero = vec.const(0.0)
