@@ -2,6 +2,43 @@
 
     import ziggurat
     compiled = ziggurat.compile(model, (x,), backend="cpu")
+    y = compiled(x)
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def compile(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+    """Compile ``model`` for ``example_inputs`` and return an ``nn.Module`` that runs it.
+
+    ``model``: an ``nn.Module``, ``torch.jit.ScriptModule``/``ScriptFunction``, TorchScript
+    IR text, or a ``torch.export`` ``ExportedProgram``. ``example_inputs``: a tensor or a
+    tuple of inputs; the compiled module accepts inputs of exactly these shapes/dtypes.
+
+    Backends: ``"cpu"`` (native AVX-512/AVX2 code), ``"tensorrt"`` (a TensorRT engine),
+    ``"tensorrt-reference"`` (the TensorRT lowering run by the CPU reference executor),
+    ``"reference"`` (the reference interpreter).
+
+    Options:
+      passes:    pass pipeline override, e.g. ``"graph-opt"`` (default: the backend's).
+      prepack:   prepack constant weights into blocked layouts (default True).
+      isa:       "auto" | "avx512" | "avx2" | "scalar" (CPU backend).
+      threads:   native worker threads (default: all available cores).
+      fallback:  run ops the backend cannot take through torch (default True); with
+                 False, compile raises one error listing all of them.
+      cache_dir: object-code cache directory (default ~/.cache/ziggurat).
+      dump_ir:   directory receiving the IR after every pass as numbered .mlir files.
+      verbose:   log pass names and times.
+      frontend:  "auto" | "torchscript" | "export" for a plain nn.Module.
+    """
+    from ziggurat.backends.driver import compile_model
+    from ziggurat.backends.options import CompileOptions
+
+    return compile_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+
+
+__all__ = ["__version__", "compile"]

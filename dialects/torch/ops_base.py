@@ -153,7 +153,24 @@ class AtenOp(TorchOp):
                 attr = static_values.encode(spec, value)
                 if attr is not None:
                     properties[spec.field] = attr
-        return cls.build(operands=operands, properties=properties, result_types=list(result_types))
+        return cls.build(operands=operands, properties=properties,
+                         result_types=cls._group_results(result_types))
+
+    @classmethod
+    def _group_results(cls, result_types: Sequence[Attribute]) -> list[Attribute | list[Attribute]]:
+        """Flat result types -> one entry per result definition (a list for ``Tensor[]``)."""
+        from xdsl.irdl import VarResultDef
+
+        defs = cls.get_irdl_definition().results
+        if not any(isinstance(d, VarResultDef) for _, d in defs):
+            return list(result_types)
+        fixed = len(defs) - 1
+        n_var = len(result_types) - fixed
+        grouped: list[Attribute | list[Attribute]] = []
+        it = iter(result_types)
+        for _, d in defs:
+            grouped.append([next(it) for _ in range(n_var)] if isinstance(d, VarResultDef) else next(it))
+        return grouped
 
     def verify_(self) -> None:
         schema = self.op_schema

@@ -8,33 +8,26 @@ while importing; every other aten node becomes one ``torch`` dialect op (see
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
 from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
 from ziggurat.ir.literals import literal_attr
 from ziggurat.ir.locations import describe_location, node_location
+from ziggurat.ir.signature import format_structure, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
-# Ops on static values evaluated at import time (TorchScript's list/scalar/str ops).
-_PRIM_STATIC = {
-    "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda", "prim::requires_grad",
-    "prim::shape", "prim::min", "prim::max", "prim::abs", "aten::dim", "aten::numel", "aten::size",
-    "aten::len", "aten::__getitem__", "aten::__is__", "aten::__isnot__", "aten::__contains__",
-    "aten::__not__", "aten::format", "aten::Int", "aten::Float", "aten::Bool",
-    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::floordiv",
-}
 # Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
 _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "prim::dtype",
                   "prim::layout", "prim::shape", "aten::len", "prim::is_cuda",
@@ -84,10 +77,7 @@ class GraphImporter:
             FunctionType.from_lists(arg_types, [v.type for v in flat]),
             Region(block),
         )
-        fn.attributes["ziggurat.output_structure"] = StringAttr(json.dumps(structure))
-        fn.attributes["ziggurat.input_names"] = StringAttr(
-            json.dumps([v.debugName() for v, _ in tensor_inputs])
-        )
+        set_signature(fn, [v.debugName() for v, _ in tensor_inputs], format_structure(structure))
         return ModuleOp([fn])
 
     # -- nodes ----------------------------------------------------------------
@@ -102,7 +92,7 @@ class GraphImporter:
             handler(self, node)
             return
         inputs = [self.values[i] for i in node.inputs()]
-        if kind in _PRIM_STATIC and (is_static(inputs) or self._shape_query(kind, inputs)):
+        if _returns_no_tensor(node) and (is_static(inputs) or self._shape_query(kind, inputs)):
             self._fold(node, inputs)
             return
         if kind.startswith(("prim::", "aten::", "quantized::", "prepacked::")) or "::" in kind:
@@ -119,7 +109,15 @@ class GraphImporter:
         )
 
     def _fold(self, node: torch._C.Node, inputs: list[Any]) -> None:
-        outputs = self._evaluate(node, [example_of(v) for v in inputs])
+        args = [example_of(v) for v in inputs]
+        try:
+            result = static_eval.evaluate(node.kind(), args)
+        except Exception as e:
+            raise self._error(node, f"failed on compile-time values {args}: {_first_line(e)}") from None
+        if result is NotImplemented:
+            outputs = self._evaluate(node, args)
+        else:
+            outputs = [result] if node.outputsSize() == 1 else list(result)
         for out, value in zip(node.outputs(), outputs, strict=True):
             self.values[out] = value
 
@@ -134,7 +132,7 @@ class GraphImporter:
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
         outputs = self._evaluate(node, [example_of(v) for v in inputs])
-        args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
+        args = {spec.name: _wrap_number(spec, value) for spec, value in zip(schema.args, inputs, strict=True)}
         self._emit(node, schema, args, outputs)
 
     def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
@@ -154,7 +152,7 @@ class GraphImporter:
         examples = [example_of(v) for v in inputs]
         examples[0] = examples[0].clone()
         outputs = self._evaluate(node, examples)
-        args = {spec.name: value for spec, value in zip(functional.args, inputs, strict=True)}
+        args = {spec.name: _wrap_number(spec, value) for spec, value in zip(functional.args, inputs, strict=True)}
         self._emit(node, functional, args, outputs)
         self.values[node.inputsAt(0)] = self.values[node.outputsAt(0)]
 
@@ -232,13 +230,13 @@ class GraphImporter:
             value = self._literal(value)
         if isinstance(value, Dynamic):
             flat.append(value.ssa)
-            return ["value", len(flat) - 1]
+            return ("ref", len(flat) - 1)
         if isinstance(value, tuple):
-            return ["tuple", [self._output_structure(v, flat) for v in value]]  # pyright: ignore
+            return tuple(self._output_structure(v, flat) for v in value)  # pyright: ignore
         if isinstance(value, list):
-            return ["list", [self._output_structure(v, flat) for v in value]]  # pyright: ignore
+            return [self._output_structure(v, flat) for v in value]  # pyright: ignore
         if value is None or isinstance(value, bool | int | float | str):
-            return ["const", value]
+            return value
         raise ImportError_(f"the graph returns a {type(value).__name__}, which cannot be compiled",
                            op="return")
 
@@ -266,7 +264,7 @@ def _constant(imp: GraphImporter, node: torch._C.Node) -> None:
     else:
         value = None
     if isinstance(value, torch.Tensor):
-        value = TensorConstant(value, out.debugName())
+        value = TensorConstant(value, out.debugName().removeprefix("self."))
     imp.values[out] = value
 
 
@@ -357,6 +355,28 @@ _VIEW_OPS = {
     "aten::as_strided", "aten::t", "aten::reshape", "aten::flatten", "aten::unflatten",
     "aten::alias", "aten::view_as", "aten::unfold",
 }
+
+
+def _wrap_number(spec: Any, value: Any) -> Any:
+    """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal
+    (float -> the default dtype, int -> int64, bool -> bool, as torch promotes them)."""
+    from ziggurat.dialects.torch.schema import ArgKind
+
+    if spec.kind == ArgKind.TENSOR and isinstance(value, bool | int | float):
+        dtype = (torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int)
+                 else torch.get_default_dtype())
+        return TensorConstant(torch.tensor(value, dtype=dtype), "scalar")
+    return value
+
+
+def _returns_no_tensor(node: torch._C.Node) -> bool:
+    for out in node.outputs():
+        text = str(out.type())
+        if "Tensor" in text or text in ("Float", "Long", "Int", "Double", "Bool"):
+            return False
+        if isinstance(out.type(), torch._C.TensorType):  # pyright: ignore[reportPrivateUsage]
+            return False
+    return True
 
 
 def _overload(schema: OpSchema) -> Any:

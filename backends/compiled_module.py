@@ -1,0 +1,71 @@
+"""The result of ``ziggurat.compile``: an ``nn.Module`` with the model's call signature."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from ziggurat.backends.executable import CompileReport, Executable
+from ziggurat.backends.input_check import check_inputs
+from ziggurat.ir.errors import InputError
+from ziggurat.ir.signature import input_names, output_structure, rebuild
+
+
+def forward_function(module: ModuleOp, name: str = "forward") -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(f"the module has no function @{name}")
+
+
+class CompiledModule(torch.nn.Module):
+    """A compiled model. Call it like the original; ``.report`` says what ran where,
+    ``.ir`` holds the IR text of the levels it went through."""
+
+    def __init__(
+        self,
+        executable: Executable,
+        module: ModuleOp,
+        report: CompileReport,
+        static_inputs: dict[int, Any],
+        ir: dict[str, str] | None = None,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__()
+        fn = forward_function(module)
+        self.executable = executable
+        self.module_ir = module
+        self.report = report
+        self.ir = ir or {}
+        self._input_types = list(fn.function_type.inputs.data)
+        self._input_names = input_names(fn)
+        self._structure = output_structure(fn)
+        self._static_inputs = static_inputs
+        self._device = device
+
+    def forward(self, *args: Any) -> Any:
+        tensors: list[Any] = []
+        for i, arg in enumerate(args):
+            if i in self._static_inputs:
+                if arg != self._static_inputs[i]:
+                    raise InputError(
+                        f"input {i} was {self._static_inputs[i]!r} at compile time and is "
+                        f"specialized into the compiled code; got {arg!r}",
+                        op="call",
+                    )
+                continue
+            tensors.append(arg)
+        check_inputs(tensors, self._input_types, self._input_names, device=self._device)
+        results = self.executable.run(tensors)
+        return rebuild(self._structure, results)
+
+    def extra_repr(self) -> str:
+        return f"backend={self.report.backend}, inputs={[str(t) for t in self._input_types]}"
+
+
+def static_inputs_of(example_inputs: Sequence[Any]) -> dict[int, Any]:
+    return {i: v for i, v in enumerate(example_inputs) if not isinstance(v, torch.Tensor)}

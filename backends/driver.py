@@ -1,0 +1,59 @@
+"""The compile driver behind ``ziggurat.compile``: import, pass pipeline, backend build."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ziggurat.backends.compiled_module import CompiledModule, static_inputs_of
+from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.options import CompileOptions
+from ziggurat.backends.registry import get_backend
+from ziggurat.ir.importer import import_model
+from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+
+log = logging.getLogger("ziggurat")
+
+
+def normalize_inputs(example_inputs: Any) -> tuple[Any, ...]:
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,)
+    if isinstance(example_inputs, list | tuple):
+        return tuple(example_inputs)  # pyright: ignore[reportUnknownArgumentType]
+    from ziggurat.ir.errors import ZigguratError
+
+    raise ZigguratError(
+        f"example_inputs must be a tensor or a tuple of inputs, got {type(example_inputs).__name__}",
+        op="compile",
+    )
+
+
+def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> CompiledModule:
+    inputs = normalize_inputs(example_inputs)
+    backend = get_backend(options.backend)
+    start = time.perf_counter()
+    if options.verbose:
+        logging.basicConfig(level=logging.INFO, format="[ziggurat] %(message)s")
+        log.setLevel(logging.INFO)
+    report = CompileReport(backend=options.backend)
+    module = import_model(model, inputs, options.frontend)
+    report.pass_times.append(("import", time.perf_counter() - start))
+    log.info("imported %s in %.1f ms", type(model).__name__, report.pass_times[-1][1] * 1e3)
+    ir = {"torch": print_module(module)}
+    spec = options.passes if options.passes is not None else backend.default_pipeline(options)
+    passes = parse_pipeline(spec) if spec else []
+    report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir)
+    if passes:
+        ir["graph"] = print_module(module)
+    build_start = time.perf_counter()
+    executable = backend.build(module, options, report)
+    report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))
+    report.total_time = time.perf_counter() - start
+    log.info("compiled for %s in %.2f s", backend.name, report.total_time)
+    ir.update(getattr(executable, "ir", {}))
+    return CompiledModule(executable, module, report, static_inputs_of(inputs), ir,
+                          device=getattr(executable, "device", "cpu"))

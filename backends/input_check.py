@@ -1,0 +1,61 @@
+"""Checking call-time inputs against the types a module was compiled for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from ziggurat.ir.errors import InputError
+from ziggurat.ir.types import dtype_of, shape_of
+
+
+def check_inputs(
+    inputs: Sequence[Any],
+    expected: Sequence[Attribute],
+    names: Sequence[str],
+    *,
+    require_contiguous: bool = False,
+    device: str = "cpu",
+) -> None:
+    """Raise :class:`InputError` naming the first input that does not match."""
+    if len(inputs) != len(expected):
+        raise InputError(
+            f"expected {len(expected)} input(s) ({', '.join(names)}), got {len(inputs)}",
+            op="call",
+        )
+    for i, (value, ty) in enumerate(zip(inputs, expected, strict=True)):
+        name = names[i] if i < len(names) else f"arg{i}"
+        if not isinstance(ty, TensorType):
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise InputError(f"input {i} ('{name}') must be a tensor {ty}, got {type(value).__name__}",
+                             op="call")
+        shape, dtype = shape_of(ty), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
+        if tuple(value.shape) != shape:
+            raise InputError(
+                f"input {i} ('{name}') has shape {tuple(value.shape)}, but the module was "
+                f"compiled for {shape} ({ty}); compile again for this shape",
+                op="call",
+            )
+        if value.dtype != dtype:
+            raise InputError(
+                f"input {i} ('{name}') has dtype {value.dtype}, but the module was compiled "
+                f"for {dtype} ({ty})",
+                op="call",
+            )
+        if value.device.type != device:
+            raise InputError(
+                f"input {i} ('{name}') is on device {value.device}, but the module runs on "
+                f"{device}; move it with .to('{device}')",
+                op="call",
+            )
+        if require_contiguous and not value.is_contiguous():
+            raise InputError(
+                f"input {i} ('{name}') is not contiguous (strides {value.stride()}); "
+                "pass x.contiguous()",
+                op="call",
+            )

@@ -1,0 +1,33 @@
+"""The ``reference`` backend: the reference interpreter, executing every op with torch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.options import CompileOptions
+from ziggurat.ir.interpreter import run
+
+
+class ReferenceExecutable:
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+
+    def run(self, inputs: Sequence[Any]) -> list[Any]:
+        return run(self.module, inputs)
+
+
+class ReferenceBackend:
+    name = "reference"
+
+    def default_pipeline(self, options: CompileOptions) -> str:
+        return ""
+
+    def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> ReferenceExecutable:
+        from ziggurat.backends.op_census import count_ops
+
+        report.native_ops = count_ops(module)
+        return ReferenceExecutable(module)

@@ -1,0 +1,89 @@
+"""Running a pass pipeline with verification, timing, IR dumps and progress logging."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from ziggurat.ir.context import make_context
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.resources import elided_resources
+
+log = logging.getLogger("ziggurat")
+
+#: Called after each pass with (pass, module).
+PassHook = Callable[[ModulePass, ModuleOp], None]
+
+
+def print_module(module: ModuleOp, *, elide: bool = True) -> str:
+    import io
+
+    from xdsl.dialects import get_all_dialects  # noqa: F401
+
+    out = io.StringIO()
+    with elided_resources(elide):
+        printer = Printer(stream=out)
+        printer.print_op(module)
+        printer.print_metadata(make_context().loaded_dialects)
+    return out.getvalue()
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``)."""
+    from ziggurat.passes import all_passes
+    from xdsl.transforms import get_all_passes
+
+    available = {**get_all_passes(), **all_passes()}
+    try:
+        return list(PassPipeline.parse_spec(available, spec).passes)
+    except (ArgSpecParseError, ValueError, KeyError) as e:
+        names = ", ".join(sorted(all_passes()))
+        raise ZigguratError(f"bad pass pipeline '{spec}': {e}. Ziggurat's passes: {names}",
+                            op="passes") from None
+
+
+def run_pipeline(
+    module: ModuleOp,
+    passes: list[ModulePass],
+    *,
+    ctx: Context | None = None,
+    dump_dir: str | Path | None = None,
+    hooks: list[PassHook] | None = None,
+) -> list[tuple[str, float]]:
+    """Apply ``passes`` in order, verifying after each; returns (pass name, seconds) pairs."""
+    ctx = ctx or make_context()
+    times: list[tuple[str, float]] = []
+    dump = Path(dump_dir) if dump_dir is not None else None
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        (dump / "00-import.mlir").write_text(print_module(module, elide=False))
+    for index, p in enumerate(passes, start=1):
+        start = time.perf_counter()
+        try:
+            p.apply(ctx, module)
+            module.verify()
+        except ZigguratError:
+            raise
+        except DiagnosticException as e:
+            first = str(e).strip().splitlines()
+            raise ZigguratError(
+                f"the IR does not verify after pass '{p.name}': "
+                + next((ln for ln in first if "does not verify" in ln or "error" in ln.lower()), first[0] if first else ""),
+                op=p.name,
+            ) from None
+        elapsed = time.perf_counter() - start
+        times.append((p.name, elapsed))
+        log.info("pass %-28s %8.1f ms", p.name, elapsed * 1e3)
+        if dump is not None:
+            (dump / f"{index:02d}-{p.name}.mlir").write_text(print_module(module, elide=False))
+        for hook in hooks or []:
+            hook(p, module)
+    return times

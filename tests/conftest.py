@@ -1,0 +1,6 @@
+"""Shared pytest configuration: tests import helpers as ``tests.support.*``."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

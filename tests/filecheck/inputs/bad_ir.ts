@@ -1,0 +1,2 @@
+graph(%x : Float(2)):
+  %y : Tensor = aten::relu(%x

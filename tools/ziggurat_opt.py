@@ -1,0 +1,116 @@
+"""``ziggurat-opt``: Ziggurat's pass driver (xDSL's ``xdsl-opt`` with Ziggurat's levels).
+
+    ziggurat-opt model.mlir -p graph-opt
+    ziggurat-opt model.pt --frontend torchscript --input-types 'tensor<1x3x224x224xf32>' --emit=fused
+    ziggurat-opt graph.ts --frontend torchscript-ir --elide-resources
+
+Bad input of any kind ends with a one-line diagnostic and exit status 1, never a traceback
+(``ZIGGURAT_DEBUG=1`` shows the traceback of internal errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.resources import elided_resources
+from ziggurat.tools.stages import available_stages
+
+
+class ZigguratOptMain(xDSLOptMain):
+    version_format = "ziggurat-opt (Ziggurat on xdsl {xdsl_version})"
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        stages = available_stages()
+        arg_parser.add_argument(
+            "--emit",
+            choices=sorted(stages),
+            default=None,
+            help="lower to this level and print it (runs the stage's pipeline before -p)",
+        )
+        arg_parser.add_argument(
+            "--input-types",
+            default="",
+            help="types of the graph inputs for the TorchScript frontends, "
+            "e.g. 'tensor<1x3x224x224xf32>,tensor<5xi64>'",
+        )
+        arg_parser.add_argument(
+            "--elide-resources",
+            action="store_true",
+            help="print dense_resource handles without their blob data",
+        )
+
+    def setup_pipeline(self) -> None:
+        if self.args.emit:
+            stage = ",".join(available_stages()[self.args.emit])
+            self.args.passes = ",".join(p for p in (stage, self.args.passes) if p)
+        super().setup_pipeline()
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if self.args.input_types and not self.args.frontend:
+            self.args.frontend = file_extension
+        if self.args.input_types and self.args.frontend and "{" not in self.args.frontend:
+            self.args.frontend = f'{self.args.frontend}{{input-types="{self.args.input_types}"}}'
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        # Frontends build ops without parsing, so the builtin dialect (which owns the
+        # weight blobs printed after the module) may not be loaded yet.
+        if "builtin" not in {d.name for d in self.ctx.loaded_dialects}:
+            self.ctx.load_registered_dialect("builtin")
+        with elided_resources(self.args.elide_resources):
+            return super().output_resulting_program(prog)
+
+
+def _parse_error_line(e: ParseError) -> str:
+    location = e.span.get_location()
+    context = e.span.print_with_context().splitlines()
+    source = context[1].strip() if len(context) > 1 else ""
+    return f"{location}: error: {e.msg}" + (f"  (at: {source[:120]})" if source else "")
+
+
+def _diagnostic_line(e: BaseException) -> str:
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    message = next((ln for ln in lines if not ln.lstrip().startswith(("%", "^", "builtin.", "func.", "}"))), lines[0] if lines else type(e).__name__)
+    return f"error: {message.strip()}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        ZigguratOptMain(args=argv).run()
+    except ParseError as e:
+        print(f"ziggurat-opt: {_parse_error_line(e)}", file=sys.stderr)
+        return 1
+    except ZigguratError as e:
+        print(f"ziggurat-opt: error: {e}", file=sys.stderr)
+        return 1
+    except DiagnosticException as e:
+        print(f"ziggurat-opt: {_diagnostic_line(e)}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, KeyError) as e:
+        print(f"ziggurat-opt: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("ZIGGURAT_DEBUG"):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        print(f"ziggurat-opt: internal error: {type(e).__name__}: {first} "
+              "(set ZIGGURAT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["ZigguratOptMain", "main"]
