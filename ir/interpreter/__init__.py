@@ -24,7 +24,11 @@ FUNCTION_TABLES: list[Callable[[], InterpreterFunctions]] = []
 def _default_tables() -> list[InterpreterFunctions]:
     from ziggurat.ir.interpreter.torch_functions import AtenFunctions, TorchFunctions
 
-    tables: list[InterpreterFunctions] = [FuncFunctions(), TorchFunctions(), AtenFunctions()]
+    from ziggurat.ir.interpreter.fused_functions import FusedFunctions
+
+    tables: list[InterpreterFunctions] = [
+        FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(),
+    ]
     tables += [factory() for factory in FUNCTION_TABLES]
     return tables
 

@@ -1,0 +1,262 @@
+"""The ``fused`` dialect: backend-neutral GEMM/conv ops with fused post-ops.
+
+Produced by ``fuse-post-ops`` (and ``fold-batchnorm``/``prepack-weights``), consumed
+by both backends.  A fused op is its base computation followed by ``post_ops``, an
+ordered list of at most one unary and one binary post-op, e.g. conv -> add(residual) -> relu::
+
+    %y = fused.conv2d %x, %w bias(%b) other(%res) {stride = array<i64: 1, 1>, ...,
+           post_ops = [#fused.binary<add, 1.0>, #fused.unary<relu>]} : (...) -> tensor<...>
+
+Unary post-ops and their parameters (positional in the attribute):
+relu, relu6, gelu_erf, gelu_tanh, silu, sigmoid, tanh, hardtanh(min_val, max_val),
+hardswish, hardsigmoid, leaky_relu(negative_slope), clamp(min, max) (+-inf = unbounded).
+Binary post-ops: add(alpha): y + alpha * other; sub(alpha): y - alpha * other, with
+``other`` any tensor that broadcasts to the output.
+
+A weight that ``prepack-weights`` rewrote carries its layout in ``weight_layout`` and its
+logical shape in ``weight_shape`` (``"KN32n"``: GEMM panels of 32 output columns, for a
+conv per group over K = kh*kw*I; ``"OIhw16i16o"``: blocked conv weights); the weight
+operand then has the packed shape.  ``backends/cpu/kernels/pack.py`` defines the layouts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType, f64
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+#: Unary post-op kinds and the names of their parameters.
+UNARY_KINDS: dict[str, tuple[str, ...]] = {
+    "relu": (), "relu6": (), "gelu_erf": (), "gelu_tanh": (), "silu": (), "sigmoid": (),
+    "tanh": (), "hardtanh": ("min_val", "max_val"), "hardswish": (), "hardsigmoid": (),
+    "leaky_relu": ("negative_slope",), "clamp": ("min", "max"),
+}
+BINARY_KINDS: tuple[str, ...] = ("add", "sub")
+
+
+def _print_params(printer: Printer, kind: str, params: Sequence[float]) -> None:
+    printer.print_string("<" + kind)
+    for p in params:
+        printer.print_string(", " + repr(float(p)).replace("inf", "inf"))
+    printer.print_string(">")
+
+
+def _parse_params(parser: AttrParser) -> tuple[str, list[float]]:
+    with parser.in_angle_brackets():
+        kind = parser.parse_identifier()
+        params: list[float] = []
+        while parser.parse_optional_punctuation(","):
+            negative = parser.parse_optional_punctuation("-") is not None
+            if parser.parse_optional_keyword("inf") is not None:
+                value = math.inf
+            else:
+                value = float(parser.parse_number())
+            params.append(-value if negative else value)
+    return kind, params
+
+
+@irdl_attr_definition
+class UnaryPostOpAttr(ParametrizedAttribute):
+    """``#fused.unary<hardtanh, 0.0, 6.0>``"""
+
+    name = "fused.unary"
+
+    kind: StringAttr = param_def()
+    params: ArrayAttr[FloatAttr] = param_def()
+
+    def __init__(self, kind: str, params: Sequence[float] = ()) -> None:
+        super().__init__(StringAttr(kind), ArrayAttr([FloatAttr(float(p), f64) for p in params]))
+
+    @property
+    def values(self) -> list[float]:
+        return [p.value.data for p in self.params.data]
+
+    def param(self, name: str) -> float:
+        return self.values[UNARY_KINDS[self.kind.data].index(name)]
+
+    def verify(self) -> None:
+        expected = UNARY_KINDS.get(self.kind.data)
+        if expected is None:
+            raise VerifyException(
+                f"unknown unary post-op '{self.kind.data}'; known: {', '.join(UNARY_KINDS)}"
+            )
+        if len(self.params.data) != len(expected):
+            raise VerifyException(
+                f"unary post-op {self.kind.data} takes {len(expected)} parameter(s) "
+                f"({', '.join(expected)}), got {len(self.params.data)}"
+            )
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_params(printer, self.kind.data, self.values)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        kind, params = _parse_params(parser)
+        return (StringAttr(kind), ArrayAttr([FloatAttr(p, f64) for p in params]))
+
+
+@irdl_attr_definition
+class BinaryPostOpAttr(ParametrizedAttribute):
+    """``#fused.binary<add, 1.0>``: y + alpha * other (``sub``: y - alpha * other)."""
+
+    name = "fused.binary"
+
+    kind: StringAttr = param_def()
+    alpha: FloatAttr = param_def()
+
+    def __init__(self, kind: str, alpha: float = 1.0) -> None:
+        super().__init__(StringAttr(kind), FloatAttr(float(alpha), f64))
+
+    def verify(self) -> None:
+        if self.kind.data not in BINARY_KINDS:
+            raise VerifyException(f"unknown binary post-op '{self.kind.data}'; known: add, sub")
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_params(printer, self.kind.data, [self.alpha.value.data])
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        kind, params = _parse_params(parser)
+        return (StringAttr(kind), FloatAttr(params[0] if params else 1.0, f64))
+
+
+PostOp = UnaryPostOpAttr | BinaryPostOpAttr
+
+
+class FusedOp(IRDLOperation):
+    """Common part of the fused ops: an output, post-ops, an optional ``other`` operand."""
+
+    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr])
+    #: Set by prepack-weights: the packed layout of the weight operand and its logical shape.
+    weight_layout = opt_prop_def(StringAttr)
+    weight_shape = opt_prop_def(DenseArrayBase)
+
+    BASE: ClassVar[str]
+
+    def unary(self) -> UnaryPostOpAttr | None:
+        return next((p for p in self.post_ops.data if isinstance(p, UnaryPostOpAttr)), None)
+
+    def binary(self) -> BinaryPostOpAttr | None:
+        return next((p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)), None)
+
+    def verify_post_ops(self, other: object) -> None:
+        unary = [p for p in self.post_ops.data if isinstance(p, UnaryPostOpAttr)]
+        binary = [p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)]
+        if len(unary) > 1 or len(binary) > 1:
+            raise VerifyException(f"{self.name}: at most one unary and one binary post-op")
+        if bool(binary) != (other is not None):
+            raise VerifyException(
+                f"{self.name}: a binary post-op needs exactly one 'other' operand"
+            )
+
+
+_OPTIONS = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+
+
+@irdl_op_definition
+class Conv2dOp(FusedOp):
+    """conv2d (NCHW, groups, stride/padding/dilation) + post-ops."""
+
+    name = "fused.conv2d"
+    BASE: ClassVar[str] = "aten::conv2d"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    other = opt_operand_def(TensorType)
+    stride = prop_def(DenseArrayBase)
+    padding = prop_def(DenseArrayBase)
+    dilation = prop_def(DenseArrayBase)
+    groups = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = _OPTIONS
+    assembly_format = (
+        "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+        "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        self.verify_post_ops(self.other)
+        if len(self.input.type.get_shape()) != 4:  # pyright: ignore
+            raise VerifyException(f"fused.conv2d: input must be NCHW (rank 4), got {self.input.type}")
+
+
+@irdl_op_definition
+class LinearOp(FusedOp):
+    """y = x @ W^T + bias, + post-ops; W is [N, K] (or packed, see ``weight_layout``)."""
+
+    name = "fused.linear"
+    BASE: ClassVar[str] = "aten::linear"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    other = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = _OPTIONS
+    assembly_format = (
+        "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+        "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        self.verify_post_ops(self.other)
+
+
+@irdl_op_definition
+class MatmulOp(FusedOp):
+    """y = alpha * (a @ b) + beta * bias (torch.matmul broadcasting; mm/bmm/addmm/baddbmm), + post-ops."""
+
+    name = "fused.matmul"
+    BASE: ClassVar[str] = "aten::matmul"
+
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    other = opt_operand_def(TensorType)
+    alpha = prop_def(FloatAttr)
+    beta = prop_def(FloatAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = _OPTIONS
+    assembly_format = (
+        "$a `,` $b (`bias` `(` $bias^ `:` type($bias) `)`)? "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+        "`:` `(` type($a) `,` type($b) `)` `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        self.verify_post_ops(self.other)
+
+
+FUSED_OPS = (Conv2dOp, LinearOp, MatmulOp)
+
+Fused = Dialect("fused", list(FUSED_OPS), [UnaryPostOpAttr, BinaryPostOpAttr])

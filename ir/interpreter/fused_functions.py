@@ -1,0 +1,122 @@
+"""Reference semantics of the ``fused`` dialect: the base op with torch, then the post-ops.
+
+Packed weights (``weight_layout``) are unpacked with the layout contract of
+``backends/cpu/kernels/pack.py``, so a ``prepack-weights`` rewrite is checked numerically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+
+from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.interpreter.torch_functions import check_result
+from ziggurat.ir.locations import op_location
+
+
+def apply_unary(post: UnaryPostOpAttr, y: torch.Tensor) -> torch.Tensor:
+    kind, p = post.kind.data, post.values
+    match kind:
+        case "relu":
+            return torch.relu(y)
+        case "relu6":
+            return F.relu6(y)
+        case "gelu_erf":
+            return F.gelu(y)
+        case "gelu_tanh":
+            return F.gelu(y, approximate="tanh")
+        case "silu":
+            return F.silu(y)
+        case "sigmoid":
+            return torch.sigmoid(y)
+        case "tanh":
+            return torch.tanh(y)
+        case "hardtanh":
+            return F.hardtanh(y, p[0], p[1])
+        case "hardswish":
+            return F.hardswish(y)
+        case "hardsigmoid":
+            return F.hardsigmoid(y)
+        case "leaky_relu":
+            return F.leaky_relu(y, p[0])
+        case "clamp":
+            return torch.clamp(y, None if p[0] == -float("inf") else p[0],
+                               None if p[1] == float("inf") else p[1])
+        case _:
+            raise ZigguratError(f"unknown unary post-op {kind}", op="fused")
+
+
+def apply_post_ops(op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
+    for post in op.post_ops.data:
+        if isinstance(post, UnaryPostOpAttr):
+            y = apply_unary(post, y)
+        elif isinstance(post, BinaryPostOpAttr):
+            assert other is not None
+            alpha = post.alpha.value.data
+            y = torch.add(y, other, alpha=alpha) if post.kind.data == "add" else torch.sub(y, other, alpha=alpha)
+    return y
+
+
+def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
+    """The weight in its original layout (unpacking a prepacked one)."""
+    if op.weight_layout is None:
+        return weight
+    from ziggurat.backends.cpu.kernels import pack
+
+    layout = op.weight_layout.data
+    shape = tuple(op.weight_shape.get_values()) if op.weight_shape is not None else ()  # pyright: ignore
+    if layout.startswith("KN") and isinstance(op, LinearOp):
+        return pack.unpack_linear_weight(weight, int(shape[0]))
+    if layout.startswith("KN") and isinstance(op, MatmulOp):
+        return pack.unpack_gemm_b(weight, int(shape[1]))
+    if layout.startswith("KN") and isinstance(op, Conv2dOp):
+        return pack.unpack_conv_weight_gemm(weight, shape, int(op.groups.value.data))  # pyright: ignore
+    if layout.startswith("OIhw") and isinstance(op, Conv2dOp):
+        w = pack.unpack_conv_weight(weight, int(shape[0]), int(shape[1]))
+        return w
+    raise ZigguratError(f"unknown weight layout '{layout}'", op=op.name, location=op_location(op))
+
+
+def _values(op: FusedOp, args: tuple[Any, ...]) -> dict[str, Any]:
+    env = dict(zip(op.operands, args, strict=True))
+    defs = type(op).get_irdl_definition().operands
+    return {name: (env[getattr(op, name)] if getattr(op, name) is not None else None) for name, _ in defs}
+
+
+@register_impls
+class FusedFunctions(InterpreterFunctions):
+    @impl(Conv2dOp)
+    def run_conv2d(self, interpreter: Interpreter, op: Conv2dOp, args: tuple[Any, ...]):
+        v = _values(op, args)
+        y = F.conv2d(
+            v["input"], logical_weight(op, v["weight"]), v["bias"],
+            stride=list(op.stride.get_values()), padding=list(op.padding.get_values()),  # pyright: ignore
+            dilation=list(op.dilation.get_values()), groups=int(op.groups.value.data),  # pyright: ignore
+        )
+        return (self._finish(op, y, v["other"]),)
+
+    @impl(LinearOp)
+    def run_linear(self, interpreter: Interpreter, op: LinearOp, args: tuple[Any, ...]):
+        v = _values(op, args)
+        y = F.linear(v["input"], logical_weight(op, v["weight"]), v["bias"])
+        return (self._finish(op, y, v["other"]),)
+
+    @impl(MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: MatmulOp, args: tuple[Any, ...]):
+        v = _values(op, args)
+        y = torch.matmul(v["a"], logical_weight(op, v["b"]))
+        alpha, beta = op.alpha.value.data, op.beta.value.data
+        if alpha != 1.0:
+            y = y * alpha
+        if v["bias"] is not None:
+            y = y + (v["bias"] if beta == 1.0 else beta * v["bias"])
+        return (self._finish(op, y, v["other"]),)
+
+    def _finish(self, op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
+        y = apply_post_ops(op, y, other)
+        check_result(op, op.results[0].type, y)
+        return y
