@@ -1,22 +1,37 @@
 """The levels of the ziggurat, as pass pipelines (``ziggurat-opt --emit=<stage>``, Toy-style).
 
-Each stage is the pipeline that brings freshly imported ``torch`` IR to that level.
-A stage is offered only when all of its passes exist.
+Each stage is the pipeline that brings freshly imported ``torch`` IR to that level, and
+the output target that prints it (``None``: the MLIR printer).  A stage is offered only
+when all of its passes (and its target) exist.
 """
 
 from __future__ import annotations
 
-from ziggurat.passes import all_passes
+from dataclasses import dataclass
 
-STAGES: dict[str, tuple[str, ...]] = {
-    "torch": (),
-    "fused": ("graph-opt",),
-    "trt": ("graph-opt", "convert-torch-to-trt"),
-    "loop": ("graph-opt", "convert-torch-to-loop"),
-    "llvm": ("graph-opt", "convert-torch-to-loop"),
+from ziggurat.passes import all_passes
+from ziggurat.tools.targets import all_targets
+
+
+@dataclass(frozen=True)
+class Stage:
+    passes: tuple[str, ...]
+    target: str | None = None
+
+
+STAGES: dict[str, Stage] = {
+    "torch": Stage(()),
+    "fused": Stage(("graph-opt",)),
+    "trt": Stage(("graph-opt", "convert-torch-to-trt")),
+    "loop": Stage(("graph-opt", "convert-torch-to-loop")),
+    "llvm": Stage(("graph-opt", "convert-torch-to-loop"), target="llvm-ir"),
 }
 
 
-def available_stages() -> dict[str, tuple[str, ...]]:
+def available_stages() -> dict[str, Stage]:
     known = all_passes()
-    return {name: p for name, p in STAGES.items() if all(x in known for x in p)}
+    targets = all_targets()
+    return {
+        name: s for name, s in STAGES.items()
+        if all(p in known for p in s.passes) and (s.target is None or s.target in targets)
+    }

@@ -51,8 +51,10 @@ class ZigguratOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         if self.args.emit:
-            stage = ",".join(available_stages()[self.args.emit])
-            self.args.passes = ",".join(p for p in (stage, self.args.passes) if p)
+            stage = available_stages()[self.args.emit]
+            self.args.passes = ",".join(p for p in (",".join(stage.passes), self.args.passes) if p)
+            if stage.target is not None:
+                self.args.target = stage.target
         super().setup_pipeline()
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
