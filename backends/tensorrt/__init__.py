@@ -1,1 +1,6 @@
-"""tensorrt"""
+"""The TensorRT backend: ``trt`` dialect -> TensorRT engines (or the CPU reference executor).
+
+* ``reference_executor``: run a ``trt`` function on CPU with TensorRT's documented semantics.
+* ``emitter`` / ``runtime``: build and run real engines (``tensorrt`` imported lazily).
+* ``registry`` / ``converters``: aten schema -> converter, used by ``convert-torch-to-trt``.
+"""

@@ -1,0 +1,188 @@
+"""What a converter works with: where trt ops go, torch -> trt values, weights, layer names.
+
+The :class:`ConversionContext` of one TensorRT segment owns
+
+* the builder inserting ``trt`` ops into the segment's function,
+* the map from torch SSA values to the ``trt`` values that compute them,
+* the weights: every ``torch.literal`` used by the segment becomes one
+  ``trt.constant`` sharing the literal's (``dense_resource``) attribute, and
+  tensors created by converters are kept in :attr:`weights` until the build ends,
+* naming: :meth:`name` is the node info of the torch op being converted
+  (``aten::conv2d @ model.py:12 [%x.3 (conv1)]``), with a suffix for the extra
+  layers one op needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import torch
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar, node_info
+from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
+from ziggurat.dialects.trt.base import element_of, shape_of
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.literals import literal_attr, literal_tensor
+from ziggurat.ir.types import dtype_of, element_type
+
+OpT = TypeVar("OpT", bound=TrtLayerOp)
+
+
+class ConversionError(ZigguratError):
+    """A converter that cannot convert this op instance (the op then stays in torch)."""
+
+
+class ConversionContext:
+    """State shared by the converters of one TensorRT segment."""
+
+    def __init__(self, builder: Builder) -> None:
+        self.builder = builder
+        self.values: dict[SSAValue, SSAValue] = {}
+        #: tensors created at conversion time, kept alive until the engine is built
+        self.weights: list[torch.Tensor] = []
+        self._constants: dict[SSAValue, SSAValue] = {}
+        self._trt_values: set[SSAValue] = set()
+        self._op: TorchOp | None = None
+        self._node_info = "ziggurat"
+
+    # -- the op being converted -----------------------------------------------------------
+    def begin(self, op: TorchOp) -> ConverterArgs:
+        """Start converting ``op``: layers are named after it from now on."""
+        self._op = op
+        self._node_info = node_info(op)
+        return ConverterArgs.of(op)
+
+    @property
+    def op(self) -> TorchOp:
+        if self._op is None:
+            raise ConversionError("no torch op is being converted", op="conversion context")
+        return self._op
+
+    def name(self, suffix: str = "") -> str:
+        """The layer name: the node info, plus ``suffix`` for helper layers."""
+        return f"{self._node_info} ({suffix})" if suffix else self._node_info
+
+    def error(self, message: str) -> ConversionError:
+        op = self._op
+        return ConversionError(message, op=self._node_info, schema=_schema_text(op) if op is not None else None)
+
+    # -- inserting layers ---------------------------------------------------------------------
+    def add(self, op: OpT) -> OpT:
+        """Insert a ``trt`` op (built with ``name=ctx.name(...)``) at the end of the segment."""
+        self.builder.insert(op)
+        self._trt_values.update(op.results)
+        return op
+
+    # -- values ----------------------------------------------------------------------------------
+    def map(self, torch_value: SSAValue, trt_value: SSAValue) -> None:
+        self.values[torch_value] = trt_value
+        self._trt_values.add(trt_value)
+
+    def is_trt(self, value: SSAValue) -> bool:
+        """Whether ``value`` is already a value of the trt segment."""
+        return value in self._trt_values
+
+    def tensor(
+        self,
+        value: SSAValue | Scalar | torch.Tensor,
+        *,
+        like: SSAValue | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> SSAValue:
+        """The ``trt`` value of a torch value, a literal, or a number.
+
+        A number becomes a constant of rank ``rank(like)`` (all dims 1, so that
+        TensorRT's broadcast applies) with ``dtype`` (default: ``like``'s dtype).
+        """
+        if isinstance(value, SSAValue):
+            if value in self._trt_values:
+                return value
+            if value in self.values:
+                return self.values[value]
+            owner = value.owner
+            if isinstance(owner, LiteralOp):
+                return self._literal(owner)
+            raise self.error(f"{value} is not computed inside this TensorRT segment")
+        if isinstance(value, torch.Tensor):
+            return self.constant(value)
+        rank = len(shape_of(like)) if like is not None else 0
+        if dtype is None:
+            if like is not None:
+                dtype = dtype_of(like.type)
+            else:
+                dtype = torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int) else torch.float32
+        return self.constant(torch.full([1] * rank, value, dtype=dtype), "scalar")
+
+    def _literal(self, op: LiteralOp) -> SSAValue:
+        cached = self._constants.get(op.result)
+        if cached is None:
+            hint = op.result.name_hint or "literal"
+            const = self.add(ConstantOp(op.value, name=hint))
+            const.output.name_hint = hint
+            cached = self._constants[op.result] = const.output
+        return cached
+
+    def constant(self, value: torch.Tensor, suffix: str = "constant") -> SSAValue:
+        """A ``trt.constant`` holding ``value`` (kept alive in :attr:`weights`)."""
+        value = value.detach().to("cpu").contiguous()
+        self.weights.append(value)
+        return self.add(ConstantOp(literal_attr(value, self.name(suffix)), name=self.name(suffix))).output
+
+    def literal(self, value: SSAValue) -> torch.Tensor | None:
+        """The compile-time tensor behind a torch or trt value, if it is a constant."""
+        owner = value.owner
+        if isinstance(owner, LiteralOp):
+            return literal_tensor(owner.value)
+        mapped = self.values.get(value)
+        if mapped is not None and isinstance(mapped.owner, ConstantOp):
+            return literal_tensor(mapped.owner.weights)
+        if isinstance(owner, ConstantOp):
+            return literal_tensor(owner.weights)
+        return None
+
+    # -- types --------------------------------------------------------------------------------------
+    @staticmethod
+    def shape(value: SSAValue) -> tuple[int, ...]:
+        return shape_of(value)
+
+    @staticmethod
+    def rank(value: SSAValue) -> int:
+        return len(shape_of(value))
+
+    @staticmethod
+    def dtype(value: SSAValue) -> torch.dtype:
+        return dtype_of(value.type)
+
+    @staticmethod
+    def element(dtype: torch.dtype) -> Attribute:
+        return element_type(dtype)
+
+    def result_types(self) -> Sequence[TensorType[Attribute]]:
+        """The types the torch op's results must have after conversion."""
+        types: list[TensorType[Attribute]] = []
+        for r in self.op.results:
+            assert isinstance(r.type, TensorType)
+            types.append(r.type)  # pyright: ignore[reportUnknownArgumentType]
+        return types
+
+    def result_dtype(self, index: int = 0) -> torch.dtype:
+        return dtype_of(self.op.results[index].type)
+
+    def result_shape(self, index: int = 0) -> tuple[int, ...]:
+        return shape_of(self.op.results[index])
+
+    @staticmethod
+    def element_of(value: SSAValue) -> Attribute:
+        return element_of(value)
+
+
+def _schema_text(op: Operation) -> str | None:
+    try:
+        return op.op_schema.text  # pyright: ignore[reportAttributeAccessIssue]
+    except (KeyError, AttributeError):
+        return None

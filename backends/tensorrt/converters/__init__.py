@@ -1,0 +1,3 @@
+"""TensorRT converters, one module per op family; importing this package registers them all."""
+
+from ziggurat.backends.tensorrt.converters import activation, elementwise, unary  # noqa: F401

@@ -1,0 +1,230 @@
+"""Activations -> IActivationLayer (and small compositions where TensorRT has no single type)."""
+
+from __future__ import annotations
+
+import torch
+from xdsl.ir import SSAValue
+
+from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.converters.common import (
+    FLOAT_DTYPES,
+    activation,
+    elementwise,
+    float_input,
+    select,
+)
+from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.trt import ActivationType, ElementWiseOperation
+
+A = ActivationType
+E = ElementWiseOperation
+
+
+def float_self(args: ConverterArgs) -> str | None:
+    """Validator: TensorRT activations take float tensors only."""
+    dtype = args.dtype("self")
+    return None if dtype in FLOAT_DTYPES else f"IActivationLayer takes float tensors, 'self' is {dtype}"
+
+
+def _self(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return float_input(ctx, args.tensor("self"))
+
+
+@converter("aten::relu(Tensor self) -> Tensor", "aten::relu_(Tensor(a!) self) -> Tensor(a!)", validator=float_self)
+def relu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kRELU)
+
+
+@converter("aten::sigmoid(Tensor self) -> Tensor", "aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")
+def sigmoid(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kSIGMOID)
+
+
+@converter("aten::tanh(Tensor self) -> Tensor", "aten::tanh_(Tensor(a!) self) -> Tensor(a!)")
+def tanh(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kTANH)
+
+
+@converter(
+    "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+    "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+    validator=float_self,
+)
+def leaky_relu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kLEAKY_RELU, alpha=args.get_float("negative_slope"))
+
+
+def _plain_elu(args: ConverterArgs) -> str | None:
+    reason = float_self(args)
+    if reason:
+        return reason
+    if args.get_float("scale") != 1.0 or args.get_float("input_scale") != 1.0:
+        return "kELU models scale = input_scale = 1 only"
+    return None
+
+
+@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", validator=_plain_elu)
+def elu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kELU, alpha=args.get_float("alpha"))
+
+
+@converter("aten::selu(Tensor self) -> Tensor", validator=float_self)
+def selu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kSELU, alpha=1.6732632423543772848170429916717,
+                      beta=1.0507009873554804934193349852946)
+
+
+def _gelu_mode(args: ConverterArgs) -> str | None:
+    mode = args.get_str("approximate")
+    if mode not in ("none", "tanh"):
+        return f"unknown gelu approximation {mode!r}"
+    return float_self(args)
+
+
+@converter(
+    'aten::gelu(Tensor self, *, str approximate="none") -> Tensor',
+    'aten::gelu_(Tensor(a!) self, *, str approximate="none") -> Tensor(a!)',
+    validator=_gelu_mode,
+)
+def gelu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    kind = A.kGELU_TANH if args.get_str("approximate") == "tanh" else A.kGELU_ERF
+    return activation(ctx, _self(ctx, args), kind)
+
+
+def clip(ctx: ConversionContext, x: SSAValue, low: float, high: float) -> SSAValue:
+    """min(max(x, low), high) as torch computes it; kCLIP when low <= high (then they agree)."""
+    if low <= high:
+        return activation(ctx, x, A.kCLIP, alpha=low, beta=high)
+    return elementwise(ctx, elementwise(ctx, x, low, E.kMAX, suffix="min"), high, E.kMIN)
+
+
+@converter(
+    "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> (Tensor)",
+    "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+    validator=float_self,
+)
+def hardtanh(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """kCLIP: max(alpha, min(beta, x)) with alpha = min_val, beta = max_val."""
+    return clip(ctx, _self(ctx, args), args.get_float("min_val"), args.get_float("max_val"))
+
+
+@converter("aten::relu6(Tensor self) -> Tensor", validator=float_self)
+def relu6(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kCLIP, alpha=0.0, beta=6.0)
+
+
+@converter("aten::hardsigmoid(Tensor self) -> Tensor", validator=float_self)
+def hardsigmoid(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return activation(ctx, _self(ctx, args), A.kHARD_SIGMOID, alpha=1.0 / 6.0, beta=0.5)
+
+
+@converter("aten::hardswish(Tensor self) -> Tensor", validator=float_self)
+def hardswish(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = _self(ctx, args)
+    gate = activation(ctx, x, A.kHARD_SIGMOID, alpha=1.0 / 6.0, beta=0.5, suffix="hardsigmoid")
+    return elementwise(ctx, x, gate, E.kPROD)
+
+
+@converter("aten::silu(Tensor self) -> Tensor", validator=float_self)
+def silu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = _self(ctx, args)
+    return elementwise(ctx, x, activation(ctx, x, A.kSIGMOID, suffix="sigmoid"), E.kPROD)
+
+
+@converter("aten::mish(Tensor self) -> Tensor", validator=float_self)
+def mish(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = _self(ctx, args)
+    soft = activation(ctx, x, A.kSOFTPLUS, alpha=1.0, beta=1.0, suffix="softplus")
+    return elementwise(ctx, x, activation(ctx, soft, A.kTANH, suffix="tanh"), E.kPROD)
+
+
+@converter("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", validator=float_self)
+def softplus(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """kSOFTPLUS = alpha*log(exp(beta*x)+1) with alpha = 1/beta; above ``threshold`` torch returns x."""
+    beta = args.get_float("beta")
+    x = _self(ctx, args)
+    soft = activation(ctx, x, A.kSOFTPLUS, alpha=1.0 / beta, beta=beta, suffix="softplus")
+    linear = elementwise(ctx, x, args.get_float("threshold") / beta, E.kGREATER, suffix="above threshold")
+    return select(ctx, linear, x, soft, dtype=ctx.dtype(x))
+
+
+@converter("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", validator=float_self)
+def threshold(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = _self(ctx, args)
+    limit = args.get_float("threshold")
+    value = args.get_float("value")
+    if value == 0.0:
+        return activation(ctx, x, A.kTHRESHOLDED_RELU, alpha=limit)
+    keep = elementwise(ctx, x, limit, E.kGREATER, suffix="above threshold")
+    return select(ctx, keep, x, value, dtype=ctx.dtype(x))
+
+
+@converter("aten::prelu(Tensor self, Tensor weight) -> Tensor", validator=float_self)
+def prelu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1) or shared."""
+    x = _self(ctx, args)
+    weight = ctx.tensor(args.tensor("weight"))
+    rank = ctx.rank(x)
+    count = ctx.shape(weight)[0] if ctx.rank(weight) else 1
+    if count != 1:
+        from ziggurat.backends.tensorrt.converters.common import reshape
+
+        weight = reshape(ctx, weight, [1, count] + [1] * (rank - 2), "weight per channel")
+    positive = activation(ctx, x, A.kRELU, suffix="positive part")
+    negative = elementwise(ctx, x, 0.0, E.kMIN, suffix="negative part")
+    scaled = elementwise(ctx, negative, weight, E.kPROD, suffix="slope")
+    return elementwise(ctx, positive, scaled, E.kSUM)
+
+
+def _static_bounds(args: ConverterArgs) -> str | None:
+    reason = float_self(args)
+    if reason:
+        return reason
+    if args.is_none("min") and args.is_none("max"):
+        return "clamp needs min or max"
+    return None
+
+
+@converter("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", validator=_static_bounds)
+def clamp(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = _self(ctx, args)
+    low = args.get_optional_float("min")
+    high = args.get_optional_float("max")
+    if low is not None and high is not None:
+        return clip(ctx, x, low, high)
+    if low is not None:
+        return elementwise(ctx, x, low, E.kMAX)
+    assert high is not None
+    return elementwise(ctx, x, high, E.kMIN)
+
+
+def _numeric(args: ConverterArgs) -> str | None:
+    if args.dtype("self") == torch.bool:
+        return "clamp of bool tensors"
+    if "min" in args and "max" in args and args.is_none("min") and args.is_none("max"):
+        return "clamp needs min or max"
+    return None
+
+
+@converter("aten::clamp_min(Tensor self, Scalar min) -> Tensor", "aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor",
+           validator=_numeric)
+def clamp_min(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), args.tensor_or_scalar("min"), E.kMAX, dtype=ctx.result_dtype())
+
+
+@converter("aten::clamp_max(Tensor self, Scalar max) -> Tensor", "aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor",
+           validator=_numeric)
+def clamp_max(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), args.tensor_or_scalar("max"), E.kMIN, dtype=ctx.result_dtype())
+
+
+@converter("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", validator=_numeric)
+def clamp_tensor(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    dtype = ctx.result_dtype()
+    y: SSAValue = ctx.tensor(args.tensor("self"))
+    if not args.is_none("min"):
+        y = elementwise(ctx, y, args.tensor_or_scalar("min"), E.kMAX, dtype=dtype, suffix="min")
+    if not args.is_none("max"):
+        y = elementwise(ctx, y, args.tensor_or_scalar("max"), E.kMIN, dtype=dtype, suffix="max")
+    return y

@@ -1,0 +1,336 @@
+"""Binary arithmetic, comparisons, logic and selection -> IElementWiseLayer / ISelectLayer."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from xdsl.ir import SSAValue
+
+from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar
+from ziggurat.backends.tensorrt.converters.common import (
+    cast,
+    elementwise,
+    promote,
+    select,
+    unary,
+)
+from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.trt import ElementWiseOperation, UnaryOperation
+
+E = ElementWiseOperation
+U = UnaryOperation
+
+
+def _no_bool_arithmetic(args: ConverterArgs) -> str | None:
+    from ziggurat.ir.types import dtype_of
+
+    result = args.op.results[0].type
+    if dtype_of(result) == torch.bool:
+        return "arithmetic on bool tensors has no TensorRT elementwise operation"
+    return None
+
+
+def _other(args: ConverterArgs) -> SSAValue | Scalar:
+    return args.tensor_or_scalar("other")
+
+
+def _scaled(ctx: ConversionContext, value: SSAValue | Scalar, alpha: Scalar, dtype: torch.dtype) -> SSAValue | Scalar:
+    if alpha == 1:
+        return value
+    if not isinstance(value, SSAValue):
+        return value * alpha
+    return elementwise(ctx, value, alpha, E.kPROD, dtype=dtype, suffix="alpha")
+
+
+@converter(
+    "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+    validator=_no_bool_arithmetic,
+)
+def add(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    dtype = ctx.result_dtype()
+    other = _scaled(ctx, _other(args), args.get_scalar("alpha"), dtype)
+    return elementwise(ctx, args.tensor("self"), other, E.kSUM, dtype=dtype)
+
+
+@converter(
+    "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def sub(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    dtype = ctx.result_dtype()
+    other = _scaled(ctx, _other(args), args.get_scalar("alpha"), dtype)
+    return elementwise(ctx, args.tensor("self"), other, E.kSUB, dtype=dtype)
+
+
+@converter(
+    "aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def rsub(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """other - alpha * self."""
+    dtype = ctx.result_dtype()
+    scaled = _scaled(ctx, args.tensor("self"), args.get_scalar("alpha"), dtype)
+    return elementwise(ctx, _other(args), scaled, E.kSUB, dtype=dtype)
+
+
+@converter(
+    "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor",
+    "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def mul(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), _other(args), E.kPROD, dtype=ctx.result_dtype())
+
+
+def trunc(ctx: ConversionContext, x: SSAValue, suffix: str = "trunc") -> SSAValue:
+    """trunc(x) = sign(x) * floor(|x|) (TensorRT has no trunc)."""
+    magnitude = unary(ctx, unary(ctx, x, U.kABS, f"{suffix} abs"), U.kFLOOR, f"{suffix} floor")
+    return elementwise(ctx, unary(ctx, x, U.kSIGN, f"{suffix} sign"), magnitude, E.kPROD, suffix=suffix)
+
+
+def _rounding_mode(args: ConverterArgs) -> str | None:
+    if "rounding_mode" in args and not args.is_none("rounding_mode"):
+        mode = args.get_str("rounding_mode")
+        if mode not in ("trunc", "floor"):
+            return f"unknown rounding_mode {mode!r}"
+    return _no_bool_arithmetic(args)
+
+
+@converter(
+    "aten::div.Tensor(Tensor self, Tensor other) -> Tensor",
+    "aten::div.Scalar(Tensor self, Scalar other) -> Tensor",
+    "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+    "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+    validator=_rounding_mode,
+)
+def div(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    dtype = ctx.result_dtype()
+    mode = args.get_optional_str("rounding_mode") if "rounding_mode" in args else None
+    a, b = args.tensor("self"), _other(args)
+    if mode == "floor":
+        return elementwise(ctx, a, b, E.kFLOOR_DIV, dtype=dtype)
+    if mode == "trunc" and not dtype.is_floating_point:
+        return elementwise(ctx, a, b, E.kDIV, dtype=dtype)  # integer kDIV truncates
+    quotient = elementwise(ctx, a, b, E.kDIV, dtype=dtype if dtype.is_floating_point else torch.float32,
+                           suffix="divide" if mode else "")
+    return trunc(ctx, quotient) if mode == "trunc" else quotient
+
+
+@converter(
+    "aten::floor_divide(Tensor self, Tensor other) -> Tensor",
+    "aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def floor_divide(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), _other(args), E.kFLOOR_DIV, dtype=ctx.result_dtype())
+
+
+@converter(
+    "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor",
+    "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+    "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def remainder(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """a - floor(a / b) * b (Python's modulo: the sign of b)."""
+    dtype = ctx.result_dtype()
+    a = args.tensor_or_scalar("self")
+    b = _other(args)
+    quotient = elementwise(ctx, a, b, E.kFLOOR_DIV, dtype=dtype, suffix="floor divide")
+    return elementwise(ctx, a, elementwise(ctx, quotient, b, E.kPROD, dtype=dtype, suffix="multiple"), E.kSUB,
+                       dtype=dtype)
+
+
+@converter(
+    "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+    "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+    "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def pow_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor_or_scalar("self"), args.tensor_or_scalar("exponent"), E.kPOW,
+                       dtype=ctx.result_dtype())
+
+
+@converter("aten::square(Tensor self) -> Tensor", validator=_no_bool_arithmetic)
+def square(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = cast(ctx, ctx.tensor(args.tensor("self")), ctx.result_dtype())
+    return elementwise(ctx, x, x, E.kPROD)
+
+
+@converter(
+    "aten::maximum(Tensor self, Tensor other) -> Tensor",
+    "aten::max.other(Tensor self, Tensor other) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def maximum(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), args.tensor("other"), E.kMAX, dtype=ctx.result_dtype())
+
+
+@converter(
+    "aten::minimum(Tensor self, Tensor other) -> Tensor",
+    "aten::min.other(Tensor self, Tensor other) -> Tensor",
+    validator=_no_bool_arithmetic,
+)
+def minimum(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return elementwise(ctx, args.tensor("self"), args.tensor("other"), E.kMIN, dtype=ctx.result_dtype())
+
+
+@converter("aten::atan2(Tensor self, Tensor other) -> Tensor")
+def atan2(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """atan(y / x), shifted by +-pi where x < 0; 0 where x = y = 0."""
+    dtype = ctx.result_dtype()
+    y = cast(ctx, ctx.tensor(args.tensor("self")), dtype, "y cast")
+    x = cast(ctx, ctx.tensor(args.tensor("other")), dtype, "x cast")
+    base = unary(ctx, elementwise(ctx, y, x, E.kDIV, suffix="ratio"), U.kATAN, "atan")
+    upper = elementwise(ctx, elementwise(ctx, y, 0.0, E.kGREATER, suffix="y > 0"),
+                        elementwise(ctx, y, 0.0, E.kEQUAL, suffix="y = 0"), E.kOR, suffix="y >= 0")
+    shift = select(ctx, upper, math.pi, -math.pi, dtype=dtype, suffix="quadrant")
+    left = elementwise(ctx, x, 0.0, E.kLESS, suffix="x < 0")
+    shifted = elementwise(ctx, base, select(ctx, left, shift, 0.0, dtype=dtype, suffix="shift"), E.kSUM, suffix="sum")
+    origin = elementwise(ctx, elementwise(ctx, x, 0.0, E.kEQUAL, suffix="x = 0"),
+                         elementwise(ctx, y, 0.0, E.kEQUAL, suffix="y = 0 at origin"), E.kAND, suffix="origin")
+    return select(ctx, origin, 0.0, shifted, dtype=dtype)
+
+
+# -- comparisons ------------------------------------------------------------------------------------
+
+
+def _compare(ctx: ConversionContext, args: ConverterArgs, op: ElementWiseOperation) -> SSAValue:
+    a, b = args.tensor("self"), _other(args)
+    dtype = promote(a, b, ctx=ctx)
+    if dtype == torch.bool and op != E.kEQUAL:
+        dtype = torch.int32  # TensorRT orders numbers, not bools
+    return elementwise(ctx, a, b, op, dtype=dtype)
+
+
+def _either(ctx: ConversionContext, args: ConverterArgs, first: ElementWiseOperation) -> SSAValue:
+    strict = _compare_named(ctx, args, first, "strict")
+    equal = _compare_named(ctx, args, E.kEQUAL, "equal")
+    return elementwise(ctx, strict, equal, E.kOR)
+
+
+def _compare_named(ctx: ConversionContext, args: ConverterArgs, op: ElementWiseOperation, suffix: str) -> SSAValue:
+    a, b = args.tensor("self"), _other(args)
+    dtype = promote(a, b, ctx=ctx)
+    if dtype == torch.bool and op != E.kEQUAL:
+        dtype = torch.int32
+    return elementwise(ctx, a, b, op, dtype=dtype, suffix=suffix)
+
+
+@converter("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", "aten::eq.Scalar(Tensor self, Scalar other) -> Tensor")
+def eq(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _compare(ctx, args, E.kEQUAL)
+
+
+@converter("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", "aten::ne.Scalar(Tensor self, Scalar other) -> Tensor")
+def ne(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return unary(ctx, _compare_named(ctx, args, E.kEQUAL, "equal"), U.kNOT)
+
+
+@converter("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", "aten::gt.Scalar(Tensor self, Scalar other) -> Tensor")
+def gt(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _compare(ctx, args, E.kGREATER)
+
+
+@converter("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", "aten::lt.Scalar(Tensor self, Scalar other) -> Tensor")
+def lt(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _compare(ctx, args, E.kLESS)
+
+
+@converter("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", "aten::ge.Scalar(Tensor self, Scalar other) -> Tensor")
+def ge(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _either(ctx, args, E.kGREATER)
+
+
+@converter("aten::le.Tensor(Tensor self, Tensor other) -> Tensor", "aten::le.Scalar(Tensor self, Scalar other) -> Tensor")
+def le(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _either(ctx, args, E.kLESS)
+
+
+# -- logic ---------------------------------------------------------------------------------------------
+
+
+def _as_bool(ctx: ConversionContext, value: SSAValue | Scalar, suffix: str) -> SSAValue:
+    if not isinstance(value, SSAValue):
+        return ctx.tensor(bool(value), dtype=torch.bool)
+    t = ctx.tensor(value)
+    if ctx.dtype(t) == torch.bool:
+        return t
+    return elementwise(ctx, unary(ctx, elementwise(ctx, t, 0, E.kEQUAL, suffix=f"{suffix} == 0"), U.kNOT,
+                                  f"{suffix} != 0"), True, E.kAND, suffix=f"{suffix} as bool")
+
+
+def _logical(ctx: ConversionContext, args: ConverterArgs, op: ElementWiseOperation) -> SSAValue:
+    a = _as_bool(ctx, args.tensor("self"), "self")
+    b = _as_bool(ctx, args.tensor("other"), "other")
+    return cast(ctx, elementwise(ctx, a, b, op, dtype=torch.bool), ctx.result_dtype(), "result")
+
+
+@converter("aten::logical_and(Tensor self, Tensor other) -> Tensor")
+def logical_and(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _logical(ctx, args, E.kAND)
+
+
+@converter("aten::logical_or(Tensor self, Tensor other) -> Tensor")
+def logical_or(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _logical(ctx, args, E.kOR)
+
+
+@converter("aten::logical_xor(Tensor self, Tensor other) -> Tensor")
+def logical_xor(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _logical(ctx, args, E.kXOR)
+
+
+@converter("aten::logical_not(Tensor self) -> Tensor")
+def logical_not(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return cast(ctx, unary(ctx, _as_bool(ctx, args.tensor("self"), "self"), U.kNOT), ctx.result_dtype(), "result")
+
+
+def _integral(args: ConverterArgs) -> str | None:
+    dtype = args.dtype("self")
+    return None if dtype == torch.bool or not dtype.is_floating_point else "bitwise_not of a float tensor"
+
+
+@converter("aten::bitwise_not(Tensor self) -> Tensor", validator=_integral)
+def bitwise_not(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """kNOT for bool; -x - 1 (two's complement) for integers."""
+    x = ctx.tensor(args.tensor("self"))
+    if ctx.dtype(x) == torch.bool:
+        return unary(ctx, x, U.kNOT)
+    return elementwise(ctx, elementwise(ctx, 0, x, E.kSUB, dtype=ctx.dtype(x), suffix="negate"), 1, E.kSUB,
+                       dtype=ctx.dtype(x))
+
+
+# -- selection -------------------------------------------------------------------------------------------
+
+
+@converter(
+    "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+    "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+    "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+    "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
+)
+def where(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return select(ctx, args.tensor("condition"), args.tensor_or_scalar("self"), args.tensor_or_scalar("other"),
+                  dtype=ctx.result_dtype())
+
+
+@converter(
+    "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+    "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+)
+def masked_fill(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    value = args.tensor_or_scalar("value")
+    if isinstance(value, SSAValue):
+        literal = ctx.literal(value)
+        if literal is not None and literal.numel() == 1:
+            value = literal.item()
+    return select(ctx, args.tensor("mask"), value, args.tensor("self"), dtype=ctx.result_dtype())

@@ -1,0 +1,296 @@
+"""Partial conversion of a torch-level function into TensorRT segments.
+
+Like Torch-TensorRT's partitioner: every op is checked (a converter for its
+schema, its validator, TensorRT-compatible types, not in ``torch_executed_ops``),
+runs of convertible ops form segments, segments smaller than ``min_block_size``
+stay in torch, and each remaining segment becomes a private ``func.func`` of
+``trt`` ops (attribute ``ziggurat.backend = "tensorrt"``) called with
+``func.call`` from the torch-level function.  A converter that fails on an op,
+or produces a wrongly typed or unverifiable layer, sends that op back to torch
+and the partition is redone.  :class:`ConversionReport` lists every op left to
+torch with its reason; it is also attached to the function as
+``ziggurat.trt_fallback``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs, node_info
+from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
+from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.trt.base import ELEMENT_TYPES
+from ziggurat.dialects.trt.shapes import ShapeError
+from ziggurat.ir.errors import OpReport, ZigguratError
+from ziggurat.ir.locations import op_location
+
+BACKEND_ATTR = "ziggurat.backend"
+FALLBACK_ATTR = "ziggurat.trt_fallback"
+
+
+@dataclass(frozen=True)
+class PartitionOptions:
+    min_block_size: int = 3
+    #: aten keys (``aten::add.Tensor``) or names (``aten::add``) that must stay in torch
+    torch_executed_ops: tuple[str, ...] = ()
+
+
+@dataclass
+class ConversionReport:
+    """What ``convert-torch-to-trt`` did to one function."""
+
+    function: str
+    segments: list[str] = field(default_factory=list[str])
+    converted: Counter[str] = field(default_factory=Counter[str])
+    fallback: list[OpReport] = field(default_factory=list[OpReport])
+
+    def format(self) -> str:
+        lines = [
+            f"@{self.function}: {sum(self.converted.values())} op(s) in {len(self.segments)} TensorRT segment(s), "
+            f"{len(self.fallback)} op(s) left to torch"
+        ]
+        lines += ["  " + r.format().replace("\n", "\n  ") for r in self.fallback]
+        return "\n".join(lines)
+
+
+def _key(op: TorchOp) -> str:
+    try:
+        return op.aten_key
+    except KeyError:
+        return op.name
+
+
+def _type_problem(op: Operation) -> str | None:
+    for role, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            ty = v.type
+            if not isinstance(ty, TensorType):
+                return f"{role} #{i} is a {ty}, TensorRT takes only tensors"
+            if any(d < 0 for d in ty.get_shape()):
+                return f"{role} #{i} has a dynamic shape {ty}"
+            if ty.get_element_type() not in ELEMENT_TYPES:
+                return f"{role} #{i} has element type {ty.get_element_type()}, which TensorRT does not take"
+    return None
+
+
+class _Partitioner:
+    def __init__(self, func: FuncOp, options: PartitionOptions, registry: ConverterRegistry) -> None:
+        self.func = func
+        self.options = options
+        self.registry = registry
+        self.reasons: dict[Operation, str] = {}
+        self.entries: dict[Operation, ConverterEntry] = {}
+
+    def classify(self, op: Operation) -> None:
+        if not isinstance(op, TorchOp):
+            self.reasons[op] = f"{op.name} is not a torch op the TensorRT converters take"
+            return
+        key = _key(op)
+        executed = self.options.torch_executed_ops
+        if key in executed or key.split(".")[0] in executed:
+            self.reasons[op] = "listed in torch_executed_ops"
+            return
+        problem = _type_problem(op)
+        if problem is not None:
+            self.reasons[op] = problem
+            return
+        try:
+            args = ConverterArgs.of(op)
+        except (ZigguratError, KeyError, TypeError, ValueError) as e:
+            self.reasons[op] = f"cannot bind its arguments: {e}"
+            return
+        entry, refusals = self.registry.select(key, args)
+        if entry is None:
+            self.reasons[op] = "; ".join(refusals)
+        else:
+            self.entries[op] = entry
+
+    def runs(self, ops: Sequence[Operation]) -> list[list[Operation]]:
+        """Maximal runs of convertible ops (literals do not break a run)."""
+        runs: list[list[Operation]] = []
+        current: list[Operation] = []
+        for op in ops:
+            if isinstance(op, LiteralOp):
+                continue
+            if op in self.entries:
+                current.append(op)
+            else:
+                if current:
+                    runs.append(current)
+                current = []
+        if current:
+            runs.append(current)
+        return runs
+
+
+def _segment_io(segment: Sequence[Operation]) -> tuple[list[SSAValue], list[SSAValue]]:
+    inside = set(segment)
+    inputs: list[SSAValue] = []
+    outputs: list[SSAValue] = []
+    for op in segment:
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, LiteralOp) or owner in inside or v in inputs:
+                continue
+            inputs.append(v)
+        for r in op.results:
+            if any(use.operation not in inside for use in r.uses):
+                outputs.append(r)
+    return inputs, outputs
+
+
+def _convert_segment(
+    name: str, segment: Sequence[Operation], entries: dict[Operation, ConverterEntry]
+) -> tuple[FuncOp, list[SSAValue], list[SSAValue]] | tuple[Operation, str]:
+    """The segment as a trt function, or (the op that failed, why)."""
+    inputs, outputs = _segment_io(segment)
+    block = Block(arg_types=[v.type for v in inputs])
+    ctx = ConversionContext(Builder(InsertPoint.at_end(block)))
+    for torch_value, arg in zip(inputs, block.args, strict=True):
+        arg.name_hint = torch_value.name_hint
+        ctx.map(torch_value, arg)
+    for op in segment:
+        assert isinstance(op, TorchOp)
+        before = len(block.ops)
+        try:
+            args = ctx.begin(op)
+            produced = entries[op].convert(ctx, args)
+        except (ZigguratError, ShapeError, VerifyException, KeyError, ValueError, TypeError) as e:
+            return op, f"converter {entries[op].origin} failed: {_one_line(e)}"
+        results = [produced] if isinstance(produced, SSAValue) else list(produced)
+        if len(results) != len(op.results):
+            return op, f"converter {entries[op].origin} produced {len(results)} values for {len(op.results)} results"
+        for i, (torch_result, trt_result) in enumerate(zip(op.results, results, strict=True)):
+            if trt_result.type != torch_result.type:
+                return op, (
+                    f"converter {entries[op].origin} produced {trt_result.type} for result #{i} "
+                    f"of type {torch_result.type}"
+                )
+            ctx.map(torch_result, trt_result)
+        for new_op in list(block.ops)[before:]:
+            try:
+                new_op.verify()
+            except VerifyException as e:
+                return op, f"converter {entries[op].origin} built an invalid layer: {_one_line(e)}"
+    ret_values = [ctx.values[v] for v in outputs]
+    block.add_op(ReturnOp(*ret_values))
+    func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
+    func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
+    return func, inputs, outputs
+
+
+def _one_line(e: BaseException) -> str:
+    text = e.message if isinstance(e, ZigguratError) else str(e)
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if "does not verify" in ln:
+            return ln.split("does not verify:", 1)[-1].strip()
+    return lines[0] if lines else type(e).__name__
+
+
+def convert_function(
+    func: FuncOp,
+    module: ModuleOp,
+    options: PartitionOptions | None = None,
+    registry: ConverterRegistry | None = None,
+) -> ConversionReport:
+    """Move the convertible parts of ``func`` into TensorRT segment functions of ``module``."""
+    options = options or PartitionOptions()
+    registry = registry or REGISTRY
+    body = func.body.blocks.first
+    report = ConversionReport(func.sym_name.data)
+    if body is None:
+        return report
+    part = _Partitioner(func, options, registry)
+    ops = [op for op in body.ops if not isinstance(op, ReturnOp | LiteralOp)]
+    for op in ops:
+        part.classify(op)
+    taken = {str(op.sym_name.data) for op in module.ops if isinstance(op, FuncOp)}
+    built: list[tuple[list[Operation], FuncOp, list[SSAValue], list[SSAValue]]] = []
+    while True:
+        built.clear()
+        retry = False
+        small: list[list[Operation]] = []
+        for run in part.runs(list(body.ops)):
+            if len(run) < options.min_block_size:
+                small.append(run)
+                continue
+            name = _unique(f"{func.sym_name.data}_trt_{len(built)}", taken)
+            outcome = _convert_segment(name, run, part.entries)
+            if isinstance(outcome[0], FuncOp):
+                seg_func, inputs, outputs = outcome  # pyright: ignore[reportGeneralTypeIssues]
+                built.append((run, seg_func, inputs, outputs))  # pyright: ignore[reportArgumentType]
+                continue
+            failed, reason = outcome  # pyright: ignore[reportGeneralTypeIssues]
+            part.entries.pop(failed)  # pyright: ignore[reportArgumentType]
+            part.reasons[failed] = reason  # pyright: ignore[reportArgumentType]
+            retry = True
+            break
+        if not retry:
+            break
+    for run in small:
+        for op in run:
+            part.entries.pop(op, None)
+            part.reasons[op] = (
+                f"its TensorRT block has {len(run)} op(s), fewer than min_block_size={options.min_block_size}"
+            )
+    for run, seg_func, inputs, outputs in built:
+        _splice(func, module, run, seg_func, inputs, outputs)
+        report.segments.append(seg_func.sym_name.data)
+        report.converted.update(_key(op) for op in run if isinstance(op, TorchOp))  # pyright: ignore
+    _erase_dead_literals(body)
+    for op in ops:
+        if op in part.reasons:
+            where = op_location(op)
+            label = node_info(op) if isinstance(op, TorchOp) else op.name
+            report.fallback.append(OpReport(label, part.reasons[op], _schema(op), None if where and where in label else where))
+    if report.fallback:
+        func.attributes[FALLBACK_ATTR] = ArrayAttr([StringAttr(f"{r.op}: {r.reason}") for r in report.fallback])
+    return report
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate = name
+    n = 1
+    while candidate in taken:
+        candidate = f"{name}_{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _schema(op: Operation) -> str | None:
+    try:
+        return op.op_schema.text  # pyright: ignore[reportAttributeAccessIssue]
+    except (KeyError, AttributeError):
+        return None
+
+
+def _splice(
+    func: FuncOp, module: ModuleOp, run: Sequence[Operation], seg_func: FuncOp,
+    inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+) -> None:
+    call = CallOp(seg_func.sym_name.data, list(inputs), [v.type for v in outputs])
+    Rewriter.insert_op(call, InsertPoint.before(run[0]))
+    for old, new in zip(outputs, call.results, strict=True):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    for op in reversed(run):
+        Rewriter.erase_op(op)
+    module.body.block.insert_op_after(seg_func, func)
+
+
+def _erase_dead_literals(body: Block) -> None:
+    for op in list(body.ops):
+        if isinstance(op, LiteralOp) and not op.result.uses:
+            Rewriter.erase_op(op)
