@@ -1,0 +1,130 @@
+"""Smooth activations built on the exp/log kernels: tanh, sigmoid, silu, softplus, mish,
+elu/selu/celu and the tanh-approximated GELU.
+
+Formulations are chosen so that no cancellation happens anywhere on the real line:
+
+* ``tanh(x) = sign(x) * e / (e + 2)`` with ``e = expm1(2|x|)`` (relative accuracy near 0
+  comes from expm1; saturates to +-1 exactly).
+* ``sigmoid(x) = num / (1 + e)``, ``e = exp(-|x|)``, ``num = 1`` for ``x >= 0`` and ``e``
+  otherwise, so the negative tail (down to the denormals) keeps full relative precision.
+* ``silu(x) = x * num / (1 + e)`` with the same ``e``.
+* ``softplus(x) = max(z, 0) + log1p(exp(-|z|))``, ``z = beta * x``, divided by ``beta``;
+  ``x`` itself where ``z > threshold`` (torch's rule).
+* ``mish(x) = x * n / (n + 2)`` with ``w = exp(x)``, ``n = w (w + 2)`` (this is
+  ``tanh(log1p(w))`` without cancellation); ``x`` for ``x > 20``.
+* ``gelu_tanh(x) = x * sigmoid(2u)``, ``u = sqrt(2/pi) (x + 0.044715 x^3)`` (equal to
+  ``0.5 x (1 + tanh(u))``).  For f32 lanes ``2u`` is computed in f64 and passed to the exp
+  kernel as a two-word argument, because the negative tail is ill-conditioned (the relative
+  error of ``exp(2u)`` is ``|2u|`` times the relative error of ``2u``).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu import vecmath_coeffs as K
+from ziggurat.backends.cpu.vecmath_explog import exp_core, exp_parts, expm1, expm1_core, log1p_core, scale2
+from ziggurat.backends.cpu.vecmath_ir import F64, VB, f32_round
+
+# |x| beyond which tanh(x) rounds to +-1 (f32, f64)
+_TANH_SAT = {"f32": 9.5, "f64": 20.0}
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """Hyperbolic tangent."""
+    v = VB(b, x)
+    ac = v.min_ord(v.abs(x), v.c(_TANH_SAT[v.fmt.name]))
+    e = expm1_core(v, v.add(ac, ac))
+    t = v.div(e, v.add(e, v.c(2.0)))
+    return v.keep_nan(x, v.copysign(t, x))
+
+
+def _exp_neg_abs(v: VB, x: ir.Value) -> ir.Value:
+    return exp_core(v, v.neg(v.abs(x)))
+
+
+def sigmoid(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """Logistic function 1 / (1 + exp(-x))."""
+    v = VB(b, x)
+    e = _exp_neg_abs(v, x)
+    num = v.sel(v.lt(x, v.c(0.0)), e, v.c(1.0))
+    return v.keep_nan(x, v.div(num, v.add(e, v.c(1.0))))
+
+
+def _x_sigmoid(v: VB, x: ir.Value, m: ir.Value, s1: ir.Value, s2: ir.Value) -> ir.Value:
+    """x * sigmoid(t) given exp(-|t|) = m*s1*s2 and sign(t) == sign(x)."""
+    e = scale2(v, m, s1, s2)
+    num = v.sel(v.lt(x, v.c(0.0)), scale2(v, v.mul(x, m), s1, s2), x)
+    return v.div(num, v.add(e, v.c(1.0)))
+
+
+def silu(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """x * sigmoid(x) (torch.nn.functional.silu); silu(-inf) is NaN as in torch."""
+    v = VB(b, x)
+    return _x_sigmoid(v, x, *exp_parts(v, v.neg(v.abs(x)), zero_below=True))
+
+
+def softplus(b: ir.IRBuilder, x: ir.Value, beta: float = 1.0, threshold: float = 20.0) -> ir.Value:
+    """log(1 + exp(beta x)) / beta, or x where beta x > threshold (torch semantics)."""
+    v = VB(b, x)
+    z = x if beta == 1.0 else v.mul(x, v.c(beta))
+    lp = log1p_core(v, _exp_neg_abs(v, z))
+    r = v.add(v.max_prop(z, v.c(0.0)), lp)
+    if beta != 1.0:
+        r = v.div(r, v.c(beta))
+    return v.sel(v.gt(z, v.c(threshold)), x, r)
+
+
+def mish(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """x * tanh(softplus(x))."""
+    v = VB(b, x)
+    m, s1, s2 = exp_parts(v, v.min_ord(x, v.c(20.0)), zero_below=True)
+    w = scale2(v, m, s1, s2)
+    wp2 = v.add(w, v.c(2.0))
+    ratio = v.div(wp2, v.add(v.mul(w, wp2), v.c(2.0)))  # (w + 2) / (w (w + 2) + 2)
+    res = scale2(v, v.mul(v.mul(x, m), ratio), s1, s2)  # x w (w + 2) / (w (w + 2) + 2)
+    return v.sel(v.gt(x, v.c(20.0)), x, res)
+
+
+def elu(b: ir.IRBuilder, x: ir.Value, alpha: float = 1.0, scale: float = 1.0,
+        input_scale: float = 1.0) -> ir.Value:
+    """torch ELU family: x > 0 ? scale*x : alpha*scale*expm1(input_scale*x)."""
+    v = VB(b, x)
+    if v.is_f32:  # torch forms the coefficients in the tensor's dtype
+        negcoef = f32_round(f32_round(alpha) * f32_round(scale))
+    else:
+        negcoef = alpha * scale
+    xin = x if input_scale == 1.0 else v.mul(x, v.c(input_scale))
+    neg = v.mul(expm1(b, xin), v.c(negcoef))
+    pos = x if scale == 1.0 else v.mul(x, v.c(scale))
+    return v.sel(v.gt(x, v.c(0.0)), pos, neg)
+
+
+def selu(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """SELU with the standard alpha/scale constants."""
+    return elu(b, x, SELU_ALPHA, SELU_SCALE)
+
+
+def celu(b: ir.IRBuilder, x: ir.Value, alpha: float = 1.0) -> ir.Value:
+    """CELU: max(0, x) + min(0, alpha * expm1(x / alpha))."""
+    return elu(b, x, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu_tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """GELU with approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    v = VB(b, x)
+    k1, k3 = K.GELU_TANH_K_F64
+    if v.is_f32:
+        vd = v.retyped(F64)
+        xd = v.fpext(x, vd)
+        y2 = vd.mul(xd, vd.fma(vd.c(k3), vd.mul(xd, xd), vd.c(k1)))  # 2u in f64
+        a = vd.neg(vd.min_ord(vd.abs(y2), vd.c(200.0)))  # -|2u|, no inf/NaN
+        hi = vd.fptrunc(a, v)
+        lo = vd.fptrunc(vd.sub(a, v.fpext(hi, vd)), v)
+        parts = exp_parts(v, hi, lo, zero_below=True)
+    else:
+        y2 = v.mul(x, v.fma(v.c(k3), v.mul(x, x), v.c(k1)))
+        parts = exp_parts(v, v.neg(v.abs(y2)), zero_below=True)
+    return _x_sigmoid(v, x, *parts)

@@ -1,0 +1,1 @@
+"""Tests and accuracy measurement for ziggurat.backends.cpu.vecmath."""
