@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -122,6 +122,7 @@ class PreparedBackend:
     peak_mem_bytes: int | None  # see ziggurat.bench.memory
     first_output: list[torch.Tensor] | None
     error: str | None
+    details: dict[str, int] = field(default_factory=dict)  # e.g. Dynamo graph / graph-break counts
 
     @property
     def ok(self) -> bool:
@@ -133,6 +134,7 @@ def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...
     if name not in _BUILDERS:
         raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
     gc.collect()
+    dynamo_before = _dynamo_counts() if name in INDUCTOR_BACKENDS else {}
     context = _FreezingOn() if name == INDUCTOR_FREEZE else _NoContext()
     memory = PeakRssDelta()
     try:
@@ -144,7 +146,21 @@ def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...
         first_output = snapshot(output)
     except Exception as exc:  # any backend failure becomes an n/a column, never a crash
         return PreparedBackend(name, None, None, memory.delta_bytes, None, error_line(exc))
-    return PreparedBackend(name, runner, setup_s, memory.delta_bytes, first_output, None)
+    details = {}
+    if dynamo_before:
+        after = _dynamo_counts()
+        details = {key: after[key] - dynamo_before[key] for key in after}
+    return PreparedBackend(name, runner, setup_s, memory.delta_bytes, first_output, None, details)
+
+
+def _dynamo_counts() -> dict[str, int]:
+    """Dynamo's running totals of compiled graphs and graph breaks (diffed around a compile)."""
+    from torch._dynamo.utils import counters
+
+    return {
+        "dynamo_graphs": int(counters["stats"]["unique_graphs"]),
+        "dynamo_graph_breaks": int(sum(counters["graph_break"].values())),
+    }
 
 
 def warm_up_inductor_toolchain() -> None:

@@ -33,6 +33,7 @@ class BackendResult:
     speedup_vs_eager: float | None = None
     speedup_vs_inductor: float | None = None
     speedup_vs_inductor_freeze: float | None = None
+    details: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

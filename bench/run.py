@@ -139,7 +139,7 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
     rows: list[BackendResult] = []
     for name in backends:
         prep = prepared[name]
-        row = BackendResult(model=spec.name, backend=name, status=STATUS_NA, error=prep.error, setup_s=prep.setup_s)
+        row = BackendResult(model=spec.name, backend=name, status=STATUS_NA, error=prep.error, setup_s=prep.setup_s, details=prep.details)
         if prep.peak_mem_bytes is not None:
             row.peak_mem_mb = prep.peak_mem_bytes / 2**20
         timing = timings.get(name)

@@ -13,6 +13,7 @@ _COLUMNS: tuple[tuple[str, int], ...] = (
     ("model", 18),
     ("backend", 16),
     ("median ms", 10),
+    ("min ms", 9),
     ("IQR %", 6),
     ("x eager", 8),
     ("x ind", 7),
@@ -37,6 +38,9 @@ def flags(row: BackendResult) -> str:
         marks.append(MISMATCH_FLAG)
     if row.over_tolerance:
         marks.append(TOLERANCE_FLAG)
+    breaks = row.details.get("dynamo_graph_breaks", 0)
+    if breaks:
+        marks.append(f"{breaks} graph break(s)")
     return " ".join(marks)
 
 
@@ -59,6 +63,7 @@ def render_row(row: BackendResult) -> str:
         row.model,
         row.backend,
         _num(row.median_ms, ".3f"),
+        _num(row.min_ms, ".3f"),
         _num(iqr, ".1f"),
         _num(row.speedup_vs_eager, ".2f"),
         _num(row.speedup_vs_inductor, ".2f"),

@@ -22,7 +22,7 @@ import ziggurat
 from ziggurat.bench.run import main
 from ziggurat.bench.table import MISMATCH_FLAG
 
-COLUMN_TITLES = ("model", "backend", "median ms", "x eager", "x ind", "x ind-frz", "compile s", "peak MB", "max rel err", "flags")
+COLUMN_TITLES = ("model", "backend", "median ms", "min ms", "IQR %", "x eager", "x ind", "x ind-frz", "compile s", "peak MB", "max rel err", "flags")
 
 
 def run_bench(argv: list[str], tmp_path: Path) -> tuple[str, dict[str, Any]]:
