@@ -37,6 +37,7 @@ from ziggurat.bench.backends import (
     INDUCTOR_BACKENDS,
     ZIGGURAT,
     PreparedBackend,
+    error_line,
     prepare_backend,
     reset_compiler_caches,
     warm_up_inductor_toolchain,
@@ -123,9 +124,10 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
         target = model if name == EAGER else copy.deepcopy(model)
         print(f"[{spec.name}] preparing {name} ...", file=log, flush=True)
         prep = prepare_backend(name, target, inputs, args.threads)
-        if prep.ok and not _inputs_equal(inputs, pristine):
-            _restore(inputs, pristine)
-            prep = PreparedBackend(name, None, prep.setup_s, prep.peak_mem_bytes, None, "modified its input tensors in place")
+        if not _inputs_equal(inputs, pristine):
+            _restore(inputs, pristine)  # later backends must see the same inputs
+            if prep.ok:
+                prep = PreparedBackend(name, None, prep.setup_s, prep.peak_mem_bytes, None, "modified its input tensors in place")
         prepared[name] = prep
         status = f"{prep.setup_s:.2f}s" if prep.ok and prep.setup_s is not None else f"n/a: {prep.error}"
         print(f"[{spec.name}] {name}: {status}", file=log, flush=True)
@@ -148,7 +150,7 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
                 final_output = snapshot(prep.runner(*inputs))  # after all timed calls: still correct?
                 error = max(max_relative_error(prep.first_output, reference), max_relative_error(final_output, reference))
             except Exception as exc:  # noqa: BLE001 - reported, not raised
-                row.error = f"failed after timing: {type(exc).__name__}: {exc}".splitlines()[0]
+                row.error = "failed after timing: " + error_line(exc)
             else:
                 row.status = STATUS_OK
                 row.median_ms = timing.median_ms
