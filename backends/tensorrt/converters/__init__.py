@@ -1,3 +1,9 @@
 """TensorRT converters, one module per op family; importing this package registers them all."""
 
-from ziggurat.backends.tensorrt.converters import activation, elementwise, unary  # noqa: F401
+from ziggurat.backends.tensorrt.converters import (  # noqa: F401
+    activation,
+    elementwise,
+    indexing,
+    shape_ops,
+    unary,
+)

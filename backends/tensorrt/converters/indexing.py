@@ -1,0 +1,347 @@
+"""Slicing, splitting, joining and indexing -> ISliceLayer / IConcatenationLayer / IGatherLayer / IScatterLayer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from xdsl.ir import SSAValue
+
+from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.converters.common import (
+    broadcast_to,
+    cast,
+    elementwise,
+    normalize_dim,
+    reshape,
+    select,
+    slice_dim,
+    transpose,
+)
+from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.trt import (
+    ConcatenationOp,
+    ElementWiseOperation,
+    GatherMode,
+    GatherOp,
+    IdentityOp,
+    ScatterMode,
+    ScatterOp,
+    SliceOp,
+)
+
+E = ElementWiseOperation
+
+
+def _dim(ctx: ConversionContext, args: ConverterArgs, name: str = "dim") -> int:
+    return normalize_dim(ctx, args.get_int(name), args.rank("self"))
+
+
+# -- slicing ------------------------------------------------------------------------------------------
+
+
+@converter("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)")
+def slice_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    extent = ctx.shape(x)[dim]
+    start = args.get_optional_int("start") or 0
+    if start < 0:
+        start += extent
+    start = min(max(start, 0), extent)
+    size = ctx.result_shape()[dim]
+    if size == extent:
+        return ctx.add(IdentityOp(x, name=ctx.name())).output
+    return slice_dim(ctx, x, dim, start, size, args.get_int("step"), "")
+
+
+@converter(
+    "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+    "aten::narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)",
+)
+def narrow(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    raw = args.tensor_or_scalar("start")
+    if isinstance(raw, SSAValue):
+        literal = ctx.literal(raw)
+        if literal is None:
+            raise ctx.error("narrow with a start computed at run time")
+        raw = int(literal.item())
+    start = int(raw) + (ctx.shape(x)[dim] if int(raw) < 0 else 0)
+    return slice_dim(ctx, x, dim, start, args.get_int("length"), 1, "")
+
+
+@converter("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
+def select_int(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    index = args.get_int("index")
+    if index < 0:
+        index += ctx.shape(x)[dim]
+    return reshape(ctx, slice_dim(ctx, x, dim, index, 1, 1, "slice"), ctx.result_shape(), "")
+
+
+def _pieces(ctx: ConversionContext, x: SSAValue, dim: int, squeeze: bool) -> list[SSAValue]:
+    """One slice per result of the op, sized by the result types."""
+    out: list[SSAValue] = []
+    offset = 0
+    for i, result in enumerate(ctx.op.results):
+        shape = ctx.shape(result)
+        size = 1 if squeeze else shape[dim]
+        piece = slice_dim(ctx, x, dim, offset, size, 1, f"part {i}")
+        if squeeze:
+            piece = reshape(ctx, piece, shape, f"part {i} squeeze")
+        if piece is x:
+            piece = ctx.add(IdentityOp(x, name=ctx.name(f"part {i}"))).output
+        out.append(piece)
+        offset += size
+    return out
+
+
+@converter(
+    "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+    "aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+    "aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+    "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+    "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+)
+def split(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
+    return _pieces(ctx, ctx.tensor(args.tensor("self")), _dim(ctx, args), squeeze=False)
+
+
+@converter("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
+def unbind(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
+    return _pieces(ctx, ctx.tensor(args.tensor("self")), _dim(ctx, args), squeeze=True)
+
+
+# -- joining -----------------------------------------------------------------------------------------------
+
+
+def _concat(ctx: ConversionContext, values: Sequence[SSAValue], dim: int) -> SSAValue:
+    dtype = ctx.result_dtype()
+    parts = [cast(ctx, ctx.tensor(v), dtype, f"input {i} cast") for i, v in enumerate(values)]
+    return ctx.add(ConcatenationOp(parts, dim, name=ctx.name())).output
+
+
+@converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
+def cat(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    values = [v for v in args.tensors("tensors") if ctx.shape(v) != (0,)]  # legacy empty inputs
+    return _concat(ctx, values, normalize_dim(ctx, args.get_int("dim"), len(ctx.result_shape())))
+
+
+@converter("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
+def stack(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    out = ctx.result_shape()
+    dim = normalize_dim(ctx, args.get_int("dim"), len(out))
+    values = []
+    for i, v in enumerate(args.tensors("tensors")):
+        shape = list(ctx.shape(v))
+        shape.insert(dim, 1)
+        values.append(reshape(ctx, ctx.tensor(v), shape, f"input {i} unsqueeze"))
+    return _concat(ctx, values, dim)
+
+
+@converter(
+    "aten::meshgrid(Tensor[] tensors) -> Tensor[]",
+    "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]",
+)
+def meshgrid(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
+    tensors = args.tensors("tensors")
+    xy = "indexing" in args and args.get_str("indexing") == "xy" and len(tensors) >= 2
+    out_shape = ctx.result_shape()
+    rank = len(tensors)
+    results = []
+    for i, v in enumerate(tensors):
+        position = i
+        if xy and i < 2:
+            position = 1 - i
+        shape = [1] * rank
+        shape[position] = ctx.shape(v)[0] if ctx.rank(v) else 1
+        aligned = reshape(ctx, ctx.tensor(v), shape, f"input {i} align")
+        results.append(broadcast_to(ctx, aligned, out_shape, f"input {i} expand"))
+    return results
+
+
+# -- gathering ----------------------------------------------------------------------------------------
+
+
+def _wrap_negative(ctx: ConversionContext, index: SSAValue, extent: int, suffix: str) -> SSAValue:
+    """index + extent where index < 0 (TensorRT gathers only in [0, extent))."""
+    literal = ctx.literal(index)
+    if literal is not None:
+        fixed = torch.where(literal < 0, literal + extent, literal)
+        return ctx.constant(fixed.to(torch.int64 if literal.dtype == torch.int64 else torch.int32), suffix)
+    t = ctx.tensor(index)
+    dtype = ctx.dtype(t)
+    negative = elementwise(ctx, t, 0, E.kLESS, dtype=dtype, suffix=f"{suffix} < 0")
+    shifted = elementwise(ctx, t, extent, E.kSUM, dtype=dtype, suffix=f"{suffix} + size")
+    return select(ctx, negative, shifted, t, dtype=dtype, suffix=f"{suffix} wrapped")
+
+
+def _integer_index(args: ConverterArgs, name: str) -> str | None:
+    dtype = args.dtype(name)
+    if dtype.is_floating_point or dtype == torch.bool:
+        return f"'{name}' has dtype {dtype}; TensorRT gathers with int32/int64 indices"
+    return None
+
+
+@converter("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
+           validator=lambda args: _integer_index(args, "index"))
+def index_select(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    index = _wrap_negative(ctx, args.tensor("index"), ctx.shape(x)[dim], "index")
+    if ctx.rank(index) == 0:
+        index = reshape(ctx, index, [1], "index as vector")
+    return ctx.add(GatherOp(x, index, name=ctx.name(), axis=dim)).output
+
+
+@converter(
+    "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+    validator=lambda args: _integer_index(args, "indices"),
+)
+def embedding(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    weight = ctx.tensor(args.tensor("weight"))
+    indices = ctx.tensor(args.tensor("indices"))
+    return ctx.add(GatherOp(weight, indices, name=ctx.name(), axis=0)).output
+
+
+def _gather_ok(args: ConverterArgs) -> str | None:
+    if args.get_bool("sparse_grad"):
+        return "sparse gradients"
+    return _integer_index(args, "index")
+
+
+@converter("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", validator=_gather_ok)
+def gather(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """kELEMENT gather; ``self`` is cut to ``index``'s extent on the other dims first (torch allows smaller)."""
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    index = ctx.tensor(args.tensor("index"))
+    x = _fit(ctx, x, ctx.shape(index), dim, "fit to index")
+    return ctx.add(GatherOp(x, index, name=ctx.name(), mode=GatherMode.kELEMENT, axis=dim)).output
+
+
+def _fit(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], skip: int, suffix: str) -> SSAValue:
+    current = ctx.shape(x)
+    sizes = [current[i] if i == skip else shape[i] for i in range(len(current))]
+    if list(sizes) == list(current):
+        return x
+    return ctx.add(SliceOp(x, [0] * len(current), sizes, [1] * len(current), name=ctx.name(suffix))).output
+
+
+def _index_ok(args: ConverterArgs) -> str | None:
+    indices = args.raw("indices")
+    present = [v for v in indices if v is not None]
+    if not present:
+        return "index with no index tensors"
+    for v in present:
+        if not isinstance(v, SSAValue):
+            return "index with a non-tensor index"
+        from ziggurat.ir.types import dtype_of
+
+        dtype = dtype_of(v.type)
+        if dtype == torch.bool:
+            return "boolean mask indexing has a data-dependent shape"
+        if dtype.is_floating_point:
+            return f"index tensors of dtype {dtype}"
+    return None
+
+
+@converter(
+    "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+    "aten::index.Tensor_hacked_twin(Tensor self, Tensor[] indices) -> Tensor",
+    validator=_index_ok,
+)
+def index(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """Advanced indexing: indexed dims go first, their broadcast indices form a kND gather."""
+    x = ctx.tensor(args.tensor("self"))
+    shape = ctx.shape(x)
+    raw: list[SSAValue | None] = list(args.raw("indices"))
+    raw += [None] * (len(shape) - len(raw))
+    dims = [d for d, v in enumerate(raw) if v is not None]
+    if len(dims) == 1:
+        d = dims[0]
+        idx = raw[d]
+        assert idx is not None
+        idx = _wrap_negative(ctx, idx, shape[d], "index")
+        return ctx.add(GatherOp(x, idx, name=ctx.name(), axis=d)).output
+    rest = [d for d in range(len(shape)) if d not in dims]
+    x = transpose(ctx, x, dims + rest, "indexed dims first")
+    broadcast = list(torch.broadcast_shapes(*(ctx.shape(raw[d]) for d in dims)))  # type: ignore[arg-type]
+    parts = []
+    for j, d in enumerate(dims):
+        v = raw[d]
+        assert v is not None
+        idx = cast(ctx, _wrap_negative(ctx, v, shape[d], f"index {j}"), torch.int32, f"index {j} cast")
+        idx = broadcast_to(ctx, idx, broadcast, f"index {j} expand")
+        parts.append(reshape(ctx, idx, [*broadcast, 1], f"index {j} component"))
+    nd = ctx.add(ConcatenationOp(parts, len(broadcast), name=ctx.name("index tuple"))).output
+    y = ctx.add(GatherOp(x, nd, name=ctx.name(), mode=GatherMode.kND)).output
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    if adjacent and dims[0] > 0:
+        b = len(broadcast)
+        before = list(range(b, b + dims[0]))
+        perm = before + list(range(b)) + list(range(b + dims[0], ctx.rank(y)))
+        y = transpose(ctx, y, perm, "indexed dims back in place")
+    return y
+
+
+def _scatter_ok(args: ConverterArgs) -> str | None:
+    if "reduce" in args:
+        return "scatter with a reduction has no TensorRT layer"
+    return _integer_index(args, "index")
+
+
+@converter(
+    "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+    "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+    validator=_scatter_ok,
+)
+def scatter(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    dim = _dim(ctx, args)
+    index = ctx.tensor(args.tensor("index"))
+    if "src" in args:
+        updates = cast(ctx, ctx.tensor(args.tensor("src")), ctx.dtype(x), "src cast")
+        updates = _fit(ctx, updates, ctx.shape(index), -1, "src fit to index")
+    else:
+        value = torch.full(ctx.shape(index), args.get_scalar("value"), dtype=ctx.dtype(x))
+        updates = ctx.constant(value, "value")
+    return ctx.add(ScatterOp(x, index, updates, name=ctx.name(), mode=ScatterMode.kELEMENT, axis=dim)).output
+
+
+@converter("aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor")
+def repeat_interleave(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    repeats = args.get_int("repeats")
+    if args.is_none("dim"):
+        x = reshape(ctx, x, [-1 if ctx.shape(x) else 1], "flatten")
+        dim = 0
+    else:
+        dim = _dim(ctx, args)
+    shape = list(ctx.shape(x))
+    widened = reshape(ctx, x, shape[: dim + 1] + [1] + shape[dim + 1 :], "unsqueeze")
+    expanded = broadcast_to(ctx, widened, shape[: dim + 1] + [repeats] + shape[dim + 1 :], "expand")
+    return reshape(ctx, expanded, ctx.result_shape(), "")
+
+
+@converter("aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor")
+def repeat_interleave_tensor(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """Constant ``repeats``: a gather with the index list they spell out."""
+    literal = ctx.literal(args.tensor("repeats"))
+    if literal is None:
+        raise ctx.error("repeat_interleave with repeats computed at run time has a data-dependent shape")
+    x = ctx.tensor(args.tensor("self"))
+    if args.is_none("dim"):
+        x = reshape(ctx, x, [-1 if ctx.shape(x) else 1], "flatten")
+        dim = 0
+    else:
+        dim = _dim(ctx, args)
+    counts = literal.reshape(-1).to(torch.int64)
+    if counts.numel() == 1:
+        counts = counts.expand(ctx.shape(x)[dim])
+    order = torch.repeat_interleave(torch.arange(counts.numel()), counts).to(torch.int32)
+    return ctx.add(GatherOp(x, ctx.constant(order, "indices"), name=ctx.name(), axis=dim)).output
