@@ -2,8 +2,10 @@
 
 from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     activation,
+    convolution,
     elementwise,
     indexing,
+    linear,
     shape_ops,
     unary,
 )
