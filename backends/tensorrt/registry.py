@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from ziggurat.backends.tensorrt.converter_args import ConverterArgs
     from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 
-ConverterResult = SSAValue | Sequence[SSAValue]
+#: one value per result of the torch op; None for a result that has no uses and is not computed
+ConverterResult = SSAValue | Sequence[SSAValue | None]
 ConverterFn = Callable[["ConversionContext", "ConverterArgs"], ConverterResult]
 Validator = Callable[["ConverterArgs"], str | None]
 

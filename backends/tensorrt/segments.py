@@ -171,6 +171,10 @@ def _convert_segment(
         if len(results) != len(op.results):
             return op, f"converter {entries[op].origin} produced {len(results)} values for {len(op.results)} results"
         for i, (torch_result, trt_result) in enumerate(zip(op.results, results, strict=True)):
+            if trt_result is None:  # a result the converter does not compute (allowed while unused)
+                if torch_result.uses:
+                    return op, f"result #{i} is used, and {entries[op].origin} does not compute it"
+                continue
             if trt_result.type != torch_result.type:
                 return op, (
                     f"converter {entries[op].origin} produced {trt_result.type} for result #{i} "
@@ -178,6 +182,9 @@ def _convert_segment(
                 )
             ctx.map(torch_result, trt_result)
         for new_op in list(block.ops)[before:]:
+            foreign = [v for v in new_op.operands if not ctx.is_trt(v) and v not in block.args]
+            if foreign:
+                return op, f"converter {entries[op].origin} used the torch value {foreign[0]} in {new_op.name}"
             try:
                 new_op.verify()
             except VerifyException as e:

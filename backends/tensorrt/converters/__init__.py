@@ -6,6 +6,7 @@ from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     elementwise,
     indexing,
     linear,
+    pooling,
     shape_ops,
     unary,
 )

@@ -50,6 +50,7 @@ def normalize_dims(ctx: ConversionContext, dims: Sequence[int], rank: int) -> li
 
 
 def cast(ctx: ConversionContext, x: SSAValue, dtype: torch.dtype, suffix: str = "cast") -> SSAValue:
+    x = ctx.tensor(x)
     if ctx.dtype(x) == dtype:
         return x
     if dtype not in TRT_DTYPES:
@@ -58,12 +59,14 @@ def cast(ctx: ConversionContext, x: SSAValue, dtype: torch.dtype, suffix: str = 
 
 
 def reshape(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], suffix: str = "reshape") -> SSAValue:
+    x = ctx.tensor(x)
     if tuple(shape) == ctx.shape(x):
         return x
     return ctx.add(ShuffleOp(x, name=ctx.name(suffix), reshape_dims=list(shape), zero_is_placeholder=False)).output
 
 
 def transpose(ctx: ConversionContext, x: SSAValue, perm: Sequence[int], suffix: str = "transpose") -> SSAValue:
+    x = ctx.tensor(x)
     if list(perm) == list(range(len(perm))):
         return x
     return ctx.add(ShuffleOp(x, name=ctx.name(suffix), first_transpose=list(perm))).output
@@ -71,6 +74,7 @@ def transpose(ctx: ConversionContext, x: SSAValue, perm: Sequence[int], suffix: 
 
 def unsqueeze_to_rank(ctx: ConversionContext, x: SSAValue, rank: int, suffix: str = "broadcast") -> SSAValue:
     """Prepend size-1 dims up to ``rank`` (numpy broadcasting's alignment)."""
+    x = ctx.tensor(x)
     shape = ctx.shape(x)
     if len(shape) >= rank:
         return x
@@ -79,6 +83,7 @@ def unsqueeze_to_rank(ctx: ConversionContext, x: SSAValue, rank: int, suffix: st
 
 def insert_dims(ctx: ConversionContext, x: SSAValue, dims: Sequence[int], suffix: str = "unsqueeze") -> SSAValue:
     """Insert size-1 dims at the given output positions."""
+    x = ctx.tensor(x)
     shape = list(ctx.shape(x))
     for d in sorted(dims):
         shape.insert(d, 1)
@@ -88,6 +93,7 @@ def insert_dims(ctx: ConversionContext, x: SSAValue, dims: Sequence[int], suffix
 def slice_dim(
     ctx: ConversionContext, x: SSAValue, dim: int, start: int, size: int, step: int = 1, suffix: str = "slice"
 ) -> SSAValue:
+    x = ctx.tensor(x)
     shape = ctx.shape(x)
     starts = [0] * len(shape)
     sizes = list(shape)
