@@ -7,6 +7,7 @@ from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     indexing,
     linear,
     pooling,
+    reduction,
     shape_ops,
     unary,
 )
