@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -153,26 +153,35 @@ class JitLibrary:
 
 
 def compile_ir(
-    ir: str | lir.Module,
+    ir: str | lir.Module | Callable[[], str | lir.Module],
     isa: Isa | str = "auto",
     opt: int = 3,
     cache: ObjectCache | None = _UNSET,
+    key_source: str | None = None,
 ) -> JitLibrary:
     """Compile ``ir`` for ``isa`` at ``O<opt>`` and load it.
 
     ``cache``: an :class:`ObjectCache`; by default the process-wide one
     (``$ZIGGURAT_CACHE_DIR`` or ``~/.cache/ziggurat``); ``None`` disables
-    caching.
+    caching.  The cache key hashes the IR text, unless ``key_source`` is given:
+    a string that determines the IR completely (e.g. a kernel spec plus a
+    digest of the generator's source), in which case ``ir`` may be a callable
+    that builds the IR only on a cache miss.
     """
     isa = parse_isa(isa)
-    text = ir_text(ir)
+    text: str | None = None
+    if key_source is None:
+        text = ir_text(ir() if callable(ir) else ir)
+        key_source = text
     if cache is _UNSET:
         cache = default_object_cache()
-    key = cache_key(text, f"isa={isa.value}", f"cpu={host_cpu_name()}",
+    key = cache_key(key_source, f"isa={isa.value}", f"cpu={host_cpu_name()}",
                     f"features={feature_string(isa)}", f"opt={opt}", f"pipeline={PIPELINE_VERSION}")
     obj = cache.load(key) if cache is not None else None
     from_cache = obj is not None
     if obj is None:
+        if text is None:
+            text = ir_text(ir() if callable(ir) else ir)
         obj = compile_object(text, isa, opt)
         if cache is not None:
             cache.store(key, obj)

@@ -17,10 +17,13 @@ re-entrant: all scratch lives in the caller's workspace.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -50,7 +53,21 @@ def emit_gemm(module: ir.Module, spec: GemmSpec) -> ir.Function:
     if sym in module.globals:
         raise GemmSpecError(f"module already has a symbol named {sym!r}; give the GemmSpec a distinct name")
     plan = make_plan(spec)
-    return _GemmEmitter(module, spec, plan).emit()
+    with _gc_paused():
+        return _GemmEmitter(module, spec, plan).emit()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """llvmlite allocates many small objects; cyclic GC passes during emission
+    cost about as much as the emission itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _GemmEmitter:
@@ -90,11 +107,12 @@ class _GemmEmitter:
                     continue
                 # Microkernels depend only on static parameters: GEMMs emitted
                 # into the same module share identical ones.
-                key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll)
+                key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll, p.prefetch_b)
                 name = f"zig.uk{rows}x{cols}.{key}"
                 existing = self.module.globals.get(name)
                 uks[(m_is_tail, n_is_tail)] = existing if isinstance(existing, ir.Function) else emit_microkernel(
                     self.module, self.vec, name, rows, cols, access, s.epilogue, unroll=p.unroll,
+                    prefetch_b=p.prefetch_b,
                 )
         return uks
 
@@ -151,32 +169,69 @@ class _GemmEmitter:
                 ws_a=ws_a,
                 ws_b=ws_b,
             )
-            n_end = b.add(n0, ncnt)
+            if p.a_once:
+                self._a_once(b, ops, m0, mcnt, n0, ncnt)
+            else:
+                n_end = b.add(n0, ncnt)
+                with for_range(b, n0, n_end, p.nc, name="jc") as jc:
+                    ncur = _umin(b, i64(p.nc), b.sub(n_end, jc))
+                    self._k_blocks(b, ops, jc, ncur, m0, mcnt)
+
+    def _k_block_params(self, b: ir.IRBuilder, kb: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """``(pc, kcur, flags)`` of K block ``kb``."""
+        s, p = self.spec, self.plan
+        nkb = -(-s.k // p.kc)
+        pc = b.mul(kb, i64(p.kc))
+        kcur = _umin(b, i64(p.kc), b.sub(i64(s.k), pc))
+        not_first = b.zext(b.icmp_unsigned("!=", kb, i64(0)), I32)
+        last = b.zext(b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
+        flags = b.or_(b.mul(not_first, I32(FLAG_ACCUMULATE)), b.mul(last, I32(FLAG_FINAL)))
+        return pc, kcur, flags
+
+    def _pack_b(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, pc: ir.Value,
+                kcur: ir.Value) -> None:
+        s = self.spec
+        if self.pack_b_fn is None:
+            return
+        if s.b_transposed:
+            src = gep(b, ops.b, b.add(b.mul(jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
+        else:
+            src = gep(b, ops.b, b.add(b.mul(pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
+        b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur])
+
+    def _pack_a(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, pc: ir.Value,
+                kcur: ir.Value) -> None:
+        if self.pack_a_fn is None:
+            return
+        src = gep(b, ops.a, b.add(b.mul(ic, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+        b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur])
+
+    def _a_once(self, b: ir.IRBuilder, ops: _Operands, m0: ir.Value, mcnt: ir.Value, n0: ir.Value,
+                ncnt: ir.Value) -> None:
+        """All task rows fit one A block: pack it once per K block and sweep
+        every column block with it (pc -> jc order)."""
+        s, p = self.spec, self.plan
+        nkb = -(-s.k // p.kc)
+        n_end = b.add(n0, ncnt)
+        with for_range(b, 0, nkb, name="kb") as kb:
+            pc, kcur, flags = self._k_block_params(b, kb)
+            self._pack_a(b, ops, m0, mcnt, pc, kcur)
             with for_range(b, n0, n_end, p.nc, name="jc") as jc:
                 ncur = _umin(b, i64(p.nc), b.sub(n_end, jc))
-                self._k_blocks(b, ops, jc, ncur, m0, mcnt)
+                self._pack_b(b, ops, jc, ncur, pc, kcur)
+                self._tiles(b, ops, m0, mcnt, jc, ncur, pc, kcur, flags)
 
     def _k_blocks(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, m0: ir.Value, mcnt: ir.Value) -> None:
+        """BLIS order for one column block: pc -> (pack B) -> ic -> (pack A) -> tiles."""
         s, p = self.spec, self.plan
         nkb = -(-s.k // p.kc)
         with for_range(b, 0, nkb, name="kb") as kb:
-            pc = b.mul(kb, i64(p.kc))
-            kcur = _umin(b, i64(p.kc), b.sub(i64(s.k), pc))
-            not_first = b.zext(b.icmp_unsigned("!=", kb, i64(0)), I32)
-            last = b.zext(b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
-            flags = b.or_(b.mul(not_first, I32(FLAG_ACCUMULATE)), b.mul(last, I32(FLAG_FINAL)))
-            if self.pack_b_fn is not None:
-                if s.b_transposed:
-                    src = gep(b, ops.b, b.add(b.mul(jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
-                else:
-                    src = gep(b, ops.b, b.add(b.mul(pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
-                b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur])
+            pc, kcur, flags = self._k_block_params(b, kb)
+            self._pack_b(b, ops, jc, ncur, pc, kcur)
             m_end = b.add(m0, mcnt)
             with for_range(b, m0, m_end, p.mc, name="ic") as ic:
                 mcur = _umin(b, i64(p.mc), b.sub(m_end, ic))
-                if self.pack_a_fn is not None:
-                    src = gep(b, ops.a, b.add(b.mul(ic, i64(s.lda)), pc))  # type: ignore[arg-type]
-                    b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur])
+                self._pack_a(b, ops, ic, mcur, pc, kcur)
                 self._tiles(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
 
     def _tiles(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
@@ -393,11 +448,29 @@ def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, in
             )
 
 
-@lru_cache(maxsize=256)
-def _compile(spec: GemmSpec) -> GemmKernel:
+@lru_cache(maxsize=1)
+def generator_digest() -> str:
+    """sha256 over the source of everything that shapes the emitted IR (the
+    ``backends/cpu`` package), so the object cache can be keyed by spec."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _build_ir(spec: GemmSpec) -> str:
     module = ir.Module(name=spec.symbol)
     emit_gemm(module, spec)
-    lib = compile_ir(module, spec.isa)  # type: ignore[arg-type]
+    with _gc_paused():
+        return str(module)
+
+
+@lru_cache(maxsize=256)
+def _compile(spec: GemmSpec) -> GemmKernel:
+    key = f"gemm-spec/{spec!r}/generator={generator_digest()}"
+    lib = compile_ir(lambda: _build_ir(spec), spec.isa, key_source=key)  # type: ignore[arg-type]
     return GemmKernel(spec, lib)
 
 

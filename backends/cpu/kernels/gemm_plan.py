@@ -28,6 +28,22 @@ from ziggurat.backends.cpu.kernels.pack import MICROKERNEL_TILE
 _DEFAULT_CACHES = {1: 32 * 1024, 2: 1024 * 1024, 3: 8 * 1024 * 1024}
 
 
+@dataclass
+class Tuning:
+    """Blocking heuristics (module-level so benchmarks can explore them)."""
+
+    l1_share_a: float = 0.4  # share of L1 for the A micro-panel (MR x KC)
+    kc_cap: int = 512
+    l2_share_b: float = 0.5  # share of L2 for the B block (KC x NC)
+    l2_share_a: float = 0.25  # share of L2 for a packed A block (MC x KC)
+    pack_a_min_rows: int = 4  # pack A when M >= this many MR tiles
+    pack_b_min_rows: int = 2  # pack a plain [K, N] B when M > this many MR tiles
+    prefetch_b: int = 0  # software prefetch distance for B in k steps (0 = off)
+
+
+TUNING = Tuning()
+
+
 @cache
 def cache_sizes() -> dict[int, int]:
     """Data/unified cache size per level for cpu0, in bytes."""
@@ -66,10 +82,12 @@ class GemmPlan:
     pack_a: bool
     pack_b: bool  # pack an unpacked B on the fly (always for B^T)
     unroll: int
+    prefetch_b: int
     mt: int  # rows per task
     nt: int  # columns per task
     tasks_m: int
     tasks_n: int
+    a_once: bool  # a task's rows fit one A block: loop pc -> jc, packing A once per K block
     threads: int
 
     @property
@@ -138,31 +156,35 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     caches = cache_sizes()
     l1, l2 = caches.get(1, _DEFAULT_CACHES[1]), caches.get(2, _DEFAULT_CACHES[2])
     unroll = 4
-    # A micro-panel (mr x KC) uses at most ~40% of L1, leaving room for B lines.
-    kc_max = max(64, min(512, int(0.4 * l1) // (4 * max(mr, 1)) // unroll * unroll))
+    tune = TUNING
+    # The A micro-panel (mr x KC) takes a share of L1, leaving room for B lines.
+    kc_max = max(64, min(tune.kc_cap, int(tune.l1_share_a * l1) // (4 * max(mr, 1)) // unroll * unroll))
     kb = -(-k // kc_max)
     kc = _round_up(-(-k // kb), unroll)
     kc = min(kc, _round_up(k, unroll))
-    # B block (KC x NC) uses about half of L2.
-    nc = max(tw, (l2 // 2) // (4 * kc) // tw * tw)
-    nc = min(nc, _round_up(n, tw))
-    mc = min(_round_up(m, mr), max(mr, (120 // mr) * mr) if mr else mr)
+    # The B block (KC x NC) takes a share of L2; column blocks are balanced.
+    nc_max = max(tw, int(l2 * tune.l2_share_b) // (4 * kc) // tw * tw)
+    nc = _round_up(-(-n // -(-n // nc_max)), tw)
+    # A packed A block (MC x KC) takes another share of L2.
+    mc_max = max(mr, int(l2 * tune.l2_share_a) // (4 * kc) // mr * mr)
+    mc = min(_round_up(m, mr), mc_max)
 
     if spec.pack_a is None:
-        pack_a = m >= 4 * mr_main and mr == mr_main
+        pack_a = m >= tune.pack_a_min_rows * mr_main and mr == mr_main
     else:
         pack_a = spec.pack_a
-    pack_b = (not spec.b_packed) and (spec.b_transposed or m > 2 * mr_main)
+    pack_b = (not spec.b_packed) and (spec.b_transposed or m > tune.pack_b_min_rows * mr_main)
 
     threads = spec.threads
     sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
     mt = _round_up(-(-m // sm), mr)
     nt = _round_up(-(-n // sn), tw)
     tasks_m, tasks_n = -(-m // mt), -(-n // nt)
+    nc = min(nc, nt)
     return GemmPlan(
         width=width, mr=mr, nvec=nvec, tw=tw, kc=kc, mc=mc, nc=nc,
-        pack_a=pack_a, pack_b=pack_b, unroll=unroll,
-        mt=mt, nt=nt, tasks_m=tasks_m, tasks_n=tasks_n,
+        pack_a=pack_a, pack_b=pack_b, unroll=unroll, prefetch_b=tune.prefetch_b if width > 1 else 0,
+        mt=mt, nt=nt, tasks_m=tasks_m, tasks_n=tasks_n, a_once=mt <= mc,
         threads=max(1, min(threads, tasks_m * tasks_n * spec.batch)),
     )
 

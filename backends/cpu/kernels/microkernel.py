@@ -101,7 +101,12 @@ def emit_microkernel(
     epilogue: Epilogue,
     unroll: int = 4,
     prefetch_c: bool = True,
+    prefetch_b: int = 0,
 ) -> ir.Function:
+    """Emit one microkernel instance (see the module docstring).
+
+    ``prefetch_b``: software-prefetch the B rows this many k steps ahead
+    (0 = rely on the hardware prefetcher)."""
     w = vec.width
     if mr < 1 or cols < 1:
         raise ValueError(f"microkernel {name}: empty tile {mr}x{cols}")
@@ -128,6 +133,10 @@ def emit_microkernel(
     accs = [vec.zero() for _ in range(mr * nvec)]
 
     def step(bld: ir.IRBuilder, accs: list[ir.Value], ap: ir.Value, bptr: ir.Value, s: int) -> list[ir.Value]:
+        if prefetch_b:
+            lines = sorted({(b_offs[v] + u) // 16 * 16 for v in range(nvec) for u in (0, w - 1)})
+            for off in lines:
+                _prefetch(module, bld, gep(bld, bptr, (s + prefetch_b) * access.b_ks + off), write=False)
         bv = [vec.load(bld, gep(bld, bptr, s * access.b_ks + b_offs[v]), b_lanes[v]) for v in range(nvec)]
         out = list(accs)
         for i in range(mr):
@@ -264,12 +273,16 @@ def _late_epilogue(
     return out
 
 
-def _prefetch_tile(module: ir.Module, b: ir.IRBuilder, c: ir.Value, mr: int, cols: int, ldc: int) -> None:
-    """Prefetch the C tile (every 64-byte line) for writing while the k loop runs."""
+def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool) -> None:
     i8p = ir.IntType(8).as_pointer()
     fn = module.globals.get("llvm.prefetch.p0i8")
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(VOID, [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
+    b.call(fn, [b.bitcast(ptr, i8p), I32(1 if write else 0), I32(3), I32(1)])
+
+
+def _prefetch_tile(module: ir.Module, b: ir.IRBuilder, c: ir.Value, mr: int, cols: int, ldc: int) -> None:
+    """Prefetch the C tile (every 64-byte line) for writing while the k loop runs."""
     for i in range(mr):
         for col in range(0, cols, 16):
-            b.call(fn, [b.bitcast(gep(b, c, i * ldc + col), i8p), I32(1), I32(3), I32(1)])
+            _prefetch(module, b, gep(b, c, i * ldc + col), write=True)
