@@ -6,6 +6,8 @@ from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     elementwise,
     indexing,
     linear,
+    normalization,
+    padding_resize,
     pooling,
     reduction,
     shape_ops,

@@ -1,0 +1,172 @@
+"""Padding -> ISliceLayer (kFILL / kREFLECT / kCLAMP); upsampling -> IResizeLayer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from xdsl.ir import SSAValue
+
+from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES
+from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.trt import (
+    InterpolationMode,
+    ResizeCoordinateTransformation,
+    ResizeOp,
+    ResizeRoundMode,
+    SampleMode,
+    SliceOp,
+)
+
+
+def pad_slice(ctx: ConversionContext, x: SSAValue, pads: Sequence[int], mode: SampleMode,
+              fill: SSAValue | None = None) -> SSAValue:
+    """torch's pad list (last dim first, (before, after) pairs; negative trims) as one slice."""
+    x = ctx.tensor(x)
+    shape = list(ctx.shape(x))
+    start = [0] * len(shape)
+    size = list(shape)
+    for i in range(len(pads) // 2):
+        dim = len(shape) - 1 - i
+        before, after = pads[2 * i], pads[2 * i + 1]
+        start[dim] = -before
+        size[dim] = shape[dim] + before + after
+    return ctx.add(SliceOp(x, start, size, [1] * len(shape), name=ctx.name(), mode=mode, fill=fill)).output
+
+
+@converter("aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
+def constant_pad_nd(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    x = ctx.tensor(args.tensor("self"))
+    fill = ctx.constant(torch.tensor(args.get_scalar("value"), dtype=ctx.dtype(x)), "fill value")
+    return pad_slice(ctx, x, args.get_ints("pad"), SampleMode.kFILL, fill)
+
+
+def _reflect_ok(args: ConverterArgs) -> str | None:
+    pads = args.get_ints("padding")
+    shape = args.shape("self")
+    for i in range(len(pads) // 2):
+        if max(pads[2 * i], pads[2 * i + 1]) >= shape[len(shape) - 1 - i]:
+            return "reflection padding as large as the dim"
+    return None
+
+
+@converter(
+    "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+    "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+    "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+    validator=_reflect_ok,
+)
+def reflection_pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return pad_slice(ctx, args.tensor("self"), args.get_ints("padding"), SampleMode.kREFLECT)
+
+
+@converter(
+    "aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+    "aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+    "aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+)
+def replication_pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return pad_slice(ctx, args.tensor("self"), args.get_ints("padding"), SampleMode.kCLAMP)
+
+
+# -- upsampling ---------------------------------------------------------------------------------------
+
+
+def _scales(args: ConverterArgs) -> list[float | None]:
+    """The scale factors torch was given (None where it computes in/out itself)."""
+    if "scale_factors" in args:
+        factors = None if args.is_none("scale_factors") else args.get_floats("scale_factors")
+        spatial = len(args.shape(_input_name(args))) - 2
+        return list(factors) if factors is not None else [None] * spatial
+    names = [n for n in ("scales", "scales_d", "scales_h", "scales_w") if n in args]
+    return [args.get_optional_float(n) for n in names]
+
+
+def _input_name(args: ConverterArgs) -> str:
+    return "input" if "input" in args else "self"
+
+
+def _resize_ok(args: ConverterArgs) -> str | None:
+    """IResizeLayer maps coordinates with in/out; torch uses 1/scale when it is given."""
+    name = _input_name(args)
+    if args.dtype(name) not in FLOAT_DTYPES:
+        return f"IResizeLayer takes float tensors, '{name}' is {args.dtype(name)}"
+    from ziggurat.dialects.trt.base import shape_of
+
+    in_spatial = args.shape(name)[2:]
+    out_spatial = shape_of(args.op.results[0])[2:]
+    for i, o, s in zip(in_spatial, out_spatial, _scales(args), strict=False):
+        if s is not None and abs(1.0 / s - i / o) > 1e-9 * max(1.0, i / o):
+            return f"scale factor {s} maps coordinates differently from size ratio {o}/{i}"
+    return None
+
+
+def _resize(ctx: ConversionContext, args: ConverterArgs, mode: InterpolationMode) -> SSAValue:
+    x = ctx.tensor(args.tensor(_input_name(args)))
+    if mode == InterpolationMode.kNEAREST:
+        transform = ResizeCoordinateTransformation.kASYMMETRIC
+    elif args.get_bool("align_corners"):
+        transform = ResizeCoordinateTransformation.kALIGN_CORNERS
+    else:
+        transform = ResizeCoordinateTransformation.kHALF_PIXEL
+    return ctx.add(ResizeOp(x, mode, name=ctx.name(), output_dims=ctx.result_shape(),
+                            coordinate_transformation=transform, nearest_rounding=ResizeRoundMode.kFLOOR)).output
+
+
+@converter(
+    "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+    "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
+    "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+    "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
+    "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+    "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
+    validator=_resize_ok,
+)
+def upsample_nearest(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """torch nearest: src = floor(dst * in / out) = kASYMMETRIC coordinates rounded with kFLOOR."""
+    return _resize(ctx, args, InterpolationMode.kNEAREST)
+
+
+@converter(
+    "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+    "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
+    "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+    "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
+    "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+    "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
+    validator=_resize_ok,
+)
+def upsample_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """align_corners -> kALIGN_CORNERS, else kHALF_PIXEL (negative source coordinates clamp to 0)."""
+    return _resize(ctx, args, InterpolationMode.kLINEAR)
+
+
+_PAD_MODES = {"constant": SampleMode.kFILL, "reflect": SampleMode.kREFLECT, "replicate": SampleMode.kCLAMP,
+              "circular": SampleMode.kWRAP}
+
+
+def _pad_ok(args: ConverterArgs) -> str | None:
+    mode = args.get_str("mode")
+    if mode not in _PAD_MODES:
+        return f"padding mode {mode!r}"
+    if mode == "reflect":
+        pads = args.get_ints("pad")
+        shape = args.shape("self")
+        for i in range(len(pads) // 2):
+            if max(pads[2 * i], pads[2 * i + 1]) >= shape[len(shape) - 1 - i]:
+                return "reflection padding as large as the dim"
+    return None
+
+
+@converter('aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor', validator=_pad_ok)
+def pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """F.pad: constant -> kFILL, reflect -> kREFLECT, replicate -> kCLAMP, circular -> kWRAP."""
+    x = ctx.tensor(args.tensor("self"))
+    mode = _PAD_MODES[args.get_str("mode")]
+    fill = None
+    if mode == SampleMode.kFILL:
+        value = args.get_optional_float("value") or 0.0
+        fill = ctx.constant(torch.tensor(value, dtype=ctx.dtype(x)), "fill value")
+    return pad_slice(ctx, x, args.get_ints("pad"), mode, fill)
