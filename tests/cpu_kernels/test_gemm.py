@@ -32,9 +32,10 @@ def test_packed_b(isa: Isa, m: int, n: int, k: int) -> None:
 
 
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
-@pytest.mark.parametrize("m, n, k", [(1, 1023, 64), (65, 33, 1023), (200, 300, 50), (5, 7, 9)], ids=str)
-def test_two_threads(isa: Isa, m: int, n: int, k: int) -> None:
+@pytest.mark.parametrize("m, n, k", [(1, 1023, 64), (65, 33, 1023), (200, 300, 50), (13, 7, 9)], ids=str)
+def test_two_threads(isa: Isa, m: int, n: int, k: int, force_threads: None) -> None:
     spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=2)
+    assert make_plan(spec).threads == 2
     a, b = torch.randn(m, k), torch.randn(k, n)
     assert_close_to(_run_packed(spec, a, b), a @ b, k)
 
@@ -44,6 +45,8 @@ def test_plan_splits_work_for_two_threads() -> None:
     assert plan.threads == 2 and plan.tasks_m * plan.tasks_n >= 2
     plan1 = make_plan(GemmSpec(m=512, n=512, k=64, isa="auto", threads=1))
     assert plan1.threads == 1 and plan1.tasks_m * plan1.tasks_n == 1
+    tiny = make_plan(GemmSpec(m=4, n=8, k=8, isa="auto", threads=2))
+    assert tiny.threads == 1  # not worth forking a team
 
 
 def test_pack_a_forced_on_and_off() -> None:
@@ -58,7 +61,7 @@ def test_pack_a_forced_on_and_off() -> None:
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
 @pytest.mark.parametrize("transposed", [False, True], ids=["kn", "nk"])
 @pytest.mark.parametrize("m, n, k", [(1, 37, 70), (3, 17, 64), (97, 45, 600)], ids=str)
-def test_unpacked_b(isa: Isa, transposed: bool, m: int, n: int, k: int) -> None:
+def test_unpacked_b(isa: Isa, transposed: bool, m: int, n: int, k: int, force_threads: None) -> None:
     a = torch.randn(m, k)
     if transposed:
         storage = torch.randn(n, k + 5)
@@ -88,11 +91,12 @@ def test_leading_dimensions(isa: Isa) -> None:
 
 
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
-def test_batched_prepacked_and_shared_weights(isa: Isa) -> None:
+def test_batched_prepacked_and_shared_weights(isa: Isa, force_threads: None) -> None:
     batch, m, n, k = 3, 14, 35, 50
     a = torch.randn(batch, m, k)
     b = torch.randn(batch, k, n)
     spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=2, batch=batch)
+    assert make_plan(spec).threads == 2
     nr = spec.b_layout.nr
     packed = torch.stack([pack_gemm_b(b[i], nr) for i in range(batch)])
     got = gemm_callable(spec)(a, packed, torch.empty(batch, m, n))
@@ -104,7 +108,7 @@ def test_batched_prepacked_and_shared_weights(isa: Isa) -> None:
 
 
 @pytest.mark.parametrize("transposed", [False, True], ids=["pv", "qkt"])
-def test_batched_attention_shapes(transposed: bool) -> None:
+def test_batched_attention_shapes(transposed: bool, force_threads: None) -> None:
     """bmm with B read on the fly: Q @ K^T (B given as [N, K]) and P @ V."""
     heads, s, d = 4, 37, 24
     q = torch.randn(heads, s, d)

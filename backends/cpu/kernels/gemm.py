@@ -40,19 +40,22 @@ from ziggurat.backends.cpu.threads import emit_parallel_for
 __all__ = ["GemmSpec", "GemmSpecError", "GemmKernel", "emit_gemm", "gemm_callable", "gemm_workspace_bytes"]
 
 
-def gemm_workspace_bytes(spec: GemmSpec) -> int:
-    plan = make_plan(spec)
+def gemm_workspace_bytes(spec: GemmSpec, plan: GemmPlan | None = None) -> int:
+    """Bytes of scratch the emitted function needs (0: ``workspace`` may be null)."""
+    plan = make_plan(spec) if plan is None else plan
     return plan.ws_thread_floats * plan.threads * 4
 
 
-def emit_gemm(module: ir.Module, spec: GemmSpec) -> ir.Function:
-    """Emit ``spec`` into ``module``; returns the entry function."""
+def emit_gemm(module: ir.Module, spec: GemmSpec, plan: GemmPlan | None = None) -> ir.Function:
+    """Emit ``spec`` into ``module``; returns the entry function.
+
+    ``plan`` overrides the blocking/threading decisions of :func:`make_plan`."""
     if not isinstance(spec, GemmSpec):
         raise GemmSpecError(f"emit_gemm expects a GemmSpec, got {type(spec).__name__}")
     sym = spec.symbol
     if sym in module.globals:
         raise GemmSpecError(f"module already has a symbol named {sym!r}; give the GemmSpec a distinct name")
-    plan = make_plan(spec)
+    plan = make_plan(spec) if plan is None else plan
     with _gc_paused():
         return _GemmEmitter(module, spec, plan).emit()
 
@@ -313,9 +316,9 @@ class GemmKernel:
     (float32) and device (cpu) are checked; mismatches raise ``ValueError``.
     """
 
-    def __init__(self, spec: GemmSpec, library: JitLibrary) -> None:
+    def __init__(self, spec: GemmSpec, library: JitLibrary, plan: GemmPlan) -> None:
         self.spec = spec
-        self.plan = make_plan(spec)
+        self.plan = plan
         self.library = library
         self.workspace_bytes = self.plan.ws_thread_floats * self.plan.threads * 4
         self._fn: Callable[..., None] = library.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
@@ -460,22 +463,23 @@ def generator_digest() -> str:
     return h.hexdigest()
 
 
-def _build_ir(spec: GemmSpec) -> str:
+def _build_ir(spec: GemmSpec, plan: GemmPlan) -> str:
     module = ir.Module(name=spec.symbol)
-    emit_gemm(module, spec)
+    emit_gemm(module, spec, plan)
     with _gc_paused():
         return str(module)
 
 
 @lru_cache(maxsize=256)
-def _compile(spec: GemmSpec) -> GemmKernel:
-    key = f"gemm-spec/{spec!r}/generator={generator_digest()}"
-    lib = compile_ir(lambda: _build_ir(spec), spec.isa, key_source=key)  # type: ignore[arg-type]
-    return GemmKernel(spec, lib)
+def _compile(spec: GemmSpec, plan: GemmPlan) -> GemmKernel:
+    # Spec + plan + generator source determine the IR, so they key the cache.
+    key = f"gemm-spec/{spec!r}/{plan!r}/generator={generator_digest()}"
+    lib = compile_ir(lambda: _build_ir(spec, plan), spec.isa, key_source=key)  # type: ignore[arg-type]
+    return GemmKernel(spec, lib, plan)
 
 
 def gemm_callable(spec: GemmSpec) -> GemmKernel:
     """Compile ``spec`` (object cache + in-process memo) and wrap it for torch."""
     if not isinstance(spec, GemmSpec):
         raise GemmSpecError(f"gemm_callable expects a GemmSpec, got {type(spec).__name__}")
-    return _compile(spec)
+    return _compile(spec, make_plan(spec))

@@ -39,6 +39,7 @@ class Tuning:
     pack_a_min_rows: int = 4  # pack A when M >= this many MR tiles
     pack_b_min_rows: int = 2  # pack a plain [K, N] B when M > this many MR tiles
     prefetch_b: int = 0  # software prefetch distance for B in k steps (0 = off)
+    min_flops_per_thread: int = 1 << 21  # below this a thread costs more than it saves
 
 
 TUNING = Tuning()
@@ -175,7 +176,8 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
         pack_a = spec.pack_a
     pack_b = (not spec.b_packed) and (spec.b_transposed or m > tune.pack_b_min_rows * mr_main)
 
-    threads = spec.threads
+    # Forking a team costs microseconds; do not split tiny problems.
+    threads = max(1, min(spec.threads, spec.flops // max(1, tune.min_flops_per_thread)))
     sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
     mt = _round_up(-(-m // sm), mr)
     nt = _round_up(-(-n // sn), tw)
