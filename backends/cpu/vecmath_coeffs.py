@@ -30,11 +30,11 @@ LOG10E_F64: tuple[float, ...] = (float.fromhex("0x1.bcb7b1526e50ep-2"), float.fr
 # log10(2) as hi + lo
 LOG10_2_F64: tuple[float, ...] = (float.fromhex("0x1.34413509f79ffp-2"), float.fromhex("-0x1.9dc1da994fd21p-59"),)
 
-# pi/2 as four f32 words (Cody-Waite reduction with FMA)
-PI_2_F32: tuple[float, ...] = (float.fromhex("0x1.921fb60000000p+0"), float.fromhex("-0x1.777a5c0000000p-25"), float.fromhex("-0x1.ee59da0000000p-50"), float.fromhex("0x1.98a2e00000000p-77"),)
+# pi/2 as three f64 words (Cody-Waite reduction with FMA)
+PI_2_F64: tuple[float, ...] = (float.fromhex("0x1.921fb54442d18p+0"), float.fromhex("0x1.1a62633145c07p-54"), float.fromhex("-0x1.f1976b7ed8fbcp-110"),)
 
 # 2/pi
-TWO_OVER_PI_F32: tuple[float, ...] = (float.fromhex("0x1.45f3060000000p-1"),)
+TWO_OVER_PI_F64: tuple[float, ...] = (float.fromhex("0x1.45f306dc9c883p-1"),)
 
 # 1/sqrt(2)
 SQRT1_2_F32: tuple[float, ...] = (float.fromhex("0x1.6a09e60000000p-1"),)

@@ -249,8 +249,8 @@ def constants() -> list[tuple[str, str, list[float]]]:
             (f"LOG10_2_{sfx}", "log10(2) as hi + lo", split(log10_2, fmt, 2)),
         ]
     out += [
-        ("PI_2_F32", "pi/2 as four f32 words (Cody-Waite reduction with FMA)", split(mp.pi / 2, "f32", 4)),
-        ("TWO_OVER_PI_F32", "2/pi", split(2 / mp.pi, "f32", 1)),
+        ("PI_2_F64", "pi/2 as three f64 words (Cody-Waite reduction with FMA)", split(mp.pi / 2, "f64", 3)),
+        ("TWO_OVER_PI_F64", "2/pi", split(2 / mp.pi, "f64", 1)),
         ("SQRT1_2_F32", "1/sqrt(2)", split(1 / mp.sqrt(2), "f32", 1)),
         ("TWO_OVER_SQRTPI_F32", "2/sqrt(pi) as hi + lo", split(2 / mp.sqrt(mp.pi), "f32", 2)),
         ("ERFC_FIT", "erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)", [ERFC_A, ERFC_ZLO, ERFC_ZHI]),

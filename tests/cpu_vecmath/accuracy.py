@@ -32,14 +32,19 @@ def _unary(kind: str, params: dict[str, float] | None = None):  # type: ignore[n
     return lambda b, x: vecmath.apply_unary(b, kind, x, params or {})
 
 
+F64_KINDS: tuple[str, ...] = tuple(k for k in SMOOTH_KINDS if k not in ("erf", "erfc", "gelu_erf", "sin", "cos"))
+
+
 @cache
-def kernels(target_name: str, elem_name: str = "f32") -> Kernels:
-    """All unary kinds (plus pow and the reductions) compiled once per target."""
+def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kernels:
+    """Every unary kind compiled once per target; ``full`` adds parameter variants, pow and reductions."""
     tg: Target = targets()[target_name]
     elem = ir.FloatType() if elem_name == "f32" else ir.DoubleType()
-    kinds = [k for k in SMOOTH_KINDS if elem_name == "f32" or k not in ("erf", "erfc", "gelu_erf", "sin", "cos")]
+    kinds = SMOOTH_KINDS if elem_name == "f32" else F64_KINDS
     unary = {k: _unary(k) for k in kinds}
     unary.update({k: _unary(k, p) for k, p in EXACT_KINDS.items()})
+    if not full:
+        return compile_module(build_module(tg, unary, elem=elem), tg, elem)
     unary["clamp_lo_hi"] = _unary("clamp", {"min": -0.5, "max": 0.25})
     unary["clamp_lo"] = _unary("clamp", {"min": -0.5})
     unary["clamp_hi"] = _unary("clamp", {"max": 0.25})

@@ -73,7 +73,7 @@ def _define_loop(module: ir.Module, name: str, elem: ir.Type, width: int, n_in: 
     *ins, out, n = fn.args
     entry = fn.append_basic_block("entry")
     vhead = fn.append_basic_block("vhead")
-    vbody = fn.append_basic_block("vbody")
+    vbody = fn.append_basic_block("vbody") if width > 1 else None
     shead = fn.append_basic_block("shead")
     sbody = fn.append_basic_block("sbody")
     done = fn.append_basic_block("done")
@@ -83,7 +83,7 @@ def _define_loop(module: ir.Module, name: str, elem: ir.Type, width: int, n_in: 
     b.position_at_end(vhead)
     i = b.phi(I64, "i")
     i.add_incoming(ir.Constant(I64, 0), entry)
-    if width > 1:
+    if vbody is not None:
         b.cbranch(b.icmp_signed("<=", b.add(i, ir.Constant(I64, width)), n), vbody, shead)
         b.position_at_end(vbody)
         vty = ir.VectorType(elem, width)
@@ -154,6 +154,18 @@ class Kernels:
         self._check(x)
         out = torch.empty_like(x)
         self._fn(name, 2)(x.data_ptr(), out.data_ptr(), x.numel())
+        return out
+
+    def unary_tail(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """Run only the scalar (W=1) tail loop: calls on chunks shorter than the vector width."""
+        self._check(x)
+        out = torch.empty_like(x)
+        fn = self._fn(name, 2)
+        step = max(1, self.target.width - 1)
+        item = x.element_size()
+        xp, op = x.data_ptr(), out.data_ptr()
+        for i in range(0, x.numel(), step):
+            fn(xp + i * item, op + i * item, min(step, x.numel() - i))
         return out
 
     def binary(self, name: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

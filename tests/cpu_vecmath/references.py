@@ -111,7 +111,7 @@ EAGER: dict[str, Fn] = {
 OPINFO_NAME: dict[str, str] = {
     "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
     "log1p": "log1p", "tanh": "tanh", "sigmoid": "sigmoid", "silu": "nn.functional.silu", "erf": "erf",
-    "erfc": "special.erfc", "gelu_erf": "nn.functional.gelu", "gelu_tanh": "nn.functional.gelu",
+    "erfc": "erfc", "gelu_erf": "nn.functional.gelu", "gelu_tanh": "nn.functional.gelu",
     "softplus": "nn.functional.softplus", "mish": "nn.functional.mish", "elu": "nn.functional.elu",
     "selu": "nn.functional.selu", "celu": "nn.functional.celu", "sin": "sin", "cos": "cos", "sqrt": "sqrt",
     "rsqrt": "rsqrt", "reciprocal": "reciprocal", "relu": "nn.functional.relu", "relu6": "nn.functional.relu6",

@@ -1,0 +1,42 @@
+"""Fixtures for the vecmath tests: compiled kernel modules and OpInfo samples (session-wide)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from .accuracy import kernels, opinfo_samples
+from .harness import Kernels, host_has_avx512
+from .references import OPINFO_NAME
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():  # type: ignore[no-untyped-def]
+    """Reference computations on ~1e5-element tensors: threads only add contention here."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="session")
+def k512() -> Kernels:
+    if not host_has_avx512():
+        pytest.skip("host has no AVX-512")
+    return kernels("avx512")
+
+
+@pytest.fixture(scope="session")
+def k_avx2() -> Kernels:
+    """AVX2-only (Haswell) code, W=8: every unary kind without the parameter variants."""
+    return kernels("avx2", full=False)
+
+
+@pytest.fixture(scope="session")
+def k64() -> Kernels:
+    return kernels("avx512" if host_has_avx512() else "avx2", "f64", full=False)
+
+
+@pytest.fixture(scope="session")
+def opinfo() -> dict[str, torch.Tensor]:
+    return opinfo_samples(set(OPINFO_NAME.values()))
