@@ -48,12 +48,14 @@ def convert_and_run(
     *,
     min_block_size: int = 1,
     torch_executed_ops: tuple[str, ...] = (),
+    script: bool = False,
 ) -> Converted:
     module_obj = model if isinstance(model, torch.nn.Module) else Wrap(model)
     module_obj.eval()
     with torch.no_grad():
         expected = _flat(module_obj(*[t.clone() for t in inputs]))
-    module = import_model(module_obj, [t.clone() for t in inputs], frontend="torchscript")
+    source = torch.jit.script(module_obj) if script else module_obj
+    module = import_model(source, [t.clone() for t in inputs], frontend="torchscript")
     (report,) = convert_module(module, PartitionOptions(min_block_size, torch_executed_ops))
     module.verify()
     outputs = run(module, [t.clone() for t in inputs])
@@ -67,9 +69,10 @@ def check_converts(
     rtol: float = 1e-5,
     atol: float = 1e-5,
     allow_fallback: Sequence[str] = (),
+    script: bool = False,
 ) -> Converted:
     """Everything converts (except ops named in ``allow_fallback``) and matches eager."""
-    result = convert_and_run(model, inputs)
+    result = convert_and_run(model, inputs, script=script)
     unexpected = [r for r in result.report.fallback if not any(a in r.op for a in allow_fallback)]
     assert not unexpected, "ops left to torch:\n" + "\n".join(r.format() for r in unexpected)
     assert result.report.segments, "no TensorRT segment was built"

@@ -2,7 +2,9 @@
 
 from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     activation,
+    composite,
     convolution,
+    creation,
     elementwise,
     indexing,
     linear,

@@ -106,6 +106,9 @@ def _pieces(ctx: ConversionContext, x: SSAValue, dim: int, squeeze: bool) -> lis
     "aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
     "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
     "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+    "aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+    "aten::unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+    "aten::unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
 )
 def split(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
     return _pieces(ctx, ctx.tensor(args.tensor("self")), _dim(ctx, args), squeeze=False)
