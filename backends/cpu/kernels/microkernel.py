@@ -21,6 +21,7 @@ column of B for k = 0, ``c``/``bias``/``other`` at the tile's origin.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -166,13 +167,23 @@ def emit_microkernel(
         accs = if_update(b, first_block, accs,
                          lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi0")
     accs = if_update(b, accumulate, accs, add_c, name="accc")
+
+    def store_all(vals: list[ir.Value]) -> None:
+        for i in range(mr):
+            for v in range(nvec):
+                vec.store(b, vals[i * nvec + v], c_ptr(i, v), lanes[v])
+
     if epilogue.has_late_part:
+        # Finish and store each vector in turn, so the activation's temporaries
+        # do not have to share the register file with all the accumulators.
         final = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_FINAL)), I32(0))
-        accs = if_update(b, final, accs,
-                         lambda vals: _late_epilogue(b, vec, vals, mr, lanes, other, epilogue), name="epi1")
-    for i in range(mr):
-        for v in range(nvec):
-            vec.store(b, accs[i * nvec + v], c_ptr(i, v), lanes[v])
+        with b.if_else(final) as (then, otherwise):
+            with then:
+                _late_epilogue_store(b, vec, accs, mr, lanes, other, epilogue, c_ptr)
+            with otherwise:
+                store_all(accs)
+    else:
+        store_all(accs)
     b.ret_void()
     return fn
 
@@ -254,14 +265,14 @@ def _early_epilogue(
     return out
 
 
-def _late_epilogue(
+def _late_epilogue_store(
     b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
-    other: ir.Value, epi: Epilogue,
-) -> list[ir.Value]:
-    """The activation, then a binary op that follows it (last K block)."""
+    other: ir.Value, epi: Epilogue, c_ptr: Callable[[int, int], ir.Value],
+) -> None:
+    """The activation, then a binary op that follows it (last K block); each
+    result is stored as soon as it is ready."""
     nvec = len(lanes)
     params = dict(epi.unary_params)
-    out: list[ir.Value] = []
     for i in range(mr):
         for v in range(nvec):
             x = accs[i * nvec + v]
@@ -269,8 +280,7 @@ def _late_epilogue(
                 x = emit_unary(b, vec, epi.unary, x, params)
             if epi.binary is not None and not epi.binary_is_early:
                 x = _binary(b, vec, x, other, i, v, lanes[v], epi)
-            out.append(x)
-    return out
+            vec.store(b, x, c_ptr(i, v), lanes[v])
 
 
 def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool) -> None:
