@@ -47,18 +47,18 @@ class ConversionContext:
         self.weights: list[torch.Tensor] = []
         self._constants: dict[SSAValue, SSAValue] = {}
         self._trt_values: set[SSAValue] = set()
-        self._op: TorchOp | None = None
+        self._op: Operation | None = None
         self._node_info = "ziggurat"
 
     # -- the op being converted -----------------------------------------------------------
-    def begin(self, op: TorchOp) -> ConverterArgs:
+    def begin(self, op: Operation) -> ConverterArgs:
         """Start converting ``op``: layers are named after it from now on."""
         self._op = op
         self._node_info = node_info(op)
         return ConverterArgs.of(op)
 
     @property
-    def op(self) -> TorchOp:
+    def op(self) -> Operation:
         if self._op is None:
             raise ConversionError("no torch op is being converted", op="conversion context")
         return self._op

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ziggurat.dialects.torch import BoundArguments, TorchOp
 from ziggurat.dialects.torch.schema import OpSchema
@@ -32,10 +32,10 @@ class ConverterArgumentError(ZigguratError):
     """An argument a converter cannot take (wrong kind, not static, missing)."""
 
 
-def node_info(op: TorchOp) -> str:
+def node_info(op: Operation) -> str:
     """``aten::conv2d @ model.py:12 [%x.3 (conv1)]``: what layers and messages are named after."""
     try:
-        key = op.aten_key
+        key = op.aten_key if isinstance(op, TorchOp) else op.name
     except KeyError:
         key = op.name
     where = op_location(op)
@@ -44,36 +44,47 @@ def node_info(op: TorchOp) -> str:
 
 @dataclass(frozen=True)
 class ConverterArgs:
-    """The arguments of ``op`` by schema name (defaults filled in)."""
+    """The arguments of ``op`` by schema name (defaults filled in).
 
-    op: TorchOp
-    bound: BoundArguments
+    Ops of Ziggurat's own dialects (``fused.*``) have no aten schema: their
+    converters read the op's fields (``args.op``), and ``bound`` is None.
+    """
+
+    op: Operation
+    bound: BoundArguments | None
 
     @staticmethod
-    def of(op: TorchOp) -> ConverterArgs:
-        return ConverterArgs(op, op.arguments())
+    def of(op: Operation) -> ConverterArgs:
+        return ConverterArgs(op, op.arguments() if isinstance(op, TorchOp) else None)
 
     @property
     def schema(self) -> OpSchema:
+        if self.bound is None:
+            raise ConverterArgumentError(f"{self.op.name} has no aten schema", op=self.op.name)
         return self.bound.schema
 
     @property
     def key(self) -> str:
-        return self.schema.key
+        return self.op.name if self.bound is None else self.schema.key
 
     @property
     def node_info(self) -> str:
         return node_info(self.op)
 
     def error(self, message: str) -> ConverterArgumentError:
-        return ConverterArgumentError(message, op=self.key, schema=self.schema.text, location=op_location(self.op))
+        schema = None if self.bound is None else self.schema.text
+        return ConverterArgumentError(message, op=self.key, schema=schema, location=op_location(self.op))
+
+    @property
+    def _values(self) -> dict[str, Any]:
+        return {} if self.bound is None else dict(self.bound.values)
 
     # -- raw access -----------------------------------------------------------------
     def __contains__(self, name: str) -> bool:
-        return name in self.bound.values
+        return self.bound is not None and name in self.bound.values
 
     def raw(self, name: str) -> Any:
-        if name not in self.bound.values:
+        if self.bound is None or name not in self.bound.values:
             raise self.error(f"has no argument {name!r}")
         return self.bound.values[name]
 

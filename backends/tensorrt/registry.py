@@ -140,6 +140,28 @@ class ConverterRegistry:
         entries.sort(key=lambda e: -e.priority)
         return entry
 
+    def register_op(
+        self,
+        op_name: str,
+        convert: ConverterFn,
+        *,
+        validator: Validator | None = None,
+        priority: int = 0,
+    ) -> ConverterEntry:
+        """Register a converter for an op of Ziggurat's own dialects (``fused.conv2d``), by op name."""
+        if "::" in op_name or "." not in op_name:
+            raise ConverterRegistrationError(
+                f"{op_name!r} is not a dialect op name (aten ops register by schema)", op="converter registry"
+            )
+        from ziggurat.dialects.torch.schema import OpSchema as _Schema
+
+        origin = f"{getattr(convert, '__module__', '?')}.{getattr(convert, '__qualname__', repr(convert))}"
+        entry = ConverterEntry(_Schema(op_name, op_name, "", (), ()), convert, validator, priority, origin)
+        entries = self._entries.setdefault(op_name, [])
+        entries.append(entry)
+        entries.sort(key=lambda e: -e.priority)
+        return entry
+
     def entries(self, key: str) -> list[ConverterEntry]:
         """Converters of ``aten::name.overload``, highest priority first."""
         return list(self._entries.get(key, ()))
@@ -199,6 +221,18 @@ def converter(
         target = registry if registry is not None else REGISTRY
         for text in schemas:
             target.register(text, fn, validator=validator, priority=priority)
+        return fn
+
+    return register
+
+
+def op_converter(
+    op_name: str, *, validator: Validator | None = None, priority: int = 0, registry: ConverterRegistry | None = None
+) -> Callable[[ConverterFn], ConverterFn]:
+    """Register the decorated function for a Ziggurat dialect op (``@op_converter("fused.linear")``)."""
+
+    def register(fn: ConverterFn) -> ConverterFn:
+        (registry if registry is not None else REGISTRY).register_op(op_name, fn, validator=validator, priority=priority)
         return fn
 
     return register

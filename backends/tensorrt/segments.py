@@ -63,9 +63,9 @@ class ConversionReport:
         return "\n".join(lines)
 
 
-def _key(op: TorchOp) -> str:
+def _key(op: Operation) -> str:
     try:
-        return op.aten_key
+        return op.aten_key if isinstance(op, TorchOp) else op.name
     except KeyError:
         return op.name
 
@@ -92,8 +92,8 @@ class _Partitioner:
         self.entries: dict[Operation, ConverterEntry] = {}
 
     def classify(self, op: Operation) -> None:
-        if not isinstance(op, TorchOp):
-            self.reasons[op] = f"{op.name} is not a torch op the TensorRT converters take"
+        if not isinstance(op, TorchOp) and not self.registry.has(op.name):
+            self.reasons[op] = f"{op.name} is not an op the TensorRT converters take"
             return
         key = _key(op)
         executed = self.options.torch_executed_ops
@@ -160,7 +160,6 @@ def _convert_segment(
         arg.name_hint = torch_value.name_hint
         ctx.map(torch_value, arg)
     for op in segment:
-        assert isinstance(op, TorchOp)
         before = len(block.ops)
         try:
             args = ctx.begin(op)
@@ -254,12 +253,12 @@ def convert_function(
     for run, seg_func, inputs, outputs in built:
         _splice(func, module, run, seg_func, inputs, outputs)
         report.segments.append(seg_func.sym_name.data)
-        report.converted.update(_key(op) for op in run if isinstance(op, TorchOp))  # pyright: ignore
+        report.converted.update(_key(op) for op in run)
     _erase_dead_literals(body)
     for op in ops:
         if op in part.reasons:
             where = op_location(op)
-            label = node_info(op) if isinstance(op, TorchOp) else op.name
+            label = node_info(op)
             report.fallback.append(OpReport(label, part.reasons[op], _schema(op), None if where and where in label else where))
     if report.fallback:
         func.attributes[FALLBACK_ATTR] = ArrayAttr([StringAttr(f"{r.op}: {r.reason}") for r in report.fallback])

@@ -49,6 +49,7 @@ def convert_and_run(
     min_block_size: int = 1,
     torch_executed_ops: tuple[str, ...] = (),
     script: bool = False,
+    pre_passes: str = "",
 ) -> Converted:
     module_obj = model if isinstance(model, torch.nn.Module) else Wrap(model)
     module_obj.eval()
@@ -56,6 +57,10 @@ def convert_and_run(
         expected = _flat(module_obj(*[t.clone() for t in inputs]))
     source = torch.jit.script(module_obj) if script else module_obj
     module = import_model(source, [t.clone() for t in inputs], frontend="torchscript")
+    if pre_passes:
+        from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+
+        run_pipeline(module, parse_pipeline(pre_passes))
     (report,) = convert_module(module, PartitionOptions(min_block_size, torch_executed_ops))
     module.verify()
     outputs = run(module, [t.clone() for t in inputs])
@@ -70,9 +75,10 @@ def check_converts(
     atol: float = 1e-5,
     allow_fallback: Sequence[str] = (),
     script: bool = False,
+    pre_passes: str = "",
 ) -> Converted:
     """Everything converts (except ops named in ``allow_fallback``) and matches eager."""
-    result = convert_and_run(model, inputs, script=script)
+    result = convert_and_run(model, inputs, script=script, pre_passes=pre_passes)
     unexpected = [r for r in result.report.fallback if not any(a in r.op for a in allow_fallback)]
     assert not unexpected, "ops left to torch:\n" + "\n".join(r.format() for r in unexpected)
     assert result.report.segments, "no TensorRT segment was built"

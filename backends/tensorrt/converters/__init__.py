@@ -6,6 +6,7 @@ from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     convolution,
     creation,
     elementwise,
+    fused,
     indexing,
     linear,
     normalization,

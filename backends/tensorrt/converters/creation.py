@@ -59,9 +59,11 @@ def full(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 @converter(
     "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor",
     "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+    "aten::copy_.int(Tensor(a!) self, int other) -> Tensor(a!)",
+    "aten::copy_.float(Tensor(a!) self, float other) -> Tensor(a!)",
 )
 def fill(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return filled(ctx, args.get_scalar("value"))
+    return filled(ctx, args.get_scalar("value" if "value" in args else "other"))
 
 
 @converter(

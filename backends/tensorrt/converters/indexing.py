@@ -348,3 +348,20 @@ def repeat_interleave_tensor(ctx: ConversionContext, args: ConverterArgs) -> SSA
         counts = counts.expand(ctx.shape(x)[dim])
     order = torch.repeat_interleave(torch.arange(counts.numel()), counts).to(torch.int32)
     return ctx.add(GatherOp(x, ctx.constant(order, "indices"), name=ctx.name(), axis=dim)).output
+
+
+def _literal_repeats(args: ConverterArgs) -> str | None:
+    owner = args.tensor("repeats").owner
+    from ziggurat.dialects.torch import LiteralOp
+
+    return None if isinstance(owner, LiteralOp) else "repeat_interleave of run-time repeats has a data-dependent shape"
+
+
+@converter("aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+           validator=_literal_repeats)
+def repeat_interleave_indices(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """Constant ``repeats``: the index list [0]*r0 + [1]*r1 + ... is itself a constant."""
+    literal = ctx.literal(args.tensor("repeats"))
+    assert literal is not None
+    order = torch.repeat_interleave(torch.arange(literal.numel()), literal.reshape(-1).to(torch.int64))
+    return ctx.constant(order.to(ctx.result_dtype()), "indices")

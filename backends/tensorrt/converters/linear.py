@@ -54,6 +54,8 @@ def matmul(
     "aten::matmul(Tensor self, Tensor other) -> Tensor",
     "aten::mm(Tensor self, Tensor mat2) -> Tensor",
     "aten::bmm(Tensor self, Tensor mat2) -> Tensor",
+    "aten::mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor",
+    "aten::bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor",
     validator=_float_operands("self"),
 )
 def mm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
@@ -89,6 +91,7 @@ def _scaled_sum(ctx: ConversionContext, args: ConverterArgs, product: SSAValue) 
 
 @converter(
     "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    "aten::addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
     validator=_float_operands("mat1", "mat2"),
 )
 def addmm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
@@ -97,6 +100,7 @@ def addmm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter(
     "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    "aten::baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
     validator=_float_operands("batch1", "batch2"),
 )
 def baddbmm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:

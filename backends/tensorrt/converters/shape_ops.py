@@ -68,6 +68,7 @@ def dropout(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     "aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
     "aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
     "aten::type_as(Tensor self, Tensor other) -> Tensor",
+    "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
 )
 def to(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """A cast to the result dtype (the device is TensorRT's)."""
