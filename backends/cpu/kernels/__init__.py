@@ -2,7 +2,8 @@
 layouts they read.  Kernels are emitted into a caller's ``llvmlite.ir.Module``
 (C ABI, static shapes) and can be compiled standalone for tests/benchmarks."""
 
-from ziggurat.backends.cpu.kernels.gemm import GemmKernel, emit_gemm, gemm_callable, gemm_workspace_bytes
+from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
+from ziggurat.backends.cpu.kernels.gemm_callable import GemmKernel, gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
 from ziggurat.backends.cpu.kernels.pack import (

@@ -8,28 +8,24 @@
 ``bias`` / ``other`` may be null when the spec has no bias / binary op;
 ``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
 alignment recommended) or may be null when that is 0.  Several GEMMs can be
-emitted into one module (each gets its own internal helpers).  The function is
+emitted into one module (identical microkernels and pack routines are shared).
+The function is
 re-entrant: all scratch lives in the caller's workspace.
 
-:func:`gemm_callable` compiles a spec on its own and wraps it for torch tensors.
+:func:`~ziggurat.backends.cpu.kernels.gemm_callable.gemm_callable` compiles a
+spec on its own and wraps it for torch tensors.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import hashlib
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import torch
 from llvmlite import ir
 
-from ziggurat.backends.cpu.jit import JitLibrary, compile_ir
 from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
 from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, for_range, gep, i64
@@ -37,7 +33,7 @@ from ziggurat.backends.cpu.kernels.microkernel import FLAG_ACCUMULATE, FLAG_FINA
 from ziggurat.backends.cpu.kernels.pack_ir import emit_pack_a, emit_pack_b_kn, emit_pack_b_nk
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
-__all__ = ["GemmSpec", "GemmSpecError", "GemmKernel", "emit_gemm", "gemm_callable", "gemm_workspace_bytes"]
+__all__ = ["GemmSpec", "GemmSpecError", "emit_gemm", "gemm_workspace_bytes", "gc_paused"]
 
 
 def gemm_workspace_bytes(spec: GemmSpec, plan: GemmPlan | None = None) -> int:
@@ -56,12 +52,12 @@ def emit_gemm(module: ir.Module, spec: GemmSpec, plan: GemmPlan | None = None) -
     if sym in module.globals:
         raise GemmSpecError(f"module already has a symbol named {sym!r}; give the GemmSpec a distinct name")
     plan = make_plan(spec) if plan is None else plan
-    with _gc_paused():
+    with gc_paused():
         return _GemmEmitter(module, spec, plan).emit()
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """llvmlite allocates many small objects; cyclic GC passes during emission
     cost about as much as the emission itself."""
     was_enabled = gc.isenabled()
@@ -300,186 +296,3 @@ def _digest(*parts: Any) -> str:
 
 def _umin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_unsigned("<", x, y), x, y)
-
-
-# ---------------------------------------------------------------------------
-# Python entry point
-# ---------------------------------------------------------------------------
-
-
-class GemmKernel:
-    """A compiled GEMM callable on torch tensors: ``kernel(a, b, c, bias=None, other=None)``.
-
-    ``b`` is the prepacked ``[panels, K, nr]`` tensor (``[batch, panels, K, nr]``
-    when batched) or, for ``b_packed=False``, the plain ``[K, N]`` / ``[N, K]``
-    operand.  ``c`` is written in place and returned.  Shapes, strides, dtype
-    (float32) and device (cpu) are checked; mismatches raise ``ValueError``.
-    """
-
-    def __init__(self, spec: GemmSpec, library: JitLibrary, plan: GemmPlan) -> None:
-        self.spec = spec
-        self.plan = plan
-        self.library = library
-        self.workspace_bytes = self.plan.ws_thread_floats * self.plan.threads * 4
-        self._fn: Callable[..., None] = library.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
-        self._local = threading.local()
-
-    def _workspace(self) -> int:
-        if not self.workspace_bytes:
-            return 0
-        ws = getattr(self._local, "ws", None)
-        if ws is None:
-            ws = torch.empty(self.workspace_bytes // 4 + 16, dtype=torch.float32)
-            self._local.ws = ws
-        return (ws.data_ptr() + 63) // 64 * 64
-
-    def __call__(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
-                 bias: torch.Tensor | None = None, other: torch.Tensor | None = None) -> torch.Tensor:
-        s = self.spec
-        batch = s.batch
-        _check(a, "a", (batch, s.m, s.k), (s.batch_stride_a, s.lda, 1))  # type: ignore[arg-type]
-        if s.b_packed:
-            lay = s.b_layout
-            _check(b, "b (prepacked)", (batch, *lay.packed_shape), (s.batch_stride_b, lay.k * lay.nr, lay.nr, 1))  # type: ignore[arg-type]
-        elif s.b_transposed:
-            _check(b, "b (as [N, K])", (batch, s.n, s.k), (s.batch_stride_b, s.ldb, 1))  # type: ignore[arg-type]
-        else:
-            _check(b, "b (as [K, N])", (batch, s.k, s.n), (s.batch_stride_b, s.ldb, 1))  # type: ignore[arg-type]
-        _check(c, "c", (batch, s.m, s.n), (s.batch_stride_c, s.ldc, 1))  # type: ignore[arg-type]
-        if s.bias:
-            if bias is None:
-                raise ValueError(f"gemm {s.symbol}: the spec has bias=True but no bias tensor was given")
-            _check(bias, "bias", (s.n,), (1,))
-        elif bias is not None:
-            raise ValueError(f"gemm {s.symbol}: a bias tensor was given but the spec has bias=False")
-        if s.binary:
-            if other is None:
-                raise ValueError(f"gemm {s.symbol}: the spec has binary={s.binary!r} but no `other` tensor was given")
-            ors, ocs = s.other_strides  # type: ignore[misc]
-            _check_broadcast(other, (batch, s.m, s.n), (s.other_batch_stride, ors, ocs))
-        elif other is not None:
-            raise ValueError(f"gemm {s.symbol}: an `other` tensor was given but the spec has no binary op")
-        self._check_aliasing(a, b, c, bias, other)
-        self._fn(a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                 bias.data_ptr() if bias is not None else 0,
-                 other.data_ptr() if other is not None else 0,
-                 self._workspace())
-        return c
-
-
-    def _check_aliasing(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
-                        bias: torch.Tensor | None, other: torch.Tensor | None) -> None:
-        s = self.spec
-        c_span = _span(c)
-        for t, what in ((a, "a"), (b, "b"), (bias, "bias")):
-            if t is not None and _overlaps(_span(t), c_span):
-                raise ValueError(f"gemm {s.symbol}: output c overlaps input {what}; use a separate output tensor")
-        if other is not None and _overlaps(_span(other), c_span):
-            exact = other.data_ptr() == c.data_ptr() and tuple(other.shape) == tuple(c.shape) \
-                and tuple(other.stride()) == tuple(c.stride())
-            single_k_block = self.plan.kc >= s.k
-            if not exact:
-                raise ValueError(f"gemm {s.symbol}: `other` partially overlaps the output c; "
-                                 "pass either c itself (in-place residual) or a separate tensor")
-            if not (s.epilogue.binary_is_early or single_k_block):
-                raise ValueError(
-                    f"gemm {s.symbol}: `other` is the output c, but the residual follows the activation "
-                    f"({s.unary!r}) and K={s.k} is computed in blocks of {self.plan.kc}, so c is overwritten "
-                    "before `other` is read; pass a separate residual tensor"
-                )
-
-
-def _span(t: torch.Tensor) -> tuple[int, int]:
-    """[first byte, last byte + 1) touched by ``t``."""
-    if t.numel() == 0:
-        return (t.data_ptr(), t.data_ptr())
-    lo = hi = 0
-    for size, stride in zip(t.shape, t.stride()):
-        if stride >= 0:
-            hi += (size - 1) * stride
-        else:
-            lo += (size - 1) * stride
-    item = t.element_size()
-    return (t.data_ptr() + lo * item, t.data_ptr() + (hi + 1) * item)
-
-
-def _overlaps(x: tuple[int, int], y: tuple[int, int]) -> bool:
-    return x[0] < y[1] and y[0] < x[1]
-
-
-def _check_common(t: Any, what: str) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise ValueError(f"gemm operand {what}: expected a torch.Tensor, got {type(t).__name__}")
-    if t.dtype != torch.float32:
-        raise ValueError(f"gemm operand {what}: expected dtype torch.float32, got {t.dtype}")
-    if t.device.type != "cpu":
-        raise ValueError(f"gemm operand {what}: expected a cpu tensor, got device {t.device}")
-    if t.is_sparse or t.layout != torch.strided:
-        raise ValueError(f"gemm operand {what}: expected a dense strided tensor")
-
-
-def _check(t: Any, what: str, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
-    """``t`` must have ``shape``/``strides`` (strides of size-1 dims are free);
-    a leading batch dim of size 1 may be omitted."""
-    _check_common(t, what)
-    got_shape, got_strides = tuple(t.shape), tuple(t.stride())
-    if len(got_shape) == len(shape) - 1 and len(shape) > 1 and (shape[0] == 1 or strides[0] == 0):
-        shape, strides = shape[1:], strides[1:]
-    if got_shape != shape:
-        raise ValueError(f"gemm operand {what}: expected shape {shape}, got {got_shape}")
-    for dim, (size, want, got) in enumerate(zip(shape, strides, got_strides)):
-        if size > 1 and want != got:
-            raise ValueError(
-                f"gemm operand {what}: stride {got} in dim {dim} does not match the compiled stride {want} "
-                f"(strides {got_strides}, expected {strides}; make it contiguous or recompile)"
-            )
-
-
-def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, int, int]) -> None:
-    _check_common(t, "other")
-    try:
-        view = torch.broadcast_to(t, shape) if t.dim() <= 3 else None
-    except RuntimeError:
-        view = None
-    if view is None:
-        raise ValueError(f"gemm operand other: shape {tuple(t.shape)} does not broadcast to {shape}")
-    for dim, (size, want, got) in enumerate(zip(shape, strides, view.stride())):
-        if size > 1 and want != got:
-            raise ValueError(
-                f"gemm operand other: broadcast stride {got} in dim {dim} does not match the compiled "
-                f"stride {want} (strides {tuple(view.stride())}, expected {strides})"
-            )
-
-
-@lru_cache(maxsize=1)
-def generator_digest() -> str:
-    """sha256 over the source of everything that shapes the emitted IR (the
-    ``backends/cpu`` package), so the object cache can be keyed by spec."""
-    root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def _build_ir(spec: GemmSpec, plan: GemmPlan) -> str:
-    module = ir.Module(name=spec.symbol)
-    emit_gemm(module, spec, plan)
-    with _gc_paused():
-        return str(module)
-
-
-@lru_cache(maxsize=256)
-def _compile(spec: GemmSpec, plan: GemmPlan) -> GemmKernel:
-    # Spec + plan + generator source determine the IR, so they key the cache.
-    key = f"gemm-spec/{spec!r}/{plan!r}/generator={generator_digest()}"
-    lib = compile_ir(lambda: _build_ir(spec, plan), spec.isa, key_source=key)  # type: ignore[arg-type]
-    return GemmKernel(spec, lib, plan)
-
-
-def gemm_callable(spec: GemmSpec) -> GemmKernel:
-    """Compile ``spec`` (object cache + in-process memo) and wrap it for torch."""
-    if not isinstance(spec, GemmSpec):
-        raise GemmSpecError(f"gemm_callable expects a GemmSpec, got {type(spec).__name__}")
-    return _compile(spec, make_plan(spec))

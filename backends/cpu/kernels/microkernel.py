@@ -188,7 +188,13 @@ def emit_microkernel(
     return fn
 
 
-def _k_loop(b, n_iter, accs, a0, b0, access: TileAccess, step, steps: int, name: str):  # type: ignore[no-untyped-def]
+StepFn = Callable[[ir.IRBuilder, list[ir.Value], ir.Value, ir.Value, int], list[ir.Value]]
+
+
+def _k_loop(
+    b: ir.IRBuilder, n_iter: ir.Value, accs: list[ir.Value], a0: ir.Value, b0: ir.Value,
+    access: TileAccess, step: StepFn, steps: int, name: str,
+) -> tuple[list[ir.Value], ir.Value, ir.Value]:
     """``n_iter`` iterations of ``steps`` unrolled k steps; returns the
     accumulators and the advanced A/B pointers."""
     fn = b.function
