@@ -9,8 +9,7 @@
 ``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
 alignment recommended) or may be null when that is 0.  Several GEMMs can be
 emitted into one module (identical microkernels and pack routines are shared).
-The function is
-re-entrant: all scratch lives in the caller's workspace.
+The function is re-entrant: all scratch lives in the caller's workspace.
 
 :func:`~ziggurat.backends.cpu.kernels.gemm_callable.gemm_callable` compiles a
 spec on its own and wraps it for torch tensors.
