@@ -38,6 +38,9 @@ from ziggurat.backends.cpu.object_cache import ObjectCache, cache_key
 PIPELINE_VERSION = "newpm-o3-v1"
 
 _UNSET: Any = object()
+# llvmlite parses into LLVM's global context and its calls release the GIL, so
+# all LLVM work of this module is serialised.
+_llvm_lock = threading.RLock()
 _default_cache: ObjectCache | None = None
 _default_cache_lock = threading.Lock()
 
@@ -95,32 +98,35 @@ def optimize(mod: llvm.ModuleRef, isa: Isa, opt: int = 3) -> None:
 def compile_object(ir: str | lir.Module, isa: Isa | str = "auto", opt: int = 3) -> bytes:
     """Optimised relocatable object code (ELF) for ``ir``."""
     isa = parse_isa(isa)
-    mod = parse_and_verify(ir, isa)
-    _check_declarations_resolve(mod)
-    optimize(mod, isa, opt)
-    try:
-        return target_machine(isa, opt).emit_object(mod)
-    except RuntimeError as exc:
-        raise JitError(f"LLVM code generation failed: {exc}") from None
+    with _llvm_lock:
+        mod = parse_and_verify(ir, isa)
+        _check_declarations_resolve(mod)
+        optimize(mod, isa, opt)
+        try:
+            return target_machine(isa, opt).emit_object(mod)
+        except RuntimeError as exc:
+            raise JitError(f"LLVM code generation failed: {exc}") from None
 
 
 def emit_assembly(ir: str | lir.Module, isa: Isa | str = "auto", opt: int = 3) -> str:
     """Optimised native assembly for ``ir`` (for inspection and tests)."""
     isa = parse_isa(isa)
-    mod = parse_and_verify(ir, isa)
-    optimize(mod, isa, opt)
-    try:
-        return target_machine(isa, opt).emit_assembly(mod)
-    except RuntimeError as exc:
-        raise JitError(f"LLVM code generation failed: {exc}") from None
+    with _llvm_lock:
+        mod = parse_and_verify(ir, isa)
+        optimize(mod, isa, opt)
+        try:
+            return target_machine(isa, opt).emit_assembly(mod)
+        except RuntimeError as exc:
+            raise JitError(f"LLVM code generation failed: {exc}") from None
 
 
 def optimized_ir(ir: str | lir.Module, isa: Isa | str = "auto", opt: int = 3) -> str:
     """The module after the optimisation pipeline, as LLVM IR text."""
     isa = parse_isa(isa)
-    mod = parse_and_verify(ir, isa)
-    optimize(mod, isa, opt)
-    return str(mod)
+    with _llvm_lock:
+        mod = parse_and_verify(ir, isa)
+        optimize(mod, isa, opt)
+        return str(mod)
 
 
 class JitLibrary:
@@ -189,9 +195,6 @@ def compile_ir(
     return JitLibrary(engine, isa, key, from_cache)
 
 
-_engine_lock = threading.Lock()
-
-
 def _load_object(obj: bytes, isa: Isa) -> llvm.ExecutionEngine:
     missing = [s for s in undefined_symbols(obj) if not _resolvable(s)]
     if missing:
@@ -199,11 +202,11 @@ def _load_object(obj: bytes, isa: Isa) -> llvm.ExecutionEngine:
             "compiled code references symbols that are not loaded in this process: "
             + ", ".join(sorted(missing))
         )
-    tm = target_machine(isa)
-    holder = llvm.parse_assembly("")
-    holder.triple = tm.triple
-    holder.data_layout = str(tm.target_data)
-    with _engine_lock:
+    with _llvm_lock:
+        tm = target_machine(isa)
+        holder = llvm.parse_assembly("")
+        holder.triple = tm.triple
+        holder.data_layout = str(tm.target_data)
         try:
             engine = llvm.create_mcjit_compiler(holder, tm)
             engine.add_object_file(llvm.ObjectFileRef.from_data(obj))

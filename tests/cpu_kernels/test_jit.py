@@ -115,3 +115,26 @@ def test_undefined_symbols_of_object() -> None:
 def test_emit_assembly_names_functions() -> None:
     asm = emit_assembly(SAXPY, "auto")
     assert "saxpy:" in asm and "myexp:" in asm
+
+
+def test_concurrent_compiles_from_python_threads() -> None:
+    """LLVM work is serialised internally; parallel callers all get working code."""
+    import threading
+
+    results: list[float] = []
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            src = SAXPY.replace("define float @myexp", f"define float @myexp{i}")
+            lib = compile_ir(src, "auto", cache=None)
+            results.append(lib.ctypes_function(f"myexp{i}", ctypes.c_float, [ctypes.c_float])(0.0))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [1.0] * 4
