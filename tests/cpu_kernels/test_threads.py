@@ -107,3 +107,26 @@ def test_bad_arguments() -> None:
         emit_parallel_for(m, b, 4, lambda *a: None, num_threads=0)
     with pytest.raises(ValueError, match="n_tasks"):
         emit_parallel_for(m, b, -1, lambda *a: None, num_threads=2)
+
+
+def test_dynamic_task_count() -> None:
+    """``n_tasks`` may be a runtime i64 value (the team size is then fixed)."""
+    m = ir.Module("dyn")
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [F32.as_pointer(), I64]), name="fill")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def body(bb: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        (out,) = caps
+        with for_range(bb, begin, end) as i:
+            bb.store(bb.sitofp(i, F32), bb.gep(out, [i]))
+
+    emit_parallel_for(m, b, fn.args[1], body, num_threads=2, captures=[fn.args[0]])
+    b.ret_void()
+    f = compile_ir(m, "auto", cache=None).ctypes_function("fill", None, [ctypes.c_void_p, ctypes.c_int64])
+    for n in (0, 1, 5, 100):
+        out = torch.full((max(n, 1),), -1.0)
+        f(out.data_ptr(), n)
+        if n:
+            torch.testing.assert_close(out, torch.arange(n, dtype=torch.float32))
+        else:
+            assert out.item() == -1.0
