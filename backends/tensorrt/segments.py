@@ -250,8 +250,10 @@ def convert_function(
             part.reasons[op] = (
                 f"its TensorRT block has {len(run)} op(s), fewer than min_block_size={options.min_block_size}"
             )
+    anchor: Operation = func
     for run, seg_func, inputs, outputs in built:
-        _splice(func, module, run, seg_func, inputs, outputs)
+        _splice(anchor, run, seg_func, inputs, outputs)
+        anchor = seg_func
         report.segments.append(seg_func.sym_name.data)
         report.converted.update(_key(op) for op in run)
     _erase_dead_literals(body)
@@ -283,9 +285,10 @@ def _schema(op: Operation) -> str | None:
 
 
 def _splice(
-    func: FuncOp, module: ModuleOp, run: Sequence[Operation], seg_func: FuncOp,
+    anchor: Operation, run: Sequence[Operation], seg_func: FuncOp,
     inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
 ) -> None:
+    """Replace ``run`` by a call of ``seg_func``, placed in the module after ``anchor``."""
     call = CallOp(seg_func.sym_name.data, list(inputs), [v.type for v in outputs])
     Rewriter.insert_op(call, InsertPoint.before(run[0]))
     for old, new in zip(outputs, call.results, strict=True):
@@ -293,7 +296,7 @@ def _splice(
         old.replace_all_uses_with(new)
     for op in reversed(run):
         Rewriter.erase_op(op)
-    module.body.block.insert_op_after(seg_func, func)
+    Rewriter.insert_op(seg_func, InsertPoint.after(anchor))
 
 
 def _erase_dead_literals(body: Block) -> None:

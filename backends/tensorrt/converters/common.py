@@ -160,6 +160,10 @@ def elementwise(
 
 
 def _operand(ctx: ConversionContext, v: SSAValue | Scalar, rank: int, dtype: torch.dtype, suffix: str) -> SSAValue:
+    if isinstance(v, SSAValue) and not ctx.is_trt(v):
+        literal = ctx.literal(v)
+        if literal is not None and literal.numel() == 1 and literal.dim() < rank:  # a folded scalar
+            return ctx.constant(literal.reshape([1] * rank).to(dtype), (suffix + " scalar").strip())
     if isinstance(v, SSAValue):
         t = cast(ctx, ctx.tensor(v), dtype, (suffix + " cast").strip())
         return unsqueeze_to_rank(ctx, t, rank, (suffix + " broadcast").strip())
