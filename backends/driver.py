@@ -15,6 +15,7 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+from ziggurat.ir.statistics import Statistics
 
 log = logging.getLogger("ziggurat")
 
@@ -46,7 +47,10 @@ def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> C
     ir = {"torch": print_module(module)}
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
     passes = parse_pipeline(spec) if spec else []
-    report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir)
+    stats = Statistics()
+    report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats)
+    for (pass_name, key), value in stats.counters.items():
+        report.stats[f"{pass_name}: {key}"] = value
     if passes:
         ir["graph"] = print_module(module)
     build_start = time.perf_counter()

@@ -147,7 +147,7 @@ PostOp = UnaryPostOpAttr | BinaryPostOpAttr
 class FusedOp(IRDLOperation):
     """Common part of the fused ops: an output, post-ops, an optional ``other`` operand."""
 
-    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr])
+    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr], default_value=ArrayAttr([]))
     #: Set by prepack-weights: the packed layout of the weight operand and its logical shape.
     weight_layout = opt_prop_def(StringAttr)
     weight_shape = opt_prop_def(DenseArrayBase)

@@ -14,6 +14,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from ziggurat.ir.context import make_context
+from ziggurat.ir import statistics
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.resources import elided_resources
 
@@ -57,8 +58,10 @@ def run_pipeline(
     ctx: Context | None = None,
     dump_dir: str | Path | None = None,
     hooks: list[PassHook] | None = None,
+    stats: statistics.Statistics | None = None,
 ) -> list[tuple[str, float]]:
-    """Apply ``passes`` in order, verifying after each; returns (pass name, seconds) pairs."""
+    """Apply ``passes`` in order, verifying after each; returns (pass name, seconds) pairs.
+    Pass counters go to ``stats`` when given."""
     ctx = ctx or make_context()
     times: list[tuple[str, float]] = []
     dump = Path(dump_dir) if dump_dir is not None else None
@@ -68,7 +71,8 @@ def run_pipeline(
     for index, p in enumerate(passes, start=1):
         start = time.perf_counter()
         try:
-            p.apply(ctx, module)
+            with statistics.collect(stats):
+                p.apply(ctx, module)
             module.verify()
         except ZigguratError:
             raise

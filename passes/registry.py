@@ -3,3 +3,10 @@
 from ziggurat.passes import register_pass
 
 # Lines are added as passes land.
+register_pass("torch-canonicalize", "torch_canonicalize:TorchCanonicalizePass")
+register_pass("constant-fold", "constant_fold:ConstantFoldPass")
+register_pass("fold-batchnorm", "fold_batchnorm:FoldBatchNormPass")
+register_pass("fuse-post-ops", "fuse_post_ops:FusePostOpsPass")
+register_pass("prepack-weights", "prepack_weights:PrepackWeightsPass")
+register_pass("graph-opt", "graph_opt:GraphOptPass")
+register_pass("decompose-torch-ops", "decompose_torch_ops:DecomposeTorchOpsPass")

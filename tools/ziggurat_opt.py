@@ -22,6 +22,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.resources import elided_resources
+from ziggurat.ir.statistics import collect
 from ziggurat.tools.stages import available_stages
 
 
@@ -44,6 +45,11 @@ class ZigguratOptMain(xDSLOptMain):
             "e.g. 'tensor<1x3x224x224xf32>,tensor<5xi64>'",
         )
         arg_parser.add_argument(
+            "--pass-statistics",
+            action="store_true",
+            help="print the counters the passes recorded (fusions, folded bytes, ...) to stderr",
+        )
+        arg_parser.add_argument(
             "--elide-resources",
             action="store_true",
             help="print dense_resource handles without their blob data",
@@ -63,6 +69,12 @@ class ZigguratOptMain(xDSLOptMain):
         if self.args.input_types and self.args.frontend and "{" not in self.args.frontend:
             self.args.frontend = f'{self.args.frontend}{{input-types="{self.args.input_types}"}}'
         return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        with collect() as stats:
+            super().apply_passes(prog)
+        if self.args.pass_statistics and stats.counters:
+            print(stats.format(), file=sys.stderr)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         # Frontends build ops without parsing, so the builtin dialect (which owns the

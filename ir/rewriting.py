@@ -1,0 +1,98 @@
+"""Small helpers the graph passes share: literals, single-use checks, op construction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from ziggurat.dialects.torch import AtenOp, LiteralOp, aten_op_class
+from ziggurat.ir.literals import literal_attr
+from ziggurat.ir.types import tensor_type_of
+
+
+def literal_value(value: SSAValue | None) -> torch.Tensor | None:
+    """The tensor of a value defined by ``torch.literal``, else None."""
+    if value is not None and isinstance(value.owner, LiteralOp):
+        return value.owner.tensor()
+    return None
+
+
+def new_literal(tensor: torch.Tensor, name: str) -> LiteralOp:
+    op = LiteralOp(literal_attr(tensor.contiguous(), name))
+    op.result.name_hint = _hint(name)
+    return op
+
+
+def _hint(name: str) -> str | None:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else None
+
+
+def single_use(value: SSAValue) -> bool:
+    return value.has_one_use()
+
+
+def aten(op: Operation, *names: str) -> bool:
+    """Is ``op`` the typed aten op ``aten::<name>`` (any overload) for one of ``names``?"""
+    if not isinstance(op, AtenOp):
+        return False
+    qualified = op.op_schema.qualified_name
+    return any(qualified == f"aten::{n}" or op.op_schema.key == f"aten::{n}" for n in names)
+
+
+def build_aten(key: str, args: dict[str, Any], result_types: list[Any]) -> AtenOp:
+    """A typed aten op by schema key (``aten::conv2d``) from arguments by schema name."""
+    cls = aten_op_class(key)
+    if cls is None:
+        raise KeyError(f"the torch dialect has no op {key}")
+    return cls.from_arguments(args, result_types)
+
+
+def result_tensor_type(value: SSAValue) -> TensorType[Any]:
+    assert isinstance(value.type, TensorType)
+    return value.type  # pyright: ignore[reportUnknownVariableType]
+
+
+def replace_with_literal(rewriter: PatternRewriter, op: Operation, tensors: list[torch.Tensor],
+                         name: str) -> list[LiteralOp]:
+    literals = [new_literal(t, f"{name}_{i}" if len(tensors) > 1 else name) for i, t in enumerate(tensors)]
+    rewriter.replace(op, literals, [lit.result for lit in literals])
+    return literals
+
+
+def literal_type_matches(tensor: torch.Tensor, ty: Any) -> bool:
+    return tensor_type_of(tensor) == ty
+
+
+def _meta(value: Any) -> Any:
+    if isinstance(value, SSAValue):
+        from ziggurat.ir.types import dtype_of, shape_of
+
+        return torch.empty(shape_of(value.type), dtype=dtype_of(value.type), device="meta")
+    if isinstance(value, list):
+        return [_meta(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def build_aten_inferred(key: str, args: dict[str, Any]) -> AtenOp:
+    """Like :func:`build_aten`, with the result types computed by running the op on meta tensors."""
+    cls = aten_op_class(key)
+    if cls is None:
+        raise KeyError(f"the torch dialect has no op {key}")
+    schema = cls.parsed_schema()
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    for spec in schema.args:
+        value = _meta(args.get(spec.name, spec.default if spec.has_default else None))
+        if spec.kwarg_only:
+            keywords[spec.name] = value
+        else:
+            positional.append(value)
+    overload = getattr(getattr(torch.ops.aten, schema.base_name), schema.overload or "default")
+    result = overload(*positional, **keywords)
+    results = list(result) if isinstance(result, tuple | list) else [result]  # pyright: ignore
+    return cls.from_arguments(args, [tensor_type_of(r) for r in results])

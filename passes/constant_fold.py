@@ -1,0 +1,78 @@
+"""``constant-fold``: evaluate, at compile time with torch, every op whose operands are all
+constants (transposed weights, reshaped biases, dtype casts of weights, ...).
+
+Each folded op becomes ``torch.literal``(s). The pass records how many ops it folded and
+how many bytes of constants it produced (``ziggurat-opt --pass-statistics``).
+Ops with side effects or randomness (not ``Pure``) are never folded, nor ops whose result
+is larger than ``max_bytes`` (folding a ``zeros`` of 1 GB would bloat the module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.traits import Pure
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.ir.interpreter.torch_functions import call_torch
+from ziggurat.ir.rewriting import replace_with_literal
+from ziggurat.ir.statistics import record
+from ziggurat.ir.types import dtype_of, shape_of
+
+NAME = "constant-fold"
+
+
+def _result_bytes(op: TorchOp) -> int:
+    total = 0
+    for result in op.results:
+        if not isinstance(result.type, TensorType):
+            return -1
+        n = 1
+        for d in shape_of(result.type):
+            n *= d
+        total += n * dtype_of(result.type).itemsize
+    return total
+
+
+@dataclass
+class FoldConstantOp(RewritePattern):
+    max_bytes: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TorchOp, rewriter: PatternRewriter) -> None:
+        if not op.has_trait(Pure) or not op.results:
+            return
+        if not all(isinstance(v.owner, LiteralOp) for v in op.operands):
+            return
+        size = _result_bytes(op)
+        if size < 0 or size > self.max_bytes:
+            return
+        values = call_torch(op, tuple(v.owner.tensor() for v in op.operands))  # pyright: ignore
+        name = (op.results[0].name_hint or op.op_schema.base_name) + "_folded"
+        replace_with_literal(rewriter, op, list(values), name)
+        record(NAME, "folded ops")
+        record(NAME, "bytes of constants produced", size)
+
+
+@dataclass(frozen=True)
+class ConstantFoldPass(ModulePass):
+    name = NAME
+
+    max_bytes: int = 1 << 30
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([FoldConstantOp(self.max_bytes)]),
+        ).rewrite_module(op)
+        DeadCodeElimination().apply(ctx, op)

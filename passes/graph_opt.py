@@ -1,0 +1,51 @@
+"""``graph-opt``: the default graph-level pipeline both backends consume.
+
+    torch-canonicalize -> decompose (big fused torch ops) -> constant-fold -> fold-batchnorm
+    -> fuse-post-ops -> prepack-weights (when prepack) -> torch-canonicalize
+
+Options: ``prepack`` (default true), ``isa`` (for prepack-weights), ``duplicate`` (for
+fuse-post-ops).  The TensorRT backend runs it with ``prepack=false``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from ziggurat.passes.constant_fold import ConstantFoldPass
+from ziggurat.passes.fold_batchnorm import FoldBatchNormPass
+from ziggurat.passes.fuse_post_ops import FusePostOpsPass
+from ziggurat.passes.torch_canonicalize import TorchCanonicalizePass
+
+
+def graph_opt_passes(prepack: bool = True, isa: str = "auto", duplicate: bool = False) -> list[ModulePass]:
+    passes: list[ModulePass] = [TorchCanonicalizePass()]
+    try:
+        from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
+
+        passes.append(DecomposeTorchOpsPass())
+    except ImportError:
+        pass
+    passes += [ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate)]
+    if prepack:
+        from ziggurat.passes.prepack_weights import PrepackWeightsPass
+
+        passes.append(PrepackWeightsPass(isa=isa))
+    passes.append(TorchCanonicalizePass())
+    return passes
+
+
+@dataclass(frozen=True)
+class GraphOptPass(ModulePass):
+    name = "graph-opt"
+
+    prepack: bool = True
+    isa: str = "auto"
+    duplicate: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in graph_opt_passes(self.prepack, self.isa, self.duplicate):
+            p.apply(ctx, op)

@@ -1,0 +1,107 @@
+"""``prepack-weights{isa=auto|avx512|avx2|scalar}``: constant weights of fused linear/matmul/conv
+ops -> the blocked layouts the CPU kernels consume (``backends/cpu/kernels/pack.py``).
+
+* ``fused.linear`` weight ``W[N, K]`` and ``fused.matmul`` constant right operand ``B[K, N]``
+  -> GEMM B panels ``KN{nr}n`` (``[ceil(N/nr), K, nr]``), ``nr`` a multiple of the vector
+  width of ``isa`` (32 on AVX-512, 16 on AVX2);
+* ``fused.conv2d`` weight ``[O, I/g, kh, kw]`` -> per-group panels ``KN{nr}n`` over
+  ``K = kh*kw*I/g`` (implicit GEMM on NHWC activations).  Depthwise convs keep their weights.
+
+The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
+bytes it packed and the extra bytes the zero padding costs.  Prepacking trades memory for
+speed: ``ziggurat.compile(..., prepack=False)`` leaves this pass out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from ziggurat.backends.cpu.isa import IsaError, parse_isa
+from ziggurat.backends.cpu.kernels import pack
+from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.rewriting import literal_value, new_literal
+from ziggurat.ir.statistics import record
+
+NAME = "prepack-weights"
+
+
+def _packed(op: FusedOp, weight: torch.Tensor, nr: int) -> torch.Tensor | None:
+    if not weight.dtype.is_floating_point:
+        return None
+    if isinstance(op, LinearOp) and weight.dim() == 2:
+        return pack.pack_linear_weight(weight, nr)
+    if isinstance(op, MatmulOp) and weight.dim() == 2 and len(op.a.type.get_shape()) >= 2:  # pyright: ignore
+        return pack.pack_gemm_b(weight, nr)
+    if isinstance(op, Conv2dOp):
+        groups = int(op.groups.value.data)
+        if _is_depthwise(op):
+            return None
+        return pack.pack_conv_weight_gemm(weight, nr, groups)
+    return None
+
+
+def _is_depthwise(op: Conv2dOp) -> bool:
+    groups = int(op.groups.value.data)
+    return groups > 1 and groups == op.input.type.get_shape()[1] and op.weight.type.get_shape()[1] == 1  # pyright: ignore
+
+
+@dataclass
+class PackWeight(RewritePattern):
+    nr: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:
+        if op.weight_layout is not None:
+            return
+        weight_value = op.b if isinstance(op, MatmulOp) else op.weight  # pyright: ignore
+        weight = literal_value(weight_value)
+        if weight is None:
+            return
+        packed = _packed(op, weight, self.nr)
+        if packed is None:
+            return
+        name = (weight_value.name_hint or "weight") + f"_KN{self.nr}n"
+        literal = new_literal(packed, name)
+        rewriter.insert(literal, InsertPoint.before(op))
+        index = 1  # the weight / b operand
+        op.operands[index] = literal.result
+        op.properties["weight_layout"] = StringAttr(f"KN{self.nr}n")
+        op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
+        rewriter.notify_op_modified(op)
+        record(NAME, "weights packed")
+        record(NAME, "bytes packed", packed.numel() * packed.element_size())
+        record(NAME, "extra bytes (padding)", (packed.numel() - weight.numel()) * packed.element_size())
+
+
+@dataclass(frozen=True)
+class PrepackWeightsPass(ModulePass):
+    name = NAME
+
+    isa: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            isa = parse_isa(self.isa)
+        except IsaError as e:
+            raise ZigguratError(str(e), op=NAME) from None
+        nr = pack.choose_nr(isa)
+        PatternRewriteWalker(GreedyRewritePatternApplier([PackWeight(nr)])).rewrite_module(op)
+        DeadCodeElimination().apply(ctx, op)
+        for conv in op.walk():
+            if isinstance(conv, Conv2dOp) and conv.weight_layout is None and _is_depthwise(conv):
+                record(NAME, "depthwise convs left unpacked")

@@ -1,0 +1,79 @@
+// RUN: ziggurat-opt %s -p fuse-post-ops --split-input-file | filecheck %s
+// RUN: ziggurat-opt %s -p 'fuse-post-ops{duplicate=true}' --split-input-file | filecheck %s --check-prefix=DUP
+
+// conv -> add(residual) -> relu is one fused op with the post-ops in order.
+// CHECK-LABEL: func.func @conv_add_relu
+// CHECK-NEXT:    %[[Y:.*]] = fused.conv2d %x, %w bias(%b : tensor<4xf32>) other(%r : tensor<1x4x5x5xf32>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, post_ops = [#fused.binary<add, 1.0>, #fused.unary<relu>]}
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     torch.aten
+func.func @conv_add_relu(%x: tensor<1x3x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %c = torch.aten.conv2d %x, %w bias(%b) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+  %a = torch.aten.add.Tensor %r, %c {alpha = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %y = torch.aten.relu %a : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  func.return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// linear + gelu(tanh); matmul + broadcast sub; addmm carries alpha/beta; each unary kind.
+// CHECK-LABEL: func.func @gemms
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<gelu_tanh>]}
+// CHECK:         fused.matmul %x, %m other(%row : tensor<6xf32>) {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, post_ops = [#fused.binary<sub, 2.0>]}
+// CHECK:         fused.matmul %x, %m bias(%row : tensor<6xf32>) {alpha = 3.000000e+00 : f64, beta = 5.000000e-01 : f64, post_ops = [#fused.unary<hardtanh, -2.0, 2.0>]}
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<relu6>]}
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<leaky_relu, 0.2>]}
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<clamp, -inf, 1.0>]}
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<hardswish>]}
+func.func @gemms(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %m: tensor<8x6xf32>, %row: tensor<6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+  %l = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %g = torch.aten.gelu %l {approximate = "tanh"} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %mm = torch.aten.matmul %x, %m : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %s = torch.aten.sub.Tensor %mm, %row {alpha = 2 : i64} : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %am = torch.aten.addmm %row, %x, %m {beta = 0.5 : f64, alpha = 3 : i64} : (tensor<6xf32>, tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %ht = torch.aten.hardtanh %am {min_val = -2.0 : f64, max_val = 2 : i64} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l2 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %r6 = torch.aten.relu6 %l2 : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l3 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %lr = torch.aten.leaky_relu %l3 {negative_slope = 0.2 : f64} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l4 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %cl = torch.aten.clamp %l4 {max = 1 : i64} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l5 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %hs = torch.aten.hardswish %l5 : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  func.return %g, %s, %ht, %r6, %lr, %cl, %hs : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Negative: the conv result has two users, so nothing is fused into it ...
+// CHECK-LABEL: func.func @two_users
+// CHECK-NEXT:    %[[C:.*]] = fused.conv2d %x, %w {{{.*}}} : (tensor<1x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.relu %[[C]]
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.sigmoid %[[C]]
+// ... unless told to duplicate the producer.
+// DUP-LABEL: func.func @two_users
+// DUP-NEXT:    %[[R:.*]] = fused.conv2d %x, %w {{.*}}post_ops = [#fused.unary<relu>]
+// DUP-NEXT:    %[[S:.*]] = fused.conv2d %x, %w {{.*}}post_ops = [#fused.unary<sigmoid>]
+func.func @two_users(%x: tensor<1x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) {
+  %c = torch.aten.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %r = torch.aten.relu %c : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %s = torch.aten.sigmoid %c : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  func.return %r, %s : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// Negative: an add that broadcasts the GEMM result itself (other is bigger) is not fused,
+// nor is a unary before a binary (the post-op order is binary, then unary).
+// CHECK-LABEL: func.func @not_fusable
+// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<relu>]}
+// CHECK-NEXT:    torch.aten.add.Tensor
+// CHECK:         %[[L:.*]] = fused.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    torch.aten.add.Tensor %[[L]], %big
+func.func @not_fusable(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4x6xf32>, %big: tensor<2x4x6xf32>) -> (tensor<4x6xf32>, tensor<2x4x6xf32>) {
+  %l = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %r = torch.aten.relu %l : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %a = torch.aten.add.Tensor %r, %y {alpha = 1 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l2 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %b = torch.aten.add.Tensor %l2, %big {alpha = 1 : i64} : (tensor<4x6xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  func.return %a, %b : tensor<4x6xf32>, tensor<2x4x6xf32>
+}

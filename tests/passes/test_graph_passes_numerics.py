@@ -1,0 +1,77 @@
+"""Differential tests of the graph passes: reference interpreter before vs after the
+pipeline, and vs eager (max relative error <= 1e-5 in fp32)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.support import models
+from ziggurat.dialects.fused import FusedOp
+from ziggurat.dialects.torch import AtenOp
+from ziggurat.ir.importer import import_torchscript
+from ziggurat.ir.interpreter import run
+from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+from ziggurat.ir.statistics import Statistics
+
+
+def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+
+
+def _check(model: torch.nn.Module, x: torch.Tensor, pipeline: str) -> tuple[object, Statistics]:
+    with torch.no_grad():
+        expected = model(x)
+    module = import_torchscript(model, (x,))
+    before = run(module, [x])[0]
+    stats = Statistics()
+    run_pipeline(module, parse_pipeline(pipeline), stats=stats)
+    after = run(module, [x])[0]
+    assert max_rel(before, expected) <= 1e-5
+    assert max_rel(after, before) <= 1e-5, max_rel(after, before)
+    assert max_rel(after, expected) <= 1e-5
+    return module, stats
+
+
+PIPELINES = ["graph-opt{isa=avx512}", "graph-opt{isa=avx2}", "graph-opt{prepack=false}"]
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_resnet_block(pipeline: str) -> None:
+    models.seeded()
+    module, stats = _check(models.randomize_bn(models.ConvBNNet()), torch.randn(2, 3, 16, 16), pipeline)
+    assert stats.for_pass("fold-batchnorm") == {"conv + batch_norm folded": 3}
+    assert stats.for_pass("fuse-post-ops")["conv+add+relu"] == 1
+    assert stats.for_pass("fuse-post-ops")["conv+relu"] == 2
+    assert not any(isinstance(op, AtenOp) and "batch_norm" in op.name for op in module.walk())  # pyright: ignore
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_mlp(pipeline: str) -> None:
+    models.seeded()
+    _, stats = _check(models.MLP(), torch.randn(5, 32), pipeline)
+    assert stats.for_pass("fuse-post-ops") == {"linear+relu": 2, "linear": 1}
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_inverted_residual(pipeline: str) -> None:
+    models.seeded()
+    module, stats = _check(models.randomize_bn(models.InvertedResidual()), torch.randn(1, 8, 9, 9), pipeline)
+    fusions = stats.for_pass("fuse-post-ops")
+    assert fusions["conv+relu6"] == 2 and fusions["conv+add"] == 1
+    if "prepack=false" not in pipeline:
+        assert stats.for_pass("prepack-weights")["depthwise convs left unpacked"] == 1
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_conv_bn_silu_stack(pipeline: str) -> None:
+    models.seeded()
+    _, stats = _check(models.randomize_bn(models.ConvBNSiLUStack()), torch.randn(1, 3, 12, 12), pipeline)
+    assert stats.for_pass("fuse-post-ops")["conv+silu"] == 3
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_transformer_encoder_layer(pipeline: str) -> None:
+    models.seeded()
+    module, _ = _check(models.transformer_layer(), torch.randn(2, 7, 32), pipeline)
+    assert any(isinstance(op, FusedOp) for op in module.walk()), "the fused layer must be decomposed"
