@@ -17,13 +17,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type
+from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
-from ziggurat.ir.literals import literal_attr
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
@@ -43,6 +42,7 @@ class GraphImporter:
         self.func_name = func_name
         self.values: dict[torch._C.Value, Any] = {}
         self.builder: Builder | None = None
+        self.literals: LiteralPool | None = None
 
     # -- entry ----------------------------------------------------------------
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
@@ -63,9 +63,10 @@ class GraphImporter:
                 self.values[value] = example  # non-tensor inputs are specialized
         block = Block(arg_types=arg_types)
         for arg, (value, example) in zip(block.args, tensor_inputs, strict=True):
-            arg.name_hint = _ssa_name(value.debugName())
+            arg.name_hint = ssa_name(value.debugName())
             self.values[value] = Dynamic(arg, example)
         self.builder = Builder(InsertPoint.at_end(block))
+        self.literals = LiteralPool(block)
         self._import_block(self.graph.nodes())
         outputs = [self.values[o] for o in self.graph.outputs()]
         result = outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -132,7 +133,7 @@ class GraphImporter:
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
         outputs = self._evaluate(node, [example_of(v) for v in inputs])
-        args = {spec.name: _wrap_number(spec, value) for spec, value in zip(schema.args, inputs, strict=True)}
+        args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
         self._emit(node, schema, args, outputs)
 
     def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
@@ -152,7 +153,7 @@ class GraphImporter:
         examples = [example_of(v) for v in inputs]
         examples[0] = examples[0].clone()
         outputs = self._evaluate(node, examples)
-        args = {spec.name: _wrap_number(spec, value) for spec, value in zip(functional.args, inputs, strict=True)}
+        args = {spec.name: value for spec, value in zip(functional.args, inputs, strict=True)}
         self._emit(node, functional, args, outputs)
         self.values[node.inputsAt(0)] = self.values[node.outputsAt(0)]
 
@@ -166,14 +167,14 @@ class GraphImporter:
             types = [result_type(e) for e in flat_examples]
         except UnsupportedTypeError as e:
             raise self._error(node, str(e), schema) from None
-        op = build_aten_op(self.builder, schema, args, types, node_location(node), self._literal)
+        op = build_aten_op(self.builder, schema, args, types, node_location(node), self.literals)
         results = iter(zip(op.results, flat_examples, strict=True))
         for ts_out, out in zip(node.outputs(), outputs, strict=True):
             if isinstance(out, list):
                 self.values[ts_out] = [Dynamic(r, e) for r, e in (next(results) for _ in out)]
             else:
                 r, e = next(results)
-                r.name_hint = _ssa_name(ts_out.debugName())
+                r.name_hint = ssa_name(ts_out.debugName())
                 self.values[ts_out] = Dynamic(r, e)
 
     # -- evaluation with torch --------------------------------------------------
@@ -205,29 +206,10 @@ class GraphImporter:
             return None
         return parse_schema(text)
 
-    # -- constants ----------------------------------------------------------------
-    def _literal(self, const: TensorConstant) -> Dynamic:
-        if const.materialized is None:
-            assert self.builder is not None
-            try:
-                attr = literal_attr(const.tensor, const.name)
-            except UnsupportedTypeError as e:
-                raise ImportError_(str(e), op=f"constant %{const.name}") from None
-            op = LiteralOp(attr)
-            op.result.name_hint = _ssa_name(const.name)
-            block = self.builder.insertion_point.block
-            first = block.first_op
-            if first is None:
-                block.add_op(op)
-            else:
-                block.insert_op_before(op, _first_non_literal(block) or first)
-            const.materialized = Dynamic(op.result, const.tensor)
-        return const.materialized
-
     # -- outputs ----------------------------------------------------------------
     def _output_structure(self, value: Any, flat: list[SSAValue]) -> Any:
         if isinstance(value, TensorConstant):
-            value = self._literal(value)
+            value = self.literals(value)
         if isinstance(value, Dynamic):
             flat.append(value.ssa)
             return ("ref", len(flat) - 1)
@@ -357,18 +339,6 @@ _VIEW_OPS = {
 }
 
 
-def _wrap_number(spec: Any, value: Any) -> Any:
-    """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal
-    (float -> the default dtype, int -> int64, bool -> bool, as torch promotes them)."""
-    from ziggurat.dialects.torch.schema import ArgKind
-
-    if spec.kind == ArgKind.TENSOR and isinstance(value, bool | int | float):
-        dtype = (torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int)
-                 else torch.get_default_dtype())
-        return TensorConstant(torch.tensor(value, dtype=dtype), "scalar")
-    return value
-
-
 def _returns_no_tensor(node: torch._C.Node) -> bool:
     for out in node.outputs():
         text = str(out.type())
@@ -388,17 +358,3 @@ def _overload(schema: OpSchema) -> Any:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
-
-
-def _ssa_name(debug_name: str) -> str | None:
-    name = debug_name.replace(".", "_")
-    if not name or name[0].isdigit():
-        return None
-    return name if name.replace("_", "a").isalnum() else None
-
-
-def _first_non_literal(block: Block) -> Any:
-    for op in block.ops:
-        if not isinstance(op, LiteralOp):
-            return op
-    return None

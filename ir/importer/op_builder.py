@@ -155,6 +155,16 @@ def build_generic(
     return op
 
 
+def wrap_number(spec: ArgSpec, value: object) -> object:
+    """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal
+    (float -> the default dtype, int -> int64, bool -> bool, as torch promotes them)."""
+    if spec.kind == ArgKind.TENSOR and isinstance(value, bool | int | float):
+        dtype = (torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int)
+                 else torch.get_default_dtype())
+        return TensorConstant(torch.tensor(value, dtype=dtype), "scalar")
+    return value
+
+
 def build_aten_op(
     builder: Builder,
     schema: OpSchema,
@@ -164,6 +174,7 @@ def build_aten_op(
     materialize: Materialize,
 ) -> Operation:
     """A typed op when possible, else ``torch.operator`` (see module docstring)."""
+    args = {spec.name: wrap_number(spec, args.get(spec.name)) for spec in schema.args}
     op_class = aten_op_class(schema.key)
     op: Operation | None = None
     if op_class is not None:

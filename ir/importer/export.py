@@ -1,0 +1,203 @@
+"""The ``torch.export`` frontend: an ``ExportedProgram`` (ATen-level FX graph) -> ``torch`` dialect.
+
+Upstream has deprecated TorchScript; ``torch.export`` is where users are moving.  Each FX
+``call_function`` node whose target is an ``OpOverload`` becomes one op, bound by its
+schema exactly as in the TorchScript importer (:mod:`op_builder`); parameters, buffers and
+lifted constants become literals; types come from the nodes' ``meta["val"]``; locations
+from ``meta["stack_trace"]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from ziggurat.dialects.torch.schema import parse_schema
+from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
+from ziggurat.ir.importer.op_builder import build_aten_op, result_type
+from ziggurat.ir.importer.values import Dynamic, TensorConstant
+from ziggurat.ir.locations import describe_location, make_location, user_frame
+from ziggurat.ir.signature import format_structure, set_signature
+from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
+
+log = logging.getLogger("ziggurat")
+
+
+def export(model: torch.nn.Module, example_inputs: Sequence[Any]) -> Any:
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.export.export(model, tuple(example_inputs))
+    finally:
+        model.train(was_training)
+
+
+def _location(node: torch.fx.Node) -> Any:
+    trace = node.meta.get("stack_trace") or ""
+    frame = user_frame(trace) if trace else None
+    module = ""
+    stack = node.meta.get("nn_module_stack")
+    if stack:
+        module = list(stack.values())[-1][0]
+    label = f"%{node.name}" + (f" ({module})" if module else "")
+    return make_location(label, frame)
+
+
+class ExportImporter:
+    def __init__(self, program: Any) -> None:
+        self.program = program
+        self.values: dict[torch.fx.Node, Any] = {}
+
+    def import_program(self, example_inputs: Sequence[Any]) -> ModuleOp:
+        sig = self.program.graph_signature
+        constants = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
+                     **sig.inputs_to_lifted_tensor_constants}
+        state = {**self.program.state_dict, **self.program.constants}
+        graph = self.program.graph_module.graph
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        user_nodes = [n for n in placeholders if n.name not in constants]
+        flat_inputs = [x for x in pytree.tree_flatten(tuple(example_inputs))[0]]
+        if len(flat_inputs) != len(user_nodes):
+            raise ImportError_(f"the exported program takes {len(user_nodes)} inputs, got "
+                               f"{len(flat_inputs)}", op="export")
+        arg_types: list[Attribute] = []
+        tensor_nodes: list[tuple[torch.fx.Node, torch.Tensor]] = []
+        for node, example in zip(user_nodes, flat_inputs, strict=True):
+            if isinstance(example, torch.Tensor):
+                arg_types.append(self._type(example, node))
+                tensor_nodes.append((node, example))
+            else:
+                self.values[node] = example
+        block = Block(arg_types=arg_types)
+        for arg, (node, example) in zip(block.args, tensor_nodes, strict=True):
+            arg.name_hint = ssa_name(node.name)
+            self.values[node] = Dynamic(arg, example)
+        for node in placeholders:
+            if node.name in constants:
+                self.values[node] = TensorConstant(state[constants[node.name]], constants[node.name])
+        self.builder = Builder(InsertPoint.at_end(block))
+        self.literals = LiteralPool(block)
+        for node in graph.nodes:
+            if node.op == "call_function":
+                self._call(node)
+            elif node.op == "output":
+                return self._finish(node, block, arg_types, [n.name for n, _ in tensor_nodes])
+            elif node.op != "placeholder":
+                raise self._error(node, f"unsupported FX node kind '{node.op}'")
+        raise ImportError_("the exported graph has no output", op="export")
+
+    def _type(self, example: torch.Tensor, node: torch.fx.Node) -> Attribute:
+        try:
+            return tensor_type_of(example)
+        except UnsupportedTypeError as e:
+            raise self._error(node, str(e)) from None
+
+    def _arg(self, value: Any) -> Any:
+        if isinstance(value, torch.fx.Node):
+            return self.values[value]
+        if isinstance(value, list | tuple):
+            return [self._arg(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return value
+
+    def _call(self, node: torch.fx.Node) -> None:
+        target = node.target
+        if target is operator.getitem:
+            container, index = node.args
+            self.values[node] = self.values[container][index]  # pyright: ignore
+            return
+        if not isinstance(target, torch._ops.OpOverload):  # pyright: ignore[reportPrivateUsage]
+            raise self._error(node, f"calls {target}, which is not an ATen operator")
+        schema = parse_schema(str(target._schema))  # pyright: ignore[reportPrivateUsage]
+        args: dict[str, Any] = {}
+        positional = list(node.args)
+        for spec in schema.args:
+            if positional and not spec.kwarg_only:
+                args[spec.name] = self._arg(positional.pop(0))
+            elif spec.name in node.kwargs:
+                args[spec.name] = self._arg(node.kwargs[spec.name])
+            else:
+                args[spec.name] = spec.default if spec.has_default else None
+        val = node.meta.get("val")
+        examples = list(val) if isinstance(val, list | tuple) else [val]
+        try:
+            types = [result_type(v) for v in examples]
+        except UnsupportedTypeError as e:
+            raise self._error(node, str(e), schema.text) from None
+        op = build_aten_op(self.builder, schema, args, types, _location(node), self.literals)
+        results = [Dynamic(r, e) for r, e in zip(op.results, examples, strict=True)]
+        if len(results) == 1 and not isinstance(val, list | tuple):
+            results[0].ssa.name_hint = ssa_name(node.name)
+            self.values[node] = results[0]
+        else:
+            self.values[node] = results
+
+    def _finish(self, node: torch.fx.Node, block: Block, arg_types: list[Attribute],
+                names: list[str]) -> ModuleOp:
+        outputs = [self.values[n] if isinstance(n, torch.fx.Node) else n for n in node.args[0]]  # pyright: ignore
+        flat: list[SSAValue] = []
+        refs: list[Any] = []
+        for value in outputs:
+            if isinstance(value, TensorConstant):
+                value = self.literals(value)
+            if isinstance(value, Dynamic):
+                flat.append(value.ssa)
+                refs.append(("ref", len(flat) - 1))
+            else:
+                refs.append(value)
+        tree = pytree.tree_unflatten(refs, self.program.call_spec.out_spec)
+        self.builder.insert(func.ReturnOp(*flat))
+        fn = func.FuncOp("forward", FunctionType.from_lists(arg_types, [v.type for v in flat]), Region(block))
+        set_signature(fn, names, format_structure(_tuples(tree)))
+        module = ModuleOp([fn])
+        module.verify()
+        return module
+
+    def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ImportError_:
+        return ImportError_(message, op=str(node.target), schema=schema,
+                            location=describe_location(_location(node)))
+
+
+def _tuples(tree: Any) -> Any:
+    """pytree containers -> the tuples/lists the output structure can express."""
+    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "ref":  # pyright: ignore
+        return tree
+    if isinstance(tree, tuple | list):
+        items = [_tuples(t) for t in tree]  # pyright: ignore[reportUnknownVariableType]
+        return tuple(items) if isinstance(tree, tuple) else items
+    if isinstance(tree, dict):
+        raise ImportError_("models returning dicts are not supported yet", op="export")
+    return tree
+
+
+def import_exported(model: Any, example_inputs: Sequence[Any]) -> ModuleOp:
+    """Import an ``ExportedProgram`` (or export an ``nn.Module`` first)."""
+    program = model
+    if isinstance(model, torch.nn.Module):
+        try:
+            program = export(model, example_inputs)
+        except Exception as e:
+            raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0]}",
+                               op=type(model).__name__) from None
+    return ExportImporter(program).import_program(example_inputs)
+
+
+def try_import_exported(model: torch.nn.Module, example_inputs: Sequence[Any]) -> ModuleOp | None:
+    """``import_exported``, or None (with a log line saying why) when the model does not export."""
+    try:
+        return import_exported(model, example_inputs)
+    except ImportError_ as e:
+        log.info("torch.export frontend not used, falling back to TorchScript: %s", e)
+        return None
