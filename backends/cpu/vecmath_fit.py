@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import mpmath as mp
 import numpy as np
 
-mp.mp.dps = 50
+_DPS = 50  # working precision of all fits and checks (digits)
 
 MpFun = Callable[[mp.mpf], mp.mpf]
 
@@ -113,6 +113,7 @@ def _remez(xs: Sequence[mp.mpf], gs: Sequence[mp.mpf], ws: Sequence[mp.mpf],
     return best
 
 
+@mp.workdps(_DPS)
 def fit(spec: PolySpec, grid_n: int | None = None) -> tuple[list[float], float]:
     """Fit, round greedily to ``spec.fmt``; return the rounded coefficients and max rel error of h."""
     n = grid_n or (600 if spec.fmt == "f32" else 1200)
@@ -137,6 +138,7 @@ def _weight(spec: PolySpec, x: mp.mpf, h: mp.mpf) -> mp.mpf:
     return spec.scale(x)
 
 
+@mp.workdps(_DPS)
 def check(spec: PolySpec, coeffs: Sequence[float], n: int | None = None) -> float:
     """Max relative error of the whole function due to ``coeffs`` (exact arithmetic), dense grid."""
     xs = _grid(spec.lo, spec.hi, n or (2400 if spec.fmt == "f32" else 4800))
@@ -157,16 +159,17 @@ def _limit(f: MpFun, at0: mp.mpf) -> MpFun:
     return lambda v: at0 if v == 0 else f(v)
 
 
-LN2_HALF = float(mp.log(2) / 2)
-SQRT_HALF_M1 = float(mp.sqrt(mp.mpf(0.5)) - 1)
-SQRT2_M1 = float(mp.sqrt(2) - 1)
+with mp.workdps(_DPS):
+    LN2_HALF = float(mp.log(2) / 2)
+    SQRT_HALF_M1 = float(mp.sqrt(mp.mpf(0.5)) - 1)
+    SQRT2_M1 = float(mp.sqrt(2) - 1)
+    #: |s| bound of the f64 log reduction s = f / (2 + f), f in [sqrt(1/2) - 1, sqrt(2) - 1]
+    ATANH_S_MAX = float((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1))
+    PI_4 = float(mp.pi / 4)
 #: erfc(z) = exp(-z**2) * Q(t) with t = ERFC_A / (ERFC_A + z) on z in [ERFC_ZLO, ERFC_ZHI]
 ERFC_A = 1.0
 ERFC_ZLO = 0.5
 ERFC_ZHI = 10.5
-#: |s| bound of the f64 log reduction s = f / (2 + f), f in [sqrt(1/2) - 1, sqrt(2) - 1]
-ATANH_S_MAX = float((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1))
-PI_4 = float(mp.pi / 4)
 #: |r| bound of the sin/cos kernels: pi/4 plus slack for the rounding of x*2/pi at |x| ~ 1e5
 SINCOS_R_MAX = 0.8
 
@@ -181,6 +184,7 @@ def _atanh_h(q: mp.mpf) -> mp.mpf:
     return (2 * mp.atanh(s) - 2 * s) / s ** 3
 
 
+@mp.workdps(_DPS)
 def specs() -> list[PolySpec]:
     """All polynomials used by the vecmath kernels."""
     half = mp.mpf(1) / 2
@@ -236,6 +240,7 @@ def split(v: mp.mpf, fmt: str, parts: int) -> list[float]:
     return out
 
 
+@mp.workdps(_DPS)
 def constants() -> list[tuple[str, str, list[float]]]:
     """(name, doc, parts) of the multi-word constants the kernels use."""
     ln2, log2e, log10e, log10_2 = mp.log(2), 1 / mp.log(2), 1 / mp.log(10), mp.log10(2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -32,19 +32,29 @@ def _unary(kind: str, params: dict[str, float] | None = None):  # type: ignore[n
     return lambda b, x: vecmath.apply_unary(b, kind, x, params or {})
 
 
+REDUCTIONS: dict[str, Callable[[ir.IRBuilder, ir.Value], ir.Value]] = {
+    "reduce_add": lambda b, v: vecmath.reduce_add(b, v),
+    "reduce_add_seq": lambda b, v: vecmath.reduce_add(b, v, reassoc=False),
+    "reduce_max": lambda b, v: vecmath.reduce_max(b, v),
+    "reduce_min": lambda b, v: vecmath.reduce_min(b, v),
+    "reduce_max_nonan": lambda b, v: vecmath.reduce_max(b, v, propagate_nan=False),
+    "reduce_min_nonan": lambda b, v: vecmath.reduce_min(b, v, propagate_nan=False),
+}
+
 F64_KINDS: tuple[str, ...] = tuple(k for k in SMOOTH_KINDS if k not in ("erf", "erfc", "gelu_erf", "sin", "cos"))
 
 
 @cache
 def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kernels:
-    """Every unary kind compiled once per target; ``full`` adds parameter variants, pow and reductions."""
+    """Every unary kind and pow compiled once per target; ``full`` adds parameter variants and reductions."""
     tg: Target = targets()[target_name]
     elem = ir.FloatType() if elem_name == "f32" else ir.DoubleType()
     kinds = SMOOTH_KINDS if elem_name == "f32" else F64_KINDS
     unary = {k: _unary(k) for k in kinds}
     unary.update({k: _unary(k, p) for k, p in EXACT_KINDS.items()})
+    binary = {"pow": lambda b, x, y: vecmath.pow(b, x, y)}
     if not full:
-        return compile_module(build_module(tg, unary, elem=elem), tg, elem)
+        return compile_module(build_module(tg, unary, binary, elem=elem), tg, elem)
     unary["clamp_lo_hi"] = _unary("clamp", {"min": -0.5, "max": 0.25})
     unary["clamp_lo"] = _unary("clamp", {"min": -0.5})
     unary["clamp_hi"] = _unary("clamp", {"max": 0.25})
@@ -52,17 +62,16 @@ def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kern
     unary["elu_a"] = _unary("elu", {"alpha": 0.7, "scale": 1.5, "input_scale": 0.5})
     for e in (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.7):
         unary[f"pow_s{e}"] = _unary("pow", {"exponent": e})
-    binary = {"pow": lambda b, x, y: vecmath.pow(b, x, y)}
-    reduce = {
-        "reduce_add": lambda b, v: vecmath.reduce_add(b, v),
-        "reduce_add_seq": lambda b, v: vecmath.reduce_add(b, v, reassoc=False),
-        "reduce_max": lambda b, v: vecmath.reduce_max(b, v),
-        "reduce_min": lambda b, v: vecmath.reduce_min(b, v),
-        "reduce_max_nonan": lambda b, v: vecmath.reduce_max(b, v, propagate_nan=False),
-        "reduce_min_nonan": lambda b, v: vecmath.reduce_min(b, v, propagate_nan=False),
-    }
-    mod = build_module(tg, unary, binary, reduce, elem=elem)
+    mod = build_module(tg, unary, binary, REDUCTIONS, elem=elem)
     return compile_module(mod, tg, elem)
+
+
+@cache
+def reduction_kernels(target_name: str) -> Kernels:
+    """Just the reductions (f32), for one target."""
+    tg = targets()[target_name]
+    return compile_module(build_module(tg, reduce=REDUCTIONS), tg)
+
 
 
 @dataclass
