@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import sys
 import time
@@ -75,8 +76,10 @@ def _fma_peak_library(isa: Isa, threads: int, chains: int = 24):  # type: ignore
     return lib, chains * 4 * vec.width * 2
 
 
-def measure_peak(isa: Isa, threads: int, seconds: float = 0.3) -> float:
-    """Best-of-5 FMA throughput in GFLOP/s with ``threads`` threads."""
+def measure_peak(isa: Isa, threads: int, seconds: float = 0.3, trials: int = 25) -> float:
+    """FMA throughput in GFLOP/s with ``threads`` threads: the best of many
+    short trials (short ones are more likely to run undisturbed on a shared
+    machine)."""
     lib, flops_per_iter = _fma_peak_library(isa, threads)
     fn = lib.ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p])
     out = torch.zeros(threads)
@@ -84,9 +87,9 @@ def measure_peak(isa: Isa, threads: int, seconds: float = 0.3) -> float:
     t = time.perf_counter()
     fn(100_000, out.data_ptr())
     per_iter = max((time.perf_counter() - t) / 100_000, 1e-10)
-    iters = max(10_000, int(seconds / 5 / per_iter))
+    iters = max(10_000, int(seconds / trials / per_iter))
     best = 0.0
-    for _ in range(5):
+    for _ in range(trials):
         t = time.perf_counter()
         fn(iters, out.data_ptr())
         dt = time.perf_counter() - t
@@ -101,8 +104,10 @@ class Row:
     n: int
     k: int
     threads: int
-    ours_gflops: float
+    ours_gflops: float  # median over interleaved samples
     torch_gflops: float
+    ours_best_gflops: float  # fastest sample (least disturbed by other load)
+    torch_best_gflops: float
     peak_gflops: float
     ours_share_of_peak: float
     max_abs_err: float
@@ -141,7 +146,8 @@ def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, bud
     g_torch = flops / statistics.median(theirs) / 1e9
     p = make_plan(spec)
     plan = f"{p.mr}x{p.tw} kc={p.kc} mc={p.mc} nc={p.nc} packA={int(p.pack_a)} tasks={p.tasks_m}x{p.tasks_n}"
-    return Row(f"{m}x{k} . {k}x{n}", m, n, k, threads, g_ours, g_torch, peak, g_ours / peak, err, plan)
+    return Row(f"{m}x{k} . {k}x{n}", m, n, k, threads, g_ours, g_torch, flops / min(ours) / 1e9,
+               flops / min(theirs) / 1e9, peak, g_ours / peak, err, plan)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,21 +161,29 @@ def main(argv: list[str] | None = None) -> int:
     squares = [256, 512, 1024] if args.quick else SQUARE
     budget = 0.25 if args.quick else 1.0
     shapes = [(s, s, s) for s in squares] + TRANSFORMER
-    peaks = {t: measure_peak(isa, t, 0.2 if args.quick else 0.5) for t in args.threads}
-    print(f"isa={isa.value}  FMA peak: " + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in peaks.items()))
+    peaks = {t: measure_peak(isa, t, 0.3 if args.quick else 1.0) for t in args.threads}
+    load = os.getloadavg()[0]
+    print(f"isa={isa.value}  FMA peak (best of 25 trials): "
+          + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in peaks.items())
+          + f"   [load average {load:.1f} on {os.cpu_count()} cpus: other work skews timings]")
+    print("GFLOP/s: median of 10 interleaved samples (best sample in brackets); %peak uses the median")
     rows: list[Row] = []
-    header = f"{'shape (MxK . KxN)':>22} {'thr':>3} {'ours':>8} {'torch':>8} {'%peak':>6} {'ours/torch':>10}  plan"
+    header = (f"{'shape (MxK . KxN)':>22} {'thr':>3} {'ours':>15} {'torch':>15} {'%peak':>6} "
+              f"{'ours/torch':>10}  plan")
     print(header)
     print("-" * len(header))
     for m, n, k in shapes:
         for t in args.threads:
             r = bench_shape(m, n, k, t, isa, peaks[t], budget)
             rows.append(r)
-            print(f"{r.shape:>22} {t:>3} {r.ours_gflops:8.1f} {r.torch_gflops:8.1f} "
-                  f"{100 * r.ours_share_of_peak:5.1f}% {r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}", flush=True)
+            ours = f"{r.ours_gflops:6.1f} [{r.ours_best_gflops:6.1f}]"
+            theirs = f"{r.torch_gflops:6.1f} [{r.torch_best_gflops:6.1f}]"
+            print(f"{r.shape:>22} {t:>3} {ours:>15} {theirs:>15} {100 * r.ours_share_of_peak:5.1f}% "
+                  f"{r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"isa": isa.value, "peak_gflops": peaks, "rows": [asdict(r) for r in rows]}, f, indent=1)
+            json.dump({"isa": isa.value, "peak_gflops": peaks, "load_average": load,
+                       "rows": [asdict(r) for r in rows]}, f, indent=1)
     return 0
 
 
