@@ -6,6 +6,7 @@
 * ``EAGER[kind](x32) -> float32 tensor``: what torch eager computes in float32.
 * ``inputs(kind, scale)``: the f32 sweep for a function (dense ranges, log-spaced magnitudes,
   denormals, boundaries of the kernels' regions, random bit patterns, specials).
+* ``MP_TRUTH`` / ``f64_points`` / ``max_rel_f64``: the same for f64 lanes against mpmath.
 * ``rel_err`` / ``ulp_err``: error of an f32 result against a float64 truth, with results in
   the denormal range judged against FLT_MIN (fp32 cannot do better there) and f32 overflow
   mapped to 2**128 so that "inf vs FLT_MAX" counts as one ulp.
@@ -16,8 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import mpmath as mp
 import torch
 import torch.nn.functional as F
+
+from .harness import Kernels
 
 FLT_MIN = 2.0 ** -126
 FLT_TRUE_MIN = 2.0 ** -149
@@ -224,3 +228,82 @@ def ulp_err(ours: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
 def rel_err_vs(ours: torch.Tensor, other32: torch.Tensor) -> torch.Tensor:
     """Relative error of an f32 result against another f32 result (e.g. torch eager)."""
     return rel_err(ours, other32.double())
+
+
+def pow_grid() -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, y) f32 pairs for pow: |y log x| up to ~3e3, negative bases with integer y, x ~ 1 with huge y."""
+    g = torch.Generator().manual_seed(2)
+    n = 200_000
+    x = torch.exp(torch.empty(n, dtype=torch.float64).uniform_(-80, 80, generator=g)).float()
+    y = torch.empty(n, dtype=torch.float64).uniform_(-40, 40, generator=g).float()
+    # y*log(x) spans the whole f32 range: results from denormal to overflow
+    xn = -torch.exp(torch.empty(n // 4, dtype=torch.float64).uniform_(-20, 20, generator=g)).float()
+    yn = torch.randint(-40, 41, (n // 4,), generator=g).float()  # integer exponents of negative bases
+    x1 = 1 + torch.empty(n // 4).uniform_(-1e-3, 1e-3, generator=g)
+    y1 = torch.empty(n // 4).uniform_(-1e5, 1e5, generator=g)  # pow(1+eps, big): the f64 path matters
+    return torch.cat([x, xn, x1]).contiguous(), torch.cat([y, yn, y1]).contiguous()
+
+
+# --------------------------------------------------------------------------- f64: mpmath truth
+with mp.workdps(40):
+    SELU_A, SELU_S = mp.mpf("1.6732632423543772848170429916717"), mp.mpf("1.0507009873554804934193349852946")
+
+
+def _mp_sigmoid(x: mp.mpf) -> mp.mpf:
+    return 1 / (1 + mp.exp(-x))
+
+
+def _mp_softplus(x: mp.mpf) -> mp.mpf:
+    return x if x > 20 else mp.log1p(mp.exp(x))
+
+
+def _mp_gelu_tanh(x: mp.mpf) -> mp.mpf:
+    u = mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x ** 3)
+    return x * _mp_sigmoid(2 * u)
+
+
+MP_TRUTH: dict[str, Callable[[mp.mpf], mp.mpf]] = {
+    "exp": mp.exp, "exp2": lambda x: mp.power(2, x), "expm1": mp.expm1, "log": mp.log,
+    "log2": lambda x: mp.log(x, 2), "log10": mp.log10, "log1p": mp.log1p, "tanh": mp.tanh, "sigmoid": _mp_sigmoid,
+    "silu": lambda x: x * _mp_sigmoid(x), "softplus": _mp_softplus,
+    "mish": lambda x: x if x > 20 else x * mp.tanh(_mp_softplus(x)),
+    "elu": lambda x: x if x > 0 else mp.expm1(x), "selu": lambda x: SELU_S * (x if x > 0 else SELU_A * mp.expm1(x)),
+    "celu": lambda x: x if x > 0 else mp.expm1(x), "sqrt": mp.sqrt, "rsqrt": lambda x: 1 / mp.sqrt(x),
+    "reciprocal": lambda x: 1 / x, "gelu_tanh": _mp_gelu_tanh,
+}
+POSITIVE_DOMAIN = {"log", "log2", "log10", "sqrt", "rsqrt"}
+DBL_MIN = 2.0 ** -1022
+
+
+def f64_points(kind: str) -> torch.Tensor:
+    """f64 inputs: dense [-100, 100], log-spaced magnitudes to 1e-300, random bit patterns, kernel edges."""
+    g = torch.Generator().manual_seed(4)
+    mag = torch.logspace(-300, 2.5, 400, dtype=torch.float64)
+    bits = torch.randint(0, 0x7FF0000000000000, (300,), generator=g, dtype=torch.int64).view(torch.float64)
+    x = torch.cat([torch.linspace(-100, 100, 1201, dtype=torch.float64), mag, -mag, bits, -bits,
+                   torch.empty(400, dtype=torch.float64).uniform_(-1, 1, generator=g)])
+    if kind in POSITIVE_DOMAIN:
+        x = torch.cat([x.abs(), torch.logspace(-320, 308, 400, dtype=torch.float64)])
+    if kind == "log1p":
+        x = torch.cat([x, -1 + torch.logspace(-16, 0, 300, dtype=torch.float64)])
+        x = x[x > -1]
+    if kind in ("exp", "expm1", "exp2", "sigmoid", "silu", "softplus", "mish"):
+        x = torch.cat([x, torch.linspace(-1100 if kind == "exp2" else -746, 1025 if kind == "exp2" else 710, 801,
+                                         dtype=torch.float64)])
+    return x[torch.isfinite(x)].contiguous()
+
+
+@mp.workdps(30)
+def max_rel_f64(k: Kernels, kind: str, x: torch.Tensor) -> tuple[float, float]:
+    """(max relative error vs the 30-digit mpmath truth, input where it occurs); DBL_MIN floor."""
+    got = k.unary(kind, x)
+    worst, at = 0.0, math.nan
+    for xi, oi in zip(x.tolist(), got.tolist()):
+        t = MP_TRUTH[kind](mp.mpf(xi))
+        if abs(t) > 1.7976931348623157e308:
+            err = 0.0 if math.isinf(oi) and (oi > 0) == (t > 0) else math.inf
+        else:
+            err = float(abs(mp.mpf(oi) - t) / max(abs(t), mp.mpf(DBL_MIN)))
+        if err > worst:
+            worst, at = err, xi
+    return worst, at

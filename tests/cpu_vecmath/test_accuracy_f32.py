@@ -64,3 +64,23 @@ def test_other_targets_match_avx512_bitwise(k512: Kernels, k_avx2: Kernels, opin
     got = k_avx2.unary(kind, x) if target == "avx2" else k512.unary_tail(kind, x)
     same = (ref.view(torch.int32) == got.view(torch.int32)) | (ref.isnan() & got.isnan())
     assert bool(same.all()), f"{kind}/{target}: first mismatch at x={x[~same][0].item()!r}"
+
+
+@pytest.mark.slow
+def test_docstring_table_is_current() -> None:
+    """The table in vecmath's docstring is what measure_accuracy.py measures today."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from ziggurat.backends.cpu import vecmath
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from measure_accuracy import f32_rows  # type: ignore[import-not-found]
+
+    doc = vecmath.__doc__ or ""
+    for m in f32_rows("avx512", list(SMOOTH_KINDS)):
+        row = re.search(rf"^{m.kind}\s+.*?([0-9.]+e[-+][0-9]+)\s+([0-9.]+)\s", doc, re.M)
+        assert row, m.kind
+        assert float(row.group(1)) == float(f"{m.max_rel:.2e}"), m.row()
+        assert float(row.group(2)) == float(f"{m.max_ulp:.2f}"), m.row()

@@ -9,27 +9,14 @@ import torch
 
 from .bounds import MAX_REL_POW_F32
 from .harness import Kernels
-from .references import rel_err
+from .references import pow_grid, rel_err
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 2.5, -2.5, math.inf, -math.inf, math.nan,
            2.0 ** -149, -(2.0 ** -149), 1e10, -1e10, 16777217.0, -16777215.0, 1e-10]
 
 
-def _grid() -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(2)
-    n = 200_000
-    x = torch.exp(torch.empty(n, dtype=torch.float64).uniform_(-80, 80, generator=g)).float()
-    y = torch.empty(n, dtype=torch.float64).uniform_(-40, 40, generator=g).float()
-    # y*log(x) spans the whole f32 range: results from denormal to overflow
-    xn = -torch.exp(torch.empty(n // 4, dtype=torch.float64).uniform_(-20, 20, generator=g)).float()
-    yn = torch.randint(-40, 41, (n // 4,), generator=g).float()  # integer exponents of negative bases
-    x1 = 1 + torch.empty(n // 4).uniform_(-1e-3, 1e-3, generator=g)
-    y1 = torch.empty(n // 4).uniform_(-1e5, 1e5, generator=g)  # pow(1+eps, big): the f64 path matters
-    return torch.cat([x, xn, x1]).contiguous(), torch.cat([y, yn, y1]).contiguous()
-
-
 def test_accuracy_wide_grid(k512: Kernels) -> None:
-    x, y = _grid()
+    x, y = pow_grid()
     got = k512.binary("pow", x, y)
     truth = torch.pow(x.double(), y.double())
     err = rel_err(got, truth)
@@ -52,7 +39,7 @@ def test_special_cases_match_eager(k512: Kernels) -> None:
 
 
 def test_avx2_and_scalar_match_avx512(k512: Kernels, k_avx2: Kernels) -> None:
-    x, y = _grid()
+    x, y = pow_grid()
     x, y = x[:20001].contiguous(), y[:20001].contiguous()
     a, b = k512.binary("pow", x, y), k_avx2.binary("pow", x, y)
     assert bool(((a.view(torch.int32) == b.view(torch.int32)) | (a.isnan() & b.isnan())).all())
