@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -41,4 +42,29 @@ def compile(model: Any, example_inputs: Any, backend: str = "cpu", **options: An
     return compile_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
 
 
-__all__ = ["__version__", "compile"]
+def explain(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+    """Before compiling: every op ``backend`` cannot take (schema, reason, source line), the
+    fusions that will apply, and the backend's figures (vectorized share, prepacked bytes,
+    memory plan, TensorRT segments). Returns an ``ExplainReport``; ``print(report)``."""
+    from ziggurat.backends.explain import explain_model
+    from ziggurat.backends.options import CompileOptions
+
+    return explain_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+
+
+def bisect(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+    """Find the first pass and op whose output diverges from eager (see ``BisectResult``)."""
+    from ziggurat.backends.bisect import bisect_model
+    from ziggurat.backends.options import CompileOptions
+
+    return bisect_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+
+
+def load(path: str | Path) -> Any:
+    """Load a module saved with ``compiled.save(path)``, without recompiling."""
+    from ziggurat.backends.serialization import load as load_module
+
+    return load_module(path)
+
+
+__all__ = ["__version__", "bisect", "compile", "explain", "load"]

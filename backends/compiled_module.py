@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -34,6 +35,7 @@ class CompiledModule(torch.nn.Module):
         static_inputs: dict[int, Any],
         ir: dict[str, str] | None = None,
         device: str = "cpu",
+        options: Any = None,
     ) -> None:
         super().__init__()
         fn = forward_function(module)
@@ -46,6 +48,7 @@ class CompiledModule(torch.nn.Module):
         self._structure = output_structure(fn)
         self._static_inputs = static_inputs
         self._device = device
+        self.options = options
 
     def forward(self, *args: Any) -> Any:
         tensors: list[Any] = []
@@ -62,6 +65,13 @@ class CompiledModule(torch.nn.Module):
         check_inputs(tensors, self._input_types, self._input_names, device=self._device)
         results = self.executable.run(tensors)
         return rebuild(self._structure, results)
+
+    def save(self, path: str | Path) -> None:
+        """Write one file with the executable (object code / engine), the IR, the input
+        signature and the versions; ``ziggurat.load(path)`` reads it back without recompiling."""
+        from ziggurat.backends.serialization import save
+
+        save(self, Path(path))
 
     def extra_repr(self) -> str:
         return f"backend={self.report.backend}, inputs={[str(t) for t in self._input_types]}"

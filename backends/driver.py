@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.compiled_module import CompiledModule, static_inputs_of
 from ziggurat.backends.executable import CompileReport
@@ -33,7 +34,20 @@ def normalize_inputs(example_inputs: Any) -> tuple[Any, ...]:
     )
 
 
-def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> CompiledModule:
+@dataclass
+class Lowered:
+    """A model imported and taken through its backend's graph pipeline."""
+
+    module: ModuleOp
+    backend: Any
+    report: CompileReport
+    inputs: tuple[Any, ...]
+    ir: dict[str, str]
+    start: float
+
+
+def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
+    """Import ``model`` and run the pipeline (``options.passes`` or the backend's default)."""
     inputs = normalize_inputs(example_inputs)
     backend = get_backend(options.backend)
     start = time.perf_counter()
@@ -49,10 +63,16 @@ def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> C
     passes = parse_pipeline(spec) if spec else []
     stats = Statistics()
     report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats)
-    for (pass_name, key), value in stats.counters.items():
-        report.stats[f"{pass_name}: {key}"] = value
+    report.add_pass_stats(stats)
     if passes:
         ir["graph"] = print_module(module)
+    return Lowered(module, backend, report, inputs, ir, start)
+
+
+def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> CompiledModule:
+    lowered = lower(model, example_inputs, options)
+    module, backend, report, inputs, ir, start = (
+        lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
     build_start = time.perf_counter()
     executable = backend.build(module, options, report)
     report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))
@@ -60,4 +80,4 @@ def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> C
     log.info("compiled for %s in %.2f s", backend.name, report.total_time)
     ir.update(getattr(executable, "ir", {}))
     return CompiledModule(executable, module, report, static_inputs_of(inputs), ir,
-                          device=getattr(executable, "device", "cpu"))
+                          device=getattr(executable, "device", "cpu"), options=options)

@@ -19,6 +19,9 @@ class ReferenceExecutable:
     def run(self, inputs: Sequence[Any]) -> list[Any]:
         return run(self.module, inputs)
 
+    def serialize(self) -> bytes:
+        return b"reference: the module's IR is the program"
+
 
 class ReferenceBackend:
     name = "reference"
@@ -30,4 +33,7 @@ class ReferenceBackend:
         from ziggurat.backends.op_census import count_ops
 
         report.native_ops = count_ops(module)
+        return ReferenceExecutable(module)
+
+    def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> ReferenceExecutable:
         return ReferenceExecutable(module)

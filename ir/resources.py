@@ -38,13 +38,19 @@ class TensorBlobStore(OpAsmDialectInterface):
         super().__init__()
         self._tensors: dict[str, torch.Tensor] = {}
         self._parsed: dict[str, str] = {}
+        # Handles of the module being parsed -> the keys they were given (a parsed handle
+        # that names an existing blob is renamed, consistently, until its data is parsed).
+        self._pending: dict[str, str] = {}
         self.elide = False
 
-    # -- OpAsmDialectInterface --------------------------------------------------
+    # -- OpAsmDialectInterface (called by the parser) -------------------------------
     def declare_resource(self, key: str) -> str:
-        key = self._unique(key)
-        self._parsed[key] = ""
-        return key
+        if key in self._pending:
+            return self._pending[key]
+        unique = self._unique(key)
+        self._parsed[unique] = ""
+        self._pending[key] = unique
+        return unique
 
     def parse_resource(self, key: str, val: str) -> None:
         if not val.startswith("0x"):
@@ -53,6 +59,7 @@ class TensorBlobStore(OpAsmDialectInterface):
             raise KeyError(f"resource {key} was not declared")
         self._tensors.pop(key, None)
         self._parsed[key] = val
+        self._pending = {k: v for k, v in self._pending.items() if v != key}
 
     def lookup(self, key: str) -> str | None:
         if key in self._tensors:
@@ -74,10 +81,10 @@ class TensorBlobStore(OpAsmDialectInterface):
         key = re.sub(r"[^A-Za-z0-9_.]", "_", key) or "blob"
         if key[0].isdigit():
             key = "_" + key
-        if key not in self._tensors and key not in self._parsed:
+        if key not in self._tensors and key not in self._parsed and key not in self._pending.values():
             return key
         n = 0
-        while f"{key}_{n}" in self._tensors or f"{key}_{n}" in self._parsed:
+        while f"{key}_{n}" in self._tensors or f"{key}_{n}" in self._parsed or f"{key}_{n}" in self._pending.values():
             n += 1
         return f"{key}_{n}"
 

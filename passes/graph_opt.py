@@ -46,6 +46,10 @@ class GraphOptPass(ModulePass):
     isa: str = "auto"
     duplicate: bool = False
 
+    def expand(self) -> list[ModulePass]:
+        """The passes this pipeline runs (``ziggurat.bisect`` checks after each)."""
+        return graph_opt_passes(self.prepack, self.isa, self.duplicate)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in graph_opt_passes(self.prepack, self.isa, self.duplicate):
+        for p in self.expand():
             p.apply(ctx, op)

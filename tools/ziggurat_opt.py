@@ -45,6 +45,12 @@ class ZigguratOptMain(xDSLOptMain):
             "e.g. 'tensor<1x3x224x224xf32>,tensor<5xi64>'",
         )
         arg_parser.add_argument(
+            "--bisect",
+            action="store_true",
+            help="run the reference interpreter after every pass of -p on random inputs and "
+            "report the first pass and op whose values diverge (exit status 1 if one does)",
+        )
+        arg_parser.add_argument(
             "--pass-statistics",
             action="store_true",
             help="print the counters the passes recorded (fusions, folded bytes, ...) to stderr",
@@ -71,10 +77,25 @@ class ZigguratOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.bisect:
+            self._bisect(prog)
+            return
         with collect() as stats:
             super().apply_passes(prog)
         if self.args.pass_statistics and stats.counters:
             print(stats.format(), file=sys.stderr)
+
+    def _bisect(self, prog: ModuleOp) -> None:
+        from ziggurat.backends.bisect import bisect_module
+        from ziggurat.backends.compiled_module import forward_function
+        from ziggurat.ir.types import example_tensor
+
+        name = _entry_name(prog)
+        fn = forward_function(prog, name)
+        inputs = [example_tensor(t) for t in fn.function_type.inputs.data]  # pyright: ignore
+        result = bisect_module(prog, inputs, list(self.pipeline.passes), ctx=self.ctx, func_name=name)
+        print(result.format())
+        raise SystemExit(0 if result.ok else 1)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         # Frontends build ops without parsing, so the builtin dialect (which owns the
@@ -83,6 +104,13 @@ class ZigguratOptMain(xDSLOptMain):
             self.ctx.load_registered_dialect("builtin")
         with elided_resources(self.args.elide_resources):
             return super().output_resulting_program(prog)
+
+
+def _entry_name(prog: ModuleOp) -> str:
+    from xdsl.dialects import func
+
+    names = [op.sym_name.data for op in prog.ops if isinstance(op, func.FuncOp)]
+    return "forward" if "forward" in names else names[0]
 
 
 def _parse_error_line(e: ParseError) -> str:
