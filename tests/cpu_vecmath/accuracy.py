@@ -46,7 +46,7 @@ F64_KINDS: tuple[str, ...] = tuple(k for k in SMOOTH_KINDS if k not in ("erf", "
 
 @cache
 def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kernels:
-    """Every unary kind and pow compiled once per target; ``full`` adds parameter variants and reductions."""
+    """Every unary kind and pow compiled once per target; ``full`` adds the parameter variants."""
     tg: Target = targets()[target_name]
     elem = ir.FloatType() if elem_name == "f32" else ir.DoubleType()
     kinds = SMOOTH_KINDS if elem_name == "f32" else F64_KINDS
@@ -62,8 +62,7 @@ def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kern
     unary["elu_a"] = _unary("elu", {"alpha": 0.7, "scale": 1.5, "input_scale": 0.5})
     for e in (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.7):
         unary[f"pow_s{e}"] = _unary("pow", {"exponent": e})
-    mod = build_module(tg, unary, binary, REDUCTIONS, elem=elem)
-    return compile_module(mod, tg, elem)
+    return compile_module(build_module(tg, unary, binary, elem=elem), tg, elem)
 
 
 @cache

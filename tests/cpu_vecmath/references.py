@@ -275,20 +275,20 @@ POSITIVE_DOMAIN = {"log", "log2", "log10", "sqrt", "rsqrt"}
 DBL_MIN = 2.0 ** -1022
 
 
-def f64_points(kind: str) -> torch.Tensor:
+def f64_points(kind: str, scale: float = 1.0) -> torch.Tensor:
     """f64 inputs: dense [-100, 100], log-spaced magnitudes to 1e-300, random bit patterns, kernel edges."""
     g = torch.Generator().manual_seed(4)
-    mag = torch.logspace(-300, 2.5, 400, dtype=torch.float64)
-    bits = torch.randint(0, 0x7FF0000000000000, (300,), generator=g, dtype=torch.int64).view(torch.float64)
-    x = torch.cat([torch.linspace(-100, 100, 1201, dtype=torch.float64), mag, -mag, bits, -bits,
-                   torch.empty(400, dtype=torch.float64).uniform_(-1, 1, generator=g)])
+    mag = torch.logspace(-300, 2.5, int(250 * scale), dtype=torch.float64)
+    bits = torch.randint(0, 0x7FF0000000000000, (int(150 * scale),), generator=g, dtype=torch.int64).view(torch.float64)
+    x = torch.cat([torch.linspace(-100, 100, int(600 * scale) + 1, dtype=torch.float64), mag, -mag, bits, -bits,
+                   torch.empty(int(300 * scale), dtype=torch.float64).uniform_(-1, 1, generator=g)])
     if kind in POSITIVE_DOMAIN:
-        x = torch.cat([x.abs(), torch.logspace(-320, 308, 400, dtype=torch.float64)])
+        x = torch.cat([x.abs(), torch.logspace(-320, 308, int(300 * scale), dtype=torch.float64)])
     if kind == "log1p":
-        x = torch.cat([x, -1 + torch.logspace(-16, 0, 300, dtype=torch.float64)])
+        x = torch.cat([x, -1 + torch.logspace(-16, 0, int(200 * scale), dtype=torch.float64)])
         x = x[x > -1]
     if kind in ("exp", "expm1", "exp2", "sigmoid", "silu", "softplus", "mish"):
-        x = torch.cat([x, torch.linspace(-1100 if kind == "exp2" else -746, 1025 if kind == "exp2" else 710, 801,
+        x = torch.cat([x, torch.linspace(-1100 if kind == "exp2" else -746, 1025 if kind == "exp2" else 710, int(400 * scale) + 1,
                                          dtype=torch.float64)])
     return x[torch.isfinite(x)].contiguous()
 
