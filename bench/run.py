@@ -62,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bench/run.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", help="comma-separated zoo names (default: the full zoo; with --smoke: the smoke set)")
     p.add_argument("--backends", help=f"comma-separated columns from {','.join(BACKEND_NAMES)} (default: all; with --smoke: eager,ziggurat)")
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads and ziggurat threads= (default: usable cores)")
+    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads and ziggurat threads= (default: usable cores; smoke: 1)")
     p.add_argument("--rounds", type=int, default=None, help=f"timed interleaved rounds (default {DEFAULT_ROUNDS}; smoke {SMOKE_ROUNDS})")
     p.add_argument("--warmup", type=int, default=None, help=f"untimed interleaved warm-up rounds (default {DEFAULT_WARMUP}; smoke {SMOKE_WARMUP})")
     p.add_argument("--target-ms", type=float, default=None, help=f"batch calls so one sample lasts about this long (default {DEFAULT_TARGET_MS})")
@@ -88,8 +88,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [b for b in args.backend_list if b not in BACKEND_NAMES]
     if unknown or not args.backend_list:
         p.error(f"unknown backend(s) {', '.join(unknown) or '(none given)'}; choose from {','.join(BACKEND_NAMES)}")
-    if args.threads is None:
-        args.threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if args.threads is None:  # smoke: 1 thread, immune to the barrier stalls of a busy shared machine
+        args.threads = 1 if args.smoke else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
     if args.threads < 1 or args.rounds < 1 or args.warmup < 0 or args.target_ms <= 0:
         p.error("--threads and --rounds must be >= 1, --warmup >= 0, --target-ms > 0")
     try:
