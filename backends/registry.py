@@ -10,6 +10,7 @@ from ziggurat.ir.errors import ZigguratError
 # name -> "module:Class"
 _BACKENDS: dict[str, str] = {
     "reference": "ziggurat.backends.reference:ReferenceBackend",
+    "cpu": "ziggurat.backends.cpu.backend:CpuBackend",
 }
 
 

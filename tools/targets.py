@@ -9,6 +9,7 @@ from xdsl.utils.target import Target
 
 # target name -> "ziggurat.module:ClassName"; filled as backends land.
 _TARGETS: dict[str, str] = {}
+_TARGETS["llvm-ir"] = "ziggurat.backends.cpu.llvm_target:LlvmIrTarget"
 
 
 def all_targets() -> dict[str, Callable[[], type[Target]]]:

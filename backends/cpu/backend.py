@@ -1,0 +1,108 @@
+"""The ``cpu`` backend: loop-level lowering, LLVM code generation, JIT, runtime.
+
+    compiled = ziggurat.compile(model, (x,), backend="cpu", isa="avx2", threads=2)
+    compiled.report   # native vs torch ops, kernels vectorized, arena bytes
+    compiled.ir["loop"], compiled.ir["llvm"]
+"""
+
+from __future__ import annotations
+
+import logging
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+
+from ziggurat.backends.cpu.codegen.module import generate
+from ziggurat.backends.cpu.isa import parse_isa
+from ziggurat.backends.cpu.jit import compile_ir, default_object_cache
+from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
+from ziggurat.backends.cpu.object_cache import ObjectCache
+from ziggurat.backends.cpu.runtime import CpuExecutable
+from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.options import CompileOptions
+from ziggurat.dialects import loop
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.pipeline import print_module
+
+log = logging.getLogger("ziggurat")
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def loop_pass_spec(options: CompileOptions) -> str:
+    threads = options.threads or 0
+    return (f"convert-torch-to-loop{{isa={options.isa} threads={threads} prepack={_bool(options.prepack)} "
+            f"fallback={_bool(options.fallback)}}}")
+
+
+def forward_of(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
+            return op
+    raise ZigguratError("the module has no @forward function", op="cpu backend")
+
+
+def kernel_stats(fn: func.FuncOp) -> dict[str, object]:
+    kernels = [op for op in fn.walk() if isinstance(op, loop.KernelOp)]
+    vectorized = sum(1 for k in kernels if k.is_vectorized)
+    gemms = sum(1 for op in fn.walk() if isinstance(op, loop.GemmOp))
+    return {
+        "kernels": len(kernels),
+        "vectorized kernels": vectorized,
+        "vectorized share": round(vectorized / len(kernels), 4) if kernels else 1.0,
+        "gemm calls": gemms,
+    }
+
+
+class CpuBackend:
+    name = "cpu"
+
+    def default_pipeline(self, options: CompileOptions) -> str:
+        from ziggurat.passes import all_passes
+
+        spec = loop_pass_spec(options)
+        if "graph-opt" in all_passes():
+            return f"graph-opt{{prepack={_bool(options.prepack)} isa={options.isa}}},{spec}"
+        return spec
+
+    def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> CpuExecutable:
+        fn = forward_of(module)
+        if "loop.isa" not in fn.attributes:
+            from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+
+            run_pipeline(module, parse_pipeline(loop_pass_spec(options)))
+            fn = forward_of(module)
+        isa_attr = fn.attributes["loop.isa"]
+        threads_attr = fn.attributes["loop.threads"]
+        assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
+        isa = parse_isa(isa_attr.data)
+        threads = int(threads_attr.value.data)
+        plan = plan_memory(fn)
+        annotate(fn, plan)
+        ir = {"loop": print_module(module)}
+        llvm_module, abi = generate(fn, plan, isa, threads)
+        ir["llvm"] = str(llvm_module)
+        cache = ObjectCache(options.cache_dir) if options.cache_dir is not None else default_object_cache()
+        library = compile_ir(llvm_module, isa, cache=cache)
+        self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
+        return CpuExecutable(fn, abi, library, ir)
+
+    @staticmethod
+    def _report(fn: func.FuncOp, report: CompileReport, arena: int, unplanned: int, abi: object,
+                from_cache: bool) -> None:
+        native = fn.attributes.get("loop.native_ops")
+        if isinstance(native, DictionaryAttr):
+            report.native_ops = {k: int(v.value.data) for k, v in native.data.items()}  # pyright: ignore
+        fallback = fn.attributes.get("loop.fallback_ops")
+        if isinstance(fallback, DictionaryAttr):
+            report.fallback_ops = {k: [s.data for s in v.data] for k, v in fallback.data.items()  # pyright: ignore
+                                   if isinstance(v, ArrayAttr)}
+        report.stats.update(kernel_stats(fn))
+        segments = getattr(abi, "segments", [])
+        report.stats["native segments"] = sum(1 for s in segments if s.kind == "native")
+        report.stats["arena bytes (peak)"] = arena
+        report.stats["intermediate bytes without reuse"] = unplanned
+        report.stats["isa"] = str(fn.attributes["loop.isa"].data)  # pyright: ignore
+        report.stats["object cache hit"] = from_cache

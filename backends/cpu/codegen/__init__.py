@@ -1,0 +1,1 @@
+"""Loop IR -> LLVM IR (llvmlite): one LLVM module per graph, one native entry per segment."""

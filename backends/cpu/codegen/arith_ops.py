@@ -1,0 +1,212 @@
+"""``arith``, ``math`` and ``vector`` ops (scalars or vectors) as LLVM instructions."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.dialects import arith, math, vector
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
+from xdsl.ir import Operation
+
+from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
+from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
+from ziggurat.backends.cpu.codegen.unary import emit_unary
+from ziggurat.backends.cpu.vecmath_ir import VB
+from ziggurat.dialects import loop
+
+I32 = ir.IntType(32)
+
+
+def splat(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
+    undef = ir.Constant(ty, ir.Undefined)
+    v = b.insert_element(undef, x, I32(0))
+    return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count))
+
+
+@handles(arith.ConstantOp)
+def _constant(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, arith.ConstantOp)
+    ty = llvm_type(op.result.type)
+    value = op.value
+    if isinstance(value, IntegerAttr | FloatAttr):
+        em.set(op.result, ir.Constant(ty, value.value.data))  # pyright: ignore
+    elif isinstance(value, DenseIntOrFPElementsAttr):
+        vals = list(value.get_values())  # pyright: ignore[reportUnknownArgumentType]
+        assert isinstance(ty, ir.VectorType)
+        if len(vals) == 1:
+            vals = vals * ty.count
+        em.set(op.result, ir.Constant(ty, vals))
+    else:
+        raise CodegenError(f"unsupported constant {value}")
+
+
+def _binary(fn_name: str):  # type: ignore[no-untyped-def]
+    def emit(em: FunctionEmitter, op: Operation) -> None:
+        a, c = em.get(op.operands[0]), em.get(op.operands[1])
+        em.set(op.results[0], getattr(em.b, fn_name)(a, c))
+
+    return emit
+
+
+for _op, _name in ((arith.AddfOp, "fadd"), (arith.SubfOp, "fsub"), (arith.MulfOp, "fmul"), (arith.DivfOp, "fdiv"),
+                   (arith.AddiOp, "add"), (arith.SubiOp, "sub"), (arith.MuliOp, "mul"), (arith.AndIOp, "and_"),
+                   (arith.OrIOp, "or_"), (arith.XOrIOp, "xor"), (arith.ShLIOp, "shl"), (arith.ShRSIOp, "ashr"),
+                   (arith.DivUIOp, "udiv"), (arith.RemUIOp, "urem"), (arith.DivSIOp, "sdiv"),
+                   (arith.RemSIOp, "srem")):
+    handles(_op)(_binary(_name))
+
+
+def _intrinsic(name: str):  # type: ignore[no-untyped-def]
+    def emit(em: FunctionEmitter, op: Operation) -> None:
+        a, c = em.get(op.operands[0]), em.get(op.operands[1])
+        em.set(op.results[0], VB(em.b, a).intrinsic(name, a.type, [a, c]))
+
+    return emit
+
+
+for _op, _name in ((arith.MaximumfOp, "maximum"), (arith.MinimumfOp, "minimum"), (arith.MaxnumfOp, "maxnum"),
+                   (arith.MinnumfOp, "minnum"), (math.CopySignOp, "copysign")):
+    handles(_op)(_intrinsic(_name))
+
+
+@handles(arith.MaxSIOp, arith.MinSIOp)
+def _int_minmax(em: FunctionEmitter, op: Operation) -> None:
+    a, c = em.get(op.operands[0]), em.get(op.operands[1])
+    pred = ">" if isinstance(op, arith.MaxSIOp) else "<"
+    em.set(op.results[0], em.b.select(em.b.icmp_signed(pred, a, c), a, c))
+
+
+@handles(arith.FloorDivSIOp)
+def _floordiv(em: FunctionEmitter, op: Operation) -> None:
+    b = em.b
+    a, d = em.get(op.operands[0]), em.get(op.operands[1])
+    q = b.sdiv(a, d)
+    r = b.srem(a, d)
+    zero = ir.Constant(a.type, [0] * a.type.count) if isinstance(a.type, ir.VectorType) else ir.Constant(a.type, 0)
+    one = ir.Constant(a.type, [1] * a.type.count) if isinstance(a.type, ir.VectorType) else ir.Constant(a.type, 1)
+    fix = b.and_(b.icmp_signed("!=", r, zero), b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", d, zero)))
+    em.set(op.results[0], b.sub(q, b.select(fix, one, zero)))
+
+
+_FCMP = {"oeq": ("==", True), "one": ("!=", True), "olt": ("<", True), "ole": ("<=", True), "ogt": (">", True),
+         "oge": (">=", True), "ueq": ("==", False), "une": ("!=", False), "ult": ("<", False),
+         "ule": ("<=", False), "ugt": (">", False), "uge": (">=", False), "ord": ("ord", True),
+         "uno": ("uno", False)}
+_ICMP = {"eq": ("==", True), "ne": ("!=", True), "slt": ("<", True), "sle": ("<=", True), "sgt": (">", True),
+         "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False), "ugt": (">", False), "uge": (">=", False)}
+
+
+@handles(arith.CmpfOp)
+def _cmpf(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, arith.CmpfOp)
+    pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    a, c = em.get(op.lhs), em.get(op.rhs)
+    sym, ordered = _FCMP[pred]
+    res = em.b.fcmp_ordered(sym, a, c) if ordered else em.b.fcmp_unordered(sym, a, c)
+    em.set(op.result, res)
+
+
+@handles(arith.CmpiOp)
+def _cmpi(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, arith.CmpiOp)
+    pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    a, c = em.get(op.lhs), em.get(op.rhs)
+    sym, signed = _ICMP[pred]
+    res = em.b.icmp_signed(sym, a, c) if signed else em.b.icmp_unsigned(sym, a, c)
+    em.set(op.result, res)
+
+
+@handles(arith.SelectOp)
+def _select(em: FunctionEmitter, op: Operation) -> None:
+    c, a, d = (em.get(v) for v in op.operands)
+    if isinstance(a.type, ir.VectorType) and not isinstance(c.type, ir.VectorType):
+        c = splat(em.b, c, ir.VectorType(c.type, a.type.count))
+    em.set(op.results[0], em.b.select(c, a, d))
+
+
+def _cast(kind: str):  # type: ignore[no-untyped-def]
+    def emit(em: FunctionEmitter, op: Operation) -> None:
+        x = em.get(op.operands[0])
+        ty = llvm_type(op.results[0].type)
+        if kind == "int":
+            xw = (x.type.element if isinstance(x.type, ir.VectorType) else x.type).width
+            tw = (ty.element if isinstance(ty, ir.VectorType) else ty).width  # type: ignore[union-attr]
+            if xw == tw:
+                em.set(op.results[0], x)
+                return
+            res = em.b.sext(x, ty) if tw > xw else em.b.trunc(x, ty)
+        else:
+            res = getattr(em.b, kind)(x, ty)
+        em.set(op.results[0], res)
+
+    return emit
+
+
+handles(arith.ExtSIOp)(_cast("sext"))
+handles(arith.ExtUIOp)(_cast("zext"))
+handles(arith.TruncIOp)(_cast("trunc"))
+handles(arith.IndexCastOp)(_cast("int"))
+handles(arith.SIToFPOp)(_cast("sitofp"))
+handles(arith.UIToFPOp)(_cast("uitofp"))
+handles(arith.FPToSIOp)(_cast("fptosi"))
+handles(arith.ExtFOp)(_cast("fpext"))
+handles(arith.TruncFOp)(_cast("fptrunc"))
+
+
+@handles(arith.NegfOp)
+def _negf(em: FunctionEmitter, op: Operation) -> None:
+    em.set(op.results[0], em.b.fneg(em.get(op.operands[0])))
+
+
+@handles(vector.BroadcastOp)
+def _broadcast(em: FunctionEmitter, op: Operation) -> None:
+    ty = llvm_type(op.results[0].type)
+    assert isinstance(ty, ir.VectorType)
+    em.set(op.results[0], splat(em.b, em.get(op.operands[0]), ty))
+
+
+@handles(loop.UnaryOp)
+def _unary(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.UnaryOp)
+    x = em.get(op.input)
+    em.set(op.result, emit_unary(em.b, op.kind.data, x, op.parameters, llvm_type(op.result.type)))
+
+
+@handles(loop.ReduceOp)
+def _reduce(em: FunctionEmitter, op: Operation) -> None:
+    from ziggurat.backends.cpu import vecmath
+
+    assert isinstance(op, loop.ReduceOp)
+    x = em.get(op.input)
+    kind = op.kind.data
+    elem = x.type.element
+    if isinstance(elem, ir.IntType):
+        name = {"add": "add", "mul": "mul", "max": "smax", "min": "smin", "and": "and", "or": "or"}[kind]
+        if elem.width == 1:
+            name = {"add": "or", "mul": "and", "max": "or", "min": "and", "and": "and", "or": "or"}[kind]
+        em.set(op.result, _vector_reduce(em, f"vector.reduce.{name}", elem, x))
+        return
+    if kind == "add":
+        em.set(op.result, vecmath.reduce_add(em.b, x))
+    elif kind == "max":
+        em.set(op.result, vecmath.reduce_max(em.b, x))
+    elif kind == "min":
+        em.set(op.result, vecmath.reduce_min(em.b, x))
+    elif kind == "mul":
+        fn = em.declare(f"llvm.vector.reduce.fmul.v{x.type.count}{_suffix(elem)}", elem, [elem, x.type])
+        em.set(op.result, em.b.call(fn, [ir.Constant(elem, 1.0), x], fastmath=("reassoc",)))
+    else:
+        raise CodegenError(f"loop.reduce {kind} on floats")
+
+
+def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    return "f64" if isinstance(t, ir.DoubleType) else "f32"
+
+
+def _vector_reduce(em: FunctionEmitter, base: str, elem: ir.Type, x: ir.Value) -> ir.Value:
+    fn = em.declare(f"llvm.{base}.v{x.type.count}{_suffix(elem)}", elem, [x.type])
+    return em.b.call(fn, [x])
+
+
+__all__ = ["VectorType", "splat"]

@@ -1,0 +1,166 @@
+"""``loop.for``, ``loop.vfor`` and ``loop.parallel`` as LLVM control flow.
+
+* ``loop.for``: a counted loop with one phi per carried value.
+* ``loop.vfor``: the full iterations as such a loop with ``%lanes`` bound to the
+  constant vector width, then the tail iteration (if any) emitted once more with
+  ``%lanes`` bound to the constant tail length; its carried vectors keep their old
+  lanes past the tail (a select with the constant lane mask).
+* ``loop.parallel``: the body is outlined and run over the flattened iteration space by
+  ``threads.emit_parallel_for`` (libgomp); values used inside are captured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+from xdsl.ir import Block, Operation, SSAValue
+
+from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
+from ziggurat.backends.cpu.codegen.types import I1, I64
+from ziggurat.backends.cpu.threads import emit_parallel_for
+from ziggurat.dialects import loop
+
+
+def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: int, step: int,
+                  inits: Sequence[ir.Value], extra: Sequence[tuple[SSAValue, ir.Value]] = ()) -> list[ir.Value]:
+    """Emit ``for iv in range(lb, ub, step)`` over ``block``; returns the final carried values."""
+    b = em.b
+    fn = b.function
+    if ub <= lb:
+        return list(inits)
+    pre = b.block
+    header = fn.append_basic_block("loop.header")
+    body = fn.append_basic_block("loop.body")
+    exit_ = fn.append_basic_block("loop.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(I64, name="iv")
+    iv.add_incoming(I64(lb), pre)
+    phis = []
+    for init in inits:
+        phi = b.phi(init.type)
+        phi.add_incoming(init, pre)
+        phis.append(phi)
+    b.cbranch(b.icmp_signed("<", iv, I64(ub)), body, exit_)
+    b.position_at_end(body)
+    args = block.args
+    em.set(args[0], iv)
+    for arg, value in extra:
+        em.set(arg, value)
+    for arg, phi in zip(args[ivs_map:], phis, strict=True):
+        em.set(arg, phi)
+    yielded = em.emit_block(block)
+    latch = b.block
+    nxt = b.add(iv, I64(step))
+    iv.add_incoming(nxt, latch)
+    for phi, y in zip(phis, yielded, strict=True):
+        phi.add_incoming(y, latch)
+    b.branch(header)
+    b.position_at_end(exit_)
+    return list(phis)
+
+
+@handles(loop.ForOp)
+def _for(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.ForOp)
+    inits = [em.get(v) for v in op.inits]
+    results = _counted_loop(em, op.body.block, 1, op.lb, op.ub, op.stride, inits)
+    for res, value in zip(op.res, results, strict=True):
+        em.set(res, value)
+
+
+@handles(loop.VForOp)
+def _vfor(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.VForOp)
+    width = op.stride
+    full_end = op.lb + op.full_iterations * width
+    block = op.body.block
+    values = [em.get(v) for v in op.inits]
+    if op.full_iterations:
+        values = _counted_loop(em, block, 2, op.lb, full_end, width, values,
+                               extra=[(op.lanes, I64(width))])
+    if op.tail:
+        args = block.args
+        em.set(args[0], I64(full_end))
+        em.set(args[1], I64(op.tail))
+        for arg, value in zip(args[2:], values, strict=True):
+            em.set(arg, value)
+        yielded = em.emit_block(block)
+        merged: list[ir.Value] = []
+        for old, new in zip(values, yielded, strict=True):
+            if isinstance(new.type, ir.VectorType):
+                mask = ir.Constant(ir.VectorType(I1, new.type.count),
+                                   [1 if i < op.tail else 0 for i in range(new.type.count)])
+                merged.append(em.b.select(mask, new, old))
+            else:
+                merged.append(new)
+        values = merged
+    for res, value in zip(op.res, values, strict=True):
+        em.set(res, value)
+
+
+def _free_values(op: Operation) -> list[SSAValue]:
+    """Values used inside ``op``'s regions but defined outside them."""
+    inside: set[SSAValue] = set()
+    for inner in op.walk():
+        for r in inner.regions:
+            for blk in r.blocks:
+                inside.update(blk.args)
+        if inner is not op:
+            inside.update(inner.results)
+    free: list[SSAValue] = []
+    seen: set[SSAValue] = set()
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            if v not in inside and v not in seen:
+                seen.add(v)
+                free.append(v)
+    return free
+
+
+@handles(loop.ParallelOp)
+def _parallel(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.ParallelOp)
+    bounds = op.bounds
+    total = 1
+    for n in bounds:
+        total *= n
+    free = _free_values(op)
+    outer = {v: em.get(v) for v in free}
+    captures = [outer[v] for v in free] + [em.status]
+    block = op.body.block
+
+    def body(bb: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        saved_status = em.status
+        with em.using(bb):
+            for v, c in zip(free, caps[:-1], strict=True):
+                em.set(v, c)
+            em.status = caps[-1]
+            pre = bb.block
+            fn = bb.function
+            header = fn.append_basic_block("par.header")
+            body_bb = fn.append_basic_block("par.body")
+            exit_ = fn.append_basic_block("par.exit")
+            bb.branch(header)
+            bb.position_at_end(header)
+            t = bb.phi(I64, name="task")
+            t.add_incoming(begin, pre)
+            bb.cbranch(bb.icmp_signed("<", t, end), body_bb, exit_)
+            bb.position_at_end(body_bb)
+            rem = t
+            for arg, n in reversed(list(zip(block.args, bounds, strict=True))):
+                em.set(arg, bb.urem(rem, I64(n)) if n > 1 else I64(0))
+                rem = bb.udiv(rem, I64(n)) if n > 1 else rem
+            em.emit_block(block)
+            t.add_incoming(bb.add(t, I64(1)), bb.block)
+            bb.branch(header)
+            bb.position_at_end(exit_)
+        em.status = saved_status
+
+    emit_parallel_for(em.module, em.b, total, body, num_threads=em.threads, captures=captures,
+                      name=f"{em.name}.par")
+    for v, value in outer.items():
+        em.set(v, value)

@@ -1,0 +1,207 @@
+"""Loads, stores, gathers and index arithmetic of the loop level as LLVM IR.
+
+Masked accesses use ``llvm.masked.load``/``store``/``gather`` with the lane mask of a
+tail iteration (a constant) and/or a guard mask: masked-off lanes are never accessed.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ziggurat.backends.cpu.codegen.arith_ops import splat
+from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
+from ziggurat.backends.cpu.codegen.types import I1, I8, I32, I64, CodegenError, llvm_type, scalar_type
+from ziggurat.dialects import loop
+
+
+def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{_suffix(t.element)}"
+    if isinstance(t, ir.PointerType):
+        return "p0" + _suffix(t.pointee)
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    return "f64" if isinstance(t, ir.DoubleType) else "f32"
+
+
+def _elem_ptr(em: FunctionEmitter, base: ir.Value, offset: ir.Value) -> ir.Value:
+    return em.b.gep(base, [offset])
+
+
+def _lane_mask(em: FunctionEmitter, lanes_op: object, width: int) -> ir.Value | None:
+    """Constant mask of the first ``lanes`` lanes (None when all lanes are valid)."""
+    if lanes_op is None:
+        return None
+    lanes = em.get(lanes_op)  # type: ignore[arg-type]
+    mty = ir.VectorType(I1, width)
+    if isinstance(lanes, ir.Constant):
+        n = int(lanes.constant)
+        if n >= width:
+            return None
+        return ir.Constant(mty, [1 if i < n else 0 for i in range(width)])
+    iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
+    return em.b.icmp_signed("<", iota, splat(em.b, lanes, ir.VectorType(I64, width)))
+
+
+def _combine_masks(em: FunctionEmitter, a: ir.Value | None, c: ir.Value | None) -> ir.Value | None:
+    if a is None:
+        return c
+    if c is None:
+        return a
+    return em.b.and_(a, c)
+
+
+def _is_bool(elem: ir.Type) -> bool:
+    return isinstance(elem, ir.IntType) and elem.width == 1
+
+
+@handles(loop.OffsetOp)
+def _offset(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.OffsetOp)
+    acc: ir.Value | None = None
+    for v, c in zip(op.indices, op.coefficients, strict=True):
+        term = em.get(v)
+        if c != 1:
+            term = em.b.mul(term, I64(c))
+        acc = term if acc is None else em.b.add(acc, term)
+    if acc is None:
+        acc = I64(op.const)
+    elif op.const:
+        acc = em.b.add(acc, I64(op.const))
+    em.set(op.result, acc)
+
+
+@handles(loop.VIndexOp)
+def _vindex(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.VIndexOp)
+    ty = llvm_type(op.result.type)
+    assert isinstance(ty, ir.VectorType)
+    step = int(op.step.value.data)
+    base = splat(em.b, em.get(op.base), ty)
+    em.set(op.result, em.b.add(base, ir.Constant(ty, [step * i for i in range(ty.count)])))
+
+
+@handles(loop.LoadOp)
+def _load(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.LoadOp)
+    ptr = _elem_ptr(em, em.get(op.buffer), em.get(op.offset))
+    elem = scalar_type(op.result.type)
+    value = em.b.load(ptr)
+    if _is_bool(elem):
+        value = em.b.icmp_unsigned("!=", value, I8(0))
+    em.set(op.result, value)
+
+
+@handles(loop.StoreOp)
+def _store(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.StoreOp)
+    ptr = _elem_ptr(em, em.get(op.buffer), em.get(op.offset))
+    value = em.get(op.value)
+    if value.type == I1:
+        value = em.b.zext(value, I8)
+    em.b.store(value, ptr)
+
+
+def _storage_vec(vty: ir.VectorType) -> ir.VectorType:
+    return ir.VectorType(I8, vty.count) if _is_bool(vty.element) else vty
+
+
+@handles(loop.VLoadOp)
+def _vload(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.VLoadOp)
+    vty = llvm_type(op.result.type)
+    assert isinstance(vty, ir.VectorType)
+    sty = _storage_vec(vty)
+    ptr = em.b.bitcast(_elem_ptr(em, em.get(op.buffer), em.get(op.offset)), sty.as_pointer())
+    mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
+    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    if mask is None:
+        value = em.b.load(ptr, align=align)
+    else:
+        fn = em.declare(f"llvm.masked.load.{_suffix(sty)}.{_suffix(sty.as_pointer())}", sty,
+                        [sty.as_pointer(), I32, mask.type, sty])
+        value = em.b.call(fn, [ptr, I32(align), mask, ir.Constant(sty, [0] * sty.count)])
+    if sty is not vty:
+        value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
+    em.set(op.result, value)
+
+
+@handles(loop.VStoreOp)
+def _vstore(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.VStoreOp)
+    value = em.get(op.value)
+    vty = value.type
+    assert isinstance(vty, ir.VectorType)
+    sty = _storage_vec(vty)
+    if sty is not vty:
+        value = em.b.zext(value, sty)
+    ptr = em.b.bitcast(_elem_ptr(em, em.get(op.buffer), em.get(op.offset)), sty.as_pointer())
+    mask = _lane_mask(em, op.lanes, vty.count)
+    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    if mask is None:
+        em.b.store(value, ptr, align=align)
+    else:
+        fn = em.declare(f"llvm.masked.store.{_suffix(sty)}.{_suffix(sty.as_pointer())}", ir.VoidType(),
+                        [sty, sty.as_pointer(), I32, mask.type])
+        em.b.call(fn, [value, ptr, I32(align), mask])
+
+
+@handles(loop.VGatherOp)
+def _vgather(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.VGatherOp)
+    vty = llvm_type(op.result.type)
+    assert isinstance(vty, ir.VectorType)
+    sty = _storage_vec(vty)
+    base = em.get(op.buffer)
+    esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    offsets = em.get(op.offsets)
+    ity = ir.VectorType(I64, vty.count)
+    addr = em.b.add(splat(em.b, em.b.ptrtoint(base, I64), ity), em.b.mul(offsets, ir.Constant(ity, [esize] * vty.count)))
+    pty = ir.VectorType(sty.element.as_pointer(), vty.count)
+    ptrs = em.b.inttoptr(addr, pty)
+    mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
+    if mask is None:
+        mask = ir.Constant(ir.VectorType(I1, vty.count), [1] * vty.count)
+    fn = em.declare(f"llvm.masked.gather.{_suffix(sty)}.{_suffix(pty)}", sty, [pty, I32, mask.type, sty])
+    value = em.b.call(fn, [ptrs, I32(esize), mask, ir.Constant(sty, [0] * sty.count)])
+    if sty is not vty:
+        value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
+    em.set(op.result, value)
+
+
+@handles(loop.CheckIndexOp)
+def _check_index(em: FunctionEmitter, op: Operation) -> None:
+    """Wrap one negative index, record the site of an out-of-range one, read element 0 instead."""
+    assert isinstance(op, loop.CheckIndexOp)
+    b = em.b
+    v = em.get(op.value)
+    size = int(op.size.value.data)
+    site = int(op.site.value.data)
+    vec = isinstance(v.type, ir.VectorType)
+    ety = v.type.element if vec else v.type
+    if ety != I64:
+        v = b.sext(v, ir.VectorType(I64, v.type.count) if vec else I64)
+    ty = v.type
+
+    def c(x: int) -> ir.Constant:
+        return ir.Constant(ty, [x] * ty.count) if vec else ir.Constant(ty, x)
+
+    neg = b.icmp_signed("<", v, c(0))
+    w = b.select(neg, b.add(v, c(size)), v)
+    ok = b.and_(b.icmp_signed(">=", w, c(0)), b.icmp_signed("<", w, c(size)))
+    bad = b.xor(ok, ir.Constant(ok.type, [1] * ty.count) if vec else ir.Constant(I1, 1))
+    if vec:
+        mask = _lane_mask(em, op.lanes, ty.count)
+        if mask is not None:
+            bad = b.and_(bad, mask)
+        fn = em.declare(f"llvm.vector.reduce.or.v{ty.count}i1", I1, [bad.type])
+        any_bad = b.call(fn, [bad])
+    else:
+        any_bad = bad
+    with b.if_then(any_bad, likely=False):
+        b.store(I64(site), em.status)
+    em.set(op.result, b.select(ok, w, c(0)))
+
+
+__all__ = ["CodegenError"]

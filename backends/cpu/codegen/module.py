@@ -1,0 +1,232 @@
+"""A loop-level ``@forward`` as one LLVM module with one native entry per segment.
+
+The entry ``zig_forward_<k>(i8** args)`` of native segment ``k`` runs its kernels and
+GEMMs in order.  ``args`` (built by ``runtime.py``) holds, in this order: the graph
+inputs, the graph outputs, the weights (one per ``loop.constant``), the arena, the GEMM
+workspace and the status word (an ``i64`` that kernels set to a check's site number).
+Without torch fallbacks there is exactly one segment: one native call per inference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llvmlite import ir
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, load_handlers
+from ziggurat.backends.cpu.codegen.types import I8, I8P, I64, VOID, CodegenError, llvm_type
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
+from ziggurat.backends.cpu.memory_plan import MemoryPlan
+from ziggurat.dialects import loop
+
+_GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp)
+
+
+@dataclass
+class Segment:
+    """``native``: call ``function``; ``torch``: run ``ops`` through torch."""
+
+    kind: str
+    function: str = ""
+    ops: list[Operation] = field(default_factory=list[Operation])
+
+
+@dataclass
+class ForwardAbi:
+    inputs: list[SSAValue]
+    outputs: list[SSAValue]
+    constants: list[loop.ConstantOp]
+    plan: MemoryPlan
+    workspace_bytes: int
+    segments: list[Segment]
+    error_sites: list[str]
+
+    @property
+    def arena_index(self) -> int:
+        return len(self.inputs) + len(self.outputs) + len(self.constants)
+
+    @property
+    def workspace_index(self) -> int:
+        return self.arena_index + 1
+
+    @property
+    def status_index(self) -> int:
+        return self.arena_index + 2
+
+    @property
+    def num_args(self) -> int:
+        return self.arena_index + 3
+
+
+def _spec_value(attr: Attribute) -> Any:
+    if isinstance(attr, IntegerAttr):
+        if attr.type.width.data == 1:  # pyright: ignore
+            return bool(attr.value.data)
+        return int(attr.value.data)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DictionaryAttr):
+        return {k: _spec_value(v) for k, v in attr.data.items()}
+    if isinstance(attr, ArrayAttr):
+        return tuple(_spec_value(v) for v in attr.data)  # pyright: ignore[reportUnknownVariableType]
+    raise CodegenError(f"unsupported loop.gemm spec attribute {attr}")
+
+
+_OFFSETS = ("a_offset", "b_offset", "c_offset", "bias_offset", "other_offset", "origins")
+
+
+def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
+    raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
+    offsets = {k: int(raw.pop(k)) for k in _OFFSETS if k in raw and k != "origins"}
+    raw.pop("origins", None)
+    if "unary_params" in raw:
+        raw["unary_params"] = tuple(sorted(raw["unary_params"].items()))
+    raw["bias"] = op.bias is not None
+    return GemmSpec(isa=isa, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
+
+
+class ModuleCodegen:
+    def __init__(self, fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int) -> None:
+        load_handlers()
+        self.fn = fn
+        self.plan = plan
+        self.isa = isa
+        self.threads = threads
+        self.module = ir.Module(name=f"ziggurat.{fn.sym_name.data}")
+        self.kernels: dict[str, ir.Function] = {}
+        self.gemms: dict[str, tuple[ir.Function, dict[str, int], GemmSpec]] = {}
+
+    def run(self) -> tuple[ir.Module, ForwardAbi]:
+        ops = list(self.fn.body.block.ops)
+        ret = ops[-1]
+        assert isinstance(ret, func.ReturnOp)
+        outputs = [v for v in ret.arguments]
+        constants = [op for op in ops if isinstance(op, loop.ConstantOp)]
+        sites_attr = self.fn.attributes.get("loop.error_sites")
+        sites = [s.data for s in sites_attr.data] if isinstance(sites_attr, ArrayAttr) else []  # pyright: ignore
+        abi = ForwardAbi(list(self.fn.args), outputs, constants, self.plan, 0, [], sites)
+        self.slots: dict[SSAValue, tuple[str, int]] = {}
+        for i, v in enumerate(abi.inputs):
+            self.slots[v] = ("arg", i)
+        for j, v in enumerate(outputs):
+            if v.type.__class__.__name__ == "MemRefType" and v not in self.slots:
+                self.slots[v] = ("arg", len(abi.inputs) + j)
+        for c, op in enumerate(constants):
+            self.slots[op.result] = ("arg", len(abi.inputs) + len(outputs) + c)
+        for v, off in self.plan.offsets.items():
+            self.slots.setdefault(v, ("arena", off))
+        self.abi = abi
+        segment: list[Operation] = []
+        for op in ops[:-1]:
+            if isinstance(op, _GRAPH_OPS):
+                continue
+            if isinstance(op, loop.KernelOp | loop.GemmOp):
+                segment.append(op)
+                continue
+            if segment:
+                self._native_segment(segment)
+                segment = []
+            if abi.segments and abi.segments[-1].kind == "torch":
+                abi.segments[-1].ops.append(op)
+            else:
+                abi.segments.append(Segment("torch", ops=[op]))
+        if segment or not abi.segments:
+            self._native_segment(segment)
+        abi.workspace_bytes = max((gemm_workspace_bytes(s) for _, _, s in self.gemms.values()), default=0)
+        return self.module, abi
+
+    # -- entries ---------------------------------------------------------------------------
+    def _native_segment(self, ops: list[Operation]) -> None:
+        name = f"zig_forward_{sum(1 for s in self.abi.segments if s.kind == 'native')}"
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [I8P.as_pointer()]), name=name)
+        fn.args[0].name = "args"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        cache: dict[SSAValue, ir.Value] = {}
+
+        def raw(index: int) -> ir.Value:
+            return b.load(b.gep(fn.args[0], [I64(index)]))
+
+        arena = raw(self.abi.arena_index)
+        workspace = raw(self.abi.workspace_index)
+        status = b.bitcast(raw(self.abi.status_index), I64.as_pointer())
+
+        def pointer(v: SSAValue) -> ir.Value:
+            hit = cache.get(v)
+            if hit is not None:
+                return hit
+            slot = self.slots.get(v)
+            if slot is None:
+                raise CodegenError(f"buffer {v.name_hint or v} has no storage")
+            kind, where = slot
+            base = raw(where) if kind == "arg" else b.gep(arena, [I64(where)])
+            ptr = b.bitcast(base, llvm_type(v.type))
+            cache[v] = ptr
+            return ptr
+
+        for op in ops:
+            if isinstance(op, loop.KernelOp):
+                kfn = self._kernel(op)
+                b.call(kfn, [pointer(v) for v in (*op.ins, *op.outs)] + [status])
+            else:
+                assert isinstance(op, loop.GemmOp)
+                gfn, offsets, spec = self._gemm(op)
+
+                def at(v: SSAValue | None, key: str) -> ir.Value:
+                    if v is None:
+                        return ir.Constant(ir.FloatType().as_pointer(), None)
+                    p = pointer(v)
+                    off = offsets.get(key, 0)
+                    if off:
+                        p = b.gep(p, [I64(off)])
+                    return b.bitcast(p, ir.FloatType().as_pointer())
+
+                ws = b.bitcast(workspace, ir.FloatType().as_pointer())
+                b.call(gfn, [at(op.a, "a_offset"), at(op.b, "b_offset"), at(op.c, "c_offset"),
+                             at(op.bias, "bias_offset"), at(op.other, "other_offset"), ws])
+        b.ret_void()
+        self.abi.segments.append(Segment("native", function=name))
+
+    def _kernel(self, op: loop.KernelOp) -> ir.Function:
+        name = f"zk_{op.kernel_name}"
+        hit = self.kernels.get(name)
+        if hit is not None:
+            return hit
+        params = [llvm_type(a.type) for a in op.body.block.args] + [I64.as_pointer()]
+        fn = ir.Function(self.module, ir.FunctionType(VOID, params), name=name)
+        fn.linkage = "internal"
+        fn.attributes.add("nounwind")
+        for a, arg in zip(fn.args, op.body.block.args, strict=False):
+            a.name = arg.name_hint or ""
+            a.add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        em = FunctionEmitter(self.module, b, fn.args[-1], self.threads, name)
+        for a, arg in zip(fn.args, op.body.block.args, strict=False):
+            em.set(arg, a)
+        em.emit_block(op.body.block)
+        em.b.ret_void()
+        self.kernels[name] = fn
+        return fn
+
+    def _gemm(self, op: loop.GemmOp) -> tuple[ir.Function, dict[str, int], GemmSpec]:
+        hit = self.gemms.get(op.gemm_name)
+        if hit is not None:
+            return hit
+        spec, offsets = gemm_spec(op, self.isa, self.threads)
+        fn = emit_gemm(self.module, spec)
+        self.gemms[op.gemm_name] = (fn, offsets, spec)
+        return fn, offsets, spec
+
+
+def generate(fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int) -> tuple[ir.Module, ForwardAbi]:
+    return ModuleCodegen(fn, plan, isa, threads).run()
+
+
+__all__ = ["ForwardAbi", "Segment", "generate", "I8"]

@@ -1,0 +1,86 @@
+"""``loop.unary`` kinds as LLVM IR.
+
+Float kinds go to ``backends/cpu/vecmath.py`` (polynomial vector code, no libm) or to an
+LLVM rounding intrinsic; predicates (``isnan``...) compare; integer kinds use integer
+arithmetic.  Compositions (tan, asinh, atan2...) are built by the lowering from these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu import vecmath
+from ziggurat.backends.cpu.codegen.types import CodegenError
+from ziggurat.backends.cpu.vecmath_ir import VB
+
+_ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
+PREDICATES = ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit")
+INT_KINDS = ("abs", "neg", "bitwise_not", "relu", "square")
+
+#: Every kind ``loop.unary`` accepts (float kinds of vecmath, rounding, predicates, integer kinds).
+UNARY_KINDS = frozenset(vecmath.UNARY_KINDS) | frozenset(_ROUNDING) | frozenset(PREDICATES) | frozenset(INT_KINDS)
+
+
+def _elem(ty: ir.Type) -> ir.Type:
+    return ty.element if isinstance(ty, ir.VectorType) else ty
+
+
+def _splat(ty: ir.Type, value: int | float) -> ir.Constant:
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [value] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def emit_unary(b: ir.IRBuilder, kind: str, x: ir.Value, params: Mapping[str, float], result: ir.Type) -> ir.Value:
+    elem = _elem(x.type)
+    if isinstance(elem, ir.IntType):
+        return _int_unary(b, kind, x)
+    if kind in _ROUNDING:
+        return VB(b, x).intrinsic(_ROUNDING[kind], x.type, [x])
+    if kind in PREDICATES:
+        return _predicate(b, kind, x)
+    if kind not in vecmath.UNARY_KINDS:
+        raise CodegenError(f"loop.unary: unknown kind '{kind}'")
+    p: dict[str, float | None] = dict(params)
+    return vecmath.apply_unary(b, kind, x, p)
+
+
+def _predicate(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
+    v = VB(b, x)
+    if kind == "isnan":
+        return b.fcmp_unordered("uno", x, x)
+    if kind == "signbit":
+        ity = v.ity
+        bits = b.bitcast(x, ity)
+        return b.icmp_signed("<", bits, _splat(ity, 0))
+    ax = v.abs(x)
+    inf = v.c(math.inf)
+    if kind == "isinf":
+        return b.fcmp_ordered("==", ax, inf)
+    if kind == "isfinite":
+        return b.fcmp_ordered("<", ax, inf)
+    if kind == "isposinf":
+        return b.fcmp_ordered("==", x, inf)
+    if kind == "isneginf":
+        return b.fcmp_ordered("==", x, v.c(-math.inf))
+    raise CodegenError(f"unknown predicate {kind}")
+
+
+def _int_unary(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
+    zero = _splat(x.type, 0)
+    if kind == "abs":
+        return b.select(b.icmp_signed("<", x, zero), b.sub(zero, x), x)
+    if kind == "neg":
+        return b.sub(zero, x)
+    if kind == "bitwise_not":
+        return b.xor(x, _splat(x.type, -1))
+    if kind == "relu":
+        return b.select(b.icmp_signed("<", x, zero), zero, x)
+    if kind == "square":
+        return b.mul(x, x)
+    if kind in ("floor", "ceil", "round", "trunc"):
+        return x
+    raise CodegenError(f"loop.unary '{kind}' has no integer form")

@@ -1,0 +1,1 @@
+"""From the lowering's schedule (``backends/cpu/lowering/nodes.py``) to ``loop`` dialect IR."""

@@ -1,0 +1,177 @@
+"""One ``ComputeNode`` as one ``loop.kernel``.
+
+Loop structure over the output variables ``i0..in-1`` (outermost first):
+
+* the outer variables form one ``loop.parallel`` (when there is enough work for the
+  thread team), up to the first one a computed-in-kernel reduction is placed after;
+* the last variable is a ``loop.vfor`` (vector loop, masked tail) when the kernel is
+  vectorized over its output, else a ``loop.for``;
+* reductions are emitted where their output index is bound (see ``placement.py``);
+  a reduction over the whole row (softmax, norms) vectorizes over its own variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Block, SSAValue
+
+from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
+from ziggurat.backends.cpu.loopgen.loops import open_for, open_parallel, open_vfor
+from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
+from ziggurat.backends.cpu.loopgen.scope import Scope
+from ziggurat.backends.cpu.loopgen.types import memref
+from ziggurat.backends.cpu.loopgen.vectorize import vector_blockers
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.nodes import ComputeNode
+from ziggurat.backends.cpu.lowering.placement import ref_level, top_level_refs
+from ziggurat.backends.cpu.lowering.tensors import begin_trace
+from ziggurat.backends.cpu.lowering.values import Buffer, Load, ReduceRef, Value, walk
+from ziggurat.dialects import loop
+
+#: Kernels touching fewer elements than this run on one thread (fork/join costs more).
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    isa: str
+    width: int
+    threads: int
+
+
+class KernelBuffers:
+    """The kernel's block arguments, created on first use (inputs before the output)."""
+
+    def __init__(self, block: Block, out: Buffer) -> None:
+        self.block = block
+        self.ins: list[Buffer] = []
+        self.map: dict[Buffer, SSAValue] = {out: block.args[0]}
+        self.block.args[0].name_hint = "out"
+
+    def __contains__(self, buf: object) -> bool:
+        return True
+
+    def __getitem__(self, buf: Buffer) -> SSAValue:
+        hit = self.map.get(buf)
+        if hit is None:
+            hit = self.block.insert_arg(memref(buf.shape, buf.dtype), len(self.ins))
+            hit.name_hint = _hint(buf)
+            self.ins.append(buf)
+            self.map[buf] = hit
+        return hit
+
+
+def _hint(buf: Buffer) -> str:
+    name = "".join(c if c.isalnum() else "_" for c in buf.name)
+    return name if name and not name[0].isdigit() else "b" + name
+
+
+def _prefer_reduction_vectors(refs: Sequence[ReduceRef], last: Var, width: int) -> bool:
+    """Vectorize inside the reductions (per output element) rather than across outputs?"""
+    if last.extent < 4:
+        return True
+    for ref in refs:
+        vars_, body = trace_body(ref)
+        if not vars_ or vars_[-1].extent < max(4, width // 2):
+            return False
+        contiguous_r = contiguous_o = 0
+        for node in walk(body):
+            if isinstance(node, Load):
+                flat = flat_index(node.subs, node.buffer.shape)
+                contiguous_r += flat.coeff(vars_[-1]) == 1
+                contiguous_o += flat.coeff(last) == 1
+        if contiguous_r < contiguous_o or contiguous_r == 0:
+            return False
+    return True
+
+
+def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
+                 operand_of: dict[Buffer, SSAValue]) -> loop.KernelOp | None:
+    shape = node.out.shape
+    if any(n == 0 for n in shape):
+        return None
+    begin_trace()
+    vars_ = [Var(f"i{d}", n) for d, n in enumerate(shape)]
+    root = node.fn([IndexExpr.of(v) for v in vars_])
+    refs = top_level_refs(root)
+    levels = [ref_level(r, vars_) for r in refs]
+    vectorize = options.width > 1 and not vector_blockers(root)
+    n = len(vars_)
+    full_refs = [r for r, lvl in zip(refs, levels, strict=True) if lvl == n and n > 0]
+    vec_var: Var | None = None
+    if vectorize and n > 0:
+        if not (full_refs and _prefer_reduction_vectors(full_refs, vars_[-1], options.width)):
+            vec_var = vars_[-1] if vars_[-1].extent > 1 or not full_refs else None
+    width = options.width if vectorize else 1
+
+    block = Block(arg_types=[memref(shape, node.out.dtype)])
+    buffers = KernelBuffers(block, node.out)
+
+    def reduce(em: KernelEmitter, ref: ReduceRef, scope: Scope) -> SSAValue:
+        return emit_reduction(em, ref, scope, vectorize)
+
+    em = KernelEmitter(buffers, options.width, reduce)  # type: ignore[arg-type]
+    root_scope = Scope(block)
+    serial_vars = vars_[:-1] if vec_var is not None else vars_
+    positive = [lvl for lvl in levels if lvl]
+    par_count = min([len(serial_vars)] + positive)
+    par_vars = serial_vars[:par_count]
+    work = 1
+    for v in par_vars:
+        work *= v.extent
+    total = 1
+    for d in shape:
+        total *= d
+    parallel = options.threads > 1 and work >= 2 and total >= PARALLEL_MIN_ELEMENTS
+
+    with contextlib.ExitStack() as stack:
+        scope = root_scope
+        rest = list(serial_vars)
+        if parallel:
+            op, child = open_parallel(scope, par_vars)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+            rest = rest[par_count:]
+        for v in rest:
+            op, child = open_for(scope, v)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        if vec_var is not None:
+            op, child = open_vfor(scope, vec_var, options.width)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        value = em.emit(root, scope, want_vector=vec_var is not None)
+        offset = em.index(flat_index([IndexExpr.of(v) for v in vars_], shape), scope)
+        out = block.args[-1]
+        if vec_var is not None:
+            lanes = scope.vector.lanes if scope.vector is not None else None
+            scope.insert(loop.VStoreOp(value, out, offset, lanes))
+        else:
+            scope.insert(loop.StoreOp(value, out, offset))
+
+    ins = [operand_of[b] for b in buffers.ins]
+    kernel = loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=width,
+                           vectorized=vectorize and _has_vector_loop(block), origins=",".join(node.origins),
+                           body=_region(block))
+    return kernel
+
+
+def _has_vector_loop(block: Block) -> bool:
+    for op in block.walk():
+        if isinstance(op, loop.VForOp):
+            return True
+    return False
+
+
+def _region(block: Block):  # -> Region
+    from xdsl.ir import Region
+
+    return Region(block)
+
+
+def value_root(node: ComputeNode) -> Value:  # pragma: no cover - debugging helper
+    vars_ = [Var(f"i{d}", n) for d, n in enumerate(node.out.shape)]
+    return node.fn([IndexExpr.of(v) for v in vars_])

@@ -1,0 +1,148 @@
+"""Emitting a reduction where a kernel reads it.
+
+* In a scalar scope (no vector loop bound), the reduction loops over its variables with
+  the last one as a ``loop.vfor`` carrying a vector accumulator, then a horizontal
+  ``loop.reduce`` (a row max/sum of softmax, a layer-norm mean);
+* inside a vector loop (the reduction's output index moves with the lanes: pooling
+  windows, reductions over a non-contiguous dim), it loops serially over its
+  variables with one accumulator lane per output element;
+* ``argmax``/``argmin``, and kernels that are not vectorized, use scalar loops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import VectorType, i64
+from xdsl.ir import Operation, SSAValue
+
+from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
+from ziggurat.backends.cpu.loopgen.loops import close, open_for, open_vfor
+from ziggurat.backends.cpu.loopgen.scope import Scope
+from ziggurat.backends.cpu.loopgen.types import value_type
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.ops import identity
+from ziggurat.backends.cpu.lowering.values import ReduceRef, Value, guarded_loads
+from ziggurat.dialects import loop
+
+_HORIZONTAL = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "or", "all": "and"}
+
+
+def trace_body(ref: ReduceRef) -> tuple[list[Var], Value]:
+    red = ref.reduction
+    vars_ = [Var(f"r{i}", n) for i, n in enumerate(red.red_shape)]
+    guard = guarded_loads() if ref.guarded else contextlib.nullcontext()
+    with guard:
+        body = red.body(ref.out, [IndexExpr.of(v) for v in vars_])
+    return vars_, body
+
+
+def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc: SSAValue, val: SSAValue) -> SSAValue:
+    if dtype.is_floating_point:
+        ops = {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+    elif dtype == torch.bool:
+        ops = {"sum": arith.OrIOp, "any": arith.OrIOp, "max": arith.OrIOp, "prod": arith.AndIOp,
+               "all": arith.AndIOp, "min": arith.AndIOp}
+    else:
+        ops = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+    op: Operation = ops[kind](acc, val)
+    scope.insert(op)
+    return op.results[0]
+
+
+def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: bool) -> SSAValue:
+    red = ref.reduction
+    vars_, body = trace_body(ref)
+    if not vars_:
+        value = em.emit(body, scope)
+        if red.kind in ("argmax", "argmin"):
+            return em.const(scope, 0, i64)
+        return value
+    if red.kind in ("argmax", "argmin"):
+        return _arg_reduction(em, ref, scope, vars_, body)
+    lanes_mode = scope.vector is not None and scope.vector.var in ref.index_vars()
+    inner_vector = (not lanes_mode and scope.vector is None and vectorize and vars_[-1].extent > 1)
+    width = em.width if (lanes_mode or inner_vector) else None
+    acc_ty = value_type(red.dtype, width)
+    init = em.const(scope, identity(red.kind, red.dtype), acc_ty)
+
+    loops: list[tuple[Operation, Scope]] = []
+    current = scope
+    acc = init
+    for i, v in enumerate(vars_):
+        last = i == len(vars_) - 1
+        if last and inner_vector:
+            op, child = open_vfor(current, v, em.width, [acc])
+        else:
+            op, child = open_for(current, v, [acc])
+        loops.append((op, child))
+        acc = child.block.args[-1]
+        current = child
+    with contextlib.ExitStack() as stack:
+        for (op, _), (_, parent) in zip(loops, [(None, scope)] + loops[:-1]):
+            stack.enter_context(parent.child_anchor(op))
+        val = em.emit(body, current, want_vector=width is not None)
+        new = combine(em, current, red.kind, red.dtype, acc, val)
+    close(current, [new])
+    for (op, child), (outer_op, _) in zip(reversed(loops[:-1]), reversed(loops[1:])):
+        close(child, [outer_op.results[0]])
+    result = loops[0][0].results[0]
+    if inner_vector:
+        r = loop.ReduceOp(_HORIZONTAL[red.kind], result)
+        scope.insert(r)
+        result = r.result
+    return result
+
+
+def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[Var], body: Value) -> SSAValue:
+    """Index of the first maximum (minimum); NaN counts as the maximum (and the minimum)."""
+    red = ref.reduction
+    vdtype = body.dtype
+    lanes_mode = scope.vector is not None and scope.vector.var in ref.index_vars()
+    width = em.width if lanes_mode else None
+    best0 = em.const(scope, identity(red.kind, vdtype), value_type(vdtype, width))
+    idx0 = em.const(scope, -1, VectorType(i64, [width]) if width else i64)
+    loops: list[tuple[Operation, Scope]] = []
+    current = scope
+    best, idx = best0, idx0
+    for v in vars_:
+        op, child = open_for(current, v, [best, idx])
+        loops.append((op, child))
+        best, idx = child.block.args[-2], child.block.args[-1]
+        current = child
+    with contextlib.ExitStack() as stack:
+        for (op, _), (_, parent) in zip(loops, [(None, scope)] + loops[:-1]):
+            stack.enter_context(parent.child_anchor(op))
+        val = em.emit(body, current, want_vector=width is not None)
+        pos = em.index(flat_index([IndexExpr.of(v) for v in vars_], red.red_shape), current)
+        pos64 = _insert(current, arith.IndexCastOp(pos, i64))
+        if width:
+            pos64 = em.broadcast(current, pos64)
+        pred = "ogt" if red.kind == "argmax" else "olt"
+        if vdtype.is_floating_point:
+            better = _insert(current, arith.CmpfOp(val, best, pred))
+            val_nan = _insert(current, arith.CmpfOp(val, val, "uno"))
+            best_ok = _insert(current, arith.CmpfOp(best, best, "ord"))
+            nan_first = _insert(current, arith.AndIOp(val_nan, best_ok))
+            take = _insert(current, arith.OrIOp(better, nan_first))
+        else:
+            ipred = "sgt" if red.kind == "argmax" else "slt"
+            if vdtype == torch.bool:
+                ipred = "ugt" if red.kind == "argmax" else "ult"
+            take = _insert(current, arith.CmpiOp(val, best, ipred))
+        minus1 = em.const(current, -1, idx.type)
+        first = _insert(current, arith.CmpiOp(idx, minus1, "eq"))
+        take = _insert(current, arith.OrIOp(take, first))
+        new_best = _insert(current, arith.SelectOp(take, val, best))
+        new_idx = _insert(current, arith.SelectOp(take, pos64, idx))
+    close(current, [new_best, new_idx])
+    for (op, child), (outer_op, _) in zip(reversed(loops[:-1]), reversed(loops[1:])):
+        close(child, [outer_op.results[0], outer_op.results[1]])
+    return loops[0][0].results[1]
+
+
+def _insert(scope: Scope, op: Operation) -> SSAValue:
+    scope.insert(op)
+    return op.results[0]

@@ -1,0 +1,112 @@
+"""A ``ScanNode`` (cumsum, cumprod, cummax, logcumsumexp) as one ``loop.kernel``.
+
+The scanned dimension is a serial ``loop.for`` carrying the running value; when it is
+not the last dimension, the kernel is vectorized over the last one (one running value
+per lane).  A scan along the last dimension is scalar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from xdsl.dialects import arith
+from xdsl.ir import Block, Region, SSAValue
+
+from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
+from ziggurat.backends.cpu.loopgen.kernel import KernelBuffers, KernelOptions
+from ziggurat.backends.cpu.loopgen.loops import close, open_for, open_parallel, open_vfor
+from ziggurat.backends.cpu.loopgen.reductions import combine
+from ziggurat.backends.cpu.loopgen.scope import Scope
+from ziggurat.backends.cpu.loopgen.types import memref, value_type
+from ziggurat.backends.cpu.loopgen.vectorize import vector_blockers
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.nodes import ScanNode
+from ziggurat.backends.cpu.lowering.ops import identity
+from ziggurat.backends.cpu.lowering.tensors import begin_trace
+from ziggurat.backends.cpu.lowering.values import Buffer, Cast
+from ziggurat.dialects import loop
+
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+def _logaddexp(scope: Scope, em: KernelEmitter, acc: SSAValue, x: SSAValue) -> SSAValue:
+    def put(op):  # type: ignore[no-untyped-def]
+        scope.insert(op)
+        return op.results[0]
+
+    m = put(arith.MaximumfOp(acc, x))
+    d = put(arith.SubfOp(acc, x))
+    ad = put(loop.UnaryOp("abs", d))
+    nad = put(arith.NegfOp(ad))
+    e = put(loop.UnaryOp("exp", nad))
+    lp = put(loop.UnaryOp("log1p", e))
+    s = put(arith.AddfOp(m, lp))
+    ninf = em.const(scope, -float("inf"), acc.type)
+    is_ninf = put(arith.CmpfOp(m, ninf, "oeq"))
+    return put(arith.SelectOp(is_ninf, m, s))
+
+
+def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
+              operand_of: dict[Buffer, SSAValue]) -> loop.KernelOp | None:
+    shape = node.out.shape
+    if any(n == 0 for n in shape):
+        return None
+    begin_trace()
+    vars_ = [Var(f"i{d}", n) for d, n in enumerate(shape)]
+    dim_var = vars_[node.dim]
+    root = node.src.load([IndexExpr.of(v) for v in vars_])
+    if root.dtype != node.out.dtype:
+        root = Cast(root, node.out.dtype)
+    others = [v for v in vars_ if v is not dim_var]
+    vectorize = (options.width > 1 and node.dim != len(shape) - 1 and not vector_blockers(root)
+                 and node.kind != "logaddexp")
+    vec_var = others[-1] if vectorize and others else None
+    serial = [v for v in others if v is not vec_var]
+
+    block = Block(arg_types=[memref(shape, node.out.dtype)])
+    buffers = KernelBuffers(block, node.out)
+    em = KernelEmitter(buffers, options.width)  # type: ignore[arg-type]
+    total = 1
+    for n in shape:
+        total *= n
+    with contextlib.ExitStack() as stack:
+        scope = Scope(block)
+        if serial and options.threads > 1 and total >= PARALLEL_MIN_ELEMENTS:
+            op, child = open_parallel(scope, serial)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        else:
+            for v in serial:
+                op, child = open_for(scope, v)
+                stack.enter_context(scope.child_anchor(op))
+                scope = child
+        if vec_var is not None:
+            op, child = open_vfor(scope, vec_var, options.width)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        width = options.width if vec_var is not None else None
+        init = em.const(scope, identity(node.kind if node.kind != "logaddexp" else "max", node.out.dtype),
+                        value_type(node.out.dtype, width))
+        for_op, body = open_for(scope, dim_var, [init])
+        stack.enter_context(scope.child_anchor(for_op))
+        acc = body.block.args[-1]
+        x = em.emit(root, body, want_vector=width is not None)
+        if node.kind == "logaddexp":
+            new = _logaddexp(body, em, acc, x)
+        else:
+            new = combine(em, body, node.kind, node.out.dtype, acc, x)
+        offset = em.index(flat_index([IndexExpr.of(v) for v in vars_], shape), body)
+        out = block.args[-1]
+        if width is not None:
+            lanes = body.vector.lanes if body.vector is not None else None
+            body.insert(loop.VStoreOp(new, out, offset, lanes))
+        else:
+            body.insert(loop.StoreOp(new, out, offset))
+        close(body, [new])
+    ins = [operand_of[b] for b in buffers.ins]
+    return loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=options.width if vectorize else 1,
+                         vectorized=vec_var is not None, origins=",".join(node.origins), body=Region(block))
+
+
+__all__ = ["emit_scan", "torch"]

@@ -1,0 +1,270 @@
+"""Lowering one torch-level function to the loop level (the body of ``convert-torch-to-loop``).
+
+Walk the ops in order; each op with a native lowering becomes lazy values, buffers or
+schedule nodes, every other op a :class:`FallbackNode` (run through torch between
+native segments) - or, with ``fallback=False``, an :class:`OpReport`, all of them
+raised together as one :class:`UnsupportedOpsError`.  A lazy value read more than once
+(or too big to inline) is realized where it is defined; graph outputs are realized
+into output buffers.  The schedule is then emitted as loop IR.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ziggurat.backends.cpu.loopgen.function import FunctionBuilder, new_function
+from ziggurat.backends.cpu.loopgen.kernel import KernelOptions
+from ziggurat.backends.cpu.loopgen.types import LOOP_DTYPES, memref
+from ziggurat.backends.cpu.lowering.args import LoweringArgs, RuntimeScalar
+from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringContext, LoweringOptions
+from ziggurat.backends.cpu.lowering.constants import literal_value
+from ziggurat.backends.cpu.lowering.nodes import FallbackNode, RuntimeOperand, StaticOperand
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, LazyValue, ReductionValue, TensorValue
+from ziggurat.backends.cpu.lowering.values import Buffer
+from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
+from ziggurat.ir.errors import OpReport, UnsupportedOpsError
+from ziggurat.ir.locations import op_location
+from ziggurat.ir.types import dtype_of, shape_of
+
+log = logging.getLogger("ziggurat")
+
+#: Element types the CPU backend computes natively (every other dtype runs through torch).
+CLAIMED_DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool)
+
+
+@dataclass
+class LoweringResult:
+    function: func.FuncOp
+    native: Counter[str] = field(default_factory=Counter[str])
+    fallback: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    reports: list[OpReport] = field(default_factory=list[OpReport])
+
+
+def op_key(op: Operation) -> str:
+    if isinstance(op, OperatorOp):
+        return op.op_name.data
+    if isinstance(op, TorchOp):
+        return op.aten_key
+    return op.name
+
+
+def _schema_text(op: Operation) -> str | None:
+    try:
+        return op.op_schema.text if isinstance(op, TorchOp) else None
+    except KeyError:
+        return None
+
+
+def _dtype_problem(op: Operation) -> str | None:
+    for v in (*op.operands, *op.results):
+        if isinstance(v.type, TensorType):
+            try:
+                dt = dtype_of(v.type)
+            except TypeError:
+                return f"element type {v.type.get_element_type()} is not supported natively"
+            if dt not in CLAIMED_DTYPES:
+                return f"dtype {dt} is not computed natively (native dtypes: float32, int64, int32, bool)"
+    return None
+
+
+class FunctionLowering:
+    def __init__(self, fn: func.FuncOp, options: LoweringOptions) -> None:
+        self.fn = fn
+        self.options = options
+        self.ctx = LoweringContext(options)
+        self.env: dict[SSAValue, Any] = {}
+        self.inputs: list[Buffer] = []
+        self.result = LoweringResult(fn)
+
+    # -- ops -----------------------------------------------------------------------------
+    def run(self) -> LoweringResult:
+        for i, arg in enumerate(self.fn.args):
+            if isinstance(arg.type, TensorType):
+                buf = self.ctx.new_buffer(shape_of(arg.type), dtype_of(arg.type), "in", role="input", index=i)
+                buf.name = arg.name_hint or buf.name
+                self.inputs.append(buf)
+                self.env[arg] = BufferValue(buf)
+            else:
+                self.env[arg] = RuntimeScalar(arg)
+        returned: list[SSAValue] = []
+        for op in self.fn.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned = list(op.arguments)
+                break
+            self.lower(op)
+        self.result.function = self.emit(returned)
+        return self.result
+
+    def lower(self, op: Operation) -> None:
+        if isinstance(op, LiteralOp):
+            self.env[op.result] = literal_value(self.ctx, op)
+            return
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if isinstance(value, IntegerAttr):
+                width = value.type.width.data  # pyright: ignore
+                self.env[op.result] = bool(value.value.data) if width == 1 else int(value.value.data)  # pyright: ignore
+            elif isinstance(value, FloatAttr):
+                self.env[op.result] = float(value.value.data)  # pyright: ignore
+            else:
+                self._fallback(op, "a non-scalar arith.constant")
+            return
+        key = op_key(op)
+        problem = _dtype_problem(op)
+        lowering = find_lowering(key) if problem is None else None
+        if problem is None and lowering is None:
+            problem = f"no native lowering of {key}"
+        if lowering is None:
+            self._fallback(op, problem or "unsupported")
+            return
+        try:
+            bound = op.arguments().values if isinstance(op, TorchOp) else {}
+            args = LoweringArgs(op, bound, self.env, key)
+            reason = lowering.validator(args) if lowering.validator else None
+            if reason is not None:
+                raise NotLowerable(reason)
+            self.ctx.current_op = op
+            self.ctx.current_origin = args.name
+            outs = lowering.fn(self.ctx, args)
+        except NotLowerable as e:
+            self._fallback(op, str(e))
+            return
+        finally:
+            self.ctx.current_op = None
+            self.ctx.current_origin = ""
+        values = list(outs) if isinstance(outs, list | tuple) else [outs]
+        if len(values) != len(op.results):
+            raise NotImplementedError(f"lowering of {key} gave {len(values)} values for {len(op.results)} results")
+        for res, value in zip(op.results, values, strict=True):
+            self.env[res] = value
+            if isinstance(value, TensorValue):
+                self._check_result(op, res, value)
+                self._maybe_realize(res, value)
+        self.result.native[key] += 1
+
+    def _check_result(self, op: Operation, res: SSAValue, value: TensorValue) -> None:
+        if isinstance(res.type, TensorType):
+            shape, dtype = shape_of(res.type), dtype_of(res.type)
+            if value.shape != shape or value.dtype != dtype:
+                from ziggurat.backends.cpu.lowering.values import LoweringBug
+
+                raise LoweringBug(f"lowering of {op_key(op)} produced {value.shape} {value.dtype}, "
+                                  f"the IR declares {shape} {dtype}")
+
+    def _maybe_realize(self, res: SSAValue, value: TensorValue) -> None:
+        if value.buffer is not None:
+            return
+        uses = len(list(res.uses))
+        if isinstance(value, ReductionValue):
+            if uses > 1:
+                self.ctx.realize(value, "red")
+            return
+        if isinstance(value, LazyValue):
+            size = value.compute_size()
+            if (uses > 1 and size > 0) or size > MAX_INLINE_NODES:
+                self.ctx.realize(value)
+
+    def _fallback(self, op: Operation, reason: str) -> None:
+        key = op_key(op)
+        self.result.fallback.setdefault(key, []).append(reason)
+        self.result.reports.append(OpReport(key, reason, _schema_text(op), op_location(op)))
+        operands: list[Buffer | StaticOperand | RuntimeOperand] = []
+        for v in op.operands:
+            value = self.env.get(v)
+            if isinstance(value, TensorValue):
+                operands.append(self.ctx.realize(value))
+            elif isinstance(value, RuntimeScalar) or value is None:
+                operands.append(RuntimeOperand(v))
+            else:
+                operands.append(StaticOperand(value, v.type))
+        results: list[Buffer | None] = []
+        for res in op.results:
+            if isinstance(res.type, TensorType):
+                buf = self.ctx.new_buffer(shape_of(res.type), dtype_of(res.type), "torch")
+                results.append(buf)
+                self.env[res] = BufferValue(buf)
+            else:
+                results.append(None)
+                self.env[res] = RuntimeScalar(res)
+        self.ctx.nodes.append(FallbackNode(op, operands, results, reason))
+
+    # -- emission ------------------------------------------------------------------------
+    def emit(self, returned: list[SSAValue]) -> func.FuncOp:
+        outputs: list[tuple[str, Any]] = []
+        for k, v in enumerate(returned):
+            value = self.env.get(v)
+            if isinstance(value, TensorValue):
+                outputs.append(("tensor", self.ctx.realize_output(value, k)))
+            elif isinstance(value, RuntimeScalar):
+                outputs.append(("runtime", v))
+            else:
+                outputs.append(("static", (value, v.type)))
+        in_types = [memref(b.shape, b.dtype) for b in self.inputs]
+        out_types: list[Attribute] = []
+        for kind, item in outputs:
+            out_types.append(memref(item.shape, item.dtype) if kind == "tensor"
+                             else (item[1] if kind == "static" else item.type))
+        fn = new_function(self.fn.sym_name.data, in_types, out_types)
+        for arg, buf in zip(fn.args, self.inputs, strict=True):
+            arg.name_hint = _clean(buf.name)
+        kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads)
+        builder = FunctionBuilder(fn.body.block, self.inputs, kopts)
+        for node in self.ctx.nodes:
+            builder.add(node)
+        results: list[SSAValue] = []
+        for kind, item in outputs:
+            if kind == "tensor":
+                results.append(builder.target(item))
+            elif kind == "runtime":
+                results.append(builder.runtime[item])
+            else:
+                results.append(builder.static_result(item[0], item[1]))
+        fn.body.block.add_op(func.ReturnOp(*results))
+        for name, attr in self.fn.attributes.items():
+            if name.startswith("ziggurat."):
+                fn.attributes[name] = attr
+        fn.attributes["loop.isa"] = StringAttr(self.options.isa.value)
+        fn.attributes["loop.threads"] = IntegerAttr(self.options.threads, i64)
+        fn.attributes["loop.error_sites"] = ArrayAttr([StringAttr(m) for m in self.ctx.error_sites])
+        fn.attributes["loop.native_ops"] = DictionaryAttr(
+            {k: IntegerAttr(n, i64) for k, n in sorted(self.result.native.items())})
+        fn.attributes["loop.fallback_ops"] = DictionaryAttr(
+            {k: ArrayAttr([StringAttr(r) for r in rs]) for k, rs in sorted(self.result.fallback.items())})
+        return fn
+
+
+def _clean(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else "in" + out
+
+
+def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
+    lowering = FunctionLowering(fn, options)
+    result = lowering.run()
+    if not options.fallback and result.reports:
+        raise UnsupportedOpsError("cpu", result.reports)
+    if result.fallback:
+        names = ", ".join(f"{k} x{len(v)}" for k, v in sorted(result.fallback.items()))
+        log.warning("cpu backend: ops running through torch (no native lowering): %s", names)
+    return result
+
+
+__all__ = ["CLAIMED_DTYPES", "LOOP_DTYPES", "IntegerType", "LoweringResult", "lower_function"]

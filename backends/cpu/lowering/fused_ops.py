@@ -1,0 +1,110 @@
+"""The ``fused`` dialect (graph-level GEMM/conv ops with post-ops) on the GEMM library.
+
+Post-ops become the GEMM epilogue: ``#fused.unary`` -> ``GemmSpec.unary``, ``#fused.binary``
+-> ``GemmSpec.binary`` with ``other`` read through its (broadcast) strides, in the
+post-op order (``binary_first``).  Prepacked weights (``weight_layout = "KN{nr}n"``) are
+passed as packed B operands.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation
+
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, all_float32, linear, matmul
+from ziggurat.backends.cpu.lowering.ops import add, mul
+from ziggurat.backends.cpu.lowering.pointwise import pointwise
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import TensorValue
+from ziggurat.dialects.fused import BinaryPostOpAttr, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+
+
+def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
+    epi = Epilogue()
+    seen_binary = False
+    for post in op.post_ops.data:
+        if isinstance(post, UnaryPostOpAttr):
+            epi.unary = post.kind.data
+            from ziggurat.dialects.fused import UNARY_KINDS
+
+            names = UNARY_KINDS[post.kind.data]
+            epi.unary_params = {n: (None if math.isinf(v) else v) for n, v in zip(names, post.values, strict=True)}
+            epi.binary_first = seen_binary
+        elif isinstance(post, BinaryPostOpAttr):
+            seen_binary = True
+            epi.binary = post.kind.data
+            epi.alpha = float(post.alpha.value.data)
+            epi.other = args.value_of(op.other)  # pyright: ignore[reportAttributeAccessIssue]
+    if epi.unary is None:
+        epi.binary_first = False
+    return epi
+
+
+def packed_operand(op: FusedOp, weight: TensorValue) -> PackedB | None:
+    layout = op.weight_layout
+    if layout is None:
+        return None
+    name = layout.data
+    if not name.startswith("KN") or not name.endswith("n"):
+        raise NotLowerable(f"weight layout '{name}' is not a GEMM panel layout")
+    buf = weight.buffer
+    if buf is None:
+        raise NotLowerable("a packed weight must be a constant")
+    return PackedB(buf, int(name[2:-1]))
+
+
+def _logical_shape(op: Operation) -> tuple[int, ...]:
+    shape = op.weight_shape  # pyright: ignore[reportAttributeAccessIssue]
+    return tuple(int(v) for v in shape.get_values()) if shape is not None else ()
+
+
+def _validate(args: LoweringArgs) -> str | None:
+    return all_float32(args)
+
+
+@lowering("fused.linear", validator=_validate)
+def fused_linear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    op = args.op
+    assert isinstance(op, LinearOp)
+    x = args.value_of(op.input)
+    w = args.value_of(op.weight)
+    epi = epilogue_of(op, args)
+    epi.bias = args.value_of(op.bias)
+    packed = packed_operand(op, w)
+    n = _logical_shape(op)[0] if packed is not None else w.shape[0]
+    return linear(ctx, x, packed or w, n, args.out_shape, epi)
+
+
+@lowering("fused.matmul", validator=_validate)
+def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    op = args.op
+    assert isinstance(op, MatmulOp)
+    a = args.value_of(op.a)
+    b = args.value_of(op.b)
+    bias = args.value_of(op.bias)
+    alpha, beta = float(op.alpha.value.data), float(op.beta.value.data)
+    epi = epilogue_of(op, args)
+    packed = packed_operand(op, b)
+    b_shape = _logical_shape(op) if packed is not None else None
+    simple = alpha == 1.0 and (bias is None or beta == 1.0)
+    n = (b_shape or b.shape)[-1]
+    if simple and bias is not None and bias.numel == n and (bias.rank == 1 or all(d == 1 for d in bias.shape[:-1])):
+        epi.bias = bias
+        bias = None
+    if simple and bias is None:
+        return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
+    if epi.unary is not None or epi.binary is not None:
+        raise NotLowerable("fused.matmul with alpha/beta scaling and post-ops")
+    prod = matmul(ctx, a, packed or b, args.out_shape, None, b_shape)
+    operands = [prod] + ([bias] if bias is not None else [])
+
+    def fn(p, *rest):  # type: ignore[no-untyped-def]
+        out = mul(p, alpha, p.dtype) if alpha != 1 else p
+        if rest:
+            out = add(out, mul(rest[0], beta, p.dtype) if beta != 1 else rest[0], p.dtype)
+        return out
+
+    return pointwise(ctx, operands, args.out_shape, args.out_dtype, fn)

@@ -1,0 +1,100 @@
+"""Describing tensors as GEMM operands: batched row-major matrices with strides.
+
+``emit_gemm`` reads ``A[b, i, k]`` at ``a + b*batch_stride + i*lda + k`` (unit stride along
+``k``), ``B`` either the same way (``[K, N]``, unit stride along ``n``) or transposed
+(``[N, K]``, unit stride along ``k``), and writes ``C`` row-major.  A tensor that is an
+affine view with such strides (a transpose, a slice, a broadcast batch) is passed as
+is; anything else is first realized contiguously.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ziggurat.backends.cpu.lowering.context import LoweringContext, contiguous_strides
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.nodes import GemmOperand
+from ziggurat.backends.cpu.lowering.pointwise import map_tensor
+from ziggurat.backends.cpu.lowering.tensors import TensorValue
+from ziggurat.backends.cpu.lowering.values import Buffer
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    """``buffer`` holding a ``[batch, rows, cols]`` matrix at ``offset``: element ``(b, r, c)`` at
+    ``offset + b*batch_stride + r*row_stride + c*col_stride``; ``transposed`` when the unit
+    stride is along the rows (the matrix is stored as its transpose, ``ld = col_stride``)."""
+
+    buffer: Buffer
+    offset: int
+    batch_stride: int
+    row_stride: int
+    col_stride: int
+
+    @property
+    def transposed(self) -> bool:
+        return self.col_stride != 1
+
+    @property
+    def ld(self) -> int:
+        return self.col_stride if self.transposed else self.row_stride
+
+    @property
+    def operand(self) -> GemmOperand:
+        return GemmOperand(self.buffer, self.offset)
+
+
+def _flatten_batch(shape: Sequence[int], strides: Sequence[int]) -> int | None:
+    """One stride for the flattened batch dims, or None if they do not flatten."""
+    dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
+    if not dims:
+        return 0
+    for (_, s_outer), (n_inner, s_inner) in zip(dims, dims[1:]):
+        if s_outer != s_inner * n_inner:
+            return None
+    return dims[-1][1]
+
+
+def expand_batch(ctx: LoweringContext, x: TensorValue, batch: Sequence[int]) -> TensorValue:
+    """``x`` ([..., R, C]) broadcast to ``[*batch, R, C]`` (a view)."""
+    rows, cols = x.shape[-2:]
+    if tuple(x.shape[:-2]) == tuple(batch):
+        return x
+    lead = len(batch) - (x.rank - 2)
+    xb = x.shape[:-2]
+
+    def index_map(idx: Sequence[IndexExpr]) -> list[IndexExpr]:
+        out: list[IndexExpr] = []
+        for d, n in enumerate(xb):
+            out.append(IndexExpr.of(0) if n == 1 else IndexExpr.of(idx[lead + d]))
+        return out + [IndexExpr.of(idx[-2]), IndexExpr.of(idx[-1])]
+
+    return map_tensor(ctx, x, (*batch, rows, cols), x.dtype, index_map)
+
+
+def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allow_transposed: bool) -> MatrixView:
+    """``x`` broadcast to ``[*batch, R, C]`` as a batched matrix with unit column stride (or
+    unit row stride when ``allow_transposed``), realized contiguously if its view does not fit."""
+    full = expand_batch(ctx, x, batch)
+    rows, cols = full.shape[-2:]
+    view = ctx.strided_view(full)
+    if view is not None:
+        buf, off, strides = view
+        bstride = _flatten_batch(full.shape[:-2], strides[:-2])
+        rs, cs = strides[-2], strides[-1]
+        if cols == 1 and rows > 1 and rs == 1 and allow_transposed:
+            cs = max(rows, 1)
+        elif cols == 1:
+            cs = 1
+        if rows == 1:
+            rs = cols if cs == 1 else 1
+        if bstride is not None and bstride >= 0:
+            if cs == 1 and rs >= cols:
+                return MatrixView(buf, off, bstride, rs, 1)
+            if allow_transposed and rs == 1 and cs >= rows:
+                return MatrixView(buf, off, bstride, 1, cs)
+    buf = ctx.realize(full, "mat")
+    strides = contiguous_strides(full.shape)
+    bstride = strides[-3] if len(strides) > 2 else 0
+    return MatrixView(buf, 0, bstride, max(cols, 1), 1)

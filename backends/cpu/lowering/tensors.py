@@ -1,0 +1,147 @@
+"""Tensors during lowering: realized buffers, lazy element-wise functions, reductions.
+
+As Inductor's ``TensorBox``/``StorageBox``: a :class:`LazyValue` is an element function
+not yet computed anywhere; reading it from another lazy value inlines it (fusion).
+``LoweringContext.realize`` turns one into a kernel writing a buffer; from then on
+reading it loads that buffer.  A :class:`ReductionValue` reads as a ``ReduceRef``: the
+consuming kernel computes the reduction in its own loops (softmax is one kernel), unless
+the reduction was realized on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var
+from ziggurat.backends.cpu.lowering.values import Buffer, Load, Reduction, ReduceRef, Value, walk
+
+Index = Sequence[IndexExpr]
+ElementFn = Callable[[Index], Value]
+
+_epoch = 0
+
+
+def begin_trace() -> None:
+    """Start a new trace: memoized element DAGs of earlier traces are not reused (a lazy
+    value read there may have been realized since)."""
+    global _epoch
+    _epoch += 1
+
+
+class TensorValue:
+    """A lowered tensor of static ``shape`` and ``dtype``."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    origins: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def load(self, index: Index) -> Value:
+        raise NotImplementedError
+
+    @property
+    def buffer(self) -> Buffer | None:
+        """The buffer holding this tensor, if realized."""
+        return None
+
+    def trace(self) -> tuple[list[Var], Value]:
+        """The element DAG over fresh variables (for analyses at lowering time)."""
+        begin_trace()
+        vars_ = [Var(f"t{i}", n) for i, n in enumerate(self.shape)]
+        return vars_, self.load([IndexExpr.of(v) for v in vars_])
+
+
+class BufferValue(TensorValue):
+    def __init__(self, buffer: Buffer) -> None:
+        self._buffer = buffer
+        self.shape = buffer.shape
+        self.dtype = buffer.dtype
+
+    @property
+    def buffer(self) -> Buffer:
+        return self._buffer
+
+    def load(self, index: Index) -> Value:
+        return Load(self._buffer, index)
+
+
+class LazyValue(TensorValue):
+    """``fn(index) -> Value``, inlined into every reader until realized."""
+
+    def __init__(self, shape: Sequence[int], dtype: torch.dtype, fn: ElementFn,
+                 origins: Sequence[str] = ()) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+        self.fn = fn
+        self.origins = tuple(origins)
+        self.realized: Buffer | None = None
+        self._memo: dict[tuple[IndexExpr, ...], Value] = {}
+        self._memo_epoch = _epoch
+
+    @property
+    def buffer(self) -> Buffer | None:
+        return self.realized
+
+    def load(self, index: Index) -> Value:
+        key = tuple(IndexExpr.of(i) for i in index)
+        if len(key) != len(self.shape):
+            from ziggurat.backends.cpu.lowering.values import LoweringBug
+
+            raise LoweringBug(f"{len(key)} subscripts for a rank-{len(self.shape)} tensor ({self.origins})")
+        if self.realized is not None:
+            return Load(self.realized, key)
+        if self._memo_epoch != _epoch:
+            self._memo.clear()
+            self._memo_epoch = _epoch
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self.fn(key)
+            if hit.dtype != self.dtype:
+                from ziggurat.backends.cpu.lowering.values import LoweringBug
+
+                raise LoweringBug(f"element function of {self.origins} gives {hit.dtype}, declared {self.dtype}")
+            self._memo[key] = hit
+        return hit
+
+    def clear_memo(self) -> None:
+        self._memo.clear()
+
+    def compute_size(self) -> int:
+        """Nodes of the element DAG that are not loads/constants (0: a pure view)."""
+        from ziggurat.backends.cpu.lowering.values import Const, IndexValue
+
+        _, root = self.trace()
+        self.clear_memo()
+        return sum(1 for n in walk(root) if not isinstance(n, Load | Const | IndexValue))
+
+
+class ReductionValue(TensorValue):
+    """The result of one :class:`Reduction`."""
+
+    def __init__(self, reduction: Reduction) -> None:
+        self.reduction = reduction
+        self.shape = reduction.out_shape
+        self.dtype = reduction.dtype
+        self.origins = reduction.origins
+        self.realized: Buffer | None = None
+
+    @property
+    def buffer(self) -> Buffer | None:
+        return self.realized
+
+    def load(self, index: Index) -> Value:
+        if self.realized is not None:
+            return Load(self.realized, index)
+        return ReduceRef(self.reduction, index)

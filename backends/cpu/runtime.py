@@ -1,0 +1,158 @@
+"""Running a compiled graph: one native call per segment, torch ops in between.
+
+Before entering native code every input is checked against what was compiled (shape,
+dtype, device, contiguity); outputs are fresh tensors; weights, the arena and the GEMM
+workspace are allocated once per compiled module.  After each native call the status
+word is checked: a kernel that met an out-of-range index (embedding ids, gather
+indices) reports its site, raised here as an :class:`InputError` naming the op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from ziggurat.backends.cpu.codegen.module import ForwardAbi
+from ziggurat.backends.cpu.jit import JitLibrary
+from ziggurat.backends.input_check import check_inputs
+from ziggurat.dialects import loop
+from ziggurat.ir.errors import InputError
+from ziggurat.ir.signature import input_names
+from ziggurat.ir.types import torch_dtype
+
+_ALIGN = 64
+
+
+def _dtype(ty: MemRefType) -> torch.dtype:
+    return torch_dtype(ty.element_type)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _aligned(nbytes: int) -> tuple[torch.Tensor, int]:
+    raw = torch.empty(max(nbytes, 1) + _ALIGN, dtype=torch.uint8)
+    ptr = raw.data_ptr()
+    return raw, (ptr + _ALIGN - 1) // _ALIGN * _ALIGN - ptr
+
+
+class CpuExecutable:
+    """The native code of one graph plus what it needs at run time."""
+
+    device = "cpu"
+
+    def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: dict[str, str]) -> None:
+        self.fn = fn
+        self.abi = abi
+        self.library = library
+        self.ir = ir
+        self._lock = threading.Lock()
+        self._input_types = [a.type for a in fn.args]
+        self._names = input_names(fn)
+        self._constants = [op.tensor().contiguous() for op in abi.constants]
+        self._arena_raw, shift = _aligned(abi.plan.arena_bytes)
+        self._arena = self._arena_raw[shift: shift + abi.plan.arena_bytes]
+        self._ws_raw, ws_shift = _aligned(abi.workspace_bytes)
+        self._status = torch.zeros(1, dtype=torch.int64)
+        self._args = (ctypes.c_void_p * abi.num_args)()
+        base = len(abi.inputs) + len(abi.outputs)
+        for i, t in enumerate(self._constants):
+            self._args[base + i] = t.data_ptr()
+        self._args[abi.arena_index] = self._arena_raw.data_ptr() + shift
+        self._args[abi.workspace_index] = self._ws_raw.data_ptr() + ws_shift
+        self._args[abi.status_index] = self._status.data_ptr()
+        self._entries = {s.function: library.ctypes_function(s.function, None, [ctypes.c_void_p])
+                         for s in abi.segments if s.kind == "native"}
+        self._statics = self._static_values()
+
+    # -- values ---------------------------------------------------------------------------
+    def _static_values(self) -> dict[SSAValue, Any]:
+        out: dict[SSAValue, Any] = {}
+        for op in self.fn.body.block.ops:
+            if isinstance(op, arith.ConstantOp):
+                v = op.value
+                if isinstance(v, IntegerAttr):
+                    w = v.type.width.data  # pyright: ignore
+                    out[op.result] = bool(v.value.data) if w == 1 else int(v.value.data)  # pyright: ignore
+                elif isinstance(v, FloatAttr):
+                    out[op.result] = float(v.value.data)  # pyright: ignore
+        return out
+
+    def _buffer(self, v: SSAValue, inputs: Sequence[torch.Tensor], outputs: dict[SSAValue, torch.Tensor]) -> torch.Tensor:
+        if v in outputs:
+            return outputs[v]
+        if v in self.abi.inputs:
+            return inputs[self.abi.inputs.index(v)]
+        for op, t in zip(self.abi.constants, self._constants, strict=True):
+            if op.result is v:
+                return t
+        off = self.abi.plan.offsets.get(v)
+        ty = v.type
+        if off is None or not isinstance(ty, MemRefType):
+            raise RuntimeError(f"buffer {v.name_hint or v} has no storage")
+        shape = tuple(ty.get_shape())
+        dtype = _dtype(ty)
+        n = 1
+        for d in shape:
+            n *= d
+        nbytes = n * torch.empty((), dtype=dtype).element_size()
+        return self._arena[off: off + nbytes].view(dtype).view(shape)
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, inputs: Sequence[Any]) -> list[Any]:
+        check_inputs(inputs, self._input_types, self._names, require_contiguous=True)
+        with self._lock:
+            return self._run(list(inputs))
+
+    def _run(self, inputs: list[torch.Tensor]) -> list[Any]:
+        abi = self.abi
+        outputs: dict[SSAValue, torch.Tensor] = {}
+        for j, v in enumerate(abi.outputs):
+            ty = v.type
+            if isinstance(ty, MemRefType) and v not in outputs:
+                t = torch.empty(tuple(ty.get_shape()), dtype=_dtype(ty))
+                outputs[v] = t
+                self._args[len(abi.inputs) + j] = t.data_ptr()
+        for i, t in enumerate(inputs):
+            self._args[i] = t.data_ptr()
+        env: dict[SSAValue, Any] = dict(self._statics)
+        self._status[0] = 0
+        for seg in abi.segments:
+            if seg.kind == "native":
+                self._entries[seg.function](self._args)
+                site = int(self._status[0])
+                if site:
+                    self._status[0] = 0
+                    message = abi.error_sites[site - 1] if 0 < site <= len(abi.error_sites) else f"site {site}"
+                    raise InputError(message, op="call")
+            else:
+                for op in seg.ops:
+                    self._torch_op(op, env, inputs, outputs)
+        results: list[Any] = []
+        for v in abi.outputs:
+            if v in outputs:
+                results.append(outputs[v])
+            else:
+                results.append(env.get(v, self._statics.get(v)))
+        return results
+
+    def _torch_op(self, op: Operation, env: dict[SSAValue, Any], inputs: Sequence[torch.Tensor],
+                  outputs: dict[SSAValue, torch.Tensor]) -> None:
+        from ziggurat.ir.interpreter.torch_functions import call_torch
+
+        if isinstance(op, loop.ToTensorOp):
+            env[op.result] = self._buffer(op.buffer, inputs, outputs)
+            return
+        if isinstance(op, loop.ToBufferOp):
+            self._buffer(op.result, inputs, outputs).copy_(env[op.tensor])
+            return
+        values = tuple(env[v] for v in op.operands)
+        results = call_torch(op, values)  # type: ignore[arg-type]
+        for res, value in zip(op.results, results, strict=True):
+            if isinstance(res.type, TensorType) and isinstance(value, torch.Tensor):
+                value = value.contiguous()
+            env[res] = value

@@ -1,0 +1,48 @@
+"""The ``loop`` dialect: Ziggurat's CPU level (see "The loop level" in README.md).
+
+``@forward`` works on ``memref`` buffers with static shapes; every computation is a
+``loop.kernel`` (loops, loads/stores with flat offsets, ``arith``/``math``/``vector``
+ops on ``vector<16xf32>``/``vector<8xf32>`` or scalars) or a ``loop.gemm`` library call.
+The code generator (``backends/cpu/codegen``) turns a module into one LLVM module with
+one native entry per graph.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from ziggurat.dialects.loop.compute import REDUCE_KINDS, ReduceOp, UnaryOp
+from ziggurat.dialects.loop.graph import (
+    AllocOp,
+    ConstantOp,
+    GemmOp,
+    KernelOp,
+    ToBufferOp,
+    ToTensorOp,
+)
+from ziggurat.dialects.loop.loops import ForOp, ParallelOp, VForOp, YieldOp
+from ziggurat.dialects.loop.memory import (
+    CheckIndexOp,
+    LoadOp,
+    OffsetOp,
+    StoreOp,
+    VGatherOp,
+    VIndexOp,
+    VLoadOp,
+    VStoreOp,
+)
+
+LOOP_OPS = (
+    AllocOp, ConstantOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
+    ParallelOp, ForOp, VForOp, YieldOp,
+    OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp,
+    UnaryOp, ReduceOp,
+)
+
+Loop = Dialect("loop", list(LOOP_OPS), [])
+
+__all__ = [
+    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
+    "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "StoreOp", "ToBufferOp", "ToTensorOp",
+    "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
+]

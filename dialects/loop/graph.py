@@ -1,0 +1,307 @@
+"""The ops of ``@forward`` at the loop level: buffers, kernels, GEMM calls, torch fallbacks.
+
+* ``%b = loop.alloc : memref<4x16xf32>`` - an intermediate buffer; after memory planning
+  it carries its place in the arena: ``loop.alloc offset 4096 : ...``.
+* ``%w = loop.constant dense_resource<fc.weight> : tensor<10x16xf32> -> memref<10x16xf32>``
+  - a weight (passed to native code by pointer, never copied into the IR).
+* ``loop.kernel @fused_add_relu_0 ins(%x, %y : ...) outs(%b : ...) {isa = "avx512", ...} {...}``
+  - one kernel: a region isolated from above whose block arguments are the buffers it
+  reads (``ins``) and writes (``outs``); the body is loops, loads/stores and arithmetic.
+* ``loop.gemm @gemm_linear_1 a(%x : ...) b(%w : ...) c(%b : ...) bias(%bias : ...) spec {...}``
+  - a call of the GEMM kernel library with its static description (a ``GemmSpec`` plus
+  element offsets of the operands in their buffers).
+* ``%t = loop.to_tensor %b : memref<...> to tensor<...>`` and ``%b = loop.to_buffer %t : ...``
+  - the boundary of a torch op that runs through torch (fallback) between native segments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    BoolAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """``%b = loop.alloc : memref<4x16xf32>`` (``offset N`` once planned into the arena)."""
+
+    name = "loop.alloc"
+
+    offset = opt_prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+
+    assembly_format = "(`offset` $offset^)? attr-dict `:` type($result)"
+
+    def __init__(self, memref_type: MemRefType, offset: int | None = None) -> None:
+        props: dict[str, Attribute] = {}
+        if offset is not None:
+            props["offset"] = IntegerAttr(offset, i64)
+        super().__init__(result_types=[memref_type], properties=props)
+
+    @property
+    def arena_offset(self) -> int | None:
+        return None if self.offset is None else int(self.offset.value.data)
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """``%w = loop.constant dense_resource<fc.weight> : tensor<10x16xf32> -> memref<10x16xf32>``"""
+
+    name = "loop.constant"
+
+    value = prop_def(DenseResourceAttr | DenseIntOrFPElementsAttr)
+    result = result_def(MemRefType)
+
+    def __init__(self, value: DenseResourceAttr | DenseIntOrFPElementsAttr) -> None:
+        ty = value.get_type()
+        assert isinstance(ty, TensorType)
+        super().__init__(properties={"value": value},
+                         result_types=[MemRefType(ty.get_element_type(), ty.get_shape())])
+
+    def verify_(self) -> None:
+        ty = self.value.get_type()
+        res = self.result.type
+        assert isinstance(ty, TensorType) and isinstance(res, MemRefType)
+        if tuple(ty.get_shape()) != tuple(res.get_shape()) or ty.get_element_type() != res.element_type:
+            raise VerifyException(f"loop.constant: value {ty} does not match the buffer {res}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseResourceAttr | DenseIntOrFPElementsAttr):
+            parser.raise_error("loop.constant expects a dense or dense_resource attribute")
+        parser.parse_punctuation("->")
+        parser.parse_type()
+        op = cls(value)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def tensor(self):  # -> torch.Tensor
+        from ziggurat.ir.literals import literal_tensor
+
+        return literal_tensor(self.value)
+
+
+_KERNEL_PROPS = ("isa", "vector_width", "vectorized", "origins")
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One native kernel; see the module doc.  Properties: ``isa``, ``vector_width`` (lanes of
+    its vector loops, 1 when scalar), ``vectorized`` and ``origins`` (the torch ops it computes)."""
+
+    name = "loop.kernel"
+
+    sym_name = prop_def(StringAttr)
+    isa = prop_def(StringAttr)
+    vector_width = prop_def(IntegerAttr[I64])
+    vectorized = prop_def(BoolAttr)
+    origins = opt_prop_def(StringAttr)
+    ins = var_operand_def(MemRefType)
+    outs = var_operand_def(MemRefType)
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(IsolatedFromAbove(), NoTerminator())
+
+    def __init__(self, name: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue], *, isa: str,
+                 vector_width: int, vectorized: bool, origins: str = "", body: Region | None = None) -> None:
+        if body is None:
+            body = Region(Block(arg_types=[v.type for v in (*ins, *outs)]))
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(name), "isa": StringAttr(isa),
+            "vector_width": IntegerAttr(vector_width, i64), "vectorized": BoolAttr.from_bool(vectorized),
+        }
+        if origins:
+            props["origins"] = StringAttr(origins)
+        super().__init__(operands=[list(ins), list(outs)], regions=[body], properties=props)
+
+    @property
+    def kernel_name(self) -> str:
+        return self.sym_name.data
+
+    @property
+    def is_vectorized(self) -> bool:
+        return bool(self.vectorized.value.data)
+
+    @property
+    def width(self) -> int:
+        return int(self.vector_width.value.data)
+
+    @property
+    def in_args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.body.block.args[: len(self.ins)])
+
+    @property
+    def out_args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.body.block.args[len(self.ins):])
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        operands = [*self.ins, *self.outs]
+        if [a.type for a in args] != [v.type for v in operands]:
+            raise VerifyException(f"loop.kernel @{self.kernel_name}: block arguments must match ins + outs")
+        if not self.outs:
+            raise VerifyException(f"loop.kernel @{self.kernel_name}: a kernel writes at least one buffer")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.kernel_name}")
+        for keyword, values in (("ins", self.ins), ("outs", self.outs)):
+            printer.print_string(f" {keyword}(")
+            printer.print_list(values, printer.print_ssa_value)
+            if values:
+                printer.print_string(" : ")
+                printer.print_list([v.type for v in values], printer.print_attribute)
+            printer.print_string(")")
+        props: dict[str, Attribute] = {"isa": self.isa, "vector_width": self.vector_width,
+                                       "vectorized": self.vectorized}
+        if self.origins is not None:
+            props["origins"] = self.origins
+        printer.print_string(" ")
+        printer.print_attr_dict({**props, **self.attributes})
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        groups: list[list[SSAValue]] = []
+        for keyword in ("ins", "outs"):
+            parser.parse_keyword(keyword)
+            parser.parse_punctuation("(")
+            operands = []
+            if parser.parse_optional_punctuation(")") is None:
+                operands = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_unresolved_operand)
+                parser.parse_punctuation(":")
+                types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+                parser.parse_punctuation(")")
+                groups.append(parser.resolve_operands(operands, types, parser.pos))
+            else:
+                groups.append([])
+        attrs = dict(parser.parse_optional_attr_dict())
+        body = parser.parse_region()
+        props = {k: attrs.pop(k) for k in _KERNEL_PROPS if k in attrs}
+        op = cls.create(
+            operands=[*groups[0], *groups[1]],
+            properties={"sym_name": StringAttr(name), **props,
+                        "operandSegmentSizes": _segments(len(groups[0]), len(groups[1]))},
+            regions=[body],
+        )
+        op.attributes |= attrs
+        return op
+
+
+def _segments(*sizes: int) -> Attribute:
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+
+    return DenseArrayBase.from_list(i32, list(sizes))
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """``loop.gemm @gemm_linear_0 a(%x : ...) b(%w : ...) c(%out : ...) spec {m = 4 : i64, ...}``
+
+    ``spec`` holds the ``GemmSpec`` fields (``backends/cpu/kernels/gemm_spec.py``) that
+    differ from their defaults, plus ``a_offset``/``b_offset``/``c_offset``/``other_offset``:
+    where each operand starts in its buffer (elements)."""
+
+    name = "loop.gemm"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    spec = prop_def(DictionaryAttr)
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    bias = opt_operand_def(MemRefType)
+    other = opt_operand_def(MemRefType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$sym_name `a` `(` $a `:` type($a) `)` `b` `(` $b `:` type($b) `)` `c` `(` $c `:` type($c) `)` "
+        "(`bias` `(` $bias^ `:` type($bias) `)`)? (`other` `(` $other^ `:` type($other) `)`)? "
+        "`spec` $spec attr-dict"
+    )
+
+    def __init__(self, name: str, a: SSAValue, b: SSAValue, c: SSAValue, bias: SSAValue | None,
+                 other: SSAValue | None, spec: Mapping[str, Attribute]) -> None:
+        super().__init__(
+            operands=[a, b, c, [bias] if bias else [], [other] if other else []],
+            properties={"sym_name": StringAttr(name), "spec": DictionaryAttr(dict(spec))},
+        )
+
+    @property
+    def gemm_name(self) -> str:
+        return self.sym_name.data
+
+
+@irdl_op_definition
+class ToTensorOp(IRDLOperation):
+    """``%t = loop.to_tensor %b : memref<2x3xf32> to tensor<2x3xf32>``: a buffer read by a torch op."""
+
+    name = "loop.to_tensor"
+
+    buffer = operand_def(MemRefType)
+    result = result_def(TensorType)
+
+    assembly_format = "$buffer attr-dict `:` type($buffer) `to` type($result)"
+
+    def __init__(self, buffer: SSAValue, tensor_type: TensorType[Attribute]) -> None:
+        super().__init__(operands=[buffer], result_types=[tensor_type])
+
+
+@irdl_op_definition
+class ToBufferOp(IRDLOperation):
+    """``%b = loop.to_buffer %t : tensor<2x3xf32> to memref<2x3xf32>``: a torch op's result, copied
+    into a planned buffer."""
+
+    name = "loop.to_buffer"
+
+    tensor = operand_def(TensorType)
+    offset = opt_prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+
+    assembly_format = "$tensor (`offset` $offset^)? attr-dict `:` type($tensor) `to` type($result)"
+
+    def __init__(self, tensor: SSAValue, memref_type: MemRefType) -> None:
+        super().__init__(operands=[tensor], result_types=[memref_type])
+
+    @property
+    def arena_offset(self) -> int | None:
+        return None if self.offset is None else int(self.offset.value.data)
