@@ -59,8 +59,29 @@ def test_pack_a_forced_on_and_off() -> None:
 
 
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
+@pytest.mark.parametrize("m, n, k", [(65, 33, 1023), (1023, 17, 3), (700, 70, 400)], ids=str)
+def test_packed_a(isa: Isa, m: int, n: int, k: int) -> None:
+    """A packed into MR-row panels: M tails, K blocks, several A blocks per task."""
+    spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=2, pack_a=True, lda=k + 1)
+    plan = make_plan(spec)
+    assert plan.pack_a
+    a_big = torch.randn(m, k + 1)
+    a, b = a_big[:, :k], torch.randn(k, n)
+    got = gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), torch.empty(m, n))
+    assert_close_to(got, a @ b, k)
+
+
+def test_packed_a_with_several_a_blocks_per_task() -> None:
+    spec = GemmSpec(m=1023, n=40, k=700, threads=1, pack_a=True)
+    plan = make_plan(spec)
+    assert not plan.a_once and plan.mc < 1023 and plan.kc < 700
+    a, b = torch.randn(1023, 700), torch.randn(700, 40)
+    assert_close_to(_run_packed(spec, a, b), a @ b, 700)
+
+
+@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
 @pytest.mark.parametrize("transposed", [False, True], ids=["kn", "nk"])
-@pytest.mark.parametrize("m, n, k", [(1, 37, 70), (3, 17, 64), (97, 45, 600)], ids=str)
+@pytest.mark.parametrize("m, n, k", [(1, 37, 70), (3, 17, 64), (97, 45, 600), (50, 300, 70)], ids=str)
 def test_unpacked_b(isa: Isa, transposed: bool, m: int, n: int, k: int, force_threads: None) -> None:
     a = torch.randn(m, k)
     if transposed:
@@ -73,6 +94,8 @@ def test_unpacked_b(isa: Isa, transposed: bool, m: int, n: int, k: int, force_th
         b_kn = b_view
     spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=2, b_packed=False, b_transposed=transposed,
                     ldb=b_view.stride(0))
+    if transposed or (m, n) == (50, 300):
+        assert make_plan(spec).pack_b  # the on-the-fly packing path is covered
     got = gemm_callable(spec)(a, b_view, torch.empty(m, n))
     assert_close_to(got, a @ b_kn, k)
 

@@ -40,6 +40,10 @@ class GemmKernel:
         self.workspace_bytes = self.plan.ws_thread_floats * self.plan.threads * 4
         self._fn: Callable[..., None] = library.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
         self._local = threading.local()
+        # Tensor metadata (dtype, device, layout, shape, strides) of operand
+        # sets that passed the checks: repeated calls skip re-validation.
+        # Value: each operand's byte extent relative to its data pointer.
+        self._accepted: dict[tuple[Any, ...], tuple[tuple[int, int] | None, ...]] = {}
 
     def _workspace(self) -> int:
         if not self.workspace_bytes:
@@ -52,6 +56,25 @@ class GemmKernel:
 
     def __call__(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
                  bias: torch.Tensor | None = None, other: torch.Tensor | None = None) -> torch.Tensor:
+        try:
+            sig = (_meta(a), _meta(b), _meta(c), _meta(bias), _meta(other))
+        except AttributeError:
+            sig = None  # not tensors: the full checks below explain what is wrong
+        extents = self._accepted.get(sig) if sig is not None else None
+        if extents is None:
+            self._check_operands(a, b, c, bias, other)
+            extents = tuple(None if t is None else _extent(t) for t in (a, b, c, bias, other))
+            if sig is not None:
+                self._accepted[sig] = extents
+        self._check_aliasing((a, b, c, bias, other), extents)
+        self._fn(a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                 bias.data_ptr() if bias is not None else 0,
+                 other.data_ptr() if other is not None else 0,
+                 self._workspace())
+        return c
+
+    def _check_operands(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
+                        bias: torch.Tensor | None, other: torch.Tensor | None) -> None:
         s = self.spec
         batch = s.batch
         _check(a, "a", (batch, s.m, s.k), (s.batch_stride_a, s.lda, 1))  # type: ignore[arg-type]
@@ -76,22 +99,19 @@ class GemmKernel:
             _check_broadcast(other, (batch, s.m, s.n), (s.other_batch_stride, ors, ocs))
         elif other is not None:
             raise ValueError(f"gemm {s.symbol}: an `other` tensor was given but the spec has no binary op")
-        self._check_aliasing(a, b, c, bias, other)
-        self._fn(a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                 bias.data_ptr() if bias is not None else 0,
-                 other.data_ptr() if other is not None else 0,
-                 self._workspace())
-        return c
 
-
-    def _check_aliasing(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
-                        bias: torch.Tensor | None, other: torch.Tensor | None) -> None:
+    def _check_aliasing(self, ops: tuple[torch.Tensor | None, ...],
+                        extents: tuple[tuple[int, int] | None, ...]) -> None:
         s = self.spec
-        c_span = _span(c)
-        for t, what in ((a, "a"), (b, "b"), (bias, "bias")):
-            if t is not None and _overlaps(_span(t), c_span):
+        a, b, c, bias, other = ops
+        spans = [None if t is None or e is None else (t.data_ptr() + e[0], t.data_ptr() + e[1])
+                 for t, e in zip(ops, extents)]
+        c_span = spans[2]
+        assert c is not None and c_span is not None
+        for span, what in ((spans[0], "a"), (spans[1], "b"), (spans[3], "bias")):
+            if span is not None and _overlaps(span, c_span):
                 raise ValueError(f"gemm {s.symbol}: output c overlaps input {what}; use a separate output tensor")
-        if other is not None and _overlaps(_span(other), c_span):
+        if other is not None and spans[4] is not None and _overlaps(spans[4], c_span):
             exact = other.data_ptr() == c.data_ptr() and tuple(other.shape) == tuple(c.shape) \
                 and tuple(other.stride()) == tuple(c.stride())
             single_k_block = self.plan.kc >= s.k
@@ -106,10 +126,16 @@ class GemmKernel:
                 )
 
 
-def _span(t: torch.Tensor) -> tuple[int, int]:
-    """[first byte, last byte + 1) touched by ``t``."""
+def _meta(t: torch.Tensor | None) -> tuple[Any, ...] | None:
+    if t is None:
+        return None
+    return (t.dtype, t.device.type, t.layout, tuple(t.shape), t.stride())
+
+
+def _extent(t: torch.Tensor) -> tuple[int, int]:
+    """Bytes ``[lo, hi)`` touched by ``t``, relative to ``t.data_ptr()``."""
     if t.numel() == 0:
-        return (t.data_ptr(), t.data_ptr())
+        return (0, 0)
     lo = hi = 0
     for size, stride in zip(t.shape, t.stride()):
         if stride >= 0:
@@ -117,7 +143,7 @@ def _span(t: torch.Tensor) -> tuple[int, int]:
         else:
             lo += (size - 1) * stride
     item = t.element_size()
-    return (t.data_ptr() + lo * item, t.data_ptr() + (hi + 1) * item)
+    return (lo * item, (hi + 1) * item)
 
 
 def _overlaps(x: tuple[int, int], y: tuple[int, int]) -> bool:
