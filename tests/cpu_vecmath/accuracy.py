@@ -58,6 +58,7 @@ def kernels(target_name: str, elem_name: str = "f32", full: bool = True) -> Kern
     unary["clamp_lo_hi"] = _unary("clamp", {"min": -0.5, "max": 0.25})
     unary["clamp_lo"] = _unary("clamp", {"min": -0.5})
     unary["clamp_hi"] = _unary("clamp", {"max": 0.25})
+    unary["clamp_inverted"] = _unary("clamp", {"min": 0.5, "max": -0.5})
     unary["softplus_b2"] = _unary("softplus", {"beta": 2.0, "threshold": 10.0})
     unary["elu_a"] = _unary("elu", {"alpha": 0.7, "scale": 1.5, "input_scale": 0.5})
     for e in (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.7):

@@ -45,6 +45,9 @@ def test_avx512_accuracy_dense(k512: Kernels, opinfo: dict[str, torch.Tensor], k
 
 
 def test_opinfo_samples_present(opinfo: dict[str, torch.Tensor]) -> None:
+    """The sweeps include torch's OpInfo samples; without them the other tests run on the dense
+    sweeps alone, and this test says why (torch.testing._internal imports 'expecttest')."""
+    assert getattr(opinfo, "error", None) is None, f"OpInfo samples unavailable ({opinfo.error}); pip install expecttest"  # type: ignore[attr-defined]
     # every smooth kind with an OpInfo entry contributes samples (guards against silent renames)
     missing = sorted(k for k in SMOOTH_KINDS if OPINFO_NAME[k] not in opinfo)
     assert missing == [], missing

@@ -42,6 +42,7 @@ EAGER_EXACT: dict[str, Fn] = {
     "clamp_lo_hi": lambda x: torch.clamp(x, -0.5, 0.25),
     "clamp_lo": lambda x: torch.clamp(x, min=-0.5),
     "clamp_hi": lambda x: torch.clamp(x, max=0.25),
+    "clamp_inverted": lambda x: torch.clamp(x, 0.5, -0.5),  # min > max: eager returns max
     "rsqrt": torch.rsqrt,
     "reciprocal": torch.reciprocal,
 }
