@@ -196,13 +196,19 @@ def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, in
 
 @lru_cache(maxsize=1)
 def generator_digest() -> str:
-    """sha256 over the source of everything that shapes the emitted IR (the
-    ``backends/cpu`` package), so the object cache can be keyed by spec."""
-    root = Path(__file__).resolve().parent.parent  # backends/cpu
+    """sha256 over the source of everything that shapes the emitted GEMM IR:
+    this kernels package, the ISA and threading helpers, and the vector math
+    used by activation epilogues.  (Not the whole backend: unrelated edits
+    elsewhere must not invalidate cached kernels.)"""
+    cpu = Path(__file__).resolve().parent.parent  # backends/cpu
+    files = sorted(
+        [*cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", *cpu.glob("vecmath*.py")]
+    )
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
+    for path in files:
+        if path.is_file():
+            h.update(str(path.relative_to(cpu)).encode())
+            h.update(path.read_bytes())
     return h.hexdigest()
 
 
