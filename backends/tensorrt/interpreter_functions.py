@@ -13,7 +13,7 @@ from typing import Any
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Operation
 
-from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError
+from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError, execute_layer
 from ziggurat.dialects.trt import TrtLayerOp
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.types import dtype_of, shape_of
@@ -22,8 +22,8 @@ from ziggurat.ir.types import dtype_of, shape_of
 def _run_layer(self: InterpreterFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]) -> tuple[Any, ...]:
     assert isinstance(op, TrtLayerOp)
     try:
-        outputs = HANDLERS[type(op)](op, list(args))
-    except (LayerExecutionError, RuntimeError, ValueError) as e:
+        outputs = execute_layer(op, list(args))
+    except LayerExecutionError as e:
         raise ZigguratError(str(e), op=f"{op.name} ({op.LAYER}) '{op.layer}'") from e
     for result, tensor in zip(op.results, outputs, strict=True):
         if (tuple(tensor.shape), tensor.dtype) != (shape_of(result.type), dtype_of(result.type)):

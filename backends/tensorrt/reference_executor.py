@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import SSAValue
 
-from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError
+from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError, execute_layer
 from ziggurat.dialects.trt.base import TrtLayerOp
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.types import dtype_of, shape_of
@@ -70,8 +70,8 @@ def run_trt_function(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> list[to
                 f"the TensorRT reference executor runs only trt ops, got {op.name}", op=op.name
             )
         try:
-            outputs = handler(op, [env[v] for v in op.operands])
-        except (LayerExecutionError, RuntimeError, ValueError) as e:
+            outputs = execute_layer(op, [env[v] for v in op.operands])
+        except LayerExecutionError as e:
             raise ReferenceExecutionError(str(e), op=f"{op.name} ({op.LAYER}) '{op.layer}'") from e
         if len(outputs) != len(op.results):
             raise ReferenceExecutionError(

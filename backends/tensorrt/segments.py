@@ -164,8 +164,10 @@ def _convert_segment(
         try:
             args = ctx.begin(op)
             produced = entries[op].convert(ctx, args)
-        except (ZigguratError, ShapeError, VerifyException, KeyError, ValueError, TypeError) as e:
+        except (ZigguratError, ShapeError, VerifyException) as e:
             return op, f"converter {entries[op].origin} failed: {_one_line(e)}"
+        except Exception as e:  # noqa: BLE001  (a converter bug must not abort the compile)
+            return op, f"converter {entries[op].origin} crashed: {type(e).__name__}: {_one_line(e)}"
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         if len(results) != len(op.results):
             return op, f"converter {entries[op].origin} produced {len(results)} values for {len(op.results)} results"
@@ -288,8 +290,15 @@ def _splice(
     anchor: Operation, run: Sequence[Operation], seg_func: FuncOp,
     inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
 ) -> None:
-    """Replace ``run`` by a call of ``seg_func``, placed in the module after ``anchor``."""
+    """Replace ``run`` by a call of ``seg_func``, placed in the module after ``anchor``.
+
+    The inputs are collected again: an earlier splice may have replaced some of them
+    by call results (same positions, same types).
+    """
+    inputs, outputs = _segment_io(run)
     call = CallOp(seg_func.sym_name.data, list(inputs), [v.type for v in outputs])
+    if [v.type for v in inputs] != list(seg_func.function_type.inputs.data):
+        raise AssertionError(f"segment {seg_func.sym_name.data} inputs changed while splicing")
     Rewriter.insert_op(call, InsertPoint.before(run[0]))
     for old, new in zip(outputs, call.results, strict=True):
         new.name_hint = old.name_hint

@@ -82,7 +82,7 @@ def test_validator_refusal_and_converter_failure_are_reported() -> None:
     report = convert_function(func, module, PartitionOptions(min_block_size=1), registry)
     assert report.segments == []
     (r,) = report.fallback
-    assert "failed: boom" in r.reason and "broken" in r.reason
+    assert "crashed: ValueError: boom" in r.reason and "broken" in r.reason
 
 
 def test_pass_options_from_a_pipeline_string() -> None:
@@ -113,3 +113,16 @@ def test_wrongly_typed_converter_output_is_caught() -> None:
     report = convert_function(func, module, PartitionOptions(min_block_size=1), registry)
     (r,) = report.fallback
     assert "produced tensor<3x4xf16> for result #0 of type tensor<3x4xf32>" in r.reason
+
+
+def test_a_segment_fed_by_an_earlier_segment() -> None:
+    """Segment 1 reads a value segment 0 computes, across an op left to torch."""
+
+    def chain(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        i = x.contiguous()  # segment 0
+        y = torch.cumprod(w, 0)  # torch
+        return torch.nn.functional.embedding(i, y) * 2  # segment 1 uses i and y
+
+    result = convert_and_run(chain, [torch.tensor([[0, 2], [1, 1]]), torch.rand(3, 4) + 0.5])
+    assert len(result.report.segments) == 2
+    torch.testing.assert_close(result.outputs[0], result.expected[0])

@@ -167,14 +167,17 @@ def prelu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     weight = ctx.tensor(args.tensor("weight"))
     rank = ctx.rank(x)
     count = ctx.shape(weight)[0] if ctx.rank(weight) else 1
-    if count != 1:
+    if count != 1 and rank >= 2:
         from ziggurat.backends.tensorrt.converters.common import reshape
 
         weight = reshape(ctx, weight, [1, count] + [1] * (rank - 2), "weight per channel")
     positive = activation(ctx, x, A.kRELU, suffix="positive part")
     negative = elementwise(ctx, x, 0.0, E.kMIN, suffix="negative part")
     scaled = elementwise(ctx, negative, weight, E.kPROD, suffix="slope")
-    return elementwise(ctx, positive, scaled, E.kSUM)
+    y = elementwise(ctx, positive, scaled, E.kSUM, suffix="sum")
+    from ziggurat.backends.tensorrt.converters.common import reshape
+
+    return reshape(ctx, y, ctx.result_shape(), "result shape")
 
 
 def _static_bounds(args: ConverterArgs) -> str | None:

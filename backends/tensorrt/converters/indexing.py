@@ -130,7 +130,7 @@ def _concat(ctx: ConversionContext, values: Sequence[SSAValue], dim: int) -> SSA
 
 @converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 def cat(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    values = [v for v in args.tensors("tensors") if ctx.shape(v) != (0,)]  # legacy empty inputs
+    values = [v for v in args.tensors("tensors") if ctx.shape(v) != (0,)] or args.tensors("tensors")[:1]
     return _concat(ctx, values, normalize_dim(ctx, args.get_int("dim"), len(ctx.result_shape())))
 
 
@@ -194,11 +194,14 @@ def _integer_index(args: ConverterArgs, name: str) -> str | None:
            validator=lambda args: _integer_index(args, "index"))
 def index_select(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     x = ctx.tensor(args.tensor("self"))
-    dim = _dim(ctx, args)
+    if ctx.rank(x) == 0:  # a 0-d tensor indexes like a 1-element vector
+        x = reshape(ctx, x, [1], "as 1-D")
+    dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
     index = _wrap_negative(ctx, args.tensor("index"), ctx.shape(x)[dim], "index")
     if ctx.rank(index) == 0:
         index = reshape(ctx, index, [1], "index as vector")
-    return ctx.add(GatherOp(x, index, name=ctx.name(), axis=dim)).output
+    y = ctx.add(GatherOp(x, index, name=ctx.name(), axis=dim)).output
+    return reshape(ctx, y, ctx.result_shape(), "result shape")
 
 
 @converter(
@@ -221,10 +224,14 @@ def _gather_ok(args: ConverterArgs) -> str | None:
 def gather(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """kELEMENT gather; ``self`` is cut to ``index``'s extent on the other dims first (torch allows smaller)."""
     x = ctx.tensor(args.tensor("self"))
-    dim = _dim(ctx, args)
     index = ctx.tensor(args.tensor("index"))
+    if ctx.rank(x) == 0:  # 0-d gathers like a 1-element vector
+        x = reshape(ctx, x, [1], "as 1-D")
+        index = reshape(ctx, index, [1], "index as 1-D")
+    dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
     x = _fit(ctx, x, ctx.shape(index), dim, "fit to index")
-    return ctx.add(GatherOp(x, index, name=ctx.name(), mode=GatherMode.kELEMENT, axis=dim)).output
+    y = ctx.add(GatherOp(x, index, name=ctx.name(), mode=GatherMode.kELEMENT, axis=dim)).output
+    return reshape(ctx, y, ctx.result_shape(), "result shape")
 
 
 def _fit(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], skip: int, suffix: str) -> SSAValue:
@@ -365,3 +372,24 @@ def repeat_interleave_indices(ctx: ConversionContext, args: ConverterArgs) -> SS
     assert literal is not None
     order = torch.repeat_interleave(torch.arange(literal.numel()), literal.reshape(-1).to(torch.int64))
     return ctx.constant(order.to(ctx.result_dtype()), "indices")
+
+
+@converter("aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
+           validator=lambda args: _integer_index(args, "indices"))
+def take_along_dim(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """kELEMENT gather after broadcasting self and indices on every dim but ``dim`` (flattened if None)."""
+    x = ctx.tensor(args.tensor("self"))
+    index = ctx.tensor(args.tensor("indices"))
+    if args.is_none("dim"):
+        x = reshape(ctx, x, [-1 if ctx.shape(x) else 1], "flatten self")
+        index = reshape(ctx, index, [-1 if ctx.shape(index) else 1], "flatten indices")
+        dim = 0
+    else:
+        dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
+    sx, si = list(ctx.shape(x)), list(ctx.shape(index))
+    common = [max(a, b) for a, b in zip(sx, si, strict=True)]
+    x = broadcast_to(ctx, x, [sx[d] if d == dim else common[d] for d in range(len(sx))], "expand self")
+    index = broadcast_to(ctx, index, [si[d] if d == dim else common[d] for d in range(len(si))], "expand indices")
+    index = _wrap_negative(ctx, index, sx[dim], "indices")
+    y = ctx.add(GatherOp(x, index, name=ctx.name(), mode=GatherMode.kELEMENT, axis=dim)).output
+    return reshape(ctx, y, ctx.result_shape(), "result shape")

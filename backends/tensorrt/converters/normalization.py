@@ -137,8 +137,10 @@ def instance_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def _group_norm_ok(args: ConverterArgs) -> str | None:
-    if args.rank("input") < 3:
-        return "group_norm here needs [N, C, *spatial]"
+    if args.rank("input") < 3 and args.get_int("num_groups") > 1:
+        return "INormalizationLayer groups channels of [N, C, *spatial] inputs"
+    if args.rank("input") < 2:
+        return "group_norm needs [N, C, ...]"
     return _float_input(args)
 
 
@@ -153,10 +155,12 @@ def group_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     groups = args.get_int("num_groups")
     channels = ctx.shape(x)[1]
     dtype = ctx.dtype(x)
+    # INormalizationLayer splits channels only for num_groups != 1: one group is a norm over C and space.
     unit = [1, groups] + [1] * (rank - 2)
+    axes = range(2, rank) if groups > 1 else range(1, rank)
     normed = ctx.add(NormalizationOp(
         x, ctx.constant(torch.ones(unit, dtype=dtype), "unit scale"), ctx.constant(torch.zeros(unit, dtype=dtype), "unit bias"),
-        mask_from_axes(range(2, rank)), name=ctx.name("normalize"), epsilon=args.get_float("eps"), num_groups=groups,
+        mask_from_axes(axes), name=ctx.name("normalize"), epsilon=args.get_float("eps"), num_groups=groups,
     )).output
     shape = [1, channels] + [1] * (rank - 2)
     y = normed

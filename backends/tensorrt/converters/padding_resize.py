@@ -25,6 +25,10 @@ def pad_slice(ctx: ConversionContext, x: SSAValue, pads: Sequence[int], mode: Sa
               fill: SSAValue | None = None) -> SSAValue:
     """torch's pad list (last dim first, (before, after) pairs; negative trims) as one slice."""
     x = ctx.tensor(x)
+    if not any(pads):
+        from ziggurat.dialects.trt import IdentityOp
+
+        return ctx.add(IdentityOp(x, name=ctx.name())).output
     shape = list(ctx.shape(x))
     start = [0] * len(shape)
     size = list(shape)
@@ -33,7 +37,8 @@ def pad_slice(ctx: ConversionContext, x: SSAValue, pads: Sequence[int], mode: Sa
         before, after = pads[2 * i], pads[2 * i + 1]
         start[dim] = -before
         size[dim] = shape[dim] + before + after
-    return ctx.add(SliceOp(x, start, size, [1] * len(shape), name=ctx.name(), mode=mode, fill=fill)).output
+    suffix = "" if mode != SampleMode.kSTRICT_BOUNDS else "crop"
+    return ctx.add(SliceOp(x, start, size, [1] * len(shape), name=ctx.name(suffix), mode=mode, fill=fill)).output
 
 
 @converter("aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
@@ -166,7 +171,12 @@ def pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     x = ctx.tensor(args.tensor("self"))
     mode = _PAD_MODES[args.get_str("mode")]
     fill = None
+    pads = args.get_ints("pad")
     if mode == SampleMode.kFILL:
         value = args.get_optional_float("value") or 0.0
         fill = ctx.constant(torch.tensor(value, dtype=ctx.dtype(x)), "fill value")
-    return pad_slice(ctx, x, args.get_ints("pad"), mode, fill)
+    if mode == SampleMode.kWRAP and any(p < 0 for p in pads):
+        # torch crops first and wraps around the cropped tensor
+        x = pad_slice(ctx, x, [min(p, 0) for p in pads], SampleMode.kSTRICT_BOUNDS)
+        pads = [max(p, 0) for p in pads]
+    return pad_slice(ctx, x, pads, mode, fill)

@@ -104,16 +104,32 @@ def _max_ok(args: ConverterArgs) -> str | None:
     validator=_max_ok,
 )
 def max_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    spatial = int(args.schema.base_name[-2])  # max_pool<N>d
+    spatial = int(args.schema.base_name.removesuffix("_with_indices")[-2])  # max_pool<N>d
     kernel, stride, padding = _window(args, spatial)
     out = ctx.result_shape()[-spatial:]
     return pool(ctx, args.tensor("self"), PoolingType.kMAX, kernel, stride, padding, args.get_bool("ceil_mode"),
                 True, out)
 
 
+def _max_values_ok(args: ConverterArgs) -> str | None:
+    if args.op.results[1].uses:
+        return "the indices of max pooling are used (TensorRT pooling has no indices)"
+    return _max_ok(args)
+
+
+@converter(
+    "aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)",
+    "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+    "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+    validator=_max_values_ok,
+)
+def max_pool_with_indices(ctx: ConversionContext, args: ConverterArgs) -> tuple[SSAValue, None]:
+    return max_pool(ctx, args), None
+
+
 def _avg_ok(args: ConverterArgs) -> str | None:
-    if "divisor_override" in args and not args.is_none("divisor_override"):
-        return "avg_pool with divisor_override"
+    if "divisor_override" in args and not args.is_none("divisor_override") and args.get_bool("ceil_mode"):
+        return "avg_pool with divisor_override and ceil_mode"
     return _float(args)
 
 
@@ -127,6 +143,17 @@ def avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     spatial = int(args.schema.base_name[-2])
     kernel, stride, padding = _window(args, spatial)
     out = ctx.result_shape()[-spatial:]
+    divisor = args.get_optional_int("divisor_override") if "divisor_override" in args else None
+    if divisor is not None:
+        # Without ceil_mode every window lies in the padded input: sum = padded average * window area.
+        y = pool(ctx, args.tensor("self"), PoolingType.kAVERAGE, kernel, stride, padding, False, False, out)
+        area = 1
+        for k in kernel:
+            area *= k
+        from ziggurat.backends.tensorrt.converters.common import elementwise
+        from ziggurat.dialects.trt import ElementWiseOperation
+
+        return elementwise(ctx, y, area / divisor, ElementWiseOperation.kPROD, suffix="divisor_override")
     return pool(ctx, args.tensor("self"), PoolingType.kAVERAGE, kernel, stride, padding,
                 args.get_bool("ceil_mode"), not args.get_bool("count_include_pad"), out)
 

@@ -144,6 +144,8 @@ def all_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 def topk(ctx: ConversionContext, x: SSAValue, k: int, dim: int, largest: bool, suffix: str = "") -> tuple[SSAValue, SSAValue]:
     x = ctx.tensor(x)
+    if ctx.rank(x) == 0:  # a 0-d tensor is its own top-1
+        x, dim = reshape(ctx, x, [1], "as 1-D"), 0
     layer = ctx.add(TopKOp(x, TopKOperation.kMAX if largest else TopKOperation.kMIN, k, mask_from_axes([dim]),
                            name=ctx.name(suffix)))
     return layer.values, layer.indices
@@ -153,8 +155,6 @@ def _topk_input(args: ConverterArgs) -> str | None:
     dtype = args.dtype("self")
     if dtype == torch.bool or dtype == torch.int8:
         return f"ITopKLayer does not take {dtype}"
-    if args.rank("self") == 0:
-        return "top-k of a 0-d tensor"
     return None
 
 
@@ -164,7 +164,7 @@ def _topk_input(args: ConverterArgs) -> str | None:
     validator=_topk_input,
 )
 def max_dim(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
-    dim = normalize_dim(ctx, args.get_int("dim"), args.rank("self"))
+    dim = normalize_dim(ctx, args.get_int("dim"), max(args.rank("self"), 1))
     values, indices = topk(ctx, args.tensor("self"), 1, dim, args.schema.base_name == "max", "top-1")
     values = reshape(ctx, values, ctx.result_shape(0), "values")
     indices = reshape(ctx, cast(ctx, indices, torch.int64, "indices cast"), ctx.result_shape(1), "indices")
@@ -182,7 +182,7 @@ def argmax(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
         x = reshape(ctx, x, [-1], "flatten")
         dim = 0
     else:
-        dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
+        dim = normalize_dim(ctx, args.get_int("dim"), max(ctx.rank(x), 1))
     _, indices = topk(ctx, x, 1, dim, args.schema.base_name == "argmax", "top-1")
     return reshape(ctx, cast(ctx, indices, torch.int64, "indices cast"), ctx.result_shape(), "")
 
@@ -190,9 +190,10 @@ def argmax(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 @converter("aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
            validator=_topk_input)
 def topk_(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
-    dim = normalize_dim(ctx, args.get_int("dim"), args.rank("self"))
+    dim = normalize_dim(ctx, args.get_int("dim"), max(args.rank("self"), 1))
     values, indices = topk(ctx, args.tensor("self"), args.get_int("k"), dim, args.get_bool("largest"))
-    return [values, cast(ctx, indices, torch.int64, "indices cast")]
+    values = reshape(ctx, values, ctx.result_shape(0), "values")
+    return [values, reshape(ctx, cast(ctx, indices, torch.int64, "indices cast"), ctx.result_shape(1), "indices")]
 
 
 # -- scans and softmax ---------------------------------------------------------------------------------

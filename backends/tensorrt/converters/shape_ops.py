@@ -99,6 +99,8 @@ def copy(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 def permute(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     x = ctx.tensor(args.tensor("self"))
     rank = ctx.rank(x)
+    if rank <= 1:  # transposing 0-d and 1-d tensors changes nothing
+        return _same_rank_view(ctx, x)
     if "dims" in args:
         perm = [normalize_dim(ctx, d, rank) for d in args.get_ints("dims")]
     elif "dim0" in args:

@@ -36,6 +36,22 @@ def layer(op_type: type[OpT]) -> Callable[[Callable[[OpT, Sequence[torch.Tensor]
     return register
 
 
+def execute_layer(op: Operation, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Run ``op``'s reference implementation; layers whose results are all empty produce empty tensors.
+
+    Any failure is a :class:`LayerExecutionError` (a layer must not crash the executor).
+    """
+    results = [(shape_of(r), dtype_of(r.type)) for r in op.results]
+    if results and all(0 in shape for shape, _ in results):
+        return [torch.empty(shape, dtype=dtype) for shape, dtype in results]
+    try:
+        return HANDLERS[type(op)](op, args)
+    except LayerExecutionError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise LayerExecutionError(f"{type(e).__name__}: {e}") from e
+
+
 def result_dtype(value: SSAValue) -> torch.dtype:
     return dtype_of(value.type)
 

@@ -79,6 +79,9 @@ def _slice(op: SliceOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     x = args[0]
     mode = op.mode.data
     start, size, stride = ints(op.start), ints(op.size), ints(op.stride)
+    if mode == SampleMode.kFILL and x.numel() == 0:  # every coordinate is out of bounds
+        fill = args[1].reshape(()) if len(args) > 1 else torch.zeros((), dtype=x.dtype)
+        return [torch.full(size, fill.item(), dtype=x.dtype)]
     y = x
     mask: torch.Tensor | None = None
     for dim in range(x.dim()):
