@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -12,7 +14,7 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu import vecmath
 
-from .harness import Kernels, Target, build_module, compile_module, targets
+from .harness import Kernels, Target, build_module, cache_dir, compile_module, targets
 from .references import EAGER, TRUTH, rel_err, rel_err_vs, ulp_err
 
 #: kinds whose float accuracy is measured (the rest are exact ops compared bit for bit)
@@ -121,10 +123,30 @@ def measure(k: Kernels, kind: str, x: torch.Tensor, name: str | None = None) -> 
 
 
 def opinfo_samples(op_names: Iterable[str], variant: str | None = None) -> dict[str, torch.Tensor]:
-    """Flattened float32 CPU sample inputs of torch OpInfos (first positional tensor)."""
+    """Flattened float32 CPU sample inputs of torch OpInfos (first positional tensor).
+
+    Generated with a fixed seed, so they are cached on disk per torch version and op list
+    (importing torch's OpInfo database alone takes seconds).
+    """
+    wanted = set(op_names)
+    cdir = cache_dir()
+    path = None
+    if cdir is not None:
+        key = hashlib.sha256(repr((torch.__version__, sorted(wanted), variant)).encode()).hexdigest()[:24]
+        path = cdir / f"opinfo-{key}.pt"
+        if path.exists():
+            return torch.load(path)
+    samples = _generate_opinfo_samples(wanted, variant)
+    if path is not None:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        torch.save(samples, tmp)
+        os.replace(tmp, path)
+    return samples
+
+
+def _generate_opinfo_samples(wanted: set[str], variant: str | None) -> dict[str, torch.Tensor]:
     from torch.testing._internal.common_methods_invocations import op_db
 
-    wanted = set(op_names)
     out: dict[str, list[torch.Tensor]] = {}
     torch.manual_seed(0)
     for op in op_db:

@@ -9,8 +9,11 @@ or scalar code), and runs them on torch tensors through ctypes pointers.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import torch
@@ -196,20 +199,59 @@ def build_module(target: Target, unary: Mapping[str, UnaryEmit] = {},
     return module
 
 
+def cache_dir() -> Path | None:
+    """Where compiled objects and OpInfo samples are kept between runs (None: caching off).
+
+    ``<repo>/.cache/cpu_vecmath`` (git-ignored); ``ZIGGURAT_VECMATH_CACHE=0`` disables it.
+    Entries are keyed by a hash of everything that determines their content.
+    """
+    if os.environ.get("ZIGGURAT_VECMATH_CACHE", "1") == "0":
+        return None
+    d = Path(__file__).resolve().parents[2] / ".cache" / "cpu_vecmath"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def compile_module(module: ir.Module, target: Target, elem: ir.Type = F32) -> Kernels:
-    """Verify, optimise at O3 for ``target`` and JIT-compile with MCJIT."""
+    """Verify, optimise at O3 for ``target`` and JIT-compile with MCJIT.
+
+    The object code (and its assembly listing) is cached on disk by a hash of the IR text,
+    the target and the LLVM version, so repeated test runs skip the optimiser and codegen.
+    """
     _init_llvm()
     text = str(module)
     mod = llvm.parse_assembly(text)
     mod.verify()
     tm = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(
         cpu=target.cpu, features=target.features, opt=3, jit=True)
+    key = hashlib.sha256("\0".join([text, target.cpu, target.features, tm.triple,
+                                     str(llvm.llvm_version_info)]).encode()).hexdigest()[:32]
+    cdir = cache_dir()
+    obj_path = asm_path = None
+    if cdir is not None:
+        obj_path, asm_path = cdir / f"{key}.o", cdir / f"{key}.s"
+        if obj_path.exists() and asm_path.exists():
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj_path.read_bytes()))
+            engine.finalize_object()
+            return Kernels(target, elem, text, asm_path.read_text(), engine)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     asm = tm.emit_assembly(mod)
-    engine = llvm.create_mcjit_compiler(mod, tm)
+    obj = tm.emit_object(mod)
+    if obj_path is not None and asm_path is not None:
+        _write_atomic(asm_path, asm.encode())
+        _write_atomic(obj_path, obj)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     return Kernels(target, elem, text, asm, engine)
