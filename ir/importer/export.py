@@ -132,6 +132,9 @@ class ExportImporter:
                 args[spec.name] = spec.default if spec.has_default else None
         val = node.meta.get("val")
         examples = list(val) if isinstance(val, list | tuple) else [val]
+        if any(isinstance(e, torch.Tensor) and not all(isinstance(d, int) for d in e.shape) for e in examples):
+            raise self._error(node, "has a data-dependent output shape; the TorchScript frontend "
+                              "specializes it to the example inputs", schema.text)
         try:
             types = [result_type(v) for v in examples]
         except UnsupportedTypeError as e:
