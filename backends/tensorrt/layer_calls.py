@@ -37,6 +37,7 @@ from ziggurat.dialects.trt import (
     ElementWiseOp,
     FillOp,
     GatherOp,
+    GridSampleOp,
     IdentityOp,
     MatrixMultiplyOp,
     NormalizationOp,
@@ -352,6 +353,14 @@ def _gather(b: PlanBuilder, op: GatherOp) -> None:
 def _scatter(b: PlanBuilder, op: ScatterOp) -> None:
     b.add(op, "add_scatter", (b.tensor(op.data), b.tensor(op.indices), b.tensor(op.updates),
                               _enum("ScatterMode", op.mode.data)), (("axis", op.axis.value.data),))
+
+
+@emits(GridSampleOp)
+def _grid_sample(b: PlanBuilder, op: GridSampleOp) -> None:
+    b.add(op, "add_grid_sample", (b.tensor(op.input), b.tensor(op.grid)),
+          (("interpolation_mode", _enum("InterpolationMode", op.interpolation_mode.data)),
+           ("align_corners", bool(op.align_corners.value.data)),
+           ("sample_mode", _enum("SampleMode", op.sample_mode.data))))
 
 
 @emits(PaddingOp)

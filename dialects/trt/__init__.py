@@ -10,6 +10,7 @@ from ziggurat.dialects.trt.enums import *  # noqa: F403
 from ziggurat.dialects.trt.layout import (
     ConcatenationOp,
     GatherOp,
+    GridSampleOp,
     PaddingOp,
     ResizeOp,
     ScatterOp,

@@ -8,6 +8,7 @@ from ziggurat.dialects.trt.enums import ENUM_ATTRIBUTES
 from ziggurat.dialects.trt.layout import (
     ConcatenationOp,
     GatherOp,
+    GridSampleOp,
     PaddingOp,
     ResizeOp,
     ScatterOp,
@@ -57,6 +58,7 @@ TRT_OPS = (
     SliceOp,
     GatherOp,
     ScatterOp,
+    GridSampleOp,
     PaddingOp,
     ResizeOp,
     ConstantOp,

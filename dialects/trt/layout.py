@@ -52,6 +52,7 @@ from ziggurat.dialects.trt.shapes import (
     ShapeError,
     check_scatter,
     concatenation_output_shape,
+    grid_sample_output_shape,
     gather_output_shape,
     padding_output_shape,
     resize_output_shape,
@@ -406,3 +407,54 @@ class ResizeOp(TrtLayerOp):
             self.resize_mode.data,
         )
         self.expect_type(self.output, shape, element_of(self.input))
+
+
+@irdl_op_definition
+class GridSampleOp(TrtLayerOp):
+    """IGridSampleLayer: sample [N, C, H, W] at the normalized (x, y) of grid [N, H', W', 2].
+
+    Coordinates in [-1, 1] map to pixel centres (``align_corners``: to the corner pixels);
+    ``sample_mode`` kFILL reads zeros outside, kCLAMP the border, kREFLECT the reflection.
+    """
+
+    name = "trt.grid_sample"
+    LAYER: ClassVar[str] = "IGridSampleLayer"
+
+    input = operand_def(TensorType)
+    grid = operand_def(TensorType)
+    output = result_def(TensorType)
+    interpolation_mode = prop_def(InterpolationModeAttr, default_value=InterpolationModeAttr(InterpolationMode.kLINEAR))
+    align_corners = prop_def(BoolAttr, default_value=bool_attr(False))
+    sample_mode = prop_def(SampleModeAttr, default_value=SampleModeAttr(SampleMode.kFILL))
+
+    assembly_format = "$input `,` $grid attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        input: SSAValue,
+        grid: SSAValue,
+        *,
+        name: str,
+        interpolation_mode: InterpolationMode = InterpolationMode.kLINEAR,
+        align_corners: bool = False,
+        sample_mode: SampleMode = SampleMode.kFILL,
+    ) -> None:
+        shape = grid_sample_output_shape(shape_of(input), shape_of(grid))
+        super().__init__(
+            operands=[input, grid],
+            result_types=[tensor_of(shape, element_of(input))],
+            properties={
+                "name": StringAttr(name),
+                "interpolation_mode": InterpolationModeAttr(interpolation_mode),
+                "align_corners": bool_attr(align_corners),
+                "sample_mode": SampleModeAttr(sample_mode),
+            },
+        )
+
+    def verify_layer(self) -> None:
+        self.expect_elements(self.input, FLOAT_TYPES, "input")
+        element = self.expect_same_elements([self.input, self.grid], "input and grid")
+        if self.sample_mode.data not in (SampleMode.kFILL, SampleMode.kCLAMP, SampleMode.kREFLECT):
+            raise ShapeError(f"sample_mode must be kFILL, kCLAMP or kREFLECT, got {self.sample_mode.data}")
+        shape = grid_sample_output_shape(shape_of(self.input), shape_of(self.grid))
+        self.expect_type(self.output, shape, element)

@@ -466,6 +466,15 @@ def check_scatter(data: Shape, indices: Shape, updates: Shape, mode: str, axis: 
     raise ShapeError(f"unknown scatter mode {mode}")
 
 
+def grid_sample_output_shape(input_shape: Shape, grid: Shape) -> Shape:
+    """IGridSampleLayer: input [N, C, H, W], grid [N, H', W', 2] -> [N, C, H', W']."""
+    if len(input_shape) != 4:
+        raise ShapeError(f"input must be [N, C, H, W], got {list(input_shape)}")
+    if len(grid) != 4 or grid[3] != 2 or grid[0] != input_shape[0]:
+        raise ShapeError(f"grid must be [N={input_shape[0]}, H', W', 2], got {list(grid)}")
+    return (input_shape[0], input_shape[1], grid[1], grid[2])
+
+
 def padding_output_shape(shape: Shape, pre: Sequence[int], post: Sequence[int]) -> Shape:
     """IPaddingLayer: zero padding (negative: trimming) of the two innermost dims."""
     if len(shape) < 4:

@@ -83,3 +83,11 @@ RESIZES = {
 @pytest.mark.parametrize("name", sorted(RESIZES))
 def test_resize(name: str) -> None:
     check_converts(RESIZES[name], [torch.randn(2, 3, 4, 5)], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sampler(mode: str, padding: str) -> None:
+    grid = torch.rand(1, 3, 4, 2) * 2.4 - 1.2
+    check_converts(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False),
+                   [torch.randn(1, 2, 5, 4), grid], rtol=1e-5, atol=1e-5)

@@ -170,3 +170,19 @@ def test_constant_shape_and_fill() -> None:
     noise = run_layer([x], lambda v: FillOp(FillOperation.kRANDOM_UNIFORM, (1000,), element_type(torch.float32),
                                             name="rand", alpha=2.0, beta=(3.0,)).output)
     assert 2.0 <= float(noise.min()) and float(noise.max()) <= 3.0
+
+
+@pytest.mark.parametrize("interpolation", [InterpolationMode.kLINEAR, InterpolationMode.kNEAREST])
+@pytest.mark.parametrize("sample_mode", [SampleMode.kFILL, SampleMode.kCLAMP, SampleMode.kREFLECT])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_modes(interpolation: InterpolationMode, sample_mode: SampleMode, align: bool) -> None:
+    from ziggurat.dialects.trt import GridSampleOp
+
+    image = torch.randn(2, 3, 5, 6)
+    grid = torch.rand(2, 4, 7, 2) * 3 - 1.5  # inside and outside [-1, 1]
+    y = run_layer([image, grid], lambda a, g: GridSampleOp(a, g, name="grid", interpolation_mode=interpolation,
+                                                           align_corners=align, sample_mode=sample_mode).output)
+    mode = {InterpolationMode.kLINEAR: "bilinear", InterpolationMode.kNEAREST: "nearest"}[interpolation]
+    padding = {SampleMode.kFILL: "zeros", SampleMode.kCLAMP: "border", SampleMode.kREFLECT: "reflection"}[sample_mode]
+    expected = F.grid_sample(image, grid, mode=mode, padding_mode=padding, align_corners=align)
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5)

@@ -12,6 +12,7 @@ from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
+    GridSampleOp,
     InterpolationMode,
     ResizeCoordinateTransformation,
     ResizeOp,
@@ -180,3 +181,32 @@ def pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
         x = pad_slice(ctx, x, [min(p, 0) for p in pads], SampleMode.kSTRICT_BOUNDS)
         pads = [max(p, 0) for p in pads]
     return pad_slice(ctx, x, pads, mode, fill)
+
+
+_GRID_INTERPOLATION = {0: InterpolationMode.kLINEAR, 1: InterpolationMode.kNEAREST}
+_GRID_PADDING = {0: SampleMode.kFILL, 1: SampleMode.kCLAMP, 2: SampleMode.kREFLECT}
+
+
+def _grid_ok(args: ConverterArgs) -> str | None:
+    if args.get_int("interpolation_mode") not in _GRID_INTERPOLATION:
+        return "bicubic grid sampling"
+    if args.get_int("padding_mode") not in _GRID_PADDING:
+        return f"padding mode {args.get_int('padding_mode')}"
+    if args.rank("input") != 4:
+        return "IGridSampleLayer samples 2-D images [N, C, H, W]"
+    if args.dtype("input") not in FLOAT_DTYPES:
+        return f"grid sampling of {args.dtype('input')} tensors"
+    return None
+
+
+@converter("aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+           validator=_grid_ok)
+def grid_sampler(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """IGridSampleLayer: bilinear/nearest, zeros -> kFILL, border -> kCLAMP, reflection -> kREFLECT."""
+    from ziggurat.backends.tensorrt.converters.common import cast
+
+    x = ctx.tensor(args.tensor("input"))
+    grid = cast(ctx, ctx.tensor(args.tensor("grid")), ctx.dtype(x), "grid cast")
+    return ctx.add(GridSampleOp(x, grid, name=ctx.name(), interpolation_mode=_GRID_INTERPOLATION[args.get_int("interpolation_mode")],
+                                align_corners=args.get_bool("align_corners"),
+                                sample_mode=_GRID_PADDING[args.get_int("padding_mode")])).output

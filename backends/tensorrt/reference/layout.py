@@ -19,6 +19,7 @@ from ziggurat.dialects.trt.enums import (
 from ziggurat.dialects.trt.layout import (
     ConcatenationOp,
     GatherOp,
+    GridSampleOp,
     PaddingOp,
     ResizeOp,
     ScatterOp,
@@ -212,3 +213,55 @@ def _resize(op: ResizeOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     return [x.to(result_dtype(op.output))]
 
 
+
+
+def _reflect(x: torch.Tensor, twice_low: int, twice_high: int) -> torch.Tensor:
+    """Fold coordinates into [twice_low/2, twice_high/2] by reflection at the borders."""
+    if twice_low == twice_high:
+        return torch.zeros_like(x)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    x = (x - low).abs()
+    extra = torch.fmod(x, span)
+    flips = torch.floor(x / span)
+    return torch.where(torch.remainder(flips, 2) == 0, extra + low, span - extra + low)
+
+
+def _grid_coordinates(g: torch.Tensor, size: int, align: bool, mode: SampleMode) -> torch.Tensor:
+    """Pixel coordinates of normalized grid values along one axis (ONNX/TensorRT GridSample)."""
+    x = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+    if mode == SampleMode.kCLAMP:
+        return x.clamp(0, size - 1)
+    if mode == SampleMode.kREFLECT:
+        x = _reflect(x, 0, 2 * (size - 1)) if align else _reflect(x, -1, 2 * size - 1)
+        return x.clamp(0, size - 1)
+    return x
+
+
+def _taps(image: torch.Tensor, ys: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
+    """image [N, C, H, W] at integer (ys, xs) [N, H', W'] -> [N, C, H', W']; zeros outside."""
+    n, c, h, w = image.shape
+    inside = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
+    flat = (ys.clamp(0, h - 1) * w + xs.clamp(0, w - 1)).reshape(n, 1, -1).expand(n, c, -1)
+    values = image.reshape(n, c, h * w).gather(2, flat).reshape(n, c, *ys.shape[1:])
+    return values * inside.unsqueeze(1).to(values.dtype)
+
+
+@layer(GridSampleOp)
+def _grid_sample(op: GridSampleOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    image = args[0].to(torch.float32)
+    grid = args[1].to(torch.float32)
+    _, _, h, w = image.shape
+    align = bool(op.align_corners.value.data)
+    mode = op.sample_mode.data
+    x = _grid_coordinates(grid[..., 0], w, align, mode)
+    y = _grid_coordinates(grid[..., 1], h, align, mode)
+    if op.interpolation_mode.data == InterpolationMode.kNEAREST:
+        out = _taps(image, torch.round(y).to(torch.int64), torch.round(x).to(torch.int64))
+    else:
+        x0, y0 = torch.floor(x), torch.floor(y)
+        wx, wy = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+        x0i, y0i = x0.to(torch.int64), y0.to(torch.int64)
+        out = (_taps(image, y0i, x0i) * (1 - wx) * (1 - wy) + _taps(image, y0i, x0i + 1) * wx * (1 - wy)
+               + _taps(image, y0i + 1, x0i) * (1 - wx) * wy + _taps(image, y0i + 1, x0i + 1) * wx * wy)
+    return [out.to(result_dtype(op.output))]

@@ -38,6 +38,8 @@ func.func @all(%x: tensor<1x3x8x8xf32>, %m: tensor<2x3xf32>, %n: tensor<3x4xf32>
   %26 = trt.resize kLINEAR kALIGN_CORNERS %x {name = "up", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
   %27 = trt.shape %x {name = "size"} : tensor<1x3x8x8xf32> -> tensor<4xi64>
   %28 = trt.fill kLINSPACE {name = "arange", alpha = 0.0 : f64, beta = array<f64: 1.0>} : tensor<5xf32>
+  %gr = trt.constant {name = "grid"} dense<0.5> : tensor<1x2x2x2xf32>
+  %29 = trt.grid_sample %x, %gr {name = "grid_sampler", align_corners = true, sample_mode = #trt<sample_mode kREFLECT>} : (tensor<1x3x8x8xf32>, tensor<1x2x2x2xf32>) -> tensor<1x3x2x2xf32>
   func.return %0 : tensor<1x4x8x8xf32>
 }
 
@@ -77,5 +79,7 @@ func.func @all(%x: tensor<1x3x8x8xf32>, %m: tensor<2x3xf32>, %n: tensor<3x4xf32>
 // CHECK-NEXT: %26 = trt.resize kLINEAR kALIGN_CORNERS %x {name = "up", scales = array<f32: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
 // CHECK-NEXT: %27 = trt.shape %x {name = "size"} : tensor<1x3x8x8xf32> -> tensor<4xi64>
 // CHECK-NEXT: %28 = trt.fill kLINSPACE {name = "arange", alpha = 0.000000e+00 : f64, beta = array<f64: 1.000000e+00>} : tensor<5xf32>
+// CHECK-NEXT: %gr = trt.constant {name = "grid"} dense<5.000000e-01> : tensor<1x2x2x2xf32>
+// CHECK-NEXT: %29 = trt.grid_sample %x, %gr {name = "grid_sampler", align_corners = true, sample_mode = #trt<sample_mode kREFLECT>} : (tensor<1x3x8x8xf32>, tensor<1x2x2x2xf32>) -> tensor<1x3x2x2xf32>
 // CHECK-NEXT: func.return %0 : tensor<1x4x8x8xf32>
 
