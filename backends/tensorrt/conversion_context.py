@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar, node_info
-from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
 from ziggurat.dialects.trt.base import element_of, shape_of
 from ziggurat.ir.errors import ZigguratError
