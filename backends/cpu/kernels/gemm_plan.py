@@ -200,8 +200,8 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
 def _split(spec: GemmSpec, mr: int, tw: int, nc: int, pack_a: bool, pack_b: bool, threads: int) -> tuple[int, int]:
     """Rows/columns split counts (sm, sn) minimising the slowest thread's cost."""
     m, n, k, batch = spec.m, spec.n, spec.k, spec.batch
-    if threads == 1:
-        return 1, 1
+    if threads == 1 or batch >= 4 * threads:
+        return 1, 1  # whole batch entries balance well enough
     max_sm, max_sn = -(-m // mr), -(-n // tw)
     limit = max(8 * threads, 1)
     best: tuple[float, int, int, int] | None = None
