@@ -117,7 +117,13 @@ def emit_unary(
                 f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
                 + (f" ({_vecmath_failure})" if _vecmath_failure else "")
             )
-        return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
+        try:
+            return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
+        except Exception as exc:  # noqa: BLE001 - name the epilogue that failed
+            raise UnaryError(
+                f"vecmath.apply_unary failed to emit the {kind!r} epilogue for {x.type}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     zero = vec.const(0.0)
     if kind == "relu":
         return vec.max(b, x, zero)
