@@ -13,8 +13,8 @@ Polynomial coefficients are our own minimax fits (``vecmath_fit.py`` -> ``vecmat
 the algorithms are described in ``vecmath_explog``, ``vecmath_smooth``, ``vecmath_erf``,
 ``vecmath_trig`` and ``vecmath_simple``.
 
-f64 lanes are supported by everything except ``erf``, ``erfc``, ``gelu_erf``, ``sin`` and
-``cos`` (TypeError).  f32 ``pow`` computes internally in f64 lanes.
+f64 lanes are supported by everything except ``sin`` and ``cos`` (TypeError).  f32 ``pow``
+and the exponent of f32 ``gelu_tanh`` are computed in f64 lanes.
 
 Measured accuracy
 -----------------
@@ -76,38 +76,43 @@ f64 (``<8 x double>``), max relative error vs a 30-digit mpmath truth (DBL_MIN f
 ~1.6e4 points per function (dense [-100, 100], magnitudes 1e-300..3e2, random bit patterns,
 overflow/underflow ranges, (0, 1e308] for the logs and roots):
 
-=============  =========  ==========
-function       max rel    worst at x
-=============  =========  ==========
-exp             1.43e-16  0.36749
-exp2            1.36e-16  0.542351
-expm1           2.34e-16  0.407913
-log             1.53e-16  0.366746
-log2            1.81e-16  0.683216
-log10           1.97e-16  0.92891
-log1p           1.66e-16  0.419274
-tanh            3.22e-16  0.178455
-sigmoid         2.75e-16  -23.5
-silu            3.14e-16  -14.2917
-gelu_tanh x>-3  7.95e-16  -2.79167
-softplus        2.39e-16  -0.715327
-mish            3.58e-16  -27.555
-elu             2.02e-16  -0.356805
-selu            3.39e-16  -0.867628
-celu            2.02e-16  -0.356805
-sqrt            1.11e-16  16
-rsqrt           1.63e-16  0.964409
-reciprocal      1.09e-16  4.11909e+180
-=============  =========  ==========
+==============  =========  ==========
+function        max rel    worst at x
+==============  =========  ==========
+exp              1.43e-16  0.36749
+exp2             1.36e-16  0.542351
+expm1            2.34e-16  0.407913
+log              1.53e-16  0.366746
+log2             1.81e-16  0.683216
+log10            1.97e-16  0.92891
+log1p            1.66e-16  0.419274
+tanh             3.22e-16  0.178455
+sigmoid          2.75e-16  -23.5
+silu             3.14e-16  -14.2917
+erf              6.37e-16  0.530962
+erfc             6.87e-16  0.536845
+gelu_erf         7.77e-16  -0.8525
+gelu_tanh x>-3   7.95e-16  -2.79167
+softplus         2.39e-16  -0.715327
+mish             3.58e-16  -27.555
+elu              2.02e-16  -0.356805
+selu             3.39e-16  -0.867628
+celu             2.02e-16  -0.356805
+sqrt             1.11e-16  16
+rsqrt            1.63e-16  0.964409
+reciprocal       1.09e-16  4.11909e+180
+==============  =========  ==========
 
-f64 ``gelu_tanh`` forms ``2u`` in plain f64, so in the negative tail its relative error grows
-like ``|2u| * 2^-53`` (asserted <= 2.5e-13 on [-30, -3]); f64 ``pow`` is ``exp(y*log|x|)`` in
-f64, error ~ ``(1 + |y ln x|) * 2^-52`` (1.1e-13 measured at ``|y ln x|`` ~ 700).
+The f64 erf family is the weakest f64 kernel (~3.5 ulp): the rounding of ``t = 2/(2+|x|)`` is
+amplified by the erfcx polynomial, most visibly in ``1 - erfc`` near ``|x| = 0.5``.  f64
+``gelu_tanh`` forms ``2u`` in plain f64, so in the negative tail its relative error grows like
+``|2u| * 2^-53`` (asserted <= 2.5e-13 on [-30, -3]); f64 ``pow`` is ``exp(y*log|x|)`` in f64,
+error ~ ``(1 + |y ln x|) * 2^-52`` (1.1e-13 measured at ``|y ln x|`` ~ 700).
 
 Reproduce: ``/work/main/.venv/bin/python tests/cpu_vecmath/measure_accuracy.py`` prints these
 tables (``--target avx2`` / ``--target scalar`` for the other code paths).  The pytest suite
-``tests/cpu_vecmath`` asserts the bounds in ``tests/cpu_vecmath/bounds.py`` (a 5x thinner
-sweep by default, a 4x denser one under ``-m slow``).
+``tests/cpu_vecmath`` asserts the bounds in ``tests/cpu_vecmath/bounds.py`` (f32: a 5x thinner
+sweep by default, a 4x denser one under ``-m slow``; f64: an 8x thinner point set).
 """
 
 from __future__ import annotations

@@ -43,7 +43,16 @@ SQRT1_2_F32: tuple[float, ...] = (float.fromhex("0x1.6a09e60000000p-1"),)
 TWO_OVER_SQRTPI_F32: tuple[float, ...] = (float.fromhex("0x1.20dd760000000p+0"), float.fromhex("-0x1.f7ac920000000p-25"),)
 
 # erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)
-ERFC_FIT: tuple[float, ...] = (float.fromhex("0x1.0000000000000p+0"), float.fromhex("0x1.0000000000000p-1"), float.fromhex("0x1.5000000000000p+3"),)
+ERFC_FIT_F32: tuple[float, ...] = (float.fromhex("0x1.0000000000000p+0"), float.fromhex("0x1.0000000000000p-1"), float.fromhex("0x1.5000000000000p+3"),)
+
+# erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)
+ERFC_FIT_F64: tuple[float, ...] = (float.fromhex("0x1.0000000000000p+1"), float.fromhex("0x1.0000000000000p-1"), float.fromhex("0x1.b800000000000p+4"),)
+
+# 2/sqrt(pi) as hi + lo
+TWO_OVER_SQRTPI_F64: tuple[float, ...] = (float.fromhex("0x1.20dd750429b6dp+0"), float.fromhex("0x1.1ae3a914fed80p-56"),)
+
+# 1/sqrt(2)
+SQRT1_2_F64: tuple[float, ...] = (float.fromhex("0x1.6a09e667f3bcdp-1"),)
 
 # 2*sqrt(2/pi) and 2*sqrt(2/pi)*0.044715 (the 2 folds 1+tanh(u) = 2*sigmoid(2u))
 GELU_TANH_K_F64: tuple[float, ...] = (float.fromhex("0x1.9884533d43651p+0"), float.fromhex("0x1.2444f2a4d8b4bp-4"),)
@@ -150,6 +159,49 @@ EXPM1_F64: tuple[float, ...] = (
     float.fromhex("0x1.27e4d6837cbaap-22"),  # 2.7557266710149923e-07
     float.fromhex("0x1.af615b287b6cdp-26"),  # 2.5109638064909238e-08
     float.fromhex("0x1.1f886e1a69803p-29"),  # 2.092077411660877e-09
+)
+
+# erf(x) = x * (2/sqrt(pi) + x^2 * P(x^2)), |x| <= 1/2 (2/sqrt(pi) as hi+lo)
+# fitted on [0.0, 0.250000001], f64, max rel err of P part: 4.217e-18
+ERF_SMALL_F64: tuple[float, ...] = (
+    float.fromhex("-0x1.812746b0379c4p-2"),  # -0.3761263890318356
+    float.fromhex("0x1.ce2f21a03e595p-4"),  # 0.1128379167093015
+    float.fromhex("-0x1.b82ce30f7ee91p-6"),  # -0.026866170634078094
+    float.fromhex("0x1.565bcc0a0de26p-8"),  # 0.00522397738864514
+    float.fromhex("-0x1.c02d536dbe1f9p-11"),  # -0.0008548298917210865
+    float.fromhex("0x1.f98e3b12e9cc8p-14"),  # 0.0001205338451614079
+    float.fromhex("-0x1.f22e70d80dc79p-17"),  # -1.4846962969368296e-05
+    float.fromhex("0x1.8b928385e346cp-20"),  # 1.4736217237327317e-06
+)
+
+# erfc(z) = exp(-z^2) * P(t), t = 2.0/(2.0+z), z in [0.5, 27.5]
+# fitted on [0.06779661016949153, 0.8], f64, max rel err of P part: 4.222e-19
+ERFCX_F64: tuple[float, ...] = (
+    float.fromhex("0x1.0a41123316a0ap-44"),  # 5.912030508554897e-14
+    float.fromhex("0x1.20dd75040b89dp-2"),  # 0.28209479176701696
+    float.fromhex("0x1.20dd750a83911p-2"),  # 0.2820947921435542
+    float.fromhex("0x1.f9838b206fbf6p-3"),  # 0.2468329304956282
+    float.fromhex("0x1.6914f86b73901p-3"),  # 0.1763095290938921
+    float.fromhex("0x1.5701e55c9fb5bp-4"),  # 0.0837420424886494
+    float.fromhex("-0x1.1cb3f0d19e83bp-8"),  # -0.004344221395166821
+    float.fromhex("-0x1.d642f8cc29d07p-5"),  # -0.0574049815489222
+    float.fromhex("-0x1.895abc02341d5p-5"),  # -0.048016898350059435
+    float.fromhex("-0x1.4a1ae3e270b4dp-5"),  # -0.04029602535913188
+    float.fromhex("0x1.00fc6e3aef453p-2"),  # 0.2509629462691169
+    float.fromhex("-0x1.b8ccda6d87e1ap-1"),  # -0.8609379061417173
+    float.fromhex("0x1.b6b8050a17b56p+1"),  # 3.427490835121186
+    float.fromhex("-0x1.57b93c8d62ac5p+3"),  # -10.7413618813929
+    float.fromhex("0x1.b28b539e1f1dcp+4"),  # 27.15901529089193
+    float.fromhex("-0x1.c68222acb2d2dp+5"),  # -56.81354269905783
+    float.fromhex("0x1.8101f31a16e78p+6"),  # 96.25190392269894
+    float.fromhex("-0x1.021085bceab00p+7"),  # -129.0322703396305
+    float.fromhex("0x1.0ddf2eef0d4ebp+7"),  # 134.93590495145267
+    float.fromhex("-0x1.b302139165b2fp+6"),  # -108.75202777083608
+    float.fromhex("0x1.096ea23b7d1c4p+6"),  # 66.35804074240792
+    float.fromhex("-0x1.db7e8cfc7f0a4p+4"),  # -29.718396173776128
+    float.fromhex("0x1.278dcfe626492p+3"),  # 9.236061048041197
+    float.fromhex("-0x1.c880360c9af87p+0"),  # -1.7832063465857304
+    float.fromhex("0x1.4a729d5e7b37dp-3"),  # 0.16135142273506267
 )
 
 # log1p(f) = 2s + s^3 * P(s^2), s = f/(2+f), |s| <= (sqrt2-1)/(sqrt2+1)

@@ -1,11 +1,12 @@
-"""Error-function kernels: erf, erfc and the exact (erf-based) GELU.  f32 lanes only.
+"""Error-function kernels: erf, erfc and the exact (erf-based) GELU, for f32 and f64 lanes.
 
 Two regions, both evaluated for every lane and merged with a select:
 
 * ``|z| < 1/2``: ``erf(z) = z * (2/sqrt(pi) + z^2 P(z^2))`` with the leading constant as a
   two-word value, so the relative error stays at the rounding level down to the denormals.
-* ``|z| >= 1/2``: ``erfc(z) = exp(-z^2) * Q(t)``, ``t = 3 / (3 + z)``, where ``Q`` fits
-  ``erfcx(z) = exp(z^2) erfc(z)`` on ``z in [0.5, 10.5]``.  ``z^2`` is formed exactly as a
+* ``|z| >= 1/2``: ``erfc(z) = exp(-z^2) * Q(t)``, ``t = A / (A + z)``, where ``Q`` fits
+  ``erfcx(z) = exp(z^2) erfc(z)`` on ``z in [0.5, 10.5]`` (f32: A = 1, degree 10) or
+  ``[0.5, 27.5]`` (f64: A = 2, degree 24), i.e. up to where erfc underflows.  ``z^2`` is formed exactly as a
   two-word value (``hi = z*z``, ``lo = fma(z, z, -hi)``) and fed to the exp kernel, so the
   tail ``erfc`` (and therefore GELU for negative inputs, ``x * erfc(-x/sqrt2) / 2``) keeps
   full relative accuracy until it underflows.  For GELU the square is taken of ``x`` itself
@@ -21,27 +22,32 @@ from ziggurat.backends.cpu.vecmath_explog import exp_parts, scale2
 from ziggurat.backends.cpu.vecmath_ir import VB
 
 _SMALL = 0.5  # region split in z
-_ERFC_A, _, _ERFC_ZMAX = K.ERFC_FIT  # t = A / (A + z); fit range end (erfc underflows before)
+# x beyond which gelu(x) == x exactly: Phi(-x) < 2^-25 (f32) / 2^-54 (f64)
+_GELU_IS_X = {"f32": 6.0, "f64": 8.5}
 
 
-def _require_f32(v: VB, name: str) -> None:
-    if not v.is_f32:
-        raise TypeError(f"vecmath.{name}: only f32 lanes are supported (got f64)")
+def _tab(v: VB, name: str) -> tuple[float, ...]:
+    return getattr(K, f"{name}_{v.fmt.name.upper()}")
+
+
+def _zmax(v: VB) -> float:
+    return _tab(v, "ERFC_FIT")[2]
 
 
 def _erf_small(v: VB, z: ir.Value) -> ir.Value:
     """erf(z) for |z| <= 1/2 (sign of z preserved except for zeros)."""
-    c_hi, c_lo = K.TWO_OVER_SQRTPI_F32
+    c_hi, c_lo = _tab(v, "TWO_OVER_SQRTPI")
     s = v.mul(z, z)
-    t = v.fma(v.poly(s, K.ERF_SMALL_F32), s, v.c(c_lo))
+    t = v.fma(v.poly(s, _tab(v, "ERF_SMALL")), s, v.c(c_lo))
     return v.fma(z, v.c(c_hi), v.mul(z, t))
 
 
 def _erfc_large(v: VB, a: ir.Value, sq_hi: ir.Value, sq_lo: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
     """erfc(a) = (mq * s1) * s2 for a >= 1/2, given a^2 = sq_hi + sq_lo (a clamped for the polynomial)."""
-    ac = v.min_ord(a, v.c(_ERFC_ZMAX))
-    t = v.div(v.c(_ERFC_A), v.add(ac, v.c(_ERFC_A)))
-    q = v.poly(t, K.ERFCX_F32)
+    big_a, _, zmax = _tab(v, "ERFC_FIT")
+    ac = v.min_ord(a, v.c(zmax))
+    t = v.div(v.c(big_a), v.add(ac, v.c(big_a)))
+    q = v.poly(t, _tab(v, "ERFCX"))
     m, s1, s2 = exp_parts(v, v.neg(sq_hi), v.neg(sq_lo), zero_below=True)
     return v.mul(m, q), s1, s2
 
@@ -54,10 +60,9 @@ def _square2(v: VB, a: ir.Value) -> tuple[ir.Value, ir.Value]:
 def erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """Gauss error function."""
     v = VB(b, x)
-    _require_f32(v, "erf")
     a = v.abs(x)
     small = _erf_small(v, a)
-    ac = v.min_ord(a, v.c(_ERFC_ZMAX))
+    ac = v.min_ord(a, v.c(_zmax(v)))
     hi, lo = _square2(v, ac)
     large = v.sub(v.c(1.0), scale2(v, *_erfc_large(v, ac, hi, lo)))
     res = v.sel(v.lt(a, v.c(_SMALL)), small, large)
@@ -67,10 +72,9 @@ def erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def erfc(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """Complementary error function 1 - erf(x), accurate in the x > 0 tail."""
     v = VB(b, x)
-    _require_f32(v, "erfc")
     a = v.abs(x)
     small = v.sub(v.c(1.0), _erf_small(v, x))
-    ac = v.min_ord(a, v.c(_ERFC_ZMAX))
+    ac = v.min_ord(a, v.c(_zmax(v)))
     hi, lo = _square2(v, ac)
     k = scale2(v, *_erfc_large(v, ac, hi, lo))
     large = v.sel(v.lt(x, v.c(0.0)), v.sub(v.c(2.0), k), k)
@@ -85,21 +89,21 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     for +inf too).
     """
     v = VB(b, x)
-    _require_f32(v, "gelu_erf")
-    z = v.mul(x, v.c(K.SQRT1_2_F32[0]))
+    sqrt1_2 = _tab(v, "SQRT1_2")[0]
+    z = v.mul(x, v.c(sqrt1_2))
     h = v.mul(x, v.c(0.5))
     # |z| < 1/2: gelu = h + h*erf(z)
     small = v.fma(h, _erf_small(v, z), h)
     # |z| >= 1/2: with k = erfc(|z|), gelu = x - h*k (x > 0) or h*k (x < 0)
-    xlim = _ERFC_ZMAX * 2.0 ** 0.5 * 0.999
+    xlim = _zmax(v) * 2.0 ** 0.5 * 0.999
     xc = v.min_ord(v.max_ord(x, v.c(-xlim)), v.c(xlim))
     xh, xl = _square2(v, xc)
     half = v.c(0.5)
-    mq, s1, s2 = _erfc_large(v, v.abs(v.mul(xc, v.c(K.SQRT1_2_F32[0]))), v.mul(xh, half), v.mul(xl, half))
+    mq, s1, s2 = _erfc_large(v, v.abs(v.mul(xc, v.c(sqrt1_2))), v.mul(xh, half), v.mul(xl, half))
     neg = scale2(v, v.mul(h, mq), s1, s2)  # h * erfc(|z|), rounded once into the denormals
     pos = v.fma(v.neg(h), scale2(v, mq, s1, s2), x)
     large = v.sel(v.lt(x, v.c(0.0)), neg, pos)
     res = v.sel(v.lt(v.abs(z), v.c(_SMALL)), small, large)
-    res = v.sel(v.gt(x, v.c(6.0)), x, res)  # Phi(-6) < 2^-25: exact, and handles +inf
+    res = v.sel(v.gt(x, v.c(_GELU_IS_X[v.fmt.name])), x, res)  # x*Phi(x) rounds to x; handles +inf
     res = v.sel(v.lt(x, v.c(-xlim)), v.mul(x, v.c(0.0)), res)  # underflowed: -0; NaN for -inf
     return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN

@@ -170,12 +170,15 @@ with mp.workdps(_DPS):
 ERFC_A = 1.0
 ERFC_ZLO = 0.5
 ERFC_ZHI = 10.5
+#: the same for f64 lanes (erfc underflows the f64 denormals at z ~ 26.6)
+ERFC_A_F64 = 2.0
+ERFC_ZHI_F64 = 27.5
 #: |r| bound of the sin/cos kernels: pi/4 plus slack for the rounding of x*2/pi at |x| ~ 1e5
 SINCOS_R_MAX = 0.8
 
 
-def _erfcx_t(t: mp.mpf) -> mp.mpf:
-    z = ERFC_A / t - ERFC_A
+def _erfcx_t(t: mp.mpf, a: float = ERFC_A) -> mp.mpf:
+    z = a / t - a
     return mp.erfc(z) * mp.exp(z * z)
 
 
@@ -220,6 +223,12 @@ def specs() -> list[PolySpec]:
                  -LN2_HALF - 1e-12, LN2_HALF + 1e-12, 9, "f64", exp_s),
         PolySpec("EXPM1_F64", "expm1(r) = r + r^2/2 + r^3 * P(r), |r| <= ln2/2", expm1_h,
                  -LN2_HALF - 1e-12, LN2_HALF + 1e-12, 9, "f64", expm1_s),
+        PolySpec("ERF_SMALL_F64", "erf(x) = x * (2/sqrt(pi) + x^2 * P(x^2)), |x| <= 1/2 (2/sqrt(pi) as hi+lo)",
+                 _limit(_sq(lambda x: (mp.erf(x) / x - 2 / mp.sqrt(mp.pi)) / x ** 2), -2 / (3 * mp.sqrt(mp.pi))),
+                 0.0, 0.25 + 1e-9, 7, "f64", _limit(lambda s: s * mp.sqrt(s) / mp.erf(mp.sqrt(s)), mp.mpf(0))),
+        PolySpec("ERFCX_F64", f"erfc(z) = exp(-z^2) * P(t), t = {ERFC_A_F64}/({ERFC_A_F64}+z), "
+                 f"z in [{ERFC_ZLO}, {ERFC_ZHI_F64}]", lambda t: _erfcx_t(t, ERFC_A_F64),
+                 ERFC_A_F64 / (ERFC_A_F64 + ERFC_ZHI_F64), ERFC_A_F64 / (ERFC_A_F64 + ERFC_ZLO), 24, "f64"),
         PolySpec("ATANH_F64", "log1p(f) = 2s + s^3 * P(s^2), s = f/(2+f), |s| <= (sqrt2-1)/(sqrt2+1)",
                  _limit(_atanh_h, mp.mpf(2) / 3), 0.0, ATANH_S_MAX ** 2 * (1 + 1e-9), 6, "f64", atanh_s),
     ]
@@ -258,7 +267,10 @@ def constants() -> list[tuple[str, str, list[float]]]:
         ("TWO_OVER_PI_F64", "2/pi", split(2 / mp.pi, "f64", 1)),
         ("SQRT1_2_F32", "1/sqrt(2)", split(1 / mp.sqrt(2), "f32", 1)),
         ("TWO_OVER_SQRTPI_F32", "2/sqrt(pi) as hi + lo", split(2 / mp.sqrt(mp.pi), "f32", 2)),
-        ("ERFC_FIT", "erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)", [ERFC_A, ERFC_ZLO, ERFC_ZHI]),
+        ("ERFC_FIT_F32", "erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)", [ERFC_A, ERFC_ZLO, ERFC_ZHI]),
+        ("ERFC_FIT_F64", "erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)", [ERFC_A_F64, ERFC_ZLO, ERFC_ZHI_F64]),
+        ("TWO_OVER_SQRTPI_F64", "2/sqrt(pi) as hi + lo", split(2 / mp.sqrt(mp.pi), "f64", 2)),
+        ("SQRT1_2_F64", "1/sqrt(2)", split(1 / mp.sqrt(2), "f64", 1)),
         ("GELU_TANH_K_F64", "2*sqrt(2/pi) and 2*sqrt(2/pi)*0.044715 (the 2 folds 1+tanh(u) = 2*sigmoid(2u))",
          [float(2 * mp.sqrt(2 / mp.pi)), float(2 * mp.sqrt(2 / mp.pi) * mp.mpf("0.044715"))]),
     ]

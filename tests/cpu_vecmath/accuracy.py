@@ -43,7 +43,7 @@ REDUCTIONS: dict[str, Callable[[ir.IRBuilder, ir.Value], ir.Value]] = {
     "reduce_min_nonan": lambda b, v: vecmath.reduce_min(b, v, propagate_nan=False),
 }
 
-F64_KINDS: tuple[str, ...] = tuple(k for k in SMOOTH_KINDS if k not in ("erf", "erfc", "gelu_erf", "sin", "cos"))
+F64_KINDS: tuple[str, ...] = tuple(k for k in SMOOTH_KINDS if k not in ("sin", "cos"))
 
 
 @cache

@@ -68,14 +68,14 @@ def pow_row(target: str) -> str:
 
 def f64_table(target: str) -> str:
     k = kernels(target, "f64", full=False)
-    rule = "=============  =========  =========="
-    lines = [rule, "function       max rel    worst at x", rule]
+    rule = "==============  =========  =========="
+    lines = [rule, "function        max rel    worst at x", rule]
     for kind in F64_KINDS:
         x = f64_points(kind, scale=8.0)
         if kind == "gelu_tanh":
             x = x[x > -3].contiguous()
         err, at = max_rel_f64(k, kind, x)
-        lines.append(f"{kind + (' x>-3' if kind == 'gelu_tanh' else ''):<13s}  {err:9.2e}  {at:.6g}")
+        lines.append(f"{kind + (' x>-3' if kind == 'gelu_tanh' else ''):<14s}  {err:9.2e}  {at:.6g}")
     lines.append(rule)
     return "\n".join(lines)
 

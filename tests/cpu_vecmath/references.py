@@ -262,6 +262,13 @@ def _mp_gelu_tanh(x: mp.mpf) -> mp.mpf:
     return x * _mp_sigmoid(2 * u)
 
 
+def _mp_erfc(x: mp.mpf) -> mp.mpf:
+    # mpmath overflows internally for |x| ~ 1e300; erfc is exactly 0 / 2 in f64 far earlier
+    if abs(x) > 1e4:
+        return mp.mpf(0) if x > 0 else mp.mpf(2)
+    return mp.erfc(x)
+
+
 MP_TRUTH: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "exp": mp.exp, "exp2": lambda x: mp.power(2, x), "expm1": mp.expm1, "log": mp.log,
     "log2": lambda x: mp.log(x, 2), "log10": mp.log10, "log1p": mp.log1p, "tanh": mp.tanh, "sigmoid": _mp_sigmoid,
@@ -269,7 +276,8 @@ MP_TRUTH: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "mish": lambda x: x if x > 20 else x * mp.tanh(_mp_softplus(x)),
     "elu": lambda x: x if x > 0 else mp.expm1(x), "selu": lambda x: SELU_S * (x if x > 0 else SELU_A * mp.expm1(x)),
     "celu": lambda x: x if x > 0 else mp.expm1(x), "sqrt": mp.sqrt, "rsqrt": lambda x: 1 / mp.sqrt(x),
-    "reciprocal": lambda x: 1 / x, "gelu_tanh": _mp_gelu_tanh,
+    "reciprocal": lambda x: 1 / x, "gelu_tanh": _mp_gelu_tanh, "erf": lambda x: mp.erf(x) if abs(x) <= 1e4 else mp.sign(x),
+    "erfc": lambda x: _mp_erfc(x), "gelu_erf": lambda x: x * _mp_erfc(-x / mp.sqrt(2)) / 2,
 }
 POSITIVE_DOMAIN = {"log", "log2", "log10", "sqrt", "rsqrt"}
 DBL_MIN = 2.0 ** -1022
@@ -287,6 +295,9 @@ def f64_points(kind: str, scale: float = 1.0) -> torch.Tensor:
     if kind == "log1p":
         x = torch.cat([x, -1 + torch.logspace(-16, 0, int(200 * scale), dtype=torch.float64)])
         x = x[x > -1]
+    if kind in ("erf", "erfc", "gelu_erf"):
+        x = torch.cat([x, torch.linspace(-40, 40, int(800 * scale) + 1, dtype=torch.float64),
+                       torch.linspace(-1, 1, int(200 * scale) + 1, dtype=torch.float64)])
     if kind in ("exp", "expm1", "exp2", "sigmoid", "silu", "softplus", "mish"):
         x = torch.cat([x, torch.linspace(-1100 if kind == "exp2" else -746, 1025 if kind == "exp2" else 710, int(400 * scale) + 1,
                                          dtype=torch.float64)])
