@@ -32,6 +32,9 @@ def test_bounds_meet_requirement() -> None:
 def test_avx512_accuracy(k512: Kernels, opinfo: dict[str, torch.Tensor], kind: str) -> None:
     m = measure(k512, kind, _domain(kind, opinfo, 0.2))
     assert m.max_rel <= MAX_REL_F32[kind], m.row()
+    # vs torch f32, wherever torch itself is within 2 ulp of the truth
+    assert m.max_rel_vs_eager <= REQUIREMENT, m.row()
+    # everywhere: |ours - eager| <= 1e-6 |truth| + |eager - truth|, specials equal eager or truth
     assert m.consistency_violations == 0, m.row()
 
 
@@ -41,6 +44,7 @@ def test_avx512_accuracy_dense(k512: Kernels, opinfo: dict[str, torch.Tensor], k
     """The sweep behind the documented table (4x denser than measure_accuracy.py's default)."""
     m = measure(k512, kind, _domain(kind, opinfo, 4.0))
     assert m.max_rel <= MAX_REL_F32[kind], m.row()
+    assert m.max_rel_vs_eager <= REQUIREMENT, m.row()
     assert m.consistency_violations == 0, m.row()
 
 
