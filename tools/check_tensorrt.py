@@ -6,7 +6,8 @@
 
 For each model: import, ``graph-opt{prepack=false}``, ``convert-torch-to-trt``, one engine
 per segment through the real TensorRT API, run on CUDA, compare with eager (max relative
-error) and with the reference executor's result for the same ``trt`` IR.  Without TensorRT or
+error); ``--reference`` runs the same ``trt`` IR on the CPU reference executor instead and
+still plans every segment's TensorRT API calls.  Without TensorRT or
 a GPU it exits with status 2 and says what is missing (``--reference`` still checks the IR).
 Exit status: 0 all models within tolerance, 1 some model failed, 2 TensorRT unavailable.
 """
@@ -67,6 +68,16 @@ def _flat(value: Any) -> list[Any]:
     return [value]
 
 
+def _planned_layers(module: Any) -> int:
+    from xdsl.dialects.func import FuncOp
+
+    from ziggurat.backends.tensorrt.emitter import plan_network
+    from ziggurat.backends.tensorrt.segments import BACKEND_ATTR
+
+    segments = [op for op in module.ops if isinstance(op, FuncOp) and BACKEND_ATTR in op.attributes]
+    return sum(len(plan_network(seg).layers) for seg in segments)
+
+
 def check_model(name: str, build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]], tolerance: float,
                 *, reference: bool, fp16: bool, min_block_size: int) -> Result:
     from ziggurat.backends.executable import CompileReport
@@ -85,11 +96,12 @@ def check_model(name: str, build: Callable[[], tuple[torch.nn.Module, tuple[torc
     run_pipeline(module, parse_pipeline(backend.default_pipeline(options)))
     report = CompileReport(backend=backend.name)
     executable = backend.build(module, options, report)
+    layers = _planned_layers(module)  # every segment must map onto the TensorRT API
     outputs = executable.run(list(inputs))
     error = _relative_error(outputs, expected)
     limit = tolerance if not fp16 else max(tolerance, 2e-2)
     fallback = sum(len(v) for v in report.fallback_ops.values())
-    detail = f"{sum(report.native_ops.values())} ops on TensorRT, {fallback} in torch"
+    detail = f"{sum(report.native_ops.values())} ops on TensorRT ({layers} layers), {fallback} in torch"
     return Result(name, error <= limit, error, detail, time.perf_counter() - start)
 
 

@@ -162,8 +162,10 @@ def elementwise(
 def _operand(ctx: ConversionContext, v: SSAValue | Scalar, rank: int, dtype: torch.dtype, suffix: str) -> SSAValue:
     if isinstance(v, SSAValue) and not ctx.is_trt(v):
         literal = ctx.literal(v)
-        if literal is not None and literal.numel() == 1 and literal.dim() < rank:  # a folded scalar
-            return ctx.constant(literal.reshape([1] * rank).to(dtype), (suffix + " scalar").strip())
+        if literal is not None and literal.dim() < rank:  # align a constant's rank at compile time
+            shape = [1] * (rank - literal.dim()) + list(literal.shape)
+            name = "scalar" if literal.numel() == 1 else "constant"
+            return ctx.constant(literal.reshape(shape).to(dtype), (suffix + f" {name}").strip())
     if isinstance(v, SSAValue):
         t = cast(ctx, ctx.tensor(v), dtype, (suffix + " cast").strip())
         return unsqueeze_to_rank(ctx, t, rank, (suffix + " broadcast").strip())
