@@ -68,6 +68,7 @@ class CpuExecutable:
         self._entries = {s.function: library.ctypes_function(s.function, None, [ctypes.c_void_p])
                          for s in abi.segments if s.kind == "native"}
         self._statics = self._static_values()
+        self._interp: Any = None
 
     # -- values ---------------------------------------------------------------------------
     def _static_values(self) -> dict[SSAValue, Any]:
@@ -101,6 +102,16 @@ class CpuExecutable:
             n *= d
         nbytes = n * torch.empty((), dtype=dtype).element_size()
         return self._arena[off: off + nbytes].view(dtype).view(shape)
+
+    def _interpreter(self):  # -> xdsl Interpreter
+        """The reference interpreter runs the ops that fall back (torch ops, fused ops)."""
+        if self._interp is None:
+            from ziggurat.ir.interpreter import make_interpreter
+
+            module = self.fn.parent_op()
+            assert module is not None
+            self._interp = make_interpreter(module)  # type: ignore[arg-type]
+        return self._interp
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: Sequence[Any]) -> list[Any]:
@@ -142,8 +153,6 @@ class CpuExecutable:
 
     def _torch_op(self, op: Operation, env: dict[SSAValue, Any], inputs: Sequence[torch.Tensor],
                   outputs: dict[SSAValue, torch.Tensor]) -> None:
-        from ziggurat.ir.interpreter.torch_functions import call_torch
-
         if isinstance(op, loop.ToTensorOp):
             env[op.result] = self._buffer(op.buffer, inputs, outputs)
             return
@@ -151,7 +160,7 @@ class CpuExecutable:
             self._buffer(op.result, inputs, outputs).copy_(env[op.tensor])
             return
         values = tuple(env[v] for v in op.operands)
-        results = call_torch(op, values)  # type: ignore[arg-type]
+        results = self._interpreter().run_op(op, values)
         for res, value in zip(op.results, results, strict=True):
             if isinstance(res.type, TensorType) and isinstance(value, torch.Tensor):
                 value = value.contiguous()

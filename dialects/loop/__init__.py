@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
-from ziggurat.dialects.loop.compute import REDUCE_KINDS, ReduceOp, UnaryOp
+from ziggurat.dialects.loop.compute import REDUCE_KINDS, CastOp, CmpOp, ReduceOp, SelectOp, UnaryOp
 from ziggurat.dialects.loop.graph import (
     AllocOp,
     ConstantOp,
@@ -36,13 +36,13 @@ LOOP_OPS = (
     AllocOp, ConstantOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
     ParallelOp, ForOp, VForOp, YieldOp,
     OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp,
-    UnaryOp, ReduceOp,
+    UnaryOp, ReduceOp, CmpOp, SelectOp, CastOp,
 )
 
 Loop = Dialect("loop", list(LOOP_OPS), [])
 
 __all__ = [
-    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
+    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
     "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]

@@ -1,4 +1,5 @@
-"""Computations the upstream ``arith``/``math`` dialects lack: ``loop.unary`` and ``loop.reduce``.
+"""Computations the upstream ``arith``/``math`` dialects lack (in xDSL): ``loop.unary``,
+``loop.reduce``, and lane-wise ``loop.cmp``/``loop.select``/``loop.cast`` on vectors.
 
 * ``%y = loop.unary "gelu_erf"(%x) : vector<16xf32>`` - an element-wise function
   (activation, transcendental, rounding...), scalar or vector; the code generator
@@ -11,11 +12,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr, VectorType, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
+    AnyAttr,
     IRDLOperation,
+    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -82,3 +86,89 @@ class ReduceOp(IRDLOperation):
             raise VerifyException(f"loop.reduce: unknown kind '{self.kind.data}'; known: {', '.join(REDUCE_KINDS)}")
         if self.result.type != self.input.type.element_type:  # pyright: ignore
             raise VerifyException("loop.reduce: the result must be the vector's element type")
+
+
+FLOAT_PREDICATES = ("oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult", "ule", "ugt", "uge", "uno")
+INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+CAST_KINDS = ("sitofp", "uitofp", "fptosi", "extsi", "extui", "trunci", "extf", "truncf")
+
+
+def _lanes(ty: Attribute) -> int | None:
+    return ty.get_shape()[0] if isinstance(ty, VectorType) else None  # pyright: ignore
+
+
+@irdl_op_definition
+class CmpOp(IRDLOperation):
+    """``%m = loop.cmp "olt" %a, %b : vector<16xf32> -> vector<16xi1>``: a lane-wise comparison
+    (``arith.cmpf``/``cmpi`` of xDSL only take scalars).  Float predicates are ``arith.cmpf``'s
+    (``olt``, ``une``, ``uno``...), integer ones ``arith.cmpi``'s (``slt``, ``eq``, ``ult``...)."""
+
+    name = "loop.cmp"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def()
+
+    traits = traits_def(Pure())
+    assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
+
+    def __init__(self, predicate: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        ty = SSAValue.get(lhs).type
+        lanes = _lanes(ty)
+        from xdsl.dialects.builtin import i1
+
+        result: Attribute = VectorType(i1, [lanes]) if lanes else i1
+        super().__init__(operands=[lhs, rhs], result_types=[result], properties={"predicate": StringAttr(predicate)})
+
+    def verify_(self) -> None:
+        if self.lhs.type != self.rhs.type:
+            raise VerifyException(f"loop.cmp: operands differ: {self.lhs.type} vs {self.rhs.type}")
+        if self.predicate.data not in FLOAT_PREDICATES + INT_PREDICATES:
+            raise VerifyException(f"loop.cmp: unknown predicate '{self.predicate.data}'")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """``%r = loop.select %m, %a, %b : vector<16xi1>, vector<16xf32>``: lane-wise choice."""
+
+    name = "loop.select"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    cond = operand_def()
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
+
+    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def verify_(self) -> None:
+        if self.lhs.type != self.rhs.type or self.result.type != self.lhs.type:
+            raise VerifyException("loop.select: both choices and the result must have one type")
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """``%y = loop.cast "sitofp" %x : vector<16xi64> -> vector<16xf32>``: a lane-wise conversion
+    with ``arith``'s cast semantics (xDSL's arith casts only take scalars)."""
+
+    name = "loop.cast"
+
+    kind = prop_def(StringAttr)
+    input = operand_def()
+    result = result_def()
+
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, value: SSAValue | Operation, result_type: Attribute) -> None:
+        super().__init__(operands=[value], result_types=[result_type], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in CAST_KINDS:
+            raise VerifyException(f"loop.cast: unknown kind '{self.kind.data}'; known: {', '.join(CAST_KINDS)}")

@@ -210,3 +210,38 @@ def _vector_reduce(em: FunctionEmitter, base: str, elem: ir.Type, x: ir.Value) -
 
 
 __all__ = ["VectorType", "splat"]
+
+
+@handles(loop.CmpOp)
+def _loop_cmp(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.CmpOp)
+    a, c = em.get(op.lhs), em.get(op.rhs)
+    pred = op.predicate.data
+    if pred in _FCMP and not (pred in _ICMP and isinstance(_elem(a.type), ir.IntType)):
+        sym, ordered = _FCMP[pred]
+        res = em.b.fcmp_ordered(sym, a, c) if ordered else em.b.fcmp_unordered(sym, a, c)
+    else:
+        sym, signed = _ICMP[pred]
+        res = em.b.icmp_signed(sym, a, c) if signed else em.b.icmp_unsigned(sym, a, c)
+    em.set(op.result, res)
+
+
+def _elem(t: ir.Type) -> ir.Type:
+    return t.element if isinstance(t, ir.VectorType) else t
+
+
+@handles(loop.SelectOp)
+def _loop_select(em: FunctionEmitter, op: Operation) -> None:
+    _select(em, op)
+
+
+_CAST_BUILDERS = {"sitofp": "sitofp", "uitofp": "uitofp", "fptosi": "fptosi", "extsi": "sext", "extui": "zext",
+                  "trunci": "trunc", "extf": "fpext", "truncf": "fptrunc"}
+
+
+@handles(loop.CastOp)
+def _loop_cast(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.CastOp)
+    x = em.get(op.input)
+    ty = llvm_type(op.result.type)
+    em.set(op.result, getattr(em.b, _CAST_BUILDERS[op.kind.data])(x, ty))

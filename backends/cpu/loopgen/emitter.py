@@ -213,7 +213,10 @@ class KernelEmitter:
     def emit(self, value: Value, scope: Scope, want_vector: bool = False) -> SSAValue:
         target = scope.target_for(value.index_vars())
         vec = self.is_vector(value, target)
-        key = ("value", value.uid)
+        if isinstance(value, ReduceRef):
+            key: tuple[object, ...] = ("reduce", value.reduction.uid, value.out)
+        else:
+            key = ("value", value.uid)
         result = target.lookup(key)
         if result is None:
             result = self._emit(value, target, vec)
@@ -247,13 +250,13 @@ class KernelEmitter:
             a, b = operands
             dtype = value.a.dtype
             if dtype.is_floating_point:
-                op = arith.CmpfOp(a, b, _FLOAT_CMP[value.pred])
+                op = make_cmp(_FLOAT_CMP[value.pred], a, b)
             else:
-                op = arith.CmpiOp(a, b, (_BOOL_CMP if dtype == torch.bool else _INT_CMP)[value.pred])
+                op = make_cmp((_BOOL_CMP if dtype == torch.bool else _INT_CMP)[value.pred], a, b)
             return self.put(scope, op, ("cmp", value.pred, a, b))
         if isinstance(value, Select):
             c, a, b = operands
-            return self.put(scope, arith.SelectOp(c, a, b), ("select", c, a, b))
+            return self.put(scope, make_select(c, a, b), ("select", c, a, b))
         if isinstance(value, Cast):
             return self._cast(operands[0], value.x.dtype, value.dtype, scope, vec)
         raise LoweringBug(f"cannot emit {type(value).__name__}")
@@ -285,18 +288,18 @@ class KernelEmitter:
         """Floor division / floor modulo of integers; a zero divisor divides by 1 instead of trapping."""
         zero = self.const(scope, 0, a.type)
         one = self.const(scope, 1, a.type)
-        is_zero = self.put(scope, arith.CmpiOp(b, zero, "eq"), ("cmp", "eq", b, zero))
-        safe = self.put(scope, arith.SelectOp(is_zero, one, b), ("select", is_zero, one, b))
+        is_zero = self.put(scope, make_cmp("eq", b, zero), ("cmp", "eq", b, zero))
+        safe = self.put(scope, make_select(is_zero, one, b), ("select", is_zero, one, b))
         if kind in ("floordiv", "div"):
             return self.put(scope, arith.FloorDivSIOp(a, safe), ("floordivsi", a, safe))
         r = self.put(scope, arith.RemSIOp(a, safe), ("remsi", a, safe))
-        r_neg = self.put(scope, arith.CmpiOp(r, zero, "slt"), ("cmp", "slt", r, zero))
-        b_neg = self.put(scope, arith.CmpiOp(safe, zero, "slt"), ("cmp", "slt", safe, zero))
-        r_nz = self.put(scope, arith.CmpiOp(r, zero, "ne"), ("cmp", "ne", r, zero))
+        r_neg = self.put(scope, make_cmp("slt", r, zero), ("cmp", "slt", r, zero))
+        b_neg = self.put(scope, make_cmp("slt", safe, zero), ("cmp", "slt", safe, zero))
+        r_nz = self.put(scope, make_cmp("ne", r, zero), ("cmp", "ne", r, zero))
         differ = self.put(scope, arith.XOrIOp(r_neg, b_neg), ("binary", "xor", r_neg, b_neg))
         fix = self.put(scope, arith.AndIOp(differ, r_nz), ("binary", "and", differ, r_nz))
         shifted = self.put(scope, arith.AddiOp(r, safe), ("binary", "add", r, safe))
-        return self.put(scope, arith.SelectOp(fix, shifted, r), ("select", fix, shifted, r))
+        return self.put(scope, make_select(fix, shifted, r), ("select", fix, shifted, r))
 
     def _cast(self, x: SSAValue, src: torch.dtype, dst: torch.dtype, scope: Scope, vec: bool) -> SSAValue:
         if src == dst:
@@ -305,14 +308,14 @@ class KernelEmitter:
         key = ("cast", x, ty)
         if dst == torch.bool:
             zero = self.const(scope, 0, x.type)
-            op: Operation = arith.CmpfOp(x, zero, "une") if src.is_floating_point else arith.CmpiOp(x, zero, "ne")
+            op: Operation = make_cmp("une", x, zero) if src.is_floating_point else make_cmp("ne", x, zero)
             return self.put(scope, op, key)
         if src.is_floating_point and dst.is_floating_point:
-            op = arith.ExtFOp(x, ty) if dst.itemsize > src.itemsize else arith.TruncFOp(x, ty)
+            op = make_cast("extf" if dst.itemsize > src.itemsize else "truncf", x, ty)
         elif src.is_floating_point:
-            op = arith.FPToSIOp(x, ty)  # pyright: ignore[reportArgumentType]
+            op = make_cast("fptosi", x, ty)
         elif dst.is_floating_point:
-            op = arith.UIToFPOp(x, ty) if src == torch.bool else arith.SIToFPOp(x, ty)  # pyright: ignore
+            op = make_cast("uitofp" if src == torch.bool else "sitofp", x, ty)
         else:
             op = _int_cast(x, ty, src)
         return self.put(scope, op, key)
@@ -343,7 +346,7 @@ class KernelEmitter:
                     continue
                 c = self.const(scope, bound, ty)
                 t = scope.target_for(s.vars())
-                part = self.put(t, arith.CmpiOp(val, c, pred), ("cmp", pred, val, c))
+                part = self.put(t, make_cmp(pred, val, c), ("cmp", pred, val, c))
                 if vec and not lane:
                     part = self.broadcast(scope, part)
                 cond = part if cond is None else self.put(scope, arith.AndIOp(cond, part), ("binary", "and", cond, part))
@@ -357,11 +360,11 @@ class KernelEmitter:
             offset = self.index(flat, scope)
             if cond is not None:
                 zero = self.const(scope, 0, INDEX)
-                offset = self.put(scope, arith.SelectOp(cond, offset, zero), ("select", cond, offset, zero))
+                offset = self.put(scope, make_select(cond, offset, zero), ("select", cond, offset, zero))
             result = self.put(scope, loop.LoadOp(buf, offset), ("load", buf, offset))
             if cond is not None:
                 other = self.const(scope, load.other, result.type)
-                result = self.put(scope, arith.SelectOp(cond, result, other), ("select", cond, result, other))
+                result = self.put(scope, make_select(cond, result, other), ("select", cond, result, other))
             return result
         vecinfo = scope.vector
         assert vecinfo is not None
@@ -378,8 +381,37 @@ class KernelEmitter:
         result = self.put(scope, op, key)
         if cond is not None and load.other != 0:
             other = self.const(scope, load.other, result.type)
-            result = self.put(scope, arith.SelectOp(cond, result, other), ("select", cond, result, other))
+            result = self.put(scope, make_select(cond, result, other), ("select", cond, result, other))
         return result
+
+
+_ARITH_CASTS: dict[str, Any] = {
+    "sitofp": arith.SIToFPOp, "uitofp": arith.UIToFPOp, "fptosi": arith.FPToSIOp, "extsi": arith.ExtSIOp,
+    "extui": arith.ExtUIOp, "trunci": arith.TruncIOp, "extf": arith.ExtFOp, "truncf": arith.TruncFOp,
+}
+
+
+def make_cmp(pred: str, a: SSAValue, b: SSAValue) -> Operation:
+    """A comparison: ``arith.cmpf``/``cmpi`` on scalars, ``loop.cmp`` on vectors."""
+    if isinstance(a.type, VectorType):
+        return loop.CmpOp(pred, a, b)
+    if isinstance(a.type, IntegerType | IndexType):
+        return arith.CmpiOp(a, b, pred)
+    return arith.CmpfOp(a, b, pred)
+
+
+def make_select(c: SSAValue, a: SSAValue, b: SSAValue) -> Operation:
+    """``arith.select`` on scalars, ``loop.select`` on vectors."""
+    if isinstance(a.type, VectorType):
+        return loop.SelectOp(c, a, b)
+    return arith.SelectOp(c, a, b)
+
+
+def make_cast(kind: str, x: SSAValue, ty: Attribute) -> Operation:
+    """An ``arith`` cast on scalars, ``loop.cast`` on vectors."""
+    if isinstance(x.type, VectorType):
+        return loop.CastOp(kind, x, ty)
+    return _ARITH_CASTS[kind](x, ty)
 
 
 def _needs_lanes(vec: Any) -> bool:
@@ -391,8 +423,8 @@ def _int_cast(x: SSAValue, ty: Attribute, src: torch.dtype) -> Operation:
     dst_elem = ty.element_type if isinstance(ty, VectorType) else ty  # pyright: ignore
     assert isinstance(src_elem, IntegerType) and isinstance(dst_elem, IntegerType)
     if dst_elem.width.data > src_elem.width.data:
-        return arith.ExtUIOp(x, ty) if src == torch.bool else arith.ExtSIOp(x, ty)  # pyright: ignore
-    return arith.TruncIOp(x, ty)  # pyright: ignore[reportArgumentType]
+        return make_cast("extui" if src == torch.bool else "extsi", x, ty)
+    return make_cast("trunci", x, ty)
 
 
 def element_type_of(dtype: torch.dtype) -> Attribute:

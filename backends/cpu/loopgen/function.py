@@ -116,7 +116,7 @@ class FunctionBuilder:
         other = self.operand(node.other.buffer) if node.other is not None else None
         c = self.target(node.c.buffer)
         spec: dict[str, Attribute] = {k: _attr(v) for k, v in node.spec.items()}
-        for name, operand in (("a", node.a), ("b", node.b), ("c", node.c), ("other", node.other)):
+        for name, operand in (("a", node.a), ("b", node.b), ("c", node.c), ("bias", node.bias), ("other", node.other)):
             if operand is not None and operand.offset:
                 spec[f"{name}_offset"] = IntegerAttr(operand.offset, i64)
         if node.origins:

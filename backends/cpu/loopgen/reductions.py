@@ -18,7 +18,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import VectorType, i64
 from xdsl.ir import Operation, SSAValue
 
-from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
+from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, make_cmp, make_select
 from ziggurat.backends.cpu.loopgen.loops import close, open_for, open_vfor
 from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import value_type
@@ -122,21 +122,21 @@ def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[
             pos64 = em.broadcast(current, pos64)
         pred = "ogt" if red.kind == "argmax" else "olt"
         if vdtype.is_floating_point:
-            better = _insert(current, arith.CmpfOp(val, best, pred))
-            val_nan = _insert(current, arith.CmpfOp(val, val, "uno"))
-            best_ok = _insert(current, arith.CmpfOp(best, best, "ord"))
+            better = _insert(current, make_cmp(pred, val, best))
+            val_nan = _insert(current, make_cmp("uno", val, val))
+            best_ok = _insert(current, make_cmp("ord", best, best))
             nan_first = _insert(current, arith.AndIOp(val_nan, best_ok))
             take = _insert(current, arith.OrIOp(better, nan_first))
         else:
             ipred = "sgt" if red.kind == "argmax" else "slt"
             if vdtype == torch.bool:
                 ipred = "ugt" if red.kind == "argmax" else "ult"
-            take = _insert(current, arith.CmpiOp(val, best, ipred))
+            take = _insert(current, make_cmp(ipred, val, best))
         minus1 = em.const(current, -1, idx.type)
-        first = _insert(current, arith.CmpiOp(idx, minus1, "eq"))
+        first = _insert(current, make_cmp("eq", idx, minus1))
         take = _insert(current, arith.OrIOp(take, first))
-        new_best = _insert(current, arith.SelectOp(take, val, best))
-        new_idx = _insert(current, arith.SelectOp(take, pos64, idx))
+        new_best = _insert(current, make_select(take, val, best))
+        new_idx = _insert(current, make_select(take, pos64, idx))
     close(current, [new_best, new_idx])
     for (op, child), (outer_op, _) in zip(reversed(loops[:-1]), reversed(loops[1:])):
         close(child, [outer_op.results[0], outer_op.results[1]])

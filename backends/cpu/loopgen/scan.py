@@ -13,7 +13,7 @@ import torch
 from xdsl.dialects import arith
 from xdsl.ir import Block, Region, SSAValue
 
-from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
+from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, make_cmp, make_select
 from ziggurat.backends.cpu.loopgen.kernel import KernelBuffers, KernelOptions
 from ziggurat.backends.cpu.loopgen.loops import close, open_for, open_parallel, open_vfor
 from ziggurat.backends.cpu.loopgen.reductions import combine
@@ -43,8 +43,8 @@ def _logaddexp(scope: Scope, em: KernelEmitter, acc: SSAValue, x: SSAValue) -> S
     lp = put(loop.UnaryOp("log1p", e))
     s = put(arith.AddfOp(m, lp))
     ninf = em.const(scope, -float("inf"), acc.type)
-    is_ninf = put(arith.CmpfOp(m, ninf, "oeq"))
-    return put(arith.SelectOp(is_ninf, m, s))
+    is_ninf = put(make_cmp("oeq", m, ninf))
+    return put(make_select(is_ninf, m, s))
 
 
 def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,

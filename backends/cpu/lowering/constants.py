@@ -16,7 +16,7 @@ def literal_value(ctx: LoweringContext, op: LiteralOp) -> TensorValue:
     tensor = op.tensor()
     if tensor.numel() == 1 and dtype in (torch.float32, torch.int64, torch.int32, torch.bool):
         scalar = tensor.reshape(()).item()
-        return LazyValue(shape, dtype, lambda idx, v=scalar: const(v, dtype), ("constant",))
+        return LazyValue(shape, dtype, lambda idx, v=scalar: const(v, dtype), ())
     name = op.result.name_hint or "weight"
     buf = ctx.constant(tensor, name, op.value)
     return BufferValue(buf)

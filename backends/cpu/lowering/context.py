@@ -133,11 +133,11 @@ class LoweringContext:
     def _compute_into(self, tv: TensorValue, out: Buffer) -> None:
         if isinstance(tv, LazyValue):
             self._add_compute(out, tv.fn, tv.origins)
-            tv.realized = out
+            tv.realized, tv.realized_order = out, len(self.nodes) - 1
         elif isinstance(tv, ReductionValue):
             red = tv.reduction
             self._add_compute(out, lambda idx: ReduceRef(red, idx), red.origins)
-            tv.realized = out
+            tv.realized, tv.realized_order = out, len(self.nodes) - 1
         else:  # pragma: no cover - every TensorValue kind is handled above
             raise TypeError(f"cannot realize {type(tv).__name__}")
 
@@ -147,17 +147,23 @@ class LoweringContext:
         self.nodes.append(ComputeNode(name, out, fn, tuple(origins)))
 
     def _realize_misplaced(self, shape: Sequence[int], fn: ElementFn) -> None:
+        if any(n == 0 for n in shape):
+            return
         for _ in range(64):
             begin_trace()
             vars_ = [Var(f"v{i}", n) for i, n in enumerate(shape)]
             root = fn([IndexExpr.of(v) for v in vars_])
-            bad = misplaced_reductions(vars_, root)
+            bad = sorted(misplaced_reductions(vars_, root), key=lambda r: r.reduction.uid)
             if not bad:
                 return
+            progress = False
             for ref in bad:
                 box = self._reductions.get(ref.reduction.uid)
                 if box is not None and box.realized is None:
                     self.realize(box, "red")
+                    progress = True
+            if not progress:
+                raise RuntimeError("a reduction cannot be placed and has no box to realize")  # pragma: no cover
         raise RuntimeError("reduction placement did not converge")  # pragma: no cover
 
     def add_scan(self, src: TensorValue, dim: int, kind: str, dtype: torch.dtype) -> BufferValue:
@@ -171,6 +177,8 @@ class LoweringContext:
         """``(buffer, offset, strides)`` when ``tv`` is an affine view of a buffer."""
         if tv.buffer is not None:
             return tv.buffer, 0, contiguous_strides(tv.shape)
+        if tv.numel == 0:
+            return None
         vars_, root = tv.trace()
         if not isinstance(root, Load) or root.guards:
             return None

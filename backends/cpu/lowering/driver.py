@@ -37,7 +37,13 @@ from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringCon
 from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, RuntimeOperand, StaticOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
-from ziggurat.backends.cpu.lowering.tensors import BufferValue, LazyValue, ReductionValue, TensorValue
+from ziggurat.backends.cpu.lowering.tensors import (
+    BufferValue,
+    LazyValue,
+    ReductionValue,
+    TensorValue,
+    schedule_horizon,
+)
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError
@@ -227,8 +233,9 @@ class FunctionLowering:
             arg.name_hint = _clean(buf.name)
         kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads)
         builder = FunctionBuilder(fn.body.block, self.inputs, kopts)
-        for node in self.ctx.nodes:
-            builder.add(node)
+        for position, node in enumerate(self.ctx.nodes):
+            with schedule_horizon(position):
+                builder.add(node)
         results: list[SSAValue] = []
         for kind, item in outputs:
             if kind == "tensor":

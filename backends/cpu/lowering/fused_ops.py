@@ -19,7 +19,7 @@ from ziggurat.backends.cpu.lowering.ops import add, mul
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
-from ziggurat.dialects.fused import BinaryPostOpAttr, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 
 
 def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
@@ -108,3 +108,27 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         return out
 
     return pointwise(ctx, operands, args.out_shape, args.out_dtype, fn)
+
+
+@lowering("fused.conv2d", validator=_validate)
+def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    from ziggurat.backends.cpu.lowering.conv import convolution
+
+    op = args.op
+    assert isinstance(op, Conv2dOp)
+    x = args.value_of(op.input)
+    w = args.value_of(op.weight)
+    bias = args.value_of(op.bias)
+    epi = epilogue_of(op, args)
+    ints = [int(v) for v in op.stride.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+    padding = [int(v) for v in op.padding.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+    dilation = [int(v) for v in op.dilation.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+    groups = int(op.groups.value.data)
+    packed = None
+    w_shape = None
+    if op.weight_layout is not None:
+        p = packed_operand(op, w)
+        assert p is not None
+        packed = (w, p.nr)
+        w_shape = _logical_shape(op)
+    return convolution(ctx, x, w, bias, ints, padding, dilation, groups, args.out_shape, epi, packed, w_shape)

@@ -68,6 +68,8 @@ def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: 
     over ``batch``); ``out`` is a contiguous buffer of ``out_shape`` (``prod == batch*m*n``)."""
     epi = epilogue or Epilogue()
     nbatch = math.prod(batch) if batch else 1
+    if min(m, n, k, nbatch) < 1:
+        raise NotLowerable(f"empty matrix product (m={m}, n={n}, k={k}, batch={nbatch})")
     av = matrix_view(ctx, a, batch, allow_transposed=False)
     spec: dict[str, Any] = {"m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
     if nbatch > 1:
@@ -164,7 +166,9 @@ def linear(ctx: LoweringContext, x: TensorValue, w: TensorValue | PackedB, n: in
            epilogue: Epilogue) -> BufferValue:
     """``x @ W^T``: ``w`` is ``W[N, K]`` (or already packed as B = W^T)."""
     k = x.shape[-1]
-    m = max(1, x.numel // k) if k else 0
+    if k == 0 or x.numel == 0:
+        raise NotLowerable("linear of an empty tensor")
+    m = x.numel // k
     a = reshape(ctx, x, (m, k))
     if isinstance(w, PackedB):
         b: TensorValue | PackedB = w

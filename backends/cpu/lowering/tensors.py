@@ -10,7 +10,8 @@ the reduction was realized on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -21,6 +22,26 @@ Index = Sequence[IndexExpr]
 ElementFn = Callable[[Index], Value]
 
 _epoch = 0
+_horizon: float = float("inf")
+
+
+@contextlib.contextmanager
+def schedule_horizon(position: int) -> Iterator[None]:
+    """While emitting schedule node ``position``, a tensor realized by a later node reads as
+    its element function (the node was formed before that realization)."""
+    global _horizon
+    old = _horizon
+    _horizon = position
+    begin_trace()
+    try:
+        yield
+    finally:
+        _horizon = old
+        begin_trace()
+
+
+def _visible(order: int) -> bool:
+    return order < _horizon
 
 
 def begin_trace() -> None:
@@ -87,12 +108,13 @@ class LazyValue(TensorValue):
         self.fn = fn
         self.origins = tuple(origins)
         self.realized: Buffer | None = None
+        self.realized_order = -1
         self._memo: dict[tuple[IndexExpr, ...], Value] = {}
         self._memo_epoch = _epoch
 
     @property
     def buffer(self) -> Buffer | None:
-        return self.realized
+        return self.realized if self.realized is not None and _visible(self.realized_order) else None
 
     def load(self, index: Index) -> Value:
         key = tuple(IndexExpr.of(i) for i in index)
@@ -100,8 +122,8 @@ class LazyValue(TensorValue):
             from ziggurat.backends.cpu.lowering.values import LoweringBug
 
             raise LoweringBug(f"{len(key)} subscripts for a rank-{len(self.shape)} tensor ({self.origins})")
-        if self.realized is not None:
-            return Load(self.realized, key)
+        if self.buffer is not None:
+            return Load(self.buffer, key)
         if self._memo_epoch != _epoch:
             self._memo.clear()
             self._memo_epoch = _epoch
@@ -122,6 +144,8 @@ class LazyValue(TensorValue):
         """Nodes of the element DAG that are not loads/constants (0: a pure view)."""
         from ziggurat.backends.cpu.lowering.values import Const, IndexValue
 
+        if self.numel == 0:
+            return 0
         _, root = self.trace()
         self.clear_memo()
         return sum(1 for n in walk(root) if not isinstance(n, Load | Const | IndexValue))
@@ -136,12 +160,13 @@ class ReductionValue(TensorValue):
         self.dtype = reduction.dtype
         self.origins = reduction.origins
         self.realized: Buffer | None = None
+        self.realized_order = -1
 
     @property
     def buffer(self) -> Buffer | None:
-        return self.realized
+        return self.realized if self.realized is not None and _visible(self.realized_order) else None
 
     def load(self, index: Index) -> Value:
-        if self.realized is not None:
-            return Load(self.realized, index)
+        if self.buffer is not None:
+            return Load(self.buffer, index)
         return ReduceRef(self.reduction, index)

@@ -1,0 +1,223 @@
+"""softmax / log_softmax and the normalization layers (layer, group, instance, batch, RMS).
+
+A softmax over the last dimension is one kernel: per row, a vectorized max loop, a
+vectorized sum-of-exp loop, then the output loop (the reductions are computed in the
+consuming kernel, see ``placement.py``).  Normalizations compute mean and variance in
+two passes (mean, then squared deviations), in float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.ops import add, cast, const, div, mul, sub, unary
+from ziggurat.backends.cpu.lowering.pointwise import pointwise
+from ziggurat.backends.cpu.lowering.reduce_util import numel, reduce, source_index
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Value
+from ziggurat.backends.cpu.lowering.views import norm_dim, reshape
+
+
+def _float(args: LoweringArgs) -> str | None:
+    return None if args.out_dtype == torch.float32 else f"float32 only, got {args.out_dtype}"
+
+
+def _kept(idx: Index, dims: Sequence[int]) -> list[IndexExpr]:
+    return [IndexExpr.of(0) if d in dims else IndexExpr.of(i) for d, i in enumerate(idx)]
+
+
+def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch.dtype) -> TensorValue:
+    dim = norm_dim(dim, x.rank)
+    if x.rank == 0:
+        return pointwise(ctx, [x], (), dt, lambda v: const(0.0 if log else 1.0, dt))
+    m = reduce(ctx, x, [dim], True, "max", dt)
+    rank = x.rank
+
+    def body(out: Index, red: Index) -> Value:
+        idx = source_index(rank, [dim], True, out, red)
+        return unary("exp", sub(cast(x.load(idx), dt), m.load(_kept(idx, [dim])), dt))
+
+    s = ctx.reduction("sum", dt, m.shape, (x.shape[dim],), body, [x])
+
+    def element(idx: Index) -> Value:
+        k = _kept(idx, [dim])
+        shifted = sub(cast(x.load(idx), dt), m.load(k), dt)
+        if log:
+            return sub(shifted, unary("log", s.load(k)), dt)
+        return div(unary("exp", shifted), s.load(k), dt)
+
+    return ctx.lazy(x.shape, dt, element, [x])
+
+
+@lowering("aten::softmax.int", "aten::_softmax", "aten::log_softmax.int", "aten::_log_softmax",
+          "aten::_safe_softmax", "aten::special_softmax", "aten::special_log_softmax", validator=_float)
+def softmax_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = args.tensor("self")
+    log = "log" in args.name
+    result = softmax(ctx, x, int(args.static("dim")), log, args.out_dtype)
+    if args.name == "_safe_softmax":
+        raise NotLowerable("_safe_softmax masks fully -inf rows")
+    return result
+
+
+def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
+              weight: TensorValue | None, bias: TensorValue | None, affine_dims: Sequence[int],
+              dt: torch.dtype, rms: bool = False) -> tuple[TensorValue, TensorValue, TensorValue]:
+    """``(x - mean) * rstd * weight + bias`` over ``dims``; ``weight``/``bias`` span ``affine_dims``
+    of x.  Returns (output, mean, rstd), the statistics with ``dims`` kept as size 1."""
+    dims = list(dims)
+    n = numel([x.shape[d] for d in dims])
+    rank = x.rank
+    if rms:
+        sq = reduce(ctx, x, dims, True, "sum", dt, lambda v, o: mul(v, v, dt))
+        mean = pointwise(ctx, [sq], sq.shape, dt, lambda s: const(0.0, dt))
+        rstd = pointwise(ctx, [sq], sq.shape, dt, lambda s: unary("rsqrt", add(div(s, float(n), dt), eps, dt)))
+    else:
+        total = reduce(ctx, x, dims, True, "sum", dt)
+        mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt))
+
+        def body(out: Index, red: Index) -> Value:
+            idx = source_index(rank, dims, True, out, red)
+            d = sub(cast(x.load(idx), dt), mean.load(_kept(idx, dims)), dt)
+            return mul(d, d, dt)
+
+        sq = ctx.reduction("sum", dt, mean.shape, tuple(x.shape[d] for d in dims), body, [x])
+        rstd = pointwise(ctx, [sq], sq.shape, dt, lambda s: unary("rsqrt", add(div(s, float(n), dt), eps, dt)))
+
+    def element(idx: Index) -> Value:
+        k = _kept(idx, dims)
+        xv = cast(x.load(idx), dt)
+        y = mul(xv if rms else sub(xv, mean.load(k), dt), rstd.load(k), dt)
+        affine_idx = [IndexExpr.of(idx[d]) for d in affine_dims]
+        if weight is not None:
+            y = mul(y, cast(weight.load(_fit(weight, affine_idx)), dt), dt)
+        if bias is not None:
+            y = add(y, cast(bias.load(_fit(bias, affine_idx)), dt), dt)
+        return y
+
+    out = ctx.lazy(x.shape, dt, element, [x])
+    return out, mean, rstd
+
+
+def _fit(t: TensorValue, idx: list[IndexExpr]) -> list[IndexExpr]:
+    """``idx`` for a parameter tensor that may have fewer dims or size-1 dims."""
+    idx = idx[len(idx) - t.rank:] if t.rank <= len(idx) else idx
+    return [IndexExpr.of(0) if n == 1 else i for i, n in zip(idx, t.shape, strict=True)]
+
+
+@lowering("aten::layer_norm", "aten::native_layer_norm", validator=_float)
+def layer_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    x = args.tensor("input")
+    k = len(args.ints("normalized_shape"))
+    dims = list(range(x.rank - k, x.rank))
+    eps = float(args.static("eps", 1e-5))
+    out, mean, rstd = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), args.opt_tensor("bias"), dims,
+                                args.result_dtype(0))
+    if args.name == "native_layer_norm":
+        return [out, reshape(ctx, mean, args.result_shape(1)), reshape(ctx, rstd, args.result_shape(2))]
+    return out
+
+
+@lowering("aten::rms_norm", validator=_float)
+def rms_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = args.tensor("input")
+    k = len(args.ints("normalized_shape"))
+    dims = list(range(x.rank - k, x.rank))
+    eps = args.static("eps")
+    eps = float(torch.finfo(torch.float32).eps) if eps is None else float(eps)
+    out, _, _ = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), None, dims, args.out_dtype, rms=True)
+    return out
+
+
+@lowering("aten::group_norm", "aten::native_group_norm", validator=_float)
+def group_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    x = args.tensor("input")
+    groups = int(args.static("num_groups") if args.has("num_groups") else args.static("group"))
+    eps = float(args.static("eps", 1e-5))
+    n, c = x.shape[0], x.shape[1]
+    spatial = x.shape[2:]
+    per = c // groups
+    grouped = reshape(ctx, x, (n, groups, per * numel(spatial)))
+    dt = args.result_dtype(0)
+    _, mean, rstd = normalize(ctx, grouped, [2], eps, None, None, [], dt)
+    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+
+    def element(idx: Index) -> Value:
+        g = [IndexExpr.of(idx[0]), IndexExpr.of(idx[1]) // per, IndexExpr.of(0)]
+        y = mul(sub(cast(x.load(idx), dt), mean.load(g), dt), rstd.load(g), dt)
+        ch = [IndexExpr.of(idx[1])]
+        if weight is not None:
+            y = mul(y, weight.load(ch), dt)
+        if bias is not None:
+            y = add(y, bias.load(ch), dt)
+        return y
+
+    out = ctx.lazy(x.shape, dt, element, [x])
+    if args.name == "native_group_norm":
+        return [out, reshape(ctx, mean, args.result_shape(1)), reshape(ctx, rstd, args.result_shape(2))]
+    return out
+
+
+@lowering("aten::instance_norm", validator=_float)
+def instance_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = args.tensor("input")
+    eps = float(args.static("eps", 1e-5))
+    dt = args.out_dtype
+    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+    if not bool(args.static("use_input_stats", True)):
+        return _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
+                                weight, bias, eps, dt)
+    dims = list(range(2, x.rank))
+    out, _, _ = normalize(ctx, x, dims, eps, weight, bias, [1], dt)
+    return out
+
+
+def _batch_norm_eval(ctx: LoweringContext, x: TensorValue, mean: TensorValue | None, var: TensorValue | None,
+                     weight: TensorValue | None, bias: TensorValue | None, eps: float, dt: torch.dtype) -> TensorValue:
+    if mean is None or var is None:
+        raise NotLowerable("batch_norm in eval mode without running statistics")
+
+    def element(idx: Index) -> Value:
+        ch = [IndexExpr.of(idx[1])] if x.rank > 1 else [IndexExpr.of(0)]
+        y = mul(sub(cast(x.load(idx), dt), mean.load(ch), dt), unary("rsqrt", add(var.load(ch), eps, dt)), dt)
+        if weight is not None:
+            y = mul(y, weight.load(ch), dt)
+        if bias is not None:
+            y = add(y, bias.load(ch), dt)
+        return y
+
+    return ctx.lazy(x.shape, dt, element, [x])
+
+
+@lowering("aten::batch_norm", "aten::native_batch_norm", "aten::_native_batch_norm_legit_no_training",
+          validator=_float)
+def batch_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    x = args.tensor("input")
+    eps = float(args.static("eps", 1e-5))
+    dt = args.result_dtype(0)
+    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+    training = bool(args.static("training", False))
+    if training:
+        dims = [0] + list(range(2, x.rank))
+        out, mean, rstd = normalize(ctx, x, dims, eps, weight, bias, [1], dt)
+    else:
+        out = _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
+                               weight, bias, eps, dt)
+        mean = rstd = None
+    if len(args.op.results) == 1:
+        return out
+    extra: list[TensorValue] = []
+    for i in range(1, len(args.op.results)):
+        shape = args.result_shape(i)
+        stat = (mean if i == 1 else rstd) if training else None
+        if stat is not None and numel(stat.shape) == numel(shape):
+            extra.append(reshape(ctx, stat, shape))
+        else:
+            extra.append(ctx.lazy(shape, args.result_dtype(i), lambda idx, d=args.result_dtype(i): const(0.0, d), []))
+    return [out, *extra]

@@ -1,0 +1,255 @@
+"""Reductions: sum/mean/prod/amax/amin/max/min/argmax/argmin/all/any/var/std/logsumexp/norms.
+
+Each is a :class:`Reduction` read lazily: the kernel that consumes it computes it in its
+own loops (per row, vectorized over the reduced dimension) when the index structure
+allows, else it is realized as its own kernel.  Accumulation dtypes follow torch: float32
+for float inputs, int64 for integer/bool sums and products.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, mul, predicate, sub, unary, where
+from ziggurat.backends.cpu.lowering.pointwise import pointwise
+from ziggurat.backends.cpu.lowering.reduce_util import numel, out_shape, reduce, reduce_dims, source_index
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Binary, Value
+from ziggurat.backends.cpu.lowering.views import reshape
+
+
+def _self(args: LoweringArgs) -> TensorValue:
+    return args.tensor("self") if args.has("self") else args.tensor("input")
+
+
+def _dims(args: LoweringArgs, x: TensorValue) -> list[int]:
+    for name in ("dim", "axis"):
+        if args.has(name):
+            return reduce_dims(x, args.static(name))
+    return list(range(x.rank))
+
+
+@lowering("aten::sum", "aten::sum.dim_IntList", "aten::mean", "aten::mean.dim", "aten::prod", "aten::prod.dim_int",
+          "aten::nansum", "aten::nanmean")
+def sum_mean(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    dt = args.out_dtype
+    kind = "prod" if args.name == "prod" else "sum"
+    nan = args.name in ("nansum", "nanmean")
+    element = (lambda v, o: where(predicate("isnan", v), 0.0, v, v.dtype)) if nan and dt.is_floating_point else None
+    total = reduce(ctx, x, dims, keep, kind, dt, element)
+    if args.name not in ("mean", "nanmean"):
+        return total
+    if not dt.is_floating_point:
+        raise NotLowerable("mean of an integer tensor")
+    if args.name == "nanmean":
+        count = reduce(ctx, x, dims, keep, "sum", dt, lambda v, o: cast(compare("eq", predicate("isnan", v), False), dt))
+        return pointwise(ctx, [total, count], total.shape, dt, lambda s, c: div(s, c, dt))
+    n = numel([x.shape[d] for d in dims])
+    return pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt) if n else const(math.nan, dt))
+
+
+@lowering("aten::amax", "aten::amin", "aten::max", "aten::min")
+def amax(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    kind = "max" if args.name in ("amax", "max") else "min"
+    return reduce(ctx, x, dims, keep, kind, args.out_dtype)
+
+
+@lowering("aten::max.dim", "aten::min.dim")
+def max_dim(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    x = _self(args)
+    dims = reduce_dims(x, int(args.static("dim")))
+    keep = bool(args.static("keepdim", False))
+    kind = args.name
+    values = reduce(ctx, x, dims, keep, kind, args.result_dtype(0))
+    indices = reduce(ctx, x, dims, keep, "arg" + kind, torch.int64)
+    return [values, indices]
+
+
+@lowering("aten::aminmax")
+def aminmax(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    x = _self(args)
+    dim = args.static("dim")
+    dims = reduce_dims(x, dim) if dim is not None else list(range(x.rank))
+    keep = bool(args.static("keepdim", False))
+    return [reduce(ctx, x, dims, keep, "min", args.result_dtype(0)),
+            reduce(ctx, x, dims, keep, "max", args.result_dtype(1))]
+
+
+@lowering("aten::argmax", "aten::argmin")
+def argmax(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dim = args.static("dim")
+    keep = bool(args.static("keepdim", False))
+    if dim is None:
+        flat = reshape(ctx, x, (x.numel,))
+        out = reduce(ctx, flat, [0], False, args.name, torch.int64)
+        return reshape(ctx, out, args.out_shape) if out.shape != args.out_shape else out
+    return reduce(ctx, x, reduce_dims(x, int(dim)), keep, args.name, torch.int64)
+
+
+@lowering("aten::all", "aten::all.dim", "aten::all.dims", "aten::any", "aten::any.dim", "aten::any.dims")
+def all_any(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    kind = args.name
+    red = reduce(ctx, x, dims, keep, kind, torch.bool)
+    if args.out_dtype != torch.bool:
+        return pointwise(ctx, [red], red.shape, args.out_dtype, lambda v: v, torch.bool)
+    return red
+
+
+@lowering("aten::count_nonzero", "aten::count_nonzero.dim_IntList")
+def count_nonzero(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dims = _dims(args, x)
+    return reduce(ctx, x, dims, False, "sum", torch.int64,
+                  lambda v, o: cast(compare("ne", v, 0), torch.int64))
+
+
+def _variance(ctx: LoweringContext, x: TensorValue, dims: list[int], keep: bool, correction: float,
+              dt: torch.dtype) -> tuple[TensorValue, TensorValue]:
+    """(variance, mean) with two passes: the mean, then the sum of squared deviations from it."""
+    from ziggurat.backends.cpu.lowering.index import IndexExpr
+
+    n = numel([x.shape[d] for d in dims])
+    total = reduce(ctx, x, dims, True, "sum", dt)
+    mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt))
+    rank = x.rank
+
+    def body(out: Index, red: Index) -> Value:
+        idx = source_index(rank, dims, keep, out, red)
+        mean_idx = [IndexExpr.of(0) if d in dims else i for d, i in enumerate(idx)]
+        d = sub(cast(x.load(idx), dt), mean.load(mean_idx), dt)
+        return mul(d, d, dt)
+
+    shape = out_shape(x, dims, keep)
+    sq = ctx.reduction("sum", dt, shape, tuple(x.shape[d] for d in dims), body, [x])
+    denom = max(n - correction, 0)
+    var = pointwise(ctx, [sq], shape, dt,
+                    lambda s: div(s, float(denom), dt) if denom else mul(s, math.inf, dt))
+    mean_out = reshape(ctx, mean, shape) if mean.shape != shape else mean
+    return var, mean_out
+
+
+def _correction(args: LoweringArgs) -> float:
+    if args.has("correction"):
+        c = args.static("correction")
+        return 1.0 if c is None else float(c)
+    return 1.0 if bool(args.static("unbiased", True)) else 0.0
+
+
+@lowering("aten::var", "aten::var.dim", "aten::var.correction", "aten::std", "aten::std.dim", "aten::std.correction",
+          "aten::var_mean", "aten::var_mean.dim", "aten::var_mean.correction", "aten::std_mean",
+          "aten::std_mean.dim", "aten::std_mean.correction")
+def var_std(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    x = _self(args)
+    dt = args.result_dtype(0)
+    if not dt.is_floating_point:
+        raise NotLowerable("variance of an integer tensor")
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    var, mean = _variance(ctx, x, dims, keep, _correction(args), dt)
+    out = var
+    if args.name.startswith("std"):
+        out = pointwise(ctx, [var], var.shape, dt, lambda v: unary("sqrt", v))
+    if args.name.endswith("_mean"):
+        return [out, mean]
+    return out
+
+
+@lowering("aten::logsumexp")
+def logsumexp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    dt = args.out_dtype
+    if not dt.is_floating_point:
+        raise NotLowerable("logsumexp of an integer tensor")
+    m = reduce(ctx, x, dims, True, "max", dt)
+    safe = pointwise(ctx, [m], m.shape, dt, lambda v: where(predicate("isinf", v), 0.0, v, dt))
+    rank = x.rank
+
+    def body(out: Index, red: Index) -> Value:
+        idx = source_index(rank, dims, keep, out, red)
+        from ziggurat.backends.cpu.lowering.index import IndexExpr
+
+        m_idx = [IndexExpr.of(0) if d in dims else i for d, i in enumerate(idx)]
+        return unary("exp", sub(cast(x.load(idx), dt), safe.load(m_idx), dt))
+
+    shape = out_shape(x, dims, keep)
+    s = ctx.reduction("sum", dt, shape, tuple(x.shape[d] for d in dims), body, [x])
+    safe_out = reshape(ctx, safe, shape) if safe.shape != shape else safe
+    return pointwise(ctx, [s, safe_out], shape, dt, lambda sv, mv: add(unary("log", sv), mv, dt))
+
+
+def _norm(ctx: LoweringContext, x: TensorValue, p: float, dims: list[int], keep: bool, dt: torch.dtype) -> TensorValue:
+    if p == math.inf:
+        return reduce(ctx, x, dims, keep, "max", dt, lambda v, o: unary("abs", v))
+    if p == -math.inf:
+        return reduce(ctx, x, dims, keep, "min", dt, lambda v, o: unary("abs", v))
+    if p == 0:
+        return reduce(ctx, x, dims, keep, "sum", dt, lambda v, o: cast(compare("ne", v, 0.0), dt))
+    if p == 1:
+        return reduce(ctx, x, dims, keep, "sum", dt, lambda v, o: unary("abs", v))
+    if p == 2:
+        s = reduce(ctx, x, dims, keep, "sum", dt, lambda v, o: mul(v, v, dt))
+        return pointwise(ctx, [s], s.shape, dt, lambda v: unary("sqrt", v))
+    s = reduce(ctx, x, dims, keep, "sum", dt, lambda v, o: unary("pow", unary("abs", v), exponent=p))
+    return pointwise(ctx, [s], s.shape, dt, lambda v: unary("pow", v, exponent=1.0 / p))
+
+
+@lowering("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dim_dtype",
+          "aten::linalg_vector_norm", "aten::frobenius_norm.dim")
+def norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    dt = args.out_dtype
+    if not dt.is_floating_point:
+        raise NotLowerable("norm of an integer tensor")
+    p = args.static("ord") if args.has("ord") else args.static("p", 2.0)
+    p = 2.0 if p is None else float(p)
+    dims = _dims(args, x)
+    keep = bool(args.static("keepdim", False))
+    return _norm(ctx, x, p, dims, keep, dt)
+
+
+@lowering("aten::linalg_norm")
+def linalg_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    ord_ = args.static("ord")
+    dims = _dims(args, x)
+    if ord_ is not None and len(dims) != 1:
+        raise NotLowerable("matrix norms other than Frobenius")
+    if ord_ is None and len(dims) > 2 and args.static("dim") is not None:
+        raise NotLowerable("linalg_norm over more than two dims")
+    p = 2.0 if ord_ is None else float(ord_)
+    return _norm(ctx, x, p, dims, bool(args.static("keepdim", False)), args.out_dtype)
+
+
+@lowering("aten::trace")
+def trace(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = _self(args)
+    n = min(x.shape)
+    dt = args.out_dtype
+    from ziggurat.backends.cpu.lowering.index import IndexExpr
+
+    def body(out: Index, red: Index) -> Value:
+        i = IndexExpr.of(red[0])
+        return cast(x.load([i, i]), dt)
+
+    return ctx.reduction("sum", dt, (), (n,), body, [x]) if n else \
+        ctx.lazy((), dt, lambda idx: const(0, dt), [x])
+
+
+__all__ = ["Binary"]

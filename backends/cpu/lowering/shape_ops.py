@@ -1,0 +1,150 @@
+"""cat/stack/split/chunk/unbind/meshgrid/repeat_interleave: still index arithmetic.
+
+``cat`` is one element function choosing its source by the index along the concatenated
+dimension (guarded loads, so a vector that straddles two sources loads each part masked);
+the split family returns views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.ops import cast, const, in_bounds, where
+from ziggurat.backends.cpu.lowering.pointwise import map_tensor
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Value, guarded_loads
+from ziggurat.backends.cpu.lowering.views import expand, norm_dim, reshape, slice_dim
+
+
+def concat(ctx: LoweringContext, parts: Sequence[TensorValue], dim: int, dtype: torch.dtype,
+           shape: Sequence[int]) -> TensorValue:
+    parts = [p for p in parts if p.numel > 0 or len(parts) == 1]
+    offsets: list[int] = []
+    off = 0
+    for p in parts:
+        offsets.append(off)
+        off += p.shape[dim]
+    if len(parts) == 1:
+        only = parts[0]
+        return map_tensor(ctx, only, shape, dtype, lambda idx: list(idx))
+
+    def element(idx: Index) -> Value:
+        acc: Value = const(0, dtype)
+        for p, o in reversed(list(zip(parts, offsets, strict=True))):
+            sub = [IndexExpr.of(i) for i in idx]
+            sub[dim] = sub[dim] - o
+            cond = in_bounds([sub[dim]], [p.shape[dim]])
+            with guarded_loads():
+                v = cast(p.load(sub), dtype)
+            acc = where(cond, v, acc, dtype)
+        return acc
+
+    return ctx.lazy(shape, dtype, element, parts)
+
+
+@lowering("aten::cat", "aten::concat", "aten::concatenate")
+def cat(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    parts = args.tensors("tensors")
+    shape = args.out_shape
+    rank = len(shape)
+    parts = [p for p in parts if not (p.rank == 1 and p.shape[0] == 0 and rank > 1)]
+    dim = norm_dim(int(args.static("dim", 0)), rank)
+    return concat(ctx, parts, dim, args.out_dtype, shape)
+
+
+@lowering("aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack", "aten::row_stack")
+def stack(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    parts = args.tensors("tensors")
+    shape = args.out_shape
+    name = args.name
+    if name == "stack":
+        dim = norm_dim(int(args.static("dim", 0)), len(shape))
+        shaped = [reshape(ctx, p, p.shape[:dim] + (1,) + p.shape[dim:]) for p in parts]
+        return concat(ctx, shaped, dim, args.out_dtype, shape)
+    if name == "hstack":
+        dim = 0 if all(p.rank == 1 for p in parts) else 1
+        return concat(ctx, parts, dim, args.out_dtype, shape)
+    if name in ("vstack", "row_stack"):
+        shaped = [reshape(ctx, p, (1, p.shape[0])) if p.rank == 1 else p for p in parts]
+        return concat(ctx, shaped, 0, args.out_dtype, shape)
+    if name == "column_stack":
+        shaped = [reshape(ctx, p, (p.numel, 1)) if p.rank <= 1 else p for p in parts]
+        return concat(ctx, shaped, 1, args.out_dtype, shape)
+    shaped = []
+    for p in parts:
+        if p.rank == 1:
+            p = reshape(ctx, p, (1, p.shape[0], 1))
+        elif p.rank == 2:
+            p = reshape(ctx, p, (*p.shape, 1))
+        shaped.append(p)
+    return concat(ctx, shaped, 2, args.out_dtype, shape)
+
+
+@lowering("aten::split.Tensor", "aten::split_with_sizes", "aten::split.sizes", "aten::chunk",
+          "aten::unsafe_split.Tensor", "aten::unsafe_chunk", "aten::tensor_split.sections",
+          "aten::tensor_split.indices")
+def split(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    x = args.tensor("self")
+    dim = norm_dim(int(args.static("dim", 0)), x.rank)
+    out: list[TensorValue] = []
+    start = 0
+    for i in range(len(args.op.results)):
+        length = args.result_shape(i)[dim]
+        if args.name == "tensor_split" and args.has("indices"):
+            idx = args.ints("indices")
+            start = 0 if i == 0 else min(max(idx[i - 1], 0), x.shape[dim])
+        out.append(slice_dim(ctx, x, dim, start, 1, length))
+        start += length
+    return out
+
+
+@lowering("aten::unbind.int")
+def unbind(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    from ziggurat.backends.cpu.lowering.views import select
+
+    x = args.tensor("self")
+    dim = norm_dim(int(args.static("dim", 0)), x.rank)
+    return [select(ctx, x, dim, i) for i in range(x.shape[dim])]
+
+
+@lowering("aten::meshgrid", "aten::meshgrid.indexing")
+def meshgrid(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    parts = args.tensors("tensors")
+    indexing = args.static("indexing", "ij")
+    out: list[TensorValue] = []
+    n = len(parts)
+    for i, p in enumerate(parts):
+        shape = args.result_shape(i)
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        view_shape = [1] * n
+        view_shape[pos] = p.numel
+        out.append(expand(ctx, reshape(ctx, p, view_shape), shape))
+    return out
+
+
+@lowering("aten::repeat_interleave.self_int")
+def repeat_interleave(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    x = args.tensor("self")
+    r = int(args.static("repeats"))
+    dim = args.static("dim")
+    if dim is None:
+        x = reshape(ctx, x, (x.numel,))
+        dim = 0
+    dim = norm_dim(int(dim), x.rank)
+    if r < 1:
+        raise NotLowerable("repeat_interleave with no repeats")
+
+    def index_map(idx: Index) -> list[IndexExpr]:
+        out = [IndexExpr.of(i) for i in idx]
+        out[dim] = out[dim] // r
+        return out
+
+    return map_tensor(ctx, x, args.out_shape, x.dtype, index_map)
