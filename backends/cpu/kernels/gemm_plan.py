@@ -36,10 +36,12 @@ class Tuning:
     kc_cap: int = 512
     l2_share_b: float = 0.5  # share of L2 for the B block (KC x NC)
     l2_share_a: float = 0.25  # share of L2 for a packed A block (MC x KC)
-    # Packing A into MR-row panels measured slower than reading A in place on
-    # this machine for every shape tried (the prefetchers cope with MR row
-    # streams), so by default A is read directly; GemmSpec.pack_a=True forces it.
-    pack_a_min_rows: int = 1 << 30  # pack A when M >= this many MR tiles
+    # Packing A into MR-row panels is within noise of reading A in place on
+    # this (shared, noisy) machine; it is kept for large M and wide N, where it
+    # guards against cache-set conflicts of power-of-two row strides and the
+    # pack is amortised over many column tiles.
+    pack_a_min_rows: int = 4  # pack A when M >= this many MR tiles ...
+    pack_a_min_tiles: int = 4  # ... and N spans more than this many microkernel tiles
     pack_b_min_rows: int = 2  # pack a plain [K, N] B when M > this many MR tiles ...
     pack_b_min_tiles: int = 4  # ... and N spans more than this many microkernel tiles
     prefetch_b: int = 0  # software prefetch distance for B in k steps (0 = off)
@@ -175,7 +177,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     mc = min(_round_up(m, mr), mc_max)
 
     if spec.pack_a is None:
-        pack_a = m >= tune.pack_a_min_rows * mr_main and mr == mr_main
+        pack_a = m >= tune.pack_a_min_rows * mr_main and mr == mr_main and n > tune.pack_a_min_tiles * tw
     else:
         pack_a = spec.pack_a
     pack_b = (not spec.b_packed) and (
