@@ -24,7 +24,7 @@ from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
 from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import memref
 from ziggurat.backends.cpu.loopgen.vectorize import vector_blockers
-from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index, loop_vars
 from ziggurat.backends.cpu.lowering.nodes import ComputeNode
 from ziggurat.backends.cpu.lowering.placement import ref_level, top_level_refs
 from ziggurat.backends.cpu.lowering.tensors import begin_trace
@@ -74,7 +74,7 @@ def _prefer_reduction_vectors(refs: Sequence[ReduceRef], last: Var, width: int) 
     if last.extent < 4:
         return True
     for ref in refs:
-        vars_, body = trace_body(ref)
+        vars_, body, _ = trace_body(ref)
         if not vars_ or vars_[-1].extent < max(4, width // 2):
             return False
         contiguous_r = contiguous_o = 0
@@ -94,8 +94,8 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
     if any(n == 0 for n in shape):
         return None
     begin_trace()
-    vars_ = [Var(f"i{d}", n) for d, n in enumerate(shape)]
-    root = node.fn([IndexExpr.of(v) for v in vars_])
+    vars_, index = loop_vars(shape, "i")
+    root = node.fn(index)
     refs = top_level_refs(root)
     levels = [ref_level(r, vars_) for r in refs]
     vectorize = options.width > 1 and not vector_blockers(root)
@@ -144,7 +144,7 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
             stack.enter_context(scope.child_anchor(op))
             scope = child
         value = em.emit(root, scope, want_vector=vec_var is not None)
-        offset = em.index(flat_index([IndexExpr.of(v) for v in vars_], shape), scope)
+        offset = em.index(flat_index(index, shape), scope)
         out = block.args[-1]
         if vec_var is not None:
             lanes = scope.vector.lanes if scope.vector is not None else None
@@ -172,6 +172,3 @@ def _region(block: Block):  # -> Region
     return Region(block)
 
 
-def value_root(node: ComputeNode) -> Value:  # pragma: no cover - debugging helper
-    vars_ = [Var(f"i{d}", n) for d, n in enumerate(node.out.shape)]
-    return node.fn([IndexExpr.of(v) for v in vars_])

@@ -22,7 +22,7 @@ from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, make_cmp, make_
 from ziggurat.backends.cpu.loopgen.loops import close, open_for, open_vfor
 from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import value_type
-from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index, loop_vars
 from ziggurat.backends.cpu.lowering.ops import identity
 from ziggurat.backends.cpu.lowering.values import ReduceRef, Value, guarded_loads
 from ziggurat.dialects import loop
@@ -30,13 +30,13 @@ from ziggurat.dialects import loop
 _HORIZONTAL = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "or", "all": "and"}
 
 
-def trace_body(ref: ReduceRef) -> tuple[list[Var], Value]:
+def trace_body(ref: ReduceRef) -> tuple[list[Var], Value, list[IndexExpr]]:
     red = ref.reduction
-    vars_ = [Var(f"r{i}", n) for i, n in enumerate(red.red_shape)]
+    vars_, index = loop_vars(red.red_shape, "r")
     guard = guarded_loads() if ref.guarded else contextlib.nullcontext()
     with guard:
-        body = red.body(ref.out, [IndexExpr.of(v) for v in vars_])
-    return vars_, body
+        body = red.body(ref.out, index)
+    return vars_, body, index
 
 
 def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc: SSAValue, val: SSAValue) -> SSAValue:
@@ -54,14 +54,14 @@ def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc:
 
 def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: bool) -> SSAValue:
     red = ref.reduction
-    vars_, body = trace_body(ref)
+    vars_, body, red_index = trace_body(ref)
     if not vars_:
         value = em.emit(body, scope)
         if red.kind in ("argmax", "argmin"):
             return em.const(scope, 0, i64)
         return value
     if red.kind in ("argmax", "argmin"):
-        return _arg_reduction(em, ref, scope, vars_, body)
+        return _arg_reduction(em, ref, scope, vars_, body, red_index)
     lanes_mode = scope.vector is not None and scope.vector.var in ref.index_vars()
     inner_vector = (not lanes_mode and scope.vector is None and vectorize and vars_[-1].extent > 1)
     width = em.width if (lanes_mode or inner_vector) else None
@@ -96,7 +96,8 @@ def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: b
     return result
 
 
-def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[Var], body: Value) -> SSAValue:
+def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[Var], body: Value,
+                   red_index: list[IndexExpr]) -> SSAValue:
     """Index of the first maximum (minimum); NaN counts as the maximum (and the minimum)."""
     red = ref.reduction
     vdtype = body.dtype
@@ -116,7 +117,7 @@ def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[
         for (op, _), (_, parent) in zip(loops, [(None, scope)] + loops[:-1]):
             stack.enter_context(parent.child_anchor(op))
         val = em.emit(body, current, want_vector=width is not None)
-        pos = em.index(flat_index([IndexExpr.of(v) for v in vars_], red.red_shape), current)
+        pos = em.index(flat_index(red_index, red.red_shape), current)
         pos64 = _insert(current, arith.IndexCastOp(pos, i64))
         if width:
             pos64 = em.broadcast(current, pos64)

@@ -27,6 +27,6 @@ def vector_blockers(root: Value, depth: int = 0) -> list[str]:
             if node.reduction.kind in ("argmax", "argmin"):
                 reasons.append(f"{node.reduction.kind} reduction")
             elif depth < 4:
-                _, body = trace_body(node)
+                _, body, _ = trace_body(node)
                 reasons += vector_blockers(body, depth + 1)
     return reasons

@@ -32,7 +32,9 @@ class LoweringArgs:
 
     @property
     def name(self) -> str:
-        """``add`` for ``aten::add.Tensor`` (used to name kernels)."""
+        """``add`` for ``aten::add.Tensor``, ``conv2d`` for ``fused.conv2d`` (used to name kernels)."""
+        if self.key.startswith("fused."):
+            return self.key.removeprefix("fused.")
         return self.key.split("::")[-1].split(".")[0].strip("_") or self.key
 
     def has(self, name: str) -> bool:

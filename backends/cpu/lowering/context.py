@@ -11,7 +11,7 @@ import torch
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
-from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index
+from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index, loop_vars
 from ziggurat.backends.cpu.lowering.nodes import ComputeNode, Node, ScanNode
 from ziggurat.backends.cpu.lowering.placement import misplaced_reductions
 from ziggurat.backends.cpu.lowering.tensors import (
@@ -151,8 +151,8 @@ class LoweringContext:
             return
         for _ in range(64):
             begin_trace()
-            vars_ = [Var(f"v{i}", n) for i, n in enumerate(shape)]
-            root = fn([IndexExpr.of(v) for v in vars_])
+            vars_, index = loop_vars(shape, "v")
+            root = fn(index)
             bad = sorted(misplaced_reductions(vars_, root), key=lambda r: r.reduction.uid)
             if not bad:
                 return

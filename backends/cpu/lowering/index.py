@@ -17,6 +17,7 @@ affine indexing and vectorizes.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -227,9 +228,12 @@ class IndexExpr:
         if not rest.terms and rest.const == 0:
             return q
         lo, hi = rest.range()
-        low_q, high_q = lo // d, hi // d
-        if low_q == high_q:
-            return q + low_q
+        if lo // d == hi // d:
+            return q + lo // d
+        factored = rest._factor(d)
+        if factored is not None:
+            big, a = factored
+            return q + big // (d // a)
         return q + IndexExpr({FloorDiv(rest, d): 1})
 
     def __mod__(self, d: int) -> IndexExpr:
@@ -241,7 +245,27 @@ class IndexExpr:
         lo, hi = rest.range()
         if lo // d == hi // d:
             return rest - (lo // d) * d
+        factored = rest._factor(d)
+        if factored is not None:
+            big, a = factored
+            small = rest - big * a
+            return (big % (d // a)) * a + small
         return IndexExpr({Mod(rest, d): 1})
+
+    def _factor(self, d: int) -> tuple[IndexExpr, int] | None:
+        """``self == a*big + small`` with ``a | d``, ``1 < a < d`` and ``0 <= small < a``, so that
+        ``self // d == big // (d/a)`` and ``self % d == a*(big % (d/a)) + small``."""
+        for _, c in self.terms:
+            a = math.gcd(d, c)
+            if a <= 1 or a >= d:
+                continue
+            big_terms = [(t, k // a) for t, k in self.terms if k % a == 0]
+            small_terms = [(t, k) for t, k in self.terms if k % a]
+            small = IndexExpr(small_terms, self.const % a)
+            lo, hi = small.range()
+            if 0 <= lo and hi < a:
+                return IndexExpr(big_terms, self.const // a), a
+        return None
 
     def _split(self, d: int) -> tuple[IndexExpr, IndexExpr]:
         """``self == d * q + rest`` with every coefficient of ``rest`` not a multiple of d,
@@ -355,3 +379,17 @@ def unflatten(flat: IndexExpr, shape: Iterable[int]) -> list[IndexExpr]:
         out.append((flat // stride) % n if n != 1 else IndexExpr.of(0))
         stride *= n
     return list(reversed(out))
+
+
+def loop_vars(shape: Iterable[int], prefix: str) -> tuple[list[Var], list[IndexExpr]]:
+    """Loop variables over ``shape`` (none for dims of size 1) and the index they form."""
+    vars_: list[Var] = []
+    index: list[IndexExpr] = []
+    for d, n in enumerate(shape):
+        if n == 1:
+            index.append(IndexExpr.of(0))
+        else:
+            v = Var(f"{prefix}{d}", n)
+            vars_.append(v)
+            index.append(IndexExpr.of(v))
+    return vars_, index

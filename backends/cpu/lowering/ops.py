@@ -56,8 +56,17 @@ def value_of(x: Value | Number, dtype: torch.dtype) -> Value:
     return cast(x, dtype) if isinstance(x, Value) else Const(x, dtype)
 
 
+_FOLD = {
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
+    "max": max, "min": min,
+}
+
+
 def binary(op: str, a: Value | Number, b: Value | Number, dtype: torch.dtype) -> Value:
-    return Binary(op, value_of(a, dtype), value_of(b, dtype))
+    av, bv = value_of(a, dtype), value_of(b, dtype)
+    if isinstance(av, Const) and isinstance(bv, Const) and op in _FOLD and dtype != torch.bool:
+        return Const(_FOLD[op](av.value, bv.value), dtype)
+    return Binary(op, av, bv)
 
 
 def add(a: Value | Number, b: Value | Number, dtype: torch.dtype) -> Value:
