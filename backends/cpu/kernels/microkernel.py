@@ -3,8 +3,9 @@
 All ``mr * nvec`` accumulators are SSA values carried around the k loop, so
 LLVM keeps them in vector registers (zmm on AVX-512, ymm on AVX2); each k
 step loads ``nvec`` B vectors, broadcasts one A element per row and issues
-``mr * nvec`` FMAs.  The epilogue (C accumulation, bias, activation,
-residual add/sub) runs on the accumulators before the one store of the tile.
+``mr * nvec`` FMAs.  The epilogue (C accumulation across K blocks, bias,
+activation, residual add/sub) runs on the accumulators in registers, before
+the tile's single store.
 Column tails use masked loads/stores; row tails are separate, smaller
 instances of this kernel (shapes are static).
 
@@ -12,11 +13,11 @@ Emitted signature (internal linkage)::
 
     void uk(float* a, float* b, float* c, i64 kc, i32 flags, float* bias, float* other)
 
-``flags`` bit 0: add the existing C tile (K-blocking, not the first block;
-when clear, the early epilogue part runs); bit 1: final K block, apply the
-late epilogue part.  ``a`` points at A[0, 0] of the
-tile (element (i, k) at ``a + i*a_rs + k*a_ks``), ``b`` at the tile's first
-column of B for k = 0, ``c``/``bias``/``other`` at the tile's origin.
+``flags`` bit 0 set: not the first K block, add the partial C tile stored by
+the previous block (clear: run the early epilogue part instead); bit 1 set:
+last K block, run the late epilogue part.  ``a`` points at A[0, 0] of the tile
+(element (i, k) at ``a + i*a_rs + k*a_ks``), ``b`` at the tile's first column
+of B for k = 0, ``c``/``bias``/``other`` at the tile's origin.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ FLAG_FINAL = 2
 
 @dataclass(frozen=True)
 class Epilogue:
-    """What happens to the accumulators after the last K block.
+    """What is applied to the accumulators besides the products.
 
     Order: ``acc + bias``, then ``unary``, then ``binary`` (``x + alpha*other``
     or ``x - alpha*other``, torch.add/sub semantics); with ``binary_first``
