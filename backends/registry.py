@@ -11,6 +11,8 @@ from ziggurat.ir.errors import ZigguratError
 _BACKENDS: dict[str, str] = {
     "reference": "ziggurat.backends.reference:ReferenceBackend",
     "cpu": "ziggurat.backends.cpu.backend:CpuBackend",
+    "tensorrt": "ziggurat.backends.tensorrt.backend:TensorRTBackend",
+    "tensorrt-reference": "ziggurat.backends.tensorrt.backend:TensorRTReferenceBackend",
 }
 
 

@@ -73,3 +73,16 @@ class UnsupportedOpsError(ZigguratError):
 
     def format(self) -> str:
         return self.message
+
+
+def verify_imported(module: object) -> None:
+    """Verify a freshly imported module; a verifier error is the model's fault, not a crash."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    try:
+        module.verify()  # pyright: ignore[reportAttributeAccessIssue]
+    except DiagnosticException as e:
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        message = next((ln for ln in lines if "does not verify" in ln or ": operand" in ln or "must" in ln),
+                       lines[0] if lines else "verification failed")
+        raise ImportError_(f"the imported IR does not verify: {message.lstrip('| ')}", op="import") from None

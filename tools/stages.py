@@ -22,7 +22,7 @@ class Stage:
 STAGES: dict[str, Stage] = {
     "torch": Stage(()),
     "fused": Stage(("graph-opt",)),
-    "trt": Stage(("graph-opt", "convert-torch-to-trt")),
+    "trt": Stage(("graph-opt{prepack=false}", "convert-torch-to-trt")),
     "loop": Stage(("graph-opt", "convert-torch-to-loop")),
     "llvm": Stage(("graph-opt", "convert-torch-to-loop"), target="llvm-ir"),
 }
@@ -33,5 +33,5 @@ def available_stages() -> dict[str, Stage]:
     targets = all_targets()
     return {
         name: s for name, s in STAGES.items()
-        if all(p in known for p in s.passes) and (s.target is None or s.target in targets)
+        if all(p.split("{")[0] in known for p in s.passes) and (s.target is None or s.target in targets)
     }

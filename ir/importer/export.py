@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch.schema import parse_schema
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ImportError_, verify_imported
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
@@ -165,7 +165,7 @@ class ExportImporter:
         fn = func.FuncOp("forward", FunctionType.from_lists(arg_types, [v.type for v in flat]), Region(block))
         set_signature(fn, names, format_structure(_tuples(tree)))
         module = ModuleOp([fn])
-        module.verify()
+        verify_imported(module)
         return module
 
     def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ImportError_:

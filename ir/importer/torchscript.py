@@ -19,7 +19,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ImportError_, verify_imported
 from ziggurat.ir.importer.graph_importer import GraphImporter
 from ziggurat.ir.types import UnsupportedTypeError, example_tensor, tensor_type
 
@@ -129,5 +129,5 @@ def import_torchscript(
         else:
             example_inputs = _annotated_examples(graph)
     module = GraphImporter(graph, func_name).import_graph(list(example_inputs))
-    module.verify()
+    verify_imported(module)
     return module

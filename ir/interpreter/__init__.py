@@ -29,7 +29,16 @@ def _default_tables() -> list[InterpreterFunctions]:
     tables: list[InterpreterFunctions] = [
         FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(),
     ]
-    tables += [factory() for factory in FUNCTION_TABLES]
+    try:  # the trt dialect's reference semantics (TensorRT's documented layer behaviour)
+        from ziggurat.backends.tensorrt.interpreter_functions import TrtFunctions
+
+        tables.append(TrtFunctions())
+    except ImportError:
+        pass
+    for factory in FUNCTION_TABLES:
+        table = factory()
+        if not any(type(t) is type(table) for t in tables):
+            tables.append(table)
     return tables
 
 
