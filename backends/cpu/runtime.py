@@ -34,6 +34,13 @@ def _dtype(ty: MemRefType) -> torch.dtype:
     return torch_dtype(ty.element_type)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _tensor_type(ty: object) -> object:
+    """The tensor type an input buffer was compiled for (what ``check_inputs`` checks against)."""
+    if isinstance(ty, MemRefType):
+        return TensorType(ty.element_type, ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]
+    return ty
+
+
 def _aligned(nbytes: int) -> tuple[torch.Tensor, int]:
     raw = torch.empty(max(nbytes, 1) + _ALIGN, dtype=torch.uint8)
     ptr = raw.data_ptr()
@@ -51,7 +58,7 @@ class CpuExecutable:
         self.library = library
         self.ir = ir
         self._lock = threading.Lock()
-        self._input_types = [a.type for a in fn.args]
+        self._input_types = [_tensor_type(a.type) for a in fn.args]
         self._names = input_names(fn)
         self._constants = [op.tensor().contiguous() for op in abi.constants]
         self._arena_raw, shift = _aligned(abi.plan.arena_bytes)

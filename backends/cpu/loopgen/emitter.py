@@ -258,7 +258,7 @@ class KernelEmitter:
             c, a, b = operands
             return self.put(scope, make_select(c, a, b), ("select", c, a, b))
         if isinstance(value, Cast):
-            return self._cast(operands[0], value.x.dtype, value.dtype, scope, vec)
+            return self.cast_ssa(operands[0], value.x.dtype, value.dtype, scope, vec)
         raise LoweringBug(f"cannot emit {type(value).__name__}")
 
     def _binary(self, value: Binary, a: SSAValue, b: SSAValue, scope: Scope) -> SSAValue:
@@ -301,7 +301,7 @@ class KernelEmitter:
         shifted = self.put(scope, arith.AddiOp(r, safe), ("binary", "add", r, safe))
         return self.put(scope, make_select(fix, shifted, r), ("select", fix, shifted, r))
 
-    def _cast(self, x: SSAValue, src: torch.dtype, dst: torch.dtype, scope: Scope, vec: bool) -> SSAValue:
+    def cast_ssa(self, x: SSAValue, src: torch.dtype, dst: torch.dtype, scope: Scope, vec: bool) -> SSAValue:
         if src == dst:
             return x
         ty = value_type(dst, self.width if vec else None)

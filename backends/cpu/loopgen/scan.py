@@ -56,8 +56,11 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
     vars_ = [Var(f"i{d}", n) for d, n in enumerate(shape)]
     dim_var = vars_[node.dim]
     root = node.src.load([IndexExpr.of(v) for v in vars_])
-    if root.dtype != node.out.dtype:
-        root = Cast(root, node.out.dtype)
+    out_dt = node.out.dtype
+    # torch accumulates float32 scans in float64 (its CPU accumulate type)
+    acc_dt = torch.float64 if out_dt == torch.float32 and node.kind in ("sum", "prod") else out_dt
+    if root.dtype != acc_dt:
+        root = Cast(root, acc_dt)
     others = [v for v in vars_ if v is not dim_var]
     vectorize = (options.width > 1 and node.dim != len(shape) - 1 and not vector_blockers(root)
                  and node.kind != "logaddexp")
@@ -86,8 +89,8 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
             stack.enter_context(scope.child_anchor(op))
             scope = child
         width = options.width if vec_var is not None else None
-        init = em.const(scope, identity(node.kind if node.kind != "logaddexp" else "max", node.out.dtype),
-                        value_type(node.out.dtype, width))
+        init = em.const(scope, identity(node.kind if node.kind != "logaddexp" else "max", acc_dt),
+                        value_type(acc_dt, width))
         for_op, body = open_for(scope, dim_var, [init])
         stack.enter_context(scope.child_anchor(for_op))
         acc = body.block.args[-1]
@@ -95,14 +98,15 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
         if node.kind == "logaddexp":
             new = _logaddexp(body, em, acc, x)
         else:
-            new = combine(em, body, node.kind, node.out.dtype, acc, x)
+            new = combine(em, body, node.kind, acc_dt, acc, x)
         offset = em.index(flat_index([IndexExpr.of(v) for v in vars_], shape), body)
         out = block.args[-1]
+        stored = em.cast_ssa(new, acc_dt, out_dt, body, width is not None)
         if width is not None:
             lanes = body.vector.lanes if body.vector is not None else None
-            body.insert(loop.VStoreOp(new, out, offset, lanes))
+            body.insert(loop.VStoreOp(stored, out, offset, lanes))
         else:
-            body.insert(loop.StoreOp(new, out, offset))
+            body.insert(loop.StoreOp(stored, out, offset))
         close(body, [new])
     ins = [operand_of[b] for b in buffers.ins]
     return loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=options.width if vectorize else 1,

@@ -83,6 +83,8 @@ def linspace(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     half = steps // 2
 
     def element(idx: Index) -> Value:
+        if steps == 1:
+            return cast(const(float(start), d), dt)
         i = cast(index(IndexExpr.of(idx[0])), d)
         lo = add(mul(i, step, d), float(start), d)
         hi = sub(float(end), mul(sub(float(steps - 1), i, d), step, d), d)

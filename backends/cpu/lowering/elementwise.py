@@ -521,7 +521,8 @@ def _int_only(args: LoweringArgs) -> str | None:
 
 @lowering(*_bitwise_keys(), validator=_int_only)
 def bitwise(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    op = _BITWISE[args.name]
+    raw = args.key.split("::")[1].split(".")[0]
+    op = _BITWISE.get(raw) or _BITWISE[raw.removesuffix("_")]
     a = args.scalar_or_tensor("self")
     return _binary(ctx, args, a, _other(args), lambda x, y: Binary(op, x, y))
 

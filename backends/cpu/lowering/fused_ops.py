@@ -15,7 +15,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, all_float32, linear, matmul
-from ziggurat.backends.cpu.lowering.ops import add, mul
+from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
@@ -96,18 +96,25 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         bias = None
     if simple and bias is None:
         return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
-    if epi.unary is not None or epi.binary is not None:
-        raise NotLowerable("fused.matmul with alpha/beta scaling and post-ops")
+    from ziggurat.backends.cpu.lowering.conv import apply_epilogue
+    from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
+
     prod = matmul(ctx, a, packed or b, args.out_shape, None, b_shape)
-    operands = [prod] + ([bias] if bias is not None else [])
+    other = epi.other
+    shape = args.out_shape
+    dt = args.out_dtype
 
-    def fn(p, *rest):  # type: ignore[no-untyped-def]
-        out = mul(p, alpha, p.dtype) if alpha != 1 else p
-        if rest:
-            out = add(out, mul(rest[0], beta, p.dtype) if beta != 1 else rest[0], p.dtype)
-        return out
+    def element(idx):  # type: ignore[no-untyped-def]
+        v = prod.load(idx)
+        if alpha != 1:
+            v = mul(v, alpha, dt)
+        if bias is not None:
+            bv = cast(bias.load(broadcast_index(idx, bias.shape, shape)), dt)
+            v = add(v, mul(bv, beta, dt) if beta != 1 else bv, dt)
+        ov = cast(other.load(broadcast_index(idx, other.shape, shape)), dt) if other is not None else None
+        return apply_epilogue(v, epi, ov)
 
-    return pointwise(ctx, operands, args.out_shape, args.out_dtype, fn)
+    return ctx.lazy(shape, dt, element, [prod])
 
 
 @lowering("fused.conv2d", validator=_validate)

@@ -63,13 +63,13 @@ class Epilogue:
 
 
 def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: Sequence[int], m: int, n: int,
-         k: int, out_shape: Sequence[int], epilogue: Epilogue | None = None) -> BufferValue:
+         k: int, out_shape: Sequence[int], epilogue: Epilogue | None = None) -> TensorValue:
     """``out = epilogue(A @ B)`` with ``A: [*batch, m, k]`` and ``B: [*batch, k, n]`` (both broadcast
     over ``batch``); ``out`` is a contiguous buffer of ``out_shape`` (``prod == batch*m*n``)."""
     epi = epilogue or Epilogue()
     nbatch = math.prod(batch) if batch else 1
     if min(m, n, k, nbatch) < 1:
-        raise NotLowerable(f"empty matrix product (m={m}, n={n}, k={k}, batch={nbatch})")
+        return _empty_product(ctx, out_shape, n, epi)
     av = matrix_view(ctx, a, batch, allow_transposed=False)
     spec: dict[str, Any] = {"m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
     if nbatch > 1:
@@ -113,6 +113,27 @@ def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: 
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), av.operand, b_operand,
                               GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)
+
+
+def _empty_product(ctx: LoweringContext, out_shape: Sequence[int], n: int, epi: Epilogue) -> TensorValue:
+    """A product with an empty dimension: zeros (K = 0) plus the epilogue, or an empty tensor."""
+    from ziggurat.backends.cpu.lowering.conv import apply_epilogue
+    from ziggurat.backends.cpu.lowering.ops import cast, const
+    from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
+
+    f32 = torch.float32
+    shape = tuple(out_shape)
+
+    def element(idx):  # type: ignore[no-untyped-def]
+        v = const(0.0, f32)
+        if epi.bias is not None:
+            v = cast(epi.bias.load(broadcast_index(idx, epi.bias.shape, shape)), f32)
+        o = epi.other
+        ov = cast(o.load(broadcast_index(idx, o.shape, shape)), f32) if o is not None else None
+        return apply_epilogue(v, epi, ov)
+
+    del n
+    return ctx.lazy(shape, f32, element, [])
 
 
 def _as_vector(ctx: LoweringContext, bias: TensorValue, n: int) -> TensorValue:
@@ -163,12 +184,12 @@ def packed_weight(ctx: LoweringContext, w: TensorValue, transpose: bool) -> Pack
 
 
 def linear(ctx: LoweringContext, x: TensorValue, w: TensorValue | PackedB, n: int, out_shape: Sequence[int],
-           epilogue: Epilogue) -> BufferValue:
+           epilogue: Epilogue) -> TensorValue:
     """``x @ W^T``: ``w`` is ``W[N, K]`` (or already packed as B = W^T)."""
     k = x.shape[-1]
-    if k == 0 or x.numel == 0:
-        raise NotLowerable("linear of an empty tensor")
-    m = x.numel // k
+    m = x.numel // k if k else math.prod(x.shape[:-1])
+    if m == 0 or k == 0:
+        return gemm(ctx, x, x, (), m, n, k, out_shape, epilogue)
     a = reshape(ctx, x, (m, k))
     if isinstance(w, PackedB):
         b: TensorValue | PackedB = w

@@ -197,7 +197,21 @@ def adaptive_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | lis
     if is_max:
         if len(args.op.results) == 1:
             return red
-        raise NotLowerable("adaptive_max_pool with indices")
+        arg = ctx.reduction("argmax", I64, tuple(out_shape), tuple(widest), body, [x])
+
+        def flat_index(idx: Index) -> Value:
+            rem = arg.load(idx)
+            pos: list[Value] = []
+            for d in reversed(range(k)):
+                pos.append(Binary("mod", rem, const(widest[d], I64)))
+                rem = Binary("floordiv", rem, const(widest[d], I64))
+            pos.reverse()
+            flat: Value = const(0, I64)
+            for d, (start, _) in enumerate(windows(idx)):
+                flat = add(mul(flat, n_in[d], I64), add(index(start), pos[d], I64), I64)
+            return flat
+
+        return [red, ctx.lazy(out_shape, I64, flat_index, [x])]
 
     def element(idx: Index) -> Value:
         win = windows(idx)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
+
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, flat_index, unflatten
@@ -109,7 +111,7 @@ def slice_bounds(n: int, start: int | None, end: int | None, step: int) -> tuple
 @lowering("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view", "aten::flatten.using_ints",
           "aten::unflatten.int", "aten::squeeze", "aten::squeeze.dim", "aten::squeeze.dims", "aten::unsqueeze",
           "aten::view_as", "aten::reshape_as", "aten::atleast_1d", "aten::atleast_2d", "aten::contiguous",
-          "aten::clone", "aten::alias", "aten::detach", "aten::lift_fresh_copy", "aten::squeeze_",
+          "aten::clone", "aten::alias", "aten::detach", "aten::lift_fresh_copy", "aten::detach_", "aten::squeeze_",
           "aten::unsqueeze_", "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
           "aten::numpy_T", "aten::ravel")
 def reshape_like(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
@@ -171,6 +173,28 @@ def narrow_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if start < 0:
         start += x.shape[dim]
     return slice_dim(ctx, x, dim, start, 1, int(args.static("length")))
+
+
+@lowering("aten::narrow.Tensor")
+def narrow_tensor(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``narrow`` with a 0-d tensor start: a data-dependent (checked) offset."""
+    from ziggurat.backends.cpu.lowering.index import Indirect
+    from ziggurat.backends.cpu.lowering.ops import add, cast, index
+
+    x = args.tensor("self")
+    start = args.tensor("start")
+    dim = norm_dim(int(args.static("dim")), x.rank)
+    n = x.shape[dim]
+    site = ctx.error_site(f"{args.key}: start out of range for a dimension of size {n}")
+    i64 = torch.int64
+
+    def index_map(idx: Index) -> list[IndexExpr]:
+        out = [IndexExpr.of(i) for i in idx]
+        first = cast(start.load([IndexExpr.of(0)] * start.rank), i64)
+        out[dim] = IndexExpr.of(Indirect(add(first, index(out[dim]), i64), n, site))
+        return out
+
+    return ctx.lazy(args.out_shape, x.dtype, lambda idx: x.load(index_map(idx)), [x, start])
 
 
 @lowering("aten::select.int")

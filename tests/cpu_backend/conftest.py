@@ -1,0 +1,43 @@
+"""Shared helpers of the cpu backend tests."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+import torch
+
+import ziggurat
+
+ISAS = ("avx512", "avx2", "scalar")
+
+
+def host_isas() -> tuple[str, ...]:
+    from ziggurat.backends.cpu.isa import Isa, host_supports
+
+    return tuple(i for i in ISAS if host_supports(Isa(i)))
+
+
+def compile_cpu(model: Any, inputs: Any, **options: Any) -> Any:
+    """``ziggurat.compile(..., backend="cpu")`` with fallback warnings silenced."""
+    logger = logging.getLogger("ziggurat")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return ziggurat.compile(model, inputs, backend="cpu", **options)
+    finally:
+        logger.setLevel(level)
+
+
+def max_rel_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    if expected.numel() == 0:
+        return 0.0
+    return float((actual.double() - expected.double()).abs().max() / expected.double().abs().max().clamp_min(1e-30))
+
+
+@pytest.fixture(params=[i for i in ISAS])
+def isa(request: pytest.FixtureRequest) -> str:
+    if request.param not in host_isas():
+        pytest.skip(f"host cannot run {request.param}")
+    return request.param
