@@ -1,100 +1,77 @@
 """The ``tensorrt`` and ``tensorrt-reference`` backends of ``ziggurat.compile``.
 
-Both run ``graph-opt{prepack=false}`` and then convert the graph into TensorRT
-segments themselves (``convert-torch-to-trt``; options ``min_block_size`` and
-``torch_executed_ops`` come from ``compile(..., min_block_size=1)``).  The
-forward function then runs op by op in the reference interpreter, except that each
-segment call goes to
+Both run ``graph-opt{prepack=false},convert-torch-to-trt{...}`` (``min_block_size`` and
+``torch_executed_ops`` come from ``compile(..., min_block_size=1)``; with
+``fallback=False`` the default ``min_block_size`` is 1, so every convertible op converts
+and the rest is one ``UnsupportedOpsError``).  The forward function then runs op by op in
+the reference interpreter, except that each segment call goes to
 
 * ``tensorrt-reference``: the CPU reference executor (TensorRT's documented semantics);
 * ``tensorrt``: an engine built by the real TensorRT (inputs moved to CUDA and back).
+
+``analyze`` (for ``ziggurat.explain``) reports the partition without building anything;
+``load`` rebuilds a saved executable from the saved IR and payload without converting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
-from ziggurat.backends.tensorrt.reference_executor import run_trt_function
-from ziggurat.backends.tensorrt.segments import BACKEND_ATTR, ConversionReport, PartitionOptions
-from ziggurat.ir.errors import ZigguratError
+from ziggurat.backends.tensorrt.partition_report import (
+    conversion_reports,
+    fill_compile_report,
+    is_converted,
+    segment_functions,
+)
+from ziggurat.backends.tensorrt.payload import read_payload, write_payload
+from ziggurat.backends.tensorrt.segmented_executable import SegmentedExecutable, SegmentRunner, reference_runners
+from ziggurat.backends.tensorrt.segments import PartitionOptions
+from ziggurat.ir.errors import UnsupportedOpsError, ZigguratError
 
-SegmentRunner = Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]
 
-
-def _partition_options(options: Any) -> PartitionOptions:
+def partition_options(options: Any) -> PartitionOptions:
     extra = dict(getattr(options, "extra", {}) or {})
     executed = extra.get("torch_executed_ops", ())
     if isinstance(executed, str):
         executed = tuple(s.strip() for s in executed.split(",") if s.strip())
-    return PartitionOptions(int(extra.get("min_block_size", 3)), tuple(executed))
+    executed = tuple(str(s) for s in executed)
+    for name in executed:
+        if not name or any(c in name for c in ',"{} '):
+            raise ZigguratError(f"torch_executed_ops entry {name!r} is not an op name like 'aten::softmax'",
+                                op="compile")
+    default_block = 3 if getattr(options, "fallback", True) else 1
+    return PartitionOptions(int(extra.get("min_block_size", default_block)), executed)
 
 
-def convert_for_tensorrt(module: ModuleOp, options: Any, report: Any) -> list[ConversionReport]:
-    """Run the conversion unless the pipeline already did; fill the compile report."""
-    from ziggurat.passes.convert_torch_to_trt import convert_module
-
-    already = any(isinstance(op, FuncOp) and BACKEND_ATTR in op.attributes for op in module.ops)
-    reports = [] if already else convert_module(module, _partition_options(options))
-    if not getattr(options, "fallback", True):
-        left = [r for rep in reports for r in rep.fallback]
-        if left:
-            from ziggurat.ir.errors import UnsupportedOpsError
-
-            raise UnsupportedOpsError("tensorrt", left)
-    for rep in reports:
-        for op, n in rep.converted.items():
-            report.native_ops[op] = report.native_ops.get(op, 0) + n
-        for r in rep.fallback:
-            report.fallback_ops.setdefault(r.op.split(" @ ")[0], []).append(r.reason)
-        report.stats[f"TensorRT segments of @{rep.function}"] = len(rep.segments)
-    return reports
+def default_pipeline(options: Any) -> str:
+    p = partition_options(options)
+    args = f"min_block_size={p.min_block_size}"
+    if p.torch_executed_ops:
+        args += f' torch_executed_ops="{",".join(p.torch_executed_ops)}"'
+    return f"graph-opt{{prepack=false}},convert-torch-to-trt{{{args}}}"
 
 
-class SegmentedExecutable:
-    """Runs the forward function op by op; calls of TensorRT segments go to ``runners``."""
+def partition(module: ModuleOp, options: Any, report: Any, backend: str, *, strict: bool) -> None:
+    """Convert ``module`` unless the pipeline did; fill ``report``; with ``strict`` and
+    ``fallback=False``, raise one error naming every op left to torch."""
+    if not is_converted(module):
+        from ziggurat.passes.convert_torch_to_trt import convert_module
 
-    def __init__(self, module: ModuleOp, runners: dict[str, SegmentRunner], device: str = "cpu") -> None:
-        from ziggurat.backends.tensorrt.interpreter_functions import register
-        from ziggurat.ir.interpreter import make_interpreter
-
-        register()
-        self.module = module
-        self.runners = runners
-        self.device = device
-        self.forward = next(op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "forward")
-        self._interpreter = make_interpreter(module)
-
-    def run(self, inputs: Sequence[Any]) -> list[Any]:
-        body = self.forward.body.blocks.first
-        assert body is not None
-        env: dict[Any, Any] = dict(zip(body.args, inputs, strict=True))
-        for op in body.ops:
-            args = tuple(env[v] for v in op.operands)
-            if isinstance(op, ReturnOp):
-                return list(args)
-            if isinstance(op, CallOp) and op.callee.string_value() in self.runners:
-                results = self.runners[op.callee.string_value()](list(args))
-            else:
-                try:
-                    results = self._interpreter.run_op(op, args)
-                except ZigguratError:
-                    raise
-                except Exception as e:  # noqa: BLE001
-                    cause = e.__cause__ or e.__context__
-                    if isinstance(cause, ZigguratError):
-                        raise cause from None
-                    raise ZigguratError(str(e).strip().splitlines()[-1], op=op.name) from None
-            env.update(zip(op.results, results, strict=True))
-        raise ZigguratError("@forward does not end with func.return", op="tensorrt")
+        convert_module(module, partition_options(options))
+    reports = conversion_reports(module)
+    fill_compile_report(report, reports)
+    left = [r for rep in reports for r in rep.fallback]
+    if strict and left and not getattr(options, "fallback", True):
+        raise UnsupportedOpsError(backend, left)
 
 
-def _segments(module: ModuleOp) -> list[FuncOp]:
-    return [op for op in module.ops if isinstance(op, FuncOp) and BACKEND_ATTR in op.attributes]
+def analyze(module: ModuleOp, options: Any, report: Any) -> None:
+    """The partition of ``module`` (converted on a copy if need be); no engine is built."""
+    partition(module if is_converted(module) else module.clone(), options, report, "", strict=False)
 
 
 class TensorRTReferenceBackend:
@@ -103,16 +80,18 @@ class TensorRTReferenceBackend:
     name = "tensorrt-reference"
 
     def default_pipeline(self, options: Any) -> str:
-        return "graph-opt{prepack=false}"
+        return default_pipeline(options)
+
+    def analyze(self, module: ModuleOp, options: Any, report: Any) -> None:
+        analyze(module, options, report)
 
     def build(self, module: ModuleOp, options: Any, report: Any) -> SegmentedExecutable:
-        convert_for_tensorrt(module, options, report)
-        runners: dict[str, SegmentRunner] = {}
-        for seg in _segments(module):
-            runners[seg.sym_name.data] = (lambda f: lambda xs: run_trt_function(f, xs))(seg)
-        executable = SegmentedExecutable(module, runners)
-        executable.ir = {"trt": _print(module)}  # type: ignore[attr-defined]
-        return executable
+        partition(module, options, report, self.name, strict=True)
+        return SegmentedExecutable(module, reference_runners(module), write_payload("reference", module))
+
+    def load(self, payload: bytes, module: ModuleOp, options: Any) -> SegmentedExecutable:
+        read_payload(payload, module, "reference")
+        return SegmentedExecutable(module, reference_runners(module), payload)
 
 
 class TensorRTBackend:
@@ -121,38 +100,47 @@ class TensorRTBackend:
     name = "tensorrt"
 
     def default_pipeline(self, options: Any) -> str:
-        return "graph-opt{prepack=false}"
+        return default_pipeline(options)
+
+    def analyze(self, module: ModuleOp, options: Any, report: Any) -> None:
+        analyze(module, options, report)
 
     def build(self, module: ModuleOp, options: Any, report: Any) -> SegmentedExecutable:
         from ziggurat.backends.tensorrt.availability import import_tensorrt, require_cuda
         from ziggurat.backends.tensorrt.emitter import BuilderOptions, build_engine
-        from ziggurat.backends.tensorrt.runtime import TensorRTEngine
 
         import_tensorrt()
         require_cuda()
-        convert_for_tensorrt(module, options, report)
+        partition(module, options, report, self.name, strict=True)
         extra = dict(getattr(options, "extra", {}) or {})
         builder = BuilderOptions(
             workspace_size=int(extra.get("workspace_size", 1 << 30)),
             fp16=bool(extra.get("fp16", False)),
             int8=bool(extra.get("int8", False)),
         )
-        runners: dict[str, SegmentRunner] = {}
-        for seg in _segments(module):
-            engine = TensorRTEngine(build_engine(seg, builder))
+        engines = {seg.sym_name.data: build_engine(seg, builder) for seg in segment_functions(module)}
+        report.stats["TensorRT engines"] = len(engines)
+        return SegmentedExecutable(module, engine_runners(engines), write_payload("engines", module, engines), "cpu")
 
-            def run(xs: Sequence[torch.Tensor], engine: TensorRTEngine = engine) -> list[torch.Tensor]:
-                outs = engine.run([x.to("cuda") for x in xs])
-                return [o.cpu() for o in outs]
+    def load(self, payload: bytes, module: ModuleOp, options: Any) -> SegmentedExecutable:
+        from ziggurat.backends.tensorrt.availability import import_tensorrt, require_cuda
 
-            runners[seg.sym_name.data] = run
-        report.stats["TensorRT engines"] = len(runners)
-        executable = SegmentedExecutable(module, runners)
-        executable.ir = {"trt": _print(module)}  # type: ignore[attr-defined]
-        return executable
+        import_tensorrt()
+        require_cuda()
+        engines = read_payload(payload, module, "engines")
+        return SegmentedExecutable(module, engine_runners(engines), payload, "cpu")
 
 
-def _print(module: ModuleOp) -> str:
-    from ziggurat.ir.pipeline import print_module
+def engine_runners(engines: dict[str, bytes]) -> dict[str, SegmentRunner]:
+    """A runner per serialized engine: inputs to CUDA, the engine, outputs back to the CPU."""
+    from ziggurat.backends.tensorrt.runtime import TensorRTEngine
 
-    return print_module(module)
+    runners: dict[str, SegmentRunner] = {}
+    for name, blob in engines.items():
+        engine = TensorRTEngine(blob)
+
+        def run(xs: Sequence[torch.Tensor], engine: TensorRTEngine = engine) -> list[torch.Tensor]:
+            return [o.cpu() for o in engine.run([x.to("cuda") for x in xs])]
+
+        runners[name] = run
+    return runners

@@ -9,7 +9,11 @@ The :class:`ConversionContext` of one TensorRT segment owns
   tensors created by converters are kept in :attr:`weights` until the build ends,
 * naming: :meth:`name` is the node info of the torch op being converted
   (``aten::conv2d @ model.py:12 [%x.3 (conv1)]``), with a suffix for the extra
-  layers one op needs.
+  layers one op needs (``... (post-op relu)``).  Names are unique in the segment
+  (TensorRT rejects repeated layer names): a second op with the same node info
+  (two ops decomposed from one source op) is ``... #2``, a repeated layer name
+  gets `` #2`` as well.  Every layer also takes the torch op's source location,
+  so verifier errors and ``ziggurat.bisect`` point at the source line.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import TypeVar
 
 import torch
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar, node_info
@@ -49,12 +53,14 @@ class ConversionContext:
         self._trt_values: set[SSAValue] = set()
         self._op: Operation | None = None
         self._node_info = "ziggurat"
+        self._node_infos: set[str] = set()
+        self._layer_names: set[str] = set()
 
     # -- the op being converted -----------------------------------------------------------
     def begin(self, op: Operation) -> ConverterArgs:
         """Start converting ``op``: layers are named after it from now on."""
         self._op = op
-        self._node_info = node_info(op)
+        self._node_info = _unique(node_info(op), self._node_infos)
         return ConverterArgs.of(op)
 
     @property
@@ -73,7 +79,13 @@ class ConversionContext:
 
     # -- inserting layers ---------------------------------------------------------------------
     def add(self, op: OpT) -> OpT:
-        """Insert a ``trt`` op (built with ``name=ctx.name(...)``) at the end of the segment."""
+        """Insert a ``trt`` op (built with ``name=ctx.name(...)``) at the end of the segment;
+        its name is made unique and it takes the source location of the torch op."""
+        unique = _unique(op.layer, self._layer_names)
+        if unique != op.layer:
+            op.properties["name"] = StringAttr(unique)
+        if self._op is not None:
+            op.location = self._op.location
         self.builder.insert(op)
         self._trt_values.update(op.results)
         return op
@@ -179,6 +191,15 @@ class ConversionContext:
     @staticmethod
     def element_of(value: SSAValue) -> Attribute:
         return element_of(value)
+
+
+def _unique(wanted: str, taken: set[str]) -> str:
+    name, n = wanted, 1
+    while name in taken:
+        n += 1
+        name = f"{wanted} #{n}"
+    taken.add(name)
+    return name
 
 
 def _schema_text(op: Operation) -> str | None:

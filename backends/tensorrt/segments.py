@@ -8,34 +8,42 @@ stay in torch, and each remaining segment becomes a private ``func.func`` of
 ``func.call`` from the torch-level function.  A converter that fails on an op,
 or produces a wrongly typed or unverifiable layer, sends that op back to torch
 and the partition is redone.  :class:`ConversionReport` lists every op left to
-torch with its reason; it is also attached to the function as
-``ziggurat.trt_fallback``.
+torch with its reason, schema and source line; the decisions are also kept in the
+IR (``ziggurat.trt_fallback`` on the function, ``ziggurat.trt_ops`` on each
+segment; see ``partition_report.py``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
-from ziggurat.backends.tensorrt.converter_args import ConverterArgs, node_info
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.partition_report import (
+    BACKEND_ATTR,
+    FALLBACK_ATTR,
+    SEGMENT_OPS_ATTR,
+    ConversionReport,
+    fallback_attr,
+    segment_ops_attr,
+)
 from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
 from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
 from ziggurat.ir.errors import OpReport, ZigguratError
 from ziggurat.ir.locations import op_location
 
-BACKEND_ATTR = "ziggurat.backend"
-FALLBACK_ATTR = "ziggurat.trt_fallback"
 
 
 @dataclass(frozen=True)
@@ -43,24 +51,6 @@ class PartitionOptions:
     min_block_size: int = 3
     #: aten keys (``aten::add.Tensor``) or names (``aten::add``) that must stay in torch
     torch_executed_ops: tuple[str, ...] = ()
-
-
-@dataclass
-class ConversionReport:
-    """What ``convert-torch-to-trt`` did to one function."""
-
-    function: str
-    segments: list[str] = field(default_factory=list[str])
-    converted: Counter[str] = field(default_factory=Counter[str])
-    fallback: list[OpReport] = field(default_factory=list[OpReport])
-
-    def format(self) -> str:
-        lines = [
-            f"@{self.function}: {sum(self.converted.values())} op(s) in {len(self.segments)} TensorRT segment(s), "
-            f"{len(self.fallback)} op(s) left to torch"
-        ]
-        lines += ["  " + r.format().replace("\n", "\n  ") for r in self.fallback]
-        return "\n".join(lines)
 
 
 def _key(op: Operation) -> str:
@@ -181,6 +171,8 @@ def _convert_segment(
                     f"converter {entries[op].origin} produced {trt_result.type} for result #{i} "
                     f"of type {torch_result.type}"
                 )
+            if trt_result.name_hint is None and trt_result not in block.args:
+                trt_result.name_hint = torch_result.name_hint  # bisect compares values by name
             ctx.map(torch_result, trt_result)
         for new_op in list(block.ops)[before:]:
             foreign = [v for v in new_op.operands if not ctx.is_trt(v) and v not in block.args]
@@ -192,8 +184,10 @@ def _convert_segment(
                 return op, f"converter {entries[op].origin} built an invalid layer: {_one_line(e)}"
     ret_values = [ctx.values[v] for v in outputs]
     block.add_op(ReturnOp(*ret_values))
+    _erase_dead_constants(block)
     func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
     func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
+    func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(_key(op) for op in segment))
     return func, inputs, outputs
 
 
@@ -256,16 +250,16 @@ def convert_function(
     for run, seg_func, inputs, outputs in built:
         _splice(anchor, run, seg_func, inputs, outputs)
         anchor = seg_func
+        ops_of_run = Counter(_key(op) for op in run)
         report.segments.append(seg_func.sym_name.data)
-        report.converted.update(_key(op) for op in run)
+        report.segment_ops[seg_func.sym_name.data] = ops_of_run
+        report.converted.update(ops_of_run)
     _erase_dead_literals(body)
     for op in ops:
         if op in part.reasons:
-            where = op_location(op)
-            label = node_info(op)
-            report.fallback.append(OpReport(label, part.reasons[op], _schema(op), None if where and where in label else where))
+            report.fallback.append(OpReport(_key(op), part.reasons[op], _schema(op), op_location(op)))
     if report.fallback:
-        func.attributes[FALLBACK_ATTR] = ArrayAttr([StringAttr(f"{r.op}: {r.reason}") for r in report.fallback])
+        func.attributes[FALLBACK_ATTR] = fallback_attr(report.fallback)
     return report
 
 
@@ -306,6 +300,13 @@ def _splice(
     for op in reversed(run):
         Rewriter.erase_op(op)
     Rewriter.insert_op(seg_func, InsertPoint.after(anchor))
+
+
+def _erase_dead_constants(block: Block) -> None:
+    """``trt.constant``s no layer reads (a literal replaced by a rank-aligned copy)."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, ConstantOp) and not op.output.uses:
+            Rewriter.erase_op(op)
 
 
 def _erase_dead_literals(body: Block) -> None:

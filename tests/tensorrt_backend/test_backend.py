@@ -44,7 +44,10 @@ def test_fallback_ops_run_in_torch_between_segments() -> None:
     executable, report = _compile(TensorRTReferenceBackend(), M(), (x,), min_block_size=2)
     torch.testing.assert_close(executable.run([x])[0], M()(x), rtol=1e-5, atol=1e-6)
     assert list(report.fallback_ops) == ["aten::cumprod"]
-    assert report.stats["TensorRT segments of @forward"] == 2
+    assert report.stats["TensorRT segments"] == 2
+    assert report.stats["TensorRT segment @forward_trt_0"] == "3 ops: aten::add.Tensor x1, aten::mul.Tensor x1, aten::relu x1"
+    (unsupported,) = report.unsupported
+    assert unsupported.op == "aten::cumprod" and "test_backend.py:" in (unsupported.location or "")
 
 
 @pytest.mark.skipif(tensorrt_unavailable_reason() is None, reason="TensorRT is installed here")

@@ -1,0 +1,84 @@
+"""The executable of both TensorRT backends: ``@forward`` op by op, segment calls to runners.
+
+Ops left to torch run in the reference interpreter; each ``func.call`` of a TensorRT
+segment goes to its runner (the CPU reference executor, or an engine).  The segments are
+found from the module itself (``func.func``s with ``ziggurat.backend = "tensorrt"``), so a
+saved module rebuilds its executable from its IR and the payload alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+
+from ziggurat.backends.tensorrt.partition_report import segment_functions
+from ziggurat.backends.tensorrt.reference_executor import run_trt_function
+from ziggurat.ir.errors import ZigguratError
+
+SegmentRunner = Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]
+
+
+class SegmentedExecutable:
+    """Runs the forward function op by op; calls of TensorRT segments go to ``runners``."""
+
+    def __init__(self, module: ModuleOp, runners: dict[str, SegmentRunner], payload: bytes,
+                 device: str = "cpu") -> None:
+        from ziggurat.backends.tensorrt.interpreter_functions import register
+        from ziggurat.ir.interpreter import make_interpreter
+
+        register()
+        self.module = module
+        self.runners = runners
+        self.device = device
+        self.payload = payload
+        self.ir = {"trt": _print(module)}
+        forward = [op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "forward"]
+        if not forward:
+            raise ZigguratError("the module has no @forward function", op="tensorrt")
+        self.forward = forward[0]
+        self._interpreter = make_interpreter(module)
+
+    def serialize(self) -> bytes:
+        """The payload ``compiled.save`` writes (see ``payload.py``)."""
+        return self.payload
+
+    def run(self, inputs: Sequence[Any]) -> list[Any]:
+        body = self.forward.body.blocks.first
+        assert body is not None
+        env: dict[Any, Any] = dict(zip(body.args, inputs, strict=True))
+        for op in body.ops:
+            args = tuple(env[v] for v in op.operands)
+            if isinstance(op, ReturnOp):
+                return list(args)
+            if isinstance(op, CallOp) and op.callee.string_value() in self.runners:
+                results = self.runners[op.callee.string_value()](list(args))
+            else:
+                try:
+                    results = self._interpreter.run_op(op, args)
+                except ZigguratError:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    cause = e.__cause__ or e.__context__
+                    if isinstance(cause, ZigguratError):
+                        raise cause from None
+                    raise ZigguratError(str(e).strip().splitlines()[-1], op=op.name) from None
+            env.update(zip(op.results, results, strict=True))
+        raise ZigguratError("@forward does not end with func.return", op="tensorrt")
+
+
+def reference_runners(module: ModuleOp) -> dict[str, SegmentRunner]:
+    """Every segment of ``module`` on the CPU reference executor."""
+    runners: dict[str, SegmentRunner] = {}
+    for seg in segment_functions(module):
+        runners[seg.sym_name.data] = (lambda f: lambda xs: run_trt_function(f, xs))(seg)
+    return runners
+
+
+def _print(module: ModuleOp) -> str:
+    from ziggurat.ir.pipeline import print_module
+
+    return print_module(module)
