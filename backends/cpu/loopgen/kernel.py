@@ -20,6 +20,7 @@ from xdsl.ir import Block, SSAValue
 
 from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter
 from ziggurat.backends.cpu.loopgen.loops import open_for, open_parallel, open_vfor
+from ziggurat.backends.cpu.loopgen.merge import merge_loops
 from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
 from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import memref
@@ -95,7 +96,7 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
         return None
     begin_trace()
     vars_, index = loop_vars(shape, "i")
-    root = node.fn(index)
+    vars_, index, root = merge_loops(vars_, index, node.fn, lambda idx: [flat_index(idx, shape)])
     refs = top_level_refs(root)
     levels = [ref_level(r, vars_) for r in refs]
     vectorize = options.width > 1 and not vector_blockers(root)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 import torch
 from xdsl.dialects import arith
@@ -32,10 +33,15 @@ _HORIZONTAL = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "
 
 def trace_body(ref: ReduceRef) -> tuple[list[Var], Value, list[IndexExpr]]:
     red = ref.reduction
+    from ziggurat.backends.cpu.loopgen.merge import merge_loops
+
     vars_, index = loop_vars(red.red_shape, "r")
-    guard = guarded_loads() if ref.guarded else contextlib.nullcontext()
-    with guard:
-        body = red.body(ref.out, index)
+
+    def trace(idx: Sequence[IndexExpr]) -> Value:
+        with guarded_loads() if ref.guarded else contextlib.nullcontext():
+            return red.body(ref.out, idx)
+
+    vars_, index, body = merge_loops(vars_, index, trace)
     return vars_, body, index
 
 

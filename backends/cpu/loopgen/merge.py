@@ -1,0 +1,65 @@
+"""Merging adjacent loops whose variables every access uses as one flat index.
+
+``out[i, j] = x[i, j] + 1`` over ``[64, 7]`` is one loop over 448 elements (one masked
+tail instead of 64), but ``out[i, j] = x[i, j] + b[j]`` keeps two loops (``b`` reads ``j``
+alone).  A merge of ``v_k, v_{k+1}`` is tried by re-tracing the element function with
+``v_k = m // E`` and ``v_{k+1} = m % E``: it is kept only if the simplified index
+expressions of every access (reductions' bodies included) are affine in ``m`` again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Mod, Var
+from ziggurat.backends.cpu.lowering.values import IndexValue, Load, ReduceRef, Value, walk
+
+Trace = Callable[[Sequence[IndexExpr]], Value]
+
+
+def _exprs(root: Value, depth: int = 0) -> Iterator[IndexExpr]:
+    from ziggurat.backends.cpu.loopgen.reductions import trace_body
+
+    for node in walk(root):
+        if isinstance(node, Load):
+            yield from node.subs
+        elif isinstance(node, IndexValue):
+            yield node.expr
+        elif isinstance(node, ReduceRef):
+            yield from node.out
+            if depth < 4:
+                _, body, _ = trace_body(node)
+                yield from _exprs(body, depth + 1)
+
+
+def _affine_in(expr: IndexExpr, var: Var) -> bool:
+    for atom, _ in expr.terms:
+        if isinstance(atom, FloorDiv | Mod) and var in atom.vars():
+            return False
+        inner = getattr(atom, "node", None)
+        if isinstance(inner, Value) and var in inner.index_vars():
+            for e in _exprs(inner):
+                if not _affine_in(e, var):
+                    return False
+    return True
+
+
+def merge_loops(vars_: list[Var], index: list[IndexExpr], trace: Trace,
+                extra: Callable[[list[IndexExpr]], Sequence[IndexExpr]] = lambda idx: ()) -> tuple[
+                    list[Var], list[IndexExpr], Value]:
+    """Merge adjacent loop variables (innermost first) while every access stays affine;
+    returns the loop variables, the index over the original dims and the traced root."""
+    root = trace(index)
+    k = len(vars_) - 2
+    while k >= 0:
+        outer, inner = vars_[k], vars_[k + 1]
+        m = Var(outer.name, outer.extent * inner.extent)
+        sub = {outer: IndexExpr.of(m) // inner.extent, inner: IndexExpr.of(m) % inner.extent}
+        new_index = [e.substitute(sub) for e in index]
+        new_root = trace(new_index)
+        exprs = list(_exprs(new_root)) + list(extra(new_index))
+        if all(_affine_in(e, m) for e in exprs):
+            vars_ = vars_[:k] + [m] + vars_[k + 2:]
+            index, root = new_index, new_root
+        k -= 1
+    return vars_, index, root
