@@ -26,6 +26,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from ziggurat.backends.serialization import LoadError
 from ziggurat.backends.tensorrt.partition_report import segment_functions
 from ziggurat.ir.errors import ZigguratError
 
@@ -33,7 +34,7 @@ MAGIC = b"ZIGGURAT-TRT\n"
 KINDS = ("reference", "engines")
 
 
-class PayloadError(ZigguratError):
+class PayloadError(LoadError):
     """A saved TensorRT payload that is corrupt or does not match the saved IR."""
 
     def __init__(self, message: str) -> None:

@@ -162,6 +162,16 @@ class ConverterRegistry:
         entries.sort(key=lambda e: -e.priority)
         return entry
 
+    def unregister(self, entry: ConverterEntry) -> None:
+        """Remove a registered converter (a test's temporary override)."""
+        entries = self._entries.get(entry.key, [])
+        if entry not in entries:
+            raise ConverterRegistrationError(f"{entry.origin} is not registered for {entry.key}",
+                                             op="converter registry")
+        entries.remove(entry)
+        if not entries:
+            del self._entries[entry.key]
+
     def entries(self, key: str) -> list[ConverterEntry]:
         """Converters of ``aten::name.overload``, highest priority first."""
         return list(self._entries.get(key, ()))

@@ -73,6 +73,19 @@ def test_chainable_patterns_priority_and_validators() -> None:
     assert registry.has("fused.conv2d")
 
 
+def test_unregister_restores_the_previous_choice() -> None:
+    registry = ConverterRegistry()
+    base = registry.register("aten::relu(Tensor self) -> Tensor", _noop)
+    override = registry.register("aten::relu(Tensor self) -> Tensor", _other, priority=10)
+    assert registry.entries("aten::relu")[0] is override
+    registry.unregister(override)
+    assert registry.entries("aten::relu") == [base]
+    with pytest.raises(ConverterRegistrationError, match="is not registered for aten::relu"):
+        registry.unregister(override)
+    registry.unregister(base)
+    assert not registry.has("aten::relu")
+
+
 def test_arguments_are_bound_by_name_with_clear_errors() -> None:
     module = import_model(torch.nn.Hardtanh(-2.0, 3.0), [torch.randn(2, 3)], frontend="torchscript")
     op = next(op for op in module.walk() if op.name == "torch.aten.hardtanh")
