@@ -13,3 +13,4 @@ register_pass("decompose-torch-ops", "decompose_torch_ops:DecomposeTorchOpsPass"
 register_pass("convert-torch-to-loop", "convert_torch_to_loop:ConvertTorchToLoop")
 register_pass("explain", "explain:ExplainPass")
 register_pass("convert-torch-to-trt", "convert_torch_to_trt:ConvertTorchToTrt")
+register_pass("plan-loop-buffers", "plan_loop_buffers:PlanLoopBuffers")

@@ -1,0 +1,23 @@
+// RUN: ziggurat-opt %s -p 'convert-torch-to-loop{isa=avx512 threads=1}' | filecheck %s
+// softmax over the last dim is ONE kernel: per row a vector max loop, a vector sum-of-exp
+// loop (each with a horizontal reduce), then the output loop.
+
+builtin.module {
+  func.func @forward(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+    %0 = torch.aten.softmax.int %x {dim = -1 : i64} : (tensor<8x100xf32>) -> tensor<8x100xf32>
+    func.return %0 : tensor<8x100xf32>
+  }
+}
+
+// CHECK:          loop.kernel @softmax_0 ins(%x : memref<8x100xf32>) outs(%{{.*}} : memref<8x100xf32>) {isa = "avx512", vector_width = 16 : i64, vectorized = true, origins = "softmax"}
+// CHECK:            loop.for %i0 = 0 to 8 step 1 {
+// CHECK-NEXT:         %[[MAXV:.*]] = loop.vfor %r0, %lanes = 0 to 100 step 16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>) {
+// CHECK:                arith.maximumf
+// CHECK:              %[[MAX:.*]] = loop.reduce "max" %[[MAXV]] : vector<16xf32> -> f32
+// CHECK:              %[[SUMV:.*]] = loop.vfor %{{.*}}, %{{.*}} = 0 to 100 step 16 iter_args
+// CHECK:                loop.unary "exp"
+// CHECK:              %[[SUM:.*]] = loop.reduce "add" %[[SUMV]] : vector<16xf32> -> f32
+// CHECK:              loop.vfor %i1, %{{.*}} = 0 to 100 step 16 {
+// CHECK:                arith.divf
+// CHECK:                loop.vstore
+// CHECK-NOT:      loop.kernel

@@ -1,0 +1,54 @@
+// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// The loop dialect's verifiers name what is wrong.
+
+builtin.module {
+  func.func @bad_reduce(%v: vector<16xf32>) -> f32 {
+    %0 = loop.reduce "median" %v : vector<16xf32> -> f32
+    func.return %0 : f32
+  }
+}
+// CHECK: loop.reduce: unknown kind 'median'; known: add, mul, max, min, and, or
+
+// -----
+
+builtin.module {
+  func.func @bad_cast(%v: vector<16xf32>) -> vector<16xi64> {
+    %0 = loop.cast "bitcast" %v : vector<16xf32> -> vector<16xi64>
+    func.return %0 : vector<16xi64>
+  }
+}
+// CHECK: loop.cast: unknown kind 'bitcast'
+
+// -----
+
+builtin.module {
+  func.func @bad_load(%m: memref<8xf32>, %i: index) -> vector<16xi64> {
+    %0 = loop.vload %m[%i] : memref<8xf32> -> vector<16xi64>
+    func.return %0 : vector<16xi64>
+  }
+}
+// CHECK: loop.vload: buffer elements are f32, the value is vector<16xi64>
+
+// -----
+
+builtin.module {
+  func.func @bad_kernel(%m: memref<8xf32>, %o: memref<8xf32>) {
+    loop.kernel @k ins(%m : memref<8xf32>) outs(%o : memref<8xf32>) {isa = "avx2", vector_width = 8 : i64, vectorized = true} {
+    ^bb0(%a: memref<8xf32>):
+    }
+    func.return
+  }
+}
+// CHECK: loop.kernel @k: block arguments must match ins + outs
+
+// -----
+
+builtin.module {
+  func.func @bad_loop(%x: f32) -> f32 {
+    %0 = loop.for %i = 5 to 2 step 1 iter_args(%a = %x) -> (f32) {
+      loop.yield %a : f32
+    }
+    func.return %0 : f32
+  }
+}
+// CHECK: loop.for: bad bounds 5 to 2 step 1
