@@ -12,7 +12,7 @@ import logging
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 
-from ziggurat.backends.cpu.codegen.module import generate
+from ziggurat.backends.cpu.codegen.module import describe, generate
 from ziggurat.backends.cpu.isa import parse_isa
 from ziggurat.backends.cpu.jit import compile_ir, default_object_cache
 from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
@@ -87,7 +87,20 @@ class CpuBackend:
         cache = ObjectCache(options.cache_dir) if options.cache_dir is not None else default_object_cache()
         library = compile_ir(llvm_module, isa, cache=cache)
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
-        return CpuExecutable(fn, abi, library, ir)
+        return CpuExecutable(fn, abi, library, ir, cache)
+
+    def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> CpuExecutable:
+        """An executable from ``CpuExecutable.serialize()`` output and its loop-level module."""
+        from ziggurat.backends.cpu.objects import load_object_code
+
+        fn = forward_of(module)
+        threads_attr = fn.attributes.get("loop.threads")
+        if not isinstance(threads_attr, IntegerAttr):
+            raise ZigguratError("the saved module is not at the loop level", op="load")
+        library = load_object_code(payload)
+        plan = plan_memory(fn)
+        abi = describe(fn, plan, library.isa, int(threads_attr.value.data))
+        return CpuExecutable(fn, abi, library, {"loop": print_module(module)})
 
     @staticmethod
     def _report(fn: func.FuncOp, report: CompileReport, arena: int, unplanned: int, abi: object,

@@ -10,6 +10,8 @@ indices) reports its site, raised here as an :class:`InputError` naming the op.
 from __future__ import annotations
 
 import ctypes
+import json
+import struct
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -52,7 +54,9 @@ class CpuExecutable:
 
     device = "cpu"
 
-    def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: dict[str, str]) -> None:
+    def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: dict[str, str],
+                 cache: Any = None) -> None:
+        self._cache = cache
         self.fn = fn
         self.abi = abi
         self.library = library
@@ -76,6 +80,19 @@ class CpuExecutable:
                          for s in abi.segments if s.kind == "native"}
         self._statics = self._static_values()
         self._interp: Any = None
+
+    def serialize(self) -> bytes:
+        """The object code and the machine it was compiled for (``CompiledModule.save``)."""
+        from ziggurat.backends.cpu.isa import feature_string, host_cpu_name
+
+        obj = self._cache.load(self.library.key) if self._cache is not None else None
+        if obj is None:
+            from ziggurat.backends.cpu.jit import compile_object
+
+            obj = compile_object(self.ir["llvm"], self.library.isa)
+        header = json.dumps({"isa": self.library.isa.value, "cpu": host_cpu_name(),
+                             "features": feature_string(self.library.isa)}).encode()
+        return struct.pack("<Q", len(header)) + header + obj
 
     # -- values ---------------------------------------------------------------------------
     def _static_values(self) -> dict[SSAValue, Any]:

@@ -134,3 +134,18 @@ def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptur
 def test_bad_isa_is_a_clear_error() -> None:
     with pytest.raises(ziggurat.ir.errors.ZigguratError, match="unknown isa 'sse9'"):  # type: ignore[attr-defined]
         compile_cpu(AddRelu(), (torch.randn(2), torch.randn(2)), isa="sse9")
+
+
+def test_save_and_load(tmp_path: Path) -> None:
+    from tests.support.models import ConvBNNet, randomize_bn
+
+    torch.manual_seed(0)
+    model = randomize_bn(ConvBNNet())
+    x = torch.randn(1, 3, 12, 12)
+    compiled = compile_cpu(model, (x,))
+    path = tmp_path / "model.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)  # type: ignore[attr-defined]
+    torch.testing.assert_close(loaded(x), compiled(x), rtol=0, atol=0)
+    with pytest.raises(InputError):
+        loaded(torch.randn(1, 3, 13, 12))

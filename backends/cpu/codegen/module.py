@@ -94,8 +94,10 @@ def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[s
 
 
 class ModuleCodegen:
-    def __init__(self, fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int) -> None:
+    def __init__(self, fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int, describe_only: bool = False) -> None:
         load_handlers()
+        self.describe_only = describe_only
+        self.specs: list[GemmSpec] = []
         self.fn = fn
         self.plan = plan
         self.isa = isa
@@ -140,12 +142,18 @@ class ModuleCodegen:
                 abi.segments.append(Segment("torch", ops=[op]))
         if segment or not abi.segments:
             self._native_segment(segment)
-        abi.workspace_bytes = max((gemm_workspace_bytes(s) for _, _, s in self.gemms.values()), default=0)
+        abi.workspace_bytes = max((gemm_workspace_bytes(s) for s in self.specs), default=0)
         return self.module, abi
 
     # -- entries ---------------------------------------------------------------------------
     def _native_segment(self, ops: list[Operation]) -> None:
         name = f"zig_forward_{sum(1 for s in self.abi.segments if s.kind == 'native')}"
+        if self.describe_only:
+            for op in ops:
+                if isinstance(op, loop.GemmOp):
+                    self.specs.append(gemm_spec(op, self.isa, self.threads)[0])
+            self.abi.segments.append(Segment("native", function=name))
+            return
         fn = ir.Function(self.module, ir.FunctionType(VOID, [I8P.as_pointer()]), name=name)
         fn.args[0].name = "args"
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -220,6 +228,7 @@ class ModuleCodegen:
         if hit is not None:
             return hit
         spec, offsets = gemm_spec(op, self.isa, self.threads)
+        self.specs.append(spec)
         fn = emit_gemm(self.module, spec)
         self.gemms[op.gemm_name] = (fn, offsets, spec)
         return fn, offsets, spec
@@ -227,6 +236,11 @@ class ModuleCodegen:
 
 def generate(fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int) -> tuple[ir.Module, ForwardAbi]:
     return ModuleCodegen(fn, plan, isa, threads).run()
+
+
+def describe(fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int) -> ForwardAbi:
+    """The ABI of ``fn``'s native code without generating it (loading saved object code)."""
+    return ModuleCodegen(fn, plan, isa, threads, describe_only=True).run()[1]
 
 
 __all__ = ["ForwardAbi", "Segment", "generate", "I8"]
