@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
+from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.tensorrt.partition_report import (
     conversion_reports,
     fill_compile_report,
@@ -70,8 +71,19 @@ def partition(module: ModuleOp, options: Any, report: Any, backend: str, *, stri
 
 
 def analyze(module: ModuleOp, options: Any, report: Any) -> None:
-    """The partition of ``module`` (converted on a copy if need be); no engine is built."""
-    partition(module if is_converted(module) else module.clone(), options, report, "", strict=False)
+    """The partition of ``module`` (converted on a copy if need be); no engine is built.
+
+    Operators without a schema are left out: ``explain`` lists those for every backend."""
+    from ziggurat.backends.tensorrt.segments import UNKNOWN_OPERATOR
+
+    analyzed = CompileReport(report.backend)
+    partition(module if is_converted(module) else module.clone(), options, analyzed, "", strict=False)
+    for r in analyzed.unsupported:
+        if r.reason != UNKNOWN_OPERATOR:
+            report.add_unsupported(r)
+    for op, n in analyzed.native_ops.items():
+        report.native_ops[op] = report.native_ops.get(op, 0) + n
+    report.stats.update(analyzed.stats)
 
 
 class TensorRTReferenceBackend:

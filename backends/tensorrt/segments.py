@@ -37,7 +37,7 @@ from ziggurat.backends.tensorrt.partition_report import (
     segment_ops_attr,
 )
 from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
-from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
 from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
@@ -53,11 +53,15 @@ class PartitionOptions:
     torch_executed_ops: tuple[str, ...] = ()
 
 
+#: the reason given for a ``torch.operator`` whose schema torch does not know (as ``explain`` says)
+UNKNOWN_OPERATOR = "unknown operator (no schema)"
+
+
 def _key(op: Operation) -> str:
     try:
         return op.aten_key if isinstance(op, TorchOp) else op.name
     except KeyError:
-        return op.name
+        return op.op_name.data if isinstance(op, OperatorOp) else op.name
 
 
 def _type_problem(op: Operation) -> str | None:
@@ -84,6 +88,9 @@ class _Partitioner:
     def classify(self, op: Operation) -> None:
         if not isinstance(op, TorchOp) and not self.registry.has(op.name):
             self.reasons[op] = f"{op.name} is not an op the TensorRT converters take"
+            return
+        if isinstance(op, OperatorOp) and op.schema_text is None:
+            self.reasons[op] = UNKNOWN_OPERATOR
             return
         key = _key(op)
         executed = self.options.torch_executed_ops

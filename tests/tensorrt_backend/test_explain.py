@@ -100,3 +100,36 @@ def test_bad_torch_executed_ops_entry() -> None:
     with pytest.raises(ziggurat.ir.errors.ZigguratError, match="torch_executed_ops entry 'aten::relu\"' is not"):
         ziggurat.explain(ThreeUnsupported().eval(), INPUTS, backend="tensorrt-reference",
                          torch_executed_ops=['aten::relu"'])
+
+
+UNKNOWN = """
+func.func @forward(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %c = torch.operator "foo::bar"(%x) {args = {}, operand_names = ["self"]} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %r = torch.aten.relu %c : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  func.return %r : tensor<3x4xf32>
+}
+"""
+
+
+def test_an_unknown_operator_is_listed_once_by_explain() -> None:
+    """explain names operators without a schema for every backend; analyze leaves them out,
+    while compiling without fallback names them with the rest."""
+    from xdsl.parser import Parser
+
+    from ziggurat.backends.executable import CompileReport
+    from ziggurat.backends.explain import report_from
+    from ziggurat.backends.options import CompileOptions
+    from ziggurat.backends.tensorrt.backend import TensorRTReferenceBackend
+    from ziggurat.ir.context import make_context
+
+    backend = TensorRTReferenceBackend()
+    module = Parser(make_context(), UNKNOWN).parse_module()
+    options = CompileOptions(backend=backend.name, extra={"min_block_size": 1})
+    report = CompileReport(backend.name)
+    backend.analyze(module, options, report)
+    explained = report_from(report, module)
+    assert [(r.op, r.reason) for r in explained.unsupported] == [("foo::bar", "unknown operator (no schema)")]
+    assert explained.stats["TensorRT segments"] == 1
+    strict = CompileOptions(backend=backend.name, fallback=False)
+    with pytest.raises(UnsupportedOpsError, match="foo::bar: unknown operator"):
+        backend.build(Parser(make_context(), UNKNOWN).parse_module(), strict, CompileReport(backend.name))

@@ -68,7 +68,7 @@ def test_a_wrong_converter_is_named(wrong_relu: ConverterEntry) -> None:
     assert d.op == "trt.activation"  # the layer the wrong converter built, not just the segment call
     lines, first = inspect.getsourcelines(ReluTail.forward)
     line = first + next(i for i, text in enumerate(lines) if "torch.relu(y)" in text)
-    assert d.location is not None and f"test_bisect.py:{line}" in d.location
+    assert d.location is not None and f"test_trt_bisect.py:{line}" in d.location
     assert "first divergence after 'convert-torch-to-trt'" in result.format()
 
 

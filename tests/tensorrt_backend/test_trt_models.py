@@ -68,7 +68,7 @@ def test_an_op_that_falls_back() -> None:
     assert fallback.op == "aten::cumprod"
     assert fallback.reason == "no TensorRT converter is registered for aten::cumprod"
     assert fallback.schema is not None and fallback.schema.startswith("aten::cumprod(Tensor self, int dim")
-    assert fallback.location is not None and "test_models.py:" in fallback.location
+    assert fallback.location is not None and "test_trt_models.py:" in fallback.location
     assert report.fallback_ops == {"aten::cumprod": [fallback.reason]}
     assert report.stats["TensorRT segments"] == 2 and report.stats["ops left to torch"] == 1
     assert "ops falling back to torch: 1" in report.format()
