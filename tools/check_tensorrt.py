@@ -6,7 +6,9 @@
 
 For each model: import, ``graph-opt{prepack=false}``, ``convert-torch-to-trt``, one engine
 per segment through the real TensorRT API, run on CUDA, compare with eager (max relative
-error); ``--reference`` runs the same ``trt`` IR on the CPU reference executor instead and
+error); then the executable's payload (the serialized engines, as ``compiled.save`` writes
+it) is loaded back without converting or building and must give the same outputs.
+``--reference`` runs the same ``trt`` IR on the CPU reference executor instead and
 still plans every segment's TensorRT API calls.  Without TensorRT or
 a GPU it exits with status 2 and says what is missing (``--reference`` still checks the IR).
 Exit status: 0 all models within tolerance, 1 some model failed, 2 TensorRT unavailable.
@@ -102,7 +104,11 @@ def check_model(name: str, build: Callable[[], tuple[torch.nn.Module, tuple[torc
     limit = tolerance if not fp16 else max(tolerance, 2e-2)
     fallback = sum(len(v) for v in report.fallback_ops.values())
     detail = f"{sum(report.native_ops.values())} ops on TensorRT ({layers} layers), {fallback} in torch"
-    return Result(name, error <= limit, error, detail, time.perf_counter() - start)
+    reloaded = backend.load(executable.serialize(), module, options).run(list(inputs))
+    reload_error = _relative_error(reloaded, outputs)
+    if reload_error > 0.0:
+        detail += f"; reloaded payload differs by {reload_error:.2e}"
+    return Result(name, error <= limit and reload_error == 0.0, error, detail, time.perf_counter() - start)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
