@@ -4,8 +4,9 @@
 
 Ops with a registered converter whose validator accepts them are grouped into
 segments (``func.func @forward_trt_N`` of ``trt`` ops, called with ``func.call``);
-everything else stays in torch, listed with its reason in the function's
-``ziggurat.trt_fallback`` attribute (see ``backends/tensorrt/segments.py``).
+everything else stays in torch, listed with its reason, schema and source line in the
+function's ``ziggurat.trt_fallback`` attribute; each segment lists the torch ops it took
+in ``ziggurat.trt_ops`` (see ``backends/tensorrt/segments.py`` and ``partition_report.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,27 @@
+"""tools/check_tensorrt.py: the reference run passes (including the reload of its payload);
+without TensorRT the engine run exits 2 with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from ziggurat.backends.tensorrt.availability import tensorrt_unavailable_reason
+from ziggurat.tools.check_tensorrt import main
+
+
+def test_reference_check_of_the_small_cnn(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--reference", "--models", "small-cnn"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  small-cnn" in out and "1/1 models match eager" in out
+    assert "reloaded payload differs" not in out
+
+
+@pytest.mark.skipif(tensorrt_unavailable_reason() is None, reason="TensorRT is installed here")
+def test_without_tensorrt_the_check_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--models", "small-cnn"]) == 2
+    assert "cannot build TensorRT engines here" in capsys.readouterr().err
+
+
+def test_unknown_model_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--reference", "--models", "nope"]) == 2
+    assert "unknown model(s) nope" in capsys.readouterr().err
