@@ -49,7 +49,13 @@ DEFAULT = (
     "nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate nn.functional.pad.circular "
     "nn.functional.interpolate.nearest nn.functional.interpolate.bilinear nn.functional.interpolate.linear "
     "nn.functional.embedding nn.functional.scaled_dot_product_attention "
-    "zeros_like ones_like full_like arange linspace full zeros ones tril triu"
+    "zeros_like ones_like full_like arange linspace full zeros ones tril triu "
+    "sort argsort topk kthvalue msort scatter scatter_add scatter_reduce.sum scatter_reduce.prod "
+    "scatter_reduce.amax scatter_reduce.amin scatter_reduce.mean index_put slice_scatter select_scatter "
+    "diagonal_scatter diag diag_embed outer addr bucketize linalg.cross cross trace nn.functional.mse_loss "
+    "nn.functional.l1_loss nn.functional.smooth_l1_loss nn.functional.huber_loss nn.functional.kl_div "
+    "nn.functional.binary_cross_entropy_with_logits nn.functional.nll_loss nn.functional.cross_entropy "
+    "nn.functional.poisson_nll_loss nn.functional.cosine_similarity nn.functional.bilinear"
 ).split()
 
 

@@ -1,18 +1,26 @@
 """Imports every lowering family (each registers its lowerings on import)."""
 
 from ziggurat.backends.cpu.lowering import (  # noqa: F401
+    attention,
+    backward,
     conv,
     creation,
+    einsum,
     elementwise,
     fused_ops,
     indexing,
     linalg,
+    losses,
+    misc,
     normalization,
     padding,
     pooling,
     reductions,
+    scalars,
     scans,
+    scatter,
     shape_ops,
+    sorting,
     upsample,
     views,
 )

@@ -157,6 +157,11 @@ def expand_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return expand(ctx, args.tensor("self"), args.out_shape)
 
 
+@lowering("aten::broadcast_tensors")
+def broadcast_tensors(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    return [expand(ctx, t, args.result_shape(i)) for i, t in enumerate(args.tensors("tensors"))]
+
+
 @lowering("aten::slice.Tensor")
 def slice_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")

@@ -1,0 +1,57 @@
+"""``scaled_dot_product_attention``: a batched GEMM for the scores (scale and mask fused into
+the softmax kernel, one kernel per row), then a batched GEMM with the values."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.linalg import matmul
+from ziggurat.backends.cpu.lowering.normalization import softmax
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, mul, where
+from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Value
+from ziggurat.backends.cpu.lowering.views import transpose
+
+F32 = torch.float32
+
+
+@lowering("aten::scaled_dot_product_attention")
+def sdpa(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    q, k, v = args.tensor("query"), args.tensor("key"), args.tensor("value")
+    if any(t.dtype != F32 for t in (q, k, v)):
+        raise NotLowerable("attention computes float32 only")
+    if float(args.static("dropout_p", 0.0)) != 0.0:
+        raise NotLowerable("attention dropout is random")
+    if bool(args.static("enable_gqa", False)):
+        raise NotLowerable("grouped-query attention")
+    mask = args.opt_tensor("attn_mask")
+    causal = bool(args.static("is_causal", False))
+    e = q.shape[-1]
+    scale = args.static("scale")
+    scale = 1.0 / math.sqrt(e) if scale is None else float(scale)
+    s_shape = (*q.shape[:-1], k.shape[-2])
+    scores = matmul(ctx, q, transpose(ctx, k, -2, -1), s_shape)
+
+    def masked(idx: Index) -> Value:
+        s = mul(scores.load(idx), scale, F32)
+        if causal:
+            keep = compare("le", index(IndexExpr.of(idx[-1])), index(IndexExpr.of(idx[-2])))
+            s = where(keep, s, const(-math.inf, F32), F32)
+        if mask is not None:
+            m = mask.load(broadcast_index(idx, mask.shape, s_shape))
+            if mask.dtype == torch.bool:
+                s = where(m, s, const(-math.inf, F32), F32)
+            else:
+                s = add(s, cast(m, F32), F32)
+        return s
+
+    logits = ctx.lazy(s_shape, F32, masked, [scores])
+    probs = softmax(ctx, logits, -1, False, F32)
+    return matmul(ctx, probs, v, args.out_shape)
