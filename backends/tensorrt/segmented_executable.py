@@ -54,6 +54,7 @@ class SegmentedExecutable:
             args = tuple(env[v] for v in op.operands)
             if isinstance(op, ReturnOp):
                 return list(args)
+            results: Sequence[Any]
             if isinstance(op, CallOp) and op.callee.string_value() in self.runners:
                 results = self.runners[op.callee.string_value()](list(args))
             else:
