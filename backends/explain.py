@@ -75,7 +75,13 @@ def report_from(report: CompileReport, module: ModuleOp) -> ExplainReport:
                                       f"{packed.get('bytes packed', 0)} bytes "
                                       f"({packed.get('extra bytes (padding)', 0)} bytes of padding)")
     stats.update(report.stats)
-    unsupported = unknown_ops(module) + [r for r in report.unsupported]
+    unsupported: list[OpReport] = []
+    seen: set[tuple[str, str | None, str]] = set()
+    for r in unknown_ops(module) + list(report.unsupported):
+        key = (r.op, r.location, r.reason)
+        if key not in seen:
+            seen.add(key)
+            unsupported.append(r)
     return ExplainReport(report.backend, unsupported, fusions, stats)
 
 
