@@ -128,36 +128,77 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
         total *= d
     parallel = options.threads > 1 and work >= 2 and total >= PARALLEL_MIN_ELEMENTS
 
-    with contextlib.ExitStack() as stack:
-        scope = root_scope
-        rest = list(serial_vars)
-        if parallel:
-            op, child = open_parallel(scope, par_vars)
-            stack.enter_context(scope.child_anchor(op))
-            scope = child
-            rest = rest[par_count:]
-        for v in rest:
-            op, child = open_for(scope, v)
-            stack.enter_context(scope.child_anchor(op))
-            scope = child
-        if vec_var is not None:
-            op, child = open_vfor(scope, vec_var, options.width)
-            stack.enter_context(scope.child_anchor(op))
-            scope = child
-        value = em.emit(root, scope, want_vector=vec_var is not None)
-        offset = em.index(flat_index(index, shape), scope)
-        out = block.args[-1]
-        if vec_var is not None:
-            lanes = scope.vector.lanes if scope.vector is not None else None
-            scope.insert(loop.VStoreOp(value, out, offset, lanes))
-        else:
-            scope.insert(loop.StoreOp(value, out, offset))
+    out = block.args[-1]
+    chunk = _chunking(options, vec_var, work, total, bool(refs))
+    if chunk is None:
+        _emit_nest(em, root_scope, par_vars if parallel else [], serial_vars[len(par_vars) if parallel else 0:],
+                   vec_var, options.width, root, index, shape, out)
+    else:
+        assert vec_var is not None
+        size, count = chunk
+        q = Var("chunk", count)
+        inner = Var(vec_var.name, size)
+        main_index = [e.substitute({vec_var: IndexExpr.of(q) * size + IndexExpr.of(inner)}) for e in index]
+        begin_trace()
+        _emit_nest(em, root_scope, [*serial_vars, q], [], inner, options.width, node.fn(main_index), main_index,
+                   shape, out)
+        rem = vec_var.extent - size * count
+        if rem:
+            last = Var(vec_var.name, rem)
+            rem_index = [e.substitute({vec_var: IndexExpr.of(last) + size * count}) for e in index]
+            begin_trace()
+            _emit_nest(em, root_scope, [], serial_vars, last, options.width, node.fn(rem_index), rem_index,
+                       shape, out)
 
     ins = [operand_of[b] for b in buffers.ins]
     kernel = loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=width,
                            vectorized=vectorize and _has_vector_loop(block), origins=",".join(node.origins),
                            body=_region(block))
     return kernel
+
+
+def _chunking(options: KernelOptions, vec_var: Var | None, work: int, total: int,
+              has_reductions: bool) -> tuple[int, int] | None:
+    """(chunk size, chunk count) to split a long vector loop over the thread team when the
+    outer loops give it too little parallel work (a flat element-wise kernel)."""
+    if vec_var is None or has_reductions or options.threads < 2 or total < PARALLEL_MIN_ELEMENTS:
+        return None
+    if work >= 2 * options.threads:
+        return None
+    parts = max(2, 4 * options.threads // max(work, 1))
+    size = -(-vec_var.extent // parts)
+    size = max(-(-size // options.width) * options.width, 4 * options.width)
+    count = vec_var.extent // size
+    if count < 2:
+        return None
+    return size, count
+
+
+def _emit_nest(em: KernelEmitter, root_scope: Scope, par_vars: Sequence[Var], serial_vars: Sequence[Var],
+               vec_var: Var | None, width: int, root: Value, index: Sequence[IndexExpr], shape: Sequence[int],
+               out: SSAValue) -> None:
+    """One loop nest: a ``loop.parallel`` over ``par_vars``, serial loops, the vector loop, the store."""
+    with contextlib.ExitStack() as stack:
+        scope = root_scope
+        if par_vars:
+            op, child = open_parallel(scope, par_vars)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        for v in serial_vars:
+            op, child = open_for(scope, v)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        if vec_var is not None:
+            op, child = open_vfor(scope, vec_var, width)
+            stack.enter_context(scope.child_anchor(op))
+            scope = child
+        value = em.emit(root, scope, want_vector=vec_var is not None)
+        offset = em.index(flat_index(index, shape), scope)
+        if vec_var is not None:
+            lanes = scope.vector.lanes if scope.vector is not None else None
+            scope.insert(loop.VStoreOp(value, out, offset, lanes))
+        else:
+            scope.insert(loop.StoreOp(value, out, offset))
 
 
 def _has_vector_loop(block: Block) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Mod, Var
+from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Mod, Var, flat_index
 from ziggurat.backends.cpu.lowering.values import IndexValue, Load, ReduceRef, Value, walk
 
 Trace = Callable[[Sequence[IndexExpr]], Value]
@@ -22,11 +22,13 @@ def _exprs(root: Value, depth: int = 0) -> Iterator[IndexExpr]:
 
     for node in walk(root):
         if isinstance(node, Load):
-            yield from node.subs
+            yield flat_index(node.subs, node.buffer.shape)
+            for d in node.guards:
+                yield node.subs[d]
         elif isinstance(node, IndexValue):
             yield node.expr
         elif isinstance(node, ReduceRef):
-            yield from node.out
+            yield flat_index(node.out, node.reduction.out_shape)
             if depth < 4:
                 _, body, _ = trace_body(node)
                 yield from _exprs(body, depth + 1)
