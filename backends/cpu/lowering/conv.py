@@ -214,33 +214,49 @@ def _group_slice(ctx: LoweringContext, w: TensorValue, grp: int, og: int) -> Ten
 
 def conv_direct(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None, g: ConvGeometry,
                 out_shape: Sequence[int], epi: Epilogue) -> TensorValue:
-    """Depthwise (and other small-group) convolution as a window reduction per output."""
+    """Depthwise (one input channel per group) convolution as a window reduction per output,
+    computed channels-last (``[N, *out_sp, O]``, vectorized over channels; a constant weight is
+    stored ``[*ks, Cg, O]`` so its lanes are contiguous too) and returned as an NCHW view."""
     k = g.k
     mult = g.og
+    nhwc_shape = (g.n, *g.out_sp, g.o)
+    tensor = weight_tensor(w)
+    w_last = None
+    if tensor is not None and tensor.dtype == F32:
+        w_last = BufferValue(ctx.constant(tensor.permute(*range(2, 2 + k), 1, 0).contiguous(),
+                                          (w.buffer.name if w.buffer else "weight") + "_khwio"))
+
+    def weight(oc: IndexExpr, ci: IndexExpr, r: list[IndexExpr]) -> Value:
+        if w_last is not None:
+            return w_last.load([*r, ci, oc])
+        return cast(w.load([oc, ci, *r]), F32)
 
     def body(out: Index, red: Index) -> Value:
-        n, oc = IndexExpr.of(out[0]), IndexExpr.of(out[1])
-        o = [IndexExpr.of(i) for i in out[2:]]
+        n, oc = IndexExpr.of(out[0]), IndexExpr.of(out[-1])
+        o = [IndexExpr.of(i) for i in out[1:1 + k]]
         ci = IndexExpr.of(red[0])
         r = [IndexExpr.of(i) for i in red[1:]]
         grp = oc // mult
         sub = [n, grp * g.cg + ci] + [o[d] * g.stride[d] + r[d] * g.dilation[d] - g.padding[d] for d in range(k)]
         xv = cast(load_or(x, sub, 0.0), F32)
-        return mul(xv, cast(w.load([oc, ci, *r]), F32), F32)
+        return mul(xv, weight(oc, ci, r), F32)
 
-    total = ctx.reduction("sum", F32, tuple(out_shape), (g.cg, *g.ks), body, [x])
+    total = ctx.reduction("sum", F32, nhwc_shape, (g.cg, *g.ks), body, [x])
     other = epi.other
 
     def element(idx: Index) -> Value:
         from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
         y = total.load(idx)
+        oc = IndexExpr.of(idx[-1])
         if bias is not None:
-            y = add(y, cast(bias.load([IndexExpr.of(idx[1])]), F32), F32)
-        ov = cast(other.load(broadcast_index(idx, other.shape, out_shape)), F32) if other is not None else None
+            y = add(y, cast(bias.load([oc]), F32), F32)
+        nchw = [IndexExpr.of(idx[0]), oc, *[IndexExpr.of(i) for i in idx[1:1 + k]]]
+        ov = cast(other.load(broadcast_index(nchw, other.shape, out_shape)), F32) if other is not None else None
         return apply_epilogue(y, epi, ov)
 
-    return ctx.lazy(out_shape, F32, element, [x])
+    buf = ctx.realize(ctx.lazy(nhwc_shape, F32, element, [x]), "dwconv")
+    return permute(ctx, BufferValue(buf), [0, 1 + k, *range(1, 1 + k)])
 
 
 def conv_transposed(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,

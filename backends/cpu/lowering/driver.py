@@ -52,6 +52,9 @@ from ziggurat.ir.types import dtype_of, shape_of
 
 log = logging.getLogger("ziggurat")
 
+#: A lazy value reading a reduction over at least this many elements is realized where defined.
+REALIZED_WINDOW = 8
+
 #: Element types the CPU backend computes natively (every other dtype runs through torch).
 CLAIMED_DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool)
 
@@ -184,8 +187,10 @@ class FunctionLowering:
                 self.ctx.realize(value, "red")
             return
         if isinstance(value, LazyValue):
-            size = value.compute_size()
-            if (uses > 1 and size > 0) or size > MAX_INLINE_NODES:
+            size, window = value.compute_size()
+            # an op whose elements each combine a window (convolution, softmax, a norm) is a
+            # kernel of its own: inlined into a reading reduction it would be recomputed per pass
+            if (uses > 1 and size > 0) or size > MAX_INLINE_NODES or window >= REALIZED_WINDOW:
                 self.ctx.realize(value)
 
     def _fallback(self, op: Operation, reason: str) -> None:

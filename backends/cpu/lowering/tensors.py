@@ -84,6 +84,13 @@ class TensorValue:
         return vars_, self.load([IndexExpr.of(v) for v in vars_])
 
 
+def _prod(shape: Sequence[int]) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
 class BufferValue(TensorValue):
     def __init__(self, buffer: Buffer) -> None:
         self._buffer = buffer
@@ -140,15 +147,19 @@ class LazyValue(TensorValue):
     def clear_memo(self) -> None:
         self._memo.clear()
 
-    def compute_size(self) -> int:
-        """Nodes of the element DAG that are not loads/constants (0: a pure view)."""
+    def compute_size(self) -> tuple[int, int]:
+        """(nodes of the element DAG that are not loads/constants (0: a pure view), the largest
+        number of elements a reduction it reads combines per output)."""
         from ziggurat.backends.cpu.lowering.values import Const, IndexValue
 
         if self.numel == 0:
-            return 0
+            return 0, 0
         _, root = self.trace()
         self.clear_memo()
-        return sum(1 for n in walk(root) if not isinstance(n, Load | Const | IndexValue))
+        nodes = list(walk(root))
+        size = sum(1 for n in nodes if not isinstance(n, Load | Const | IndexValue))
+        window = max((_prod(n.reduction.red_shape) for n in nodes if isinstance(n, ReduceRef)), default=0)
+        return size, window
 
 
 class ReductionValue(TensorValue):
