@@ -55,7 +55,8 @@ DEFAULT = (
     "diagonal_scatter diag diag_embed outer addr bucketize linalg.cross cross trace nn.functional.mse_loss "
     "nn.functional.l1_loss nn.functional.smooth_l1_loss nn.functional.huber_loss nn.functional.kl_div "
     "nn.functional.binary_cross_entropy_with_logits nn.functional.nll_loss nn.functional.cross_entropy "
-    "nn.functional.poisson_nll_loss nn.functional.cosine_similarity nn.functional.bilinear"
+    "nn.functional.poisson_nll_loss nn.functional.cosine_similarity nn.functional.bilinear "
+    "nn.functional.grid_sample nn.functional.interpolate.bicubic"
 ).split()
 
 

@@ -155,3 +155,21 @@ def test_embedding_gather_index(isa: str) -> None:
     check(lambda a, i: torch.gather(a, 1, i), x, g, isa=isa)
     check(lambda a, i: a[i[:, :2] % 4, i[:, 2:4]], x, g, isa=isa)
     check(lambda a, i: torch.index_select(a, 1, i[0]) + a[:, :5], x, g, isa=isa)
+
+
+def test_rnn_cells(isa: str) -> None:
+    torch.manual_seed(0)
+    lstm, gru, rnn = torch.nn.LSTMCell(5, 7).eval(), torch.nn.GRUCell(5, 7).eval(), torch.nn.RNNCell(5, 7).eval()
+    x, h, c = torch.randn(3, 5), torch.randn(3, 7), torch.randn(3, 7)
+    check(lambda a, b, d: lstm(a, (b, d)), x, h, c, isa=isa, rtol=1e-4)
+    check(lambda a, b: gru(a, b), x, h, isa=isa, rtol=1e-4)
+    check(lambda a, b: rnn(a, b), x, h, isa=isa, rtol=1e-4)
+    check(lambda a, b, d: lstm(a[0], (b[0], d[0])), x, h, c, isa=isa, rtol=1e-4)
+
+
+def test_as_strided_and_trilinear(isa: str) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(4, 6)
+    check(lambda t: torch.as_strided(t * 2, (3, 3), (5, 1), 2), x, isa=isa)
+    bil = torch.nn.Bilinear(4, 3, 5).eval()
+    check(lambda a, b: bil(a, b), torch.randn(2, 4), torch.randn(2, 3), isa=isa, rtol=1e-4)

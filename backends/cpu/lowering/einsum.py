@@ -121,3 +121,27 @@ def einsum(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if result.shape != args.out_shape:
         result = reshape(ctx, result, args.out_shape)
     return result
+
+
+@lowering("aten::_trilinear")
+def trilinear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``sum_{sumdim} i1.unsqueeze(expand1) * i2.unsqueeze(expand2) * i3.unsqueeze(expand3)``."""
+    from ziggurat.backends.cpu.lowering.ops import mul
+    from ziggurat.backends.cpu.lowering.pointwise import pointwise
+
+    parts = [args.tensor("i1"), args.tensor("i2"), args.tensor("i3")]
+    if any(t.dtype != torch.float32 for t in parts):
+        raise NotLowerable("_trilinear computes float32 only")
+    expanded: list[TensorValue] = []
+    for t, name in zip(parts, ("expand1", "expand2", "expand3"), strict=True):
+        dims = sorted(args.ints(name))
+        shape = list(t.shape)
+        for d in dims:
+            shape.insert(d, 1)
+        expanded.append(reshape(ctx, t, tuple(shape)))
+    full = tuple(torch.broadcast_shapes(*[e.shape for e in expanded]))
+    prod = pointwise(ctx, expanded, full, torch.float32, lambda a, b, c: mul(mul(a, b, torch.float32), c,
+                                                                             torch.float32))
+    sumdim = sorted(args.ints("sumdim"))
+    result = reduce(ctx, prod, sumdim, False, "sum", torch.float32) if sumdim else prod
+    return reshape(ctx, result, args.out_shape) if result.shape != args.out_shape else result

@@ -347,3 +347,42 @@ def unfold_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         return out
 
     return map_tensor(ctx, x, args.out_shape, x.dtype, index_map)
+
+
+#: Ops whose result shares storage with their input at another offset or order: an
+#: ``as_strided`` of their result addresses that storage, which lowered values do not model.
+_VIEW_PRODUCERS = ("view", "reshape", "permute", "transpose", "t", "slice", "select", "narrow", "expand",
+                   "squeeze", "unsqueeze", "flatten", "unflatten", "unfold", "diagonal", "as_strided", "split",
+                   "chunk", "unbind", "alias", "numpy_T", "movedim", "swapaxes", "swapdims", "split_with_sizes",
+                   "_reshape_alias", "view_as", "expand_as", "T", "mT", "real", "imag")
+
+
+@lowering("aten::as_strided")
+def as_strided(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``as_strided`` of a tensor that owns its (contiguous) storage: an affine view."""
+    from ziggurat.dialects.torch import TorchOp
+
+    source = args.op.operands[0].owner
+    if isinstance(source, TorchOp):
+        name = source.aten_key.split("::")[-1].split(".")[0]
+        if name in _VIEW_PRODUCERS or name.rstrip("_") in _VIEW_PRODUCERS:
+            raise NotLowerable(f"as_strided of a view ({name}) addresses its base tensor's storage")
+    x = args.tensor("self")
+    size, stride = args.ints("size"), args.ints("stride")
+    offset = int(args.static("storage_offset", 0) or 0)
+    total = x.numel
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
+    if total == 0 or lo < 0 or hi >= total:
+        raise NotLowerable("as_strided reaches outside the tensor")
+    shape = x.shape
+
+    def index_map(idx: Index) -> list[IndexExpr]:
+        flat = IndexExpr.of(offset)
+        for i, s in zip(idx, stride, strict=True):
+            flat = flat + IndexExpr.of(i) * s
+        from ziggurat.backends.cpu.lowering.index import unflatten
+
+        return unflatten(flat, shape)
+
+    return map_tensor(ctx, x, tuple(size), x.dtype, index_map)
