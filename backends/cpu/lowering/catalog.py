@@ -1,6 +1,7 @@
 """Imports every lowering family (each registers its lowerings on import)."""
 
 from ziggurat.backends.cpu.lowering import (  # noqa: F401
+    arithmetic,
     attention,
     backward,
     conv,
@@ -10,6 +11,7 @@ from ziggurat.backends.cpu.lowering import (  # noqa: F401
     fused_ops,
     indexing,
     linalg,
+    logic,
     losses,
     misc,
     normalization,

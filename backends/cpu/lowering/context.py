@@ -11,7 +11,7 @@ import torch
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
-from ziggurat.backends.cpu.lowering.index import IndexExpr, Var, flat_index, loop_vars
+from ziggurat.backends.cpu.lowering.index import flat_index, loop_vars
 from ziggurat.backends.cpu.lowering.nodes import ComputeNode, Node, ScanNode
 from ziggurat.backends.cpu.lowering.placement import misplaced_reductions
 from ziggurat.backends.cpu.lowering.tensors import (

@@ -16,7 +16,6 @@ from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, all_float32, linear, matmul
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
-from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr

@@ -1,0 +1,214 @@
+"""Binary arithmetic with torch broadcasting and type promotion: add/sub/mul/div (rounding modes),
+floor_divide/remainder/fmod, max/min, pow, atan2, copysign, hypot, logaddexp, xlogy, heaviside,
+lerp, addcmul/addcdiv."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ziggurat.backends.cpu.lowering import mathfns as mf
+from ziggurat.backends.cpu.lowering.args import LoweringArgs
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.ops import (
+    add,
+    cast,
+    compare,
+    const,
+    div,
+    logical_and,
+    maximum,
+    minimum,
+    mul,
+    predicate,
+    sub,
+    unary,
+    where,
+)
+from ziggurat.backends.cpu.lowering.pointwise import Operand, pointwise
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
+from ziggurat.backends.cpu.lowering.tensors import TensorValue
+from ziggurat.backends.cpu.lowering.values import Binary, Value
+
+from ziggurat.backends.cpu.lowering.elementwise import _self, with_inplace
+
+
+# -- binary arithmetic -------------------------------------------------------------------
+
+
+def _other(args: LoweringArgs) -> Operand:
+    return args.scalar_or_tensor("other")
+
+
+def _binary(ctx: LoweringContext, args: LoweringArgs, a: Operand, c: Operand,
+            fn: Callable[[Value, Value], Value], compute: torch.dtype | None = None) -> TensorValue:
+    return pointwise(ctx, [a, c], args.out_shape, args.out_dtype, fn, compute)
+
+
+@lowering(*with_inplace("aten::add.Tensor", "aten::add.Scalar", "aten::sub.Tensor", "aten::sub.Scalar",
+                        "aten::rsub.Tensor", "aten::rsub.Scalar", "aten::subtract.Tensor"))
+def add_sub(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    a, c = _self(args), _other(args)
+    alpha = args.static("alpha", 1)
+    dt = args.out_dtype
+    op = "add" if args.name == "add" else "sub"
+    if args.name == "rsub":
+        a, c = c, a  # other - alpha * self
+
+    def fn(x: Value, y: Value) -> Value:
+        return Binary(op, x, mul(y, alpha, dt) if alpha != 1 else y)
+
+    return _binary(ctx, args, a, c, fn)
+
+
+@lowering(*with_inplace("aten::mul.Tensor", "aten::mul.Scalar", "aten::multiply.Tensor"))
+def mul_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args), lambda x, y: Binary("mul", x, y))
+
+
+@lowering(*with_inplace("aten::div.Tensor", "aten::div.Scalar", "aten::div.Tensor_mode", "aten::div.Scalar_mode",
+                        "aten::true_divide.Tensor", "aten::divide.Tensor"))
+def div_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    mode = args.static("rounding_mode")
+    dt = args.out_dtype
+    a, c = _self(args), _other(args)
+    if mode is None:
+        return _binary(ctx, args, a, c, lambda x, y: Binary("div", x, y))
+    if dt.is_floating_point:
+        fn: Callable[[Value, Value], Value] = (lambda x, y: unary("trunc", Binary("div", x, y))) if mode == "trunc" \
+            else (lambda x, y: unary("floor", Binary("div", x, y)))
+        return _binary(ctx, args, a, c, fn)
+    if mode == "floor":
+        return _binary(ctx, args, a, c, lambda x, y: Binary("floordiv", x, y))
+    return _binary(ctx, args, a, c, _int_trunc_div)
+
+
+def _int_trunc_div(x: Value, y: Value) -> Value:
+    q = Binary("floordiv", x, y)
+    r = Binary("sub", x, Binary("mul", q, y))
+    fix = logical_and(compare("ne", r, 0), compare("ne", compare("lt", r, 0), compare("lt", y, 0)))
+    return where(fix, Binary("add", q, const(1, x.dtype)), q, x.dtype)
+
+
+@lowering(*with_inplace("aten::floor_divide", "aten::floor_divide.Scalar"))
+def floor_divide(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args), mf.floor_divide)
+
+
+@lowering(*with_inplace("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor"))
+def remainder(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    a = args.scalar_or_tensor("self")
+    return _binary(ctx, args, a, _other(args), mf.remainder)
+
+
+@lowering(*with_inplace("aten::fmod.Tensor", "aten::fmod.Scalar"))
+def fmod(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args), mf.fmod)
+
+
+@lowering("aten::maximum", "aten::minimum", "aten::fmax", "aten::fmin", "aten::max.other", "aten::min.other")
+def max_min(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    op = {"maximum": "max", "minimum": "min", "fmax": "fmax", "fmin": "fmin", "max": "max", "min": "min"}[args.name]
+    dt = args.out_dtype
+    if not dt.is_floating_point and op in ("fmax", "fmin"):
+        op = op[1:]
+    return _binary(ctx, args, _self(args), _other(args), lambda x, y: Binary(op, x, y))
+
+
+@lowering(*with_inplace("aten::pow.Tensor_Scalar", "aten::pow.Tensor_Tensor", "aten::pow.Scalar",
+                        "aten::float_power.Tensor_Scalar", "aten::float_power.Tensor_Tensor",
+                        "aten::float_power.Scalar"))
+def pow_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    dt = args.out_dtype
+    base = args.scalar_or_tensor("self")
+    exponent = args.scalar_or_tensor("exponent")
+    if not dt.is_floating_point:
+        if isinstance(exponent, int) and exponent >= 0 and isinstance(base, TensorValue):
+            return pointwise(ctx, [base], args.out_shape, dt, lambda x: mf.int_pow(x, exponent))
+        raise NotLowerable("integer pow with a tensor or negative exponent")
+    if isinstance(exponent, int | float) and isinstance(base, TensorValue):
+        e = float(exponent)
+        return pointwise(ctx, [base], args.out_shape, dt, lambda x: mf.pow_scalar(x, e))
+    return _binary(ctx, args, base, exponent, mf.pow_tensor)
+
+
+@lowering("aten::atan2", "aten::arctan2", "aten::atan2_")
+def atan2(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args), mf.atan2, torch.float32)
+
+
+@lowering("aten::copysign.Tensor", "aten::copysign.Scalar")
+def copysign(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args), lambda x, y: Binary("copysign", x, y), torch.float32)
+
+
+@lowering("aten::hypot")
+def hypot(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    return _binary(ctx, args, _self(args), _other(args),
+                   lambda x, y: unary("sqrt", add(mul(x, x, x.dtype), mul(y, y, y.dtype), x.dtype)))
+
+
+@lowering("aten::logaddexp", "aten::logaddexp2")
+def logaddexp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    two = args.name == "logaddexp2"
+    ln2 = math.log(2.0)
+
+    def fn(x: Value, y: Value) -> Value:
+        dt = x.dtype
+        m = Binary("max", x, y)
+        d = unary("abs", sub(x, y, dt))
+        if two:
+            d = mul(d, ln2, dt)
+        s = unary("log1p", unary("exp", unary("neg", d)))
+        if two:
+            s = mul(s, 1.0 / ln2, dt)
+        out = add(m, s, dt)
+        return where(compare("eq", m, -math.inf), m, where(compare("eq", m, math.inf), m, out, dt), dt)
+
+    return _binary(ctx, args, _self(args), _other(args), fn)
+
+
+@lowering("aten::xlogy.Tensor", "aten::xlogy.Scalar_Other", "aten::xlogy.Scalar_Self")
+def xlogy(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    def fn(x: Value, y: Value) -> Value:
+        dt = x.dtype
+        r = mul(x, unary("log", y), dt)
+        r = where(compare("eq", x, 0.0), 0.0, r, dt)
+        return where(predicate("isnan", y), y, r, dt)
+
+    return _binary(ctx, args, args.scalar_or_tensor("self"), _other(args), fn)
+
+
+@lowering("aten::heaviside")
+def heaviside(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    dt = args.out_dtype
+
+    def fn(x: Value, v: Value) -> Value:
+        return where(compare("eq", x, 0), v, cast(compare("gt", x, 0), dt), dt)
+
+    return pointwise(ctx, [_self(args), args.tensor("values")], args.out_shape, dt, fn)
+
+
+@lowering(*with_inplace("aten::lerp.Scalar", "aten::lerp.Tensor"))
+def lerp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    dt = args.out_dtype
+    w = args.scalar_or_tensor("weight")
+
+    def fn(s: Value, e: Value, wv: Value) -> Value:
+        return add(s, mul(wv, sub(e, s, dt), dt), dt)
+
+    return pointwise(ctx, [_self(args), args.tensor("end"), w], args.out_shape, dt, fn)
+
+
+@lowering(*with_inplace("aten::addcmul", "aten::addcdiv"))
+def addcmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    dt = args.out_dtype
+    value = args.static("value", 1)
+    op = "mul" if args.name == "addcmul" else "div"
+
+    def fn(s: Value, t1: Value, t2: Value) -> Value:
+        return add(s, mul(Binary(op, t1, t2), value, dt), dt)
+
+    return pointwise(ctx, [_self(args), args.tensor("tensor1"), args.tensor("tensor2")], args.out_shape, dt, fn)
