@@ -152,3 +152,12 @@ def test_save_and_load(tmp_path: Path) -> None:
     torch.testing.assert_close(loaded(x), compiled(x), rtol=0, atol=0)
     with pytest.raises(InputError):
         loaded(torch.randn(1, 3, 13, 12))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8])
+def test_unclaimed_dtypes_run_through_torch(dtype: torch.dtype) -> None:
+    x = (torch.randn(3, 5) * 10).to(dtype)
+    compiled = compile_cpu(AddRelu(), (x, x.clone()))
+    torch.testing.assert_close(compiled(x, x), torch.relu(x + x))
+    assert "aten::add.Tensor" in compiled.report.fallback_ops
+    assert any("not computed natively" in r for r in compiled.report.fallback_ops["aten::add.Tensor"])

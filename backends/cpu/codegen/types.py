@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     Float32Type,
     Float64Type,
     IndexType,
@@ -32,6 +34,10 @@ def scalar_type(attr: Attribute) -> ir.Type:
         return F32
     if isinstance(attr, Float64Type):
         return F64
+    if isinstance(attr, Float16Type):
+        return ir.HalfType()
+    if isinstance(attr, BFloat16Type):
+        return ir.IntType(16)  # bfloat16 is only ever copied: its bits as i16
     if isinstance(attr, IndexType):
         return I64
     if isinstance(attr, IntegerType):

@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import torch
-from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, f32, f64, i1, i8, i16, i32, i64
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    VectorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute
 
 _ELEMENT: dict[torch.dtype, Attribute] = {
     torch.float32: f32, torch.float64: f64, torch.int64: i64, torch.int32: i32, torch.int16: i16,
     torch.int8: i8, torch.bool: i1,
+    # storage only (never computed on by kernels; copied bit for bit, passed to torch ops)
+    torch.float16: f16, torch.bfloat16: bf16, torch.uint8: IntegerType(8, Signedness.UNSIGNED),
 }
 
 #: dtypes whose kernels may be vectorized (every lane type is legal LLVM vector code).
