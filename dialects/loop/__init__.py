@@ -22,6 +22,7 @@ from ziggurat.dialects.loop.graph import (
 )
 from ziggurat.dialects.loop.loops import ForOp, ParallelOp, VForOp, YieldOp
 from ziggurat.dialects.loop.memory import (
+    AssertOp,
     CheckIndexOp,
     LoadOp,
     OffsetOp,
@@ -35,14 +36,14 @@ from ziggurat.dialects.loop.memory import (
 LOOP_OPS = (
     AllocOp, ConstantOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
     ParallelOp, ForOp, VForOp, YieldOp,
-    OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp,
+    OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp, AssertOp,
     UnaryOp, ReduceOp, CmpOp, SelectOp, CastOp,
 )
 
 Loop = Dialect("loop", list(LOOP_OPS), [])
 
 __all__ = [
-    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
+    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
     "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]

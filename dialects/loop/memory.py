@@ -13,6 +13,8 @@ kernel that reads them.
   neither read nor written (they load as 0 / false).
 * ``loop.vgather``: a vector of elements at a vector of offsets (strided or indirect reads).
 * ``loop.vindex %off step 2``: the vector ``[%off, %off + 2, ...]`` as ``i64`` lanes.
+* ``loop.assert %ok site 4``: a run-time condition (integer division by zero) recorded like a
+  bad index.
 * ``loop.check_index %v, 1000 site 3``: a data-dependent index (embedding ids, gather
   indices) checked against its dimension: negative indices wrap once (as in torch); an
   index still outside ``[0, size)`` records ``site`` in the run's status word (the
@@ -297,3 +299,22 @@ class CheckIndexOp(IRDLOperation):
         elem = ty.element_type if isinstance(ty, VectorType) else ty  # pyright: ignore
         if not isinstance(elem, IntegerType):
             raise VerifyException(f"loop.check_index: expected integer indices, got {ty}")
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """``loop.assert %ok site 4 : vector<16xi1>``: where ``%ok`` is false (in the valid ``lanes``)
+    the run's status word records ``site``; the runtime raises the site's message after the
+    call (integer division by zero)."""
+
+    name = "loop.assert"
+
+    cond = operand_def()
+    lanes = opt_operand_def(IndexType)
+    site = prop_def(IntegerAttr[I64])
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$cond (`lanes` `(` $lanes^ `)`)? `site` $site attr-dict `:` type($cond)"
+
+    def __init__(self, cond: SSAValue | Operation, site: int, lanes: SSAValue | Operation | None = None) -> None:
+        super().__init__(operands=[cond, [lanes] if lanes else []], properties={"site": IntegerAttr(site, i64)})

@@ -161,3 +161,17 @@ def test_unclaimed_dtypes_run_through_torch(dtype: torch.dtype) -> None:
     torch.testing.assert_close(compiled(x, x), torch.relu(x + x))
     assert "aten::add.Tensor" in compiled.report.fallback_ops
     assert any("not computed natively" in r for r in compiled.report.fallback_ops["aten::add.Tensor"])
+
+
+def test_integer_division_by_zero_raises() -> None:
+    class Div(torch.nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return torch.div(a, b, rounding_mode="floor") + torch.remainder(a, b)
+
+    a = torch.arange(1, 20, dtype=torch.int64)
+    b = torch.full((19,), 3, dtype=torch.int64)
+    compiled = compile_cpu(Div(), (a, b))
+    torch.testing.assert_close(compiled(a, b), Div()(a, b))
+    b[17] = 0
+    with pytest.raises(InputError, match="ZeroDivisionError"):
+        compiled(a, b)

@@ -205,3 +205,21 @@ def _check_index(em: FunctionEmitter, op: Operation) -> None:
 
 
 __all__ = ["CodegenError"]
+
+
+@handles(loop.AssertOp)
+def _assert(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.AssertOp)
+    b = em.b
+    ok = em.get(op.cond)
+    if isinstance(ok.type, ir.VectorType):
+        bad = b.xor(ok, ir.Constant(ok.type, [1] * ok.type.count))
+        mask = _lane_mask(em, op.lanes, ok.type.count)
+        if mask is not None:
+            bad = b.and_(bad, mask)
+        fn = em.declare(f"llvm.vector.reduce.or.v{ok.type.count}i1", I1, [bad.type])
+        any_bad = b.call(fn, [bad])
+    else:
+        any_bad = b.xor(ok, ir.Constant(I1, 1))
+    with b.if_then(any_bad, likely=False):
+        b.store(I64(int(op.site.value.data)), em.status)

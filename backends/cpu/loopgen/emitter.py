@@ -31,6 +31,7 @@ from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import INDEX, element, value_type
 from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Indirect, Mod, Var, flat_index
 from ziggurat.backends.cpu.lowering.values import (
+    Assert,
     Binary,
     Buffer,
     Cast,
@@ -236,6 +237,11 @@ class KernelEmitter:
             return self.put(scope, arith.IndexCastOp(idx, i64), ("index_cast", idx, i64))
         if isinstance(value, Load):
             return self._load(value, scope, vec)
+        if isinstance(value, Assert):
+            ok = self.emit(value.ok, scope, want_vector=vec)
+            lanes = scope.vector.lanes if vec and scope.vector is not None else None
+            scope.insert(loop.AssertOp(ok, value.site, lanes))
+            return self.emit(value.x, scope, want_vector=vec)
         if isinstance(value, ReduceRef):
             if self.reduction_emitter is None:
                 raise LoweringBug("a reduction outside a kernel that can compute it")

@@ -80,9 +80,27 @@ def div_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         fn: Callable[[Value, Value], Value] = (lambda x, y: unary("trunc", Binary("div", x, y))) if mode == "trunc" \
             else (lambda x, y: unary("floor", Binary("div", x, y)))
         return _binary(ctx, args, a, c, fn)
+    nz = nonzero_divisor(ctx, args)
     if mode == "floor":
-        return _binary(ctx, args, a, c, lambda x, y: Binary("floordiv", x, y))
-    return _binary(ctx, args, a, c, _int_trunc_div)
+        return _binary(ctx, args, a, c, lambda x, y: Binary("floordiv", x, nz(y)))
+    return _binary(ctx, args, a, c, lambda x, y: _int_trunc_div(x, nz(y)))
+
+
+def nonzero_divisor(ctx: LoweringContext, args: LoweringArgs) -> Callable[[Value], Value]:
+    """Wraps an integer divisor with a run-time check (torch raises on integer division by zero)."""
+    from ziggurat.backends.cpu.lowering.values import Assert
+    from ziggurat.ir.locations import op_location
+
+    where_ = op_location(args.op)
+    site = ctx.error_site(f"{args.key}: ZeroDivisionError (integer division by zero)"
+                          + (f" at {where_}" if where_ else ""))
+
+    def check(y: Value) -> Value:
+        if y.dtype.is_floating_point or y.dtype == torch.bool:
+            return y
+        return Assert(y, compare("ne", y, 0), site)
+
+    return check
 
 
 def _int_trunc_div(x: Value, y: Value) -> Value:
@@ -94,18 +112,21 @@ def _int_trunc_div(x: Value, y: Value) -> Value:
 
 @lowering(*with_inplace("aten::floor_divide", "aten::floor_divide.Scalar"))
 def floor_divide(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    return _binary(ctx, args, _self(args), _other(args), mf.floor_divide)
+    nz = nonzero_divisor(ctx, args)
+    return _binary(ctx, args, _self(args), _other(args), lambda x, y: mf.floor_divide(x, nz(y)))
 
 
 @lowering(*with_inplace("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor"))
 def remainder(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     a = args.scalar_or_tensor("self")
-    return _binary(ctx, args, a, _other(args), mf.remainder)
+    nz = nonzero_divisor(ctx, args)
+    return _binary(ctx, args, a, _other(args), lambda x, y: mf.remainder(x, nz(y)))
 
 
 @lowering(*with_inplace("aten::fmod.Tensor", "aten::fmod.Scalar"))
 def fmod(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    return _binary(ctx, args, _self(args), _other(args), mf.fmod)
+    nz = nonzero_divisor(ctx, args)
+    return _binary(ctx, args, _self(args), _other(args), lambda x, y: mf.fmod(x, nz(y)))
 
 
 @lowering("aten::maximum", "aten::minimum", "aten::fmax", "aten::fmin", "aten::max.other", "aten::min.other")

@@ -247,6 +247,21 @@ class Cast(Value):
         return (self.x,)
 
 
+class Assert(Value):
+    """``x``, once the run-time condition ``ok`` holds (else the run reports ``site``)."""
+
+    __slots__ = ("ok", "site", "x")
+
+    def __init__(self, x: Value, ok: Value, site: int) -> None:
+        super().__init__(x.dtype)
+        self.x = x
+        self.ok = ok
+        self.site = site
+
+    def children(self) -> tuple[Value, ...]:
+        return (self.x, self.ok)
+
+
 # -- reductions ------------------------------------------------------------------------
 
 REDUCTION_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
