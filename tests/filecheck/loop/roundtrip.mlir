@@ -27,6 +27,8 @@ builtin.module {
         %r = loop.reduce "add" %s : vector<16xf32> -> f32
         %id = loop.load %c[%i] : memref<4xi64> -> i64
         %row = loop.check_index %id, 4 site 2 : i64 -> index
+        %nz = arith.constant true
+        loop.assert %nz site 3 : i1
         %f = loop.for %t = 0 to 3 step 1 iter_args(%p = %r) -> (f32) {
           %p2 = arith.mulf %p, %r : f32
           loop.yield %p2 : f32
@@ -59,6 +61,9 @@ builtin.module {
 // CHECK:            loop.yield %acc2 : vector<16xf32>
 // CHECK:          %r = loop.reduce "add" %s : vector<16xf32> -> f32
 // CHECK:          %row = loop.check_index %id, 4 site 2 : i64 -> index
+// CHECK:          loop.assert %nz site 3 : i1
+        %nz = arith.constant true
+        loop.assert %nz site 3 : i1
 // CHECK-NEXT:     %f = loop.for %t_1 = 0 to 3 step 1 iter_args(%p = %r) -> (f32) {
 // CHECK:        loop.gemm @gemm_0 a(%x : memref<4x19xf32>) b(%x : memref<4x19xf32>) c(%0 : memref<4x19xf32>) bias(%w : memref<19xf32>) spec {m = 4 : i64, n = 4 : i64, k = 19 : i64}
 // CHECK-NEXT:   %t = loop.to_tensor %0 : memref<4x19xf32> to tensor<4x19xf32>
