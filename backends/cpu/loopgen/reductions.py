@@ -73,33 +73,59 @@ def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: b
     width = em.width if (lanes_mode or inner_vector) else None
     acc_ty = value_type(red.dtype, width)
     init = em.const(scope, identity(red.kind, red.dtype), acc_ty)
+    size = 1
+    for v in vars_:
+        size *= v.extent
+    compensated = red.kind == "sum" and red.dtype.is_floating_point and size >= COMPENSATED_SUM
+    inits = [init, em.const(scope, 0.0, acc_ty)] if compensated else [init]
 
     loops: list[tuple[Operation, Scope]] = []
     current = scope
-    acc = init
+    carried: list[SSAValue] = inits
     for i, v in enumerate(vars_):
         last = i == len(vars_) - 1
         if last and inner_vector:
-            op, child = open_vfor(current, v, em.width, [acc])
+            op, child = open_vfor(current, v, em.width, carried)
         else:
-            op, child = open_for(current, v, [acc])
+            op, child = open_for(current, v, carried)
         loops.append((op, child))
-        acc = child.block.args[-1]
+        carried = list(child.block.args[-len(inits):])
         current = child
     with contextlib.ExitStack() as stack:
         for (op, _), (_, parent) in zip(loops, [(None, scope)] + loops[:-1]):
             stack.enter_context(parent.child_anchor(op))
         val = em.emit(body, current, want_vector=width is not None)
-        new = combine(em, current, red.kind, red.dtype, acc, val)
-    close(current, [new])
+        if compensated:
+            new = _kahan(current, carried[0], carried[1], val)
+        else:
+            new = [combine(em, current, red.kind, red.dtype, carried[0], val)]
+    close(current, new)
     for (op, child), (outer_op, _) in zip(reversed(loops[:-1]), reversed(loops[1:])):
-        close(child, [outer_op.results[0]])
+        close(child, list(outer_op.results))
     result = loops[0][0].results[0]
+    if compensated:
+        fix = arith.SubfOp(result, loops[0][0].results[1])
+        scope.insert(fix)
+        result = fix.result
     if inner_vector:
         r = loop.ReduceOp(_HORIZONTAL[red.kind], result)
         scope.insert(r)
         result = r.result
     return result
+
+
+#: Float sums over at least this many elements use compensated (Kahan) accumulation, which
+#: keeps long reductions (a softmax over a 50k vocabulary, a mean over an image) as accurate
+#: as torch's cascade summation.
+COMPENSATED_SUM = 8192
+
+
+def _kahan(scope: Scope, acc: SSAValue, comp: SSAValue, val: SSAValue) -> list[SSAValue]:
+    """One compensated step: the running sum and the (negated) low-order bits it lost."""
+    y = _insert(scope, arith.SubfOp(val, comp))
+    t = _insert(scope, arith.AddfOp(acc, y))
+    lost = _insert(scope, arith.SubfOp(t, acc))
+    return [t, _insert(scope, arith.SubfOp(lost, y))]
 
 
 def _arg_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vars_: list[Var], body: Value,
