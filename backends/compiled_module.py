@@ -36,6 +36,7 @@ class CompiledModule(torch.nn.Module):
         ir: dict[str, str] | None = None,
         device: str = "cpu",
         options: Any = None,
+        input_types: Sequence[Any] | None = None,
     ) -> None:
         super().__init__()
         fn = forward_function(module)
@@ -43,7 +44,7 @@ class CompiledModule(torch.nn.Module):
         self.module_ir = module
         self.report = report
         self.ir = ir or {}
-        self._input_types = list(fn.function_type.inputs.data)
+        self._input_types = list(input_types if input_types is not None else fn.function_type.inputs.data)
         self._input_names = input_names(fn)
         self._structure = output_structure(fn)
         self._static_inputs = static_inputs

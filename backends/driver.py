@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
-from ziggurat.backends.compiled_module import CompiledModule, static_inputs_of
+from ziggurat.backends.compiled_module import CompiledModule, forward_function, static_inputs_of
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
@@ -44,6 +44,8 @@ class Lowered:
     inputs: tuple[Any, ...]
     ir: dict[str, str]
     start: float
+    #: the model's input types at the torch level (backends may change the signature)
+    input_types: list[Any]
 
 
 def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
@@ -59,6 +61,7 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
     report.pass_times.append(("import", time.perf_counter() - start))
     log.info("imported %s in %.1f ms", type(model).__name__, report.pass_times[-1][1] * 1e3)
     ir = {"torch": print_module(module)}
+    input_types = list(forward_function(module).function_type.inputs.data)
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
     passes = parse_pipeline(spec) if spec else []
     stats = Statistics()
@@ -66,7 +69,7 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
     report.add_pass_stats(stats)
     if passes:
         ir["graph"] = print_module(module)
-    return Lowered(module, backend, report, inputs, ir, start)
+    return Lowered(module, backend, report, inputs, ir, start, input_types)
 
 
 def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> CompiledModule:
@@ -80,4 +83,5 @@ def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> C
     log.info("compiled for %s in %.2f s", backend.name, report.total_time)
     ir.update(getattr(executable, "ir", {}))
     return CompiledModule(executable, module, report, static_inputs_of(inputs), ir,
-                          device=getattr(executable, "device", "cpu"), options=options)
+                          device=getattr(executable, "device", "cpu"), options=options,
+                          input_types=lowered.input_types)

@@ -27,6 +27,7 @@ from ziggurat.backends.registry import get_backend
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.types import format_type, parse_type_list
 
 MAGIC = b"ZIGGURAT-MODULE\n"
 FORMAT = 1
@@ -72,6 +73,7 @@ def save(compiled: CompiledModule, path: Path) -> None:
         "backend": compiled.report.backend,
         "options": _options_json(compiled.options),
         "static_inputs": {str(k): v for k, v in compiled._static_inputs.items()},  # pyright: ignore
+        "input_types": [format_type(t) for t in compiled._input_types],  # pyright: ignore
         "sections": [
             {"name": name, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             for name, data in sections.items()
@@ -157,8 +159,9 @@ def load(path: str | Path) -> CompiledModule:
     report = CompileReport(backend=backend_name)
     report.stats["loaded from"] = str(path)
     static = {int(k): v for k, v in header.get("static_inputs", {}).items()}
+    input_types = parse_type_list(",".join(header["input_types"])) if header.get("input_types") else None
     return CompiledModule(executable, module, report, static, {}, getattr(executable, "device", "cpu"),
-                          options=options)
+                          options=options, input_types=input_types)
 
 
 __all__ = ["LoadError", "load", "save"]

@@ -130,6 +130,17 @@ def parse_type_list(text: str) -> list[TensorType[Attribute]]:
     return result
 
 
+def format_type(ty: Attribute) -> str:
+    """The MLIR text of a type (``tensor<1x3xf32>``)."""
+    import io
+
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    Printer(stream=out).print_attribute(ty)
+    return out.getvalue()
+
+
 def example_tensor(ty: TensorType[Attribute]) -> torch.Tensor:
     """A deterministic example tensor of the given type (for shape inference runs)."""
     dtype = torch_dtype(ty.get_element_type())

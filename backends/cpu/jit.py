@@ -191,11 +191,11 @@ def compile_ir(
         obj = compile_object(text, isa, opt)
         if cache is not None:
             cache.store(key, obj)
-    engine = _load_object(obj, isa)
+    engine = load_object(obj, isa)
     return JitLibrary(engine, isa, key, from_cache)
 
 
-def _load_object(obj: bytes, isa: Isa) -> llvm.ExecutionEngine:
+def load_object(obj: bytes, isa: Isa) -> llvm.ExecutionEngine:
     missing = [s for s in undefined_symbols(obj) if not _resolvable(s)]
     if missing:
         raise JitError(

@@ -31,7 +31,7 @@ def load_object_code(payload: bytes) -> JitLibrary:
             f"the saved code was compiled for CPU '{header.get('cpu')}' with other features than this host "
             f"('{host_cpu_name()}'); compile the model again here", op="load")
     # jit.py loads object code only inside compile_ir; its loader is reused as is.
-    from ziggurat.backends.cpu.jit import _load_object  # pyright: ignore[reportPrivateUsage]
+    from ziggurat.backends.cpu.jit import load_object
 
-    engine = _load_object(payload[8 + n:], isa)
+    engine = load_object(payload[8 + n:], isa)
     return JitLibrary(engine, isa, key="", from_cache=True)

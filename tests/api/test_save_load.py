@@ -78,3 +78,23 @@ def test_version_mismatch(saved: tuple[Path, torch.nn.Module, torch.Tensor]) -> 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="cannot read"):
         ziggurat.load(tmp_path / "nope.zig")
+
+
+def test_cpu_backend_round_trip_without_recompiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models.seeded()
+    model = models.randomize_bn(models.ConvBNNet())
+    x = torch.randn(1, 3, 8, 8)
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    path = tmp_path / "cpu.zig"
+    compiled.save(path)
+
+    from ziggurat.backends.cpu import jit
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("load must not compile")
+
+    monkeypatch.setattr(jit, "compile_ir", no_compile)
+    loaded = ziggurat.load(path)
+    assert_same(loaded(x), model(x), op="cpu-loaded", rtol=1e-4, atol=1e-5)
+    with pytest.raises(ziggurat.ir.errors.InputError, match="compiled for"):
+        loaded(torch.randn(2, 3, 8, 8))
