@@ -89,8 +89,9 @@ CASES: list[tuple[str, Callable[..., object] | torch.nn.Module, tuple[torch.Tens
 ]
 
 
-#: CompositeImplicitAutograd ops that tracing records as their parts.
-COMPOSITE = {"gru_cell", "lstm_cell"}
+#: Ops that tracing records as their parts (CompositeImplicitAutograd cells; multi-head
+#: attention outside PyTorch's self-attention fast path).
+COMPOSITE = {"gru_cell", "lstm_cell", "_native_multi_head_attention"}
 
 
 @pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
