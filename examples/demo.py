@@ -40,15 +40,18 @@ def max_rel_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     return float((actual - expected).abs().max() / expected.abs().max().clamp_min(1e-30))
 
 
-def median_ms(fn: Callable[[], object], rounds: int = 30) -> float:
-    for _ in range(3):
-        fn()
-    times = []
+def interleaved_median_ms(fns: list[Callable[[], object]], rounds: int = 40) -> list[float]:
+    """Median latency of each function, timed in turns (A B A B ...) so drift hits all alike."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    times: list[list[int]] = [[] for _ in fns]
     for _ in range(rounds):
-        start = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - start)
-    return statistics.median(times) / 1e6
+        for i, fn in enumerate(fns):
+            start = time.perf_counter_ns()
+            fn()
+            times[i].append(time.perf_counter_ns() - start)
+    return [statistics.median(t) / 1e6 for t in times]
 
 
 def main() -> int:
@@ -71,7 +74,8 @@ def main() -> int:
     ok &= err <= 1e-5
 
     if "cpu" in backend_names():
-        compiled = ziggurat.compile(model, inputs, backend="cpu")
+        torch.set_num_threads(1)  # eager and Ziggurat on one thread each: a like-for-like ratio
+        compiled = ziggurat.compile(model, inputs, backend="cpu", threads=1)
         banner("level 3: loop dialect (CPU backend)")
         print(excerpt(compiled.ir.get("loop", "(no loop IR recorded)"), 50))
         if "llvm" in compiled.ir:
@@ -80,9 +84,8 @@ def main() -> int:
             print(excerpt("\n".join(llvm), 12))
         with torch.no_grad():
             err = max_rel_error(compiled(*inputs), expected)
-            eager_ms = median_ms(lambda: model(*inputs))
-            native_ms = median_ms(lambda: compiled(*inputs))
-        banner("native run vs eager")
+            eager_ms, native_ms = interleaved_median_ms([lambda: model(*inputs), lambda: compiled(*inputs)])
+        banner("native run vs eager (1 thread each, interleaved, median)")
         print(f"max relative error: {err:.3e}")
         print(f"median latency: eager {eager_ms:.3f} ms, ziggurat cpu {native_ms:.3f} ms "
               f"-> speed ratio {eager_ms / native_ms:.2f}x")
