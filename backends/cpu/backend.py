@@ -74,6 +74,10 @@ class CpuBackend:
 
             run_pipeline(module, parse_pipeline(loop_pass_spec(options)))
             fn = forward_of(module)
+        from ziggurat.backends.cpu.profile import profiling_requested
+
+        if profiling_requested(options.extra):
+            fn.attributes["loop.profile"] = IntegerAttr(1, 64)
         isa_attr = fn.attributes["loop.isa"]
         threads_attr = fn.attributes["loop.threads"]
         assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
@@ -119,3 +123,5 @@ class CpuBackend:
         report.stats["intermediate bytes without reuse"] = unplanned
         report.stats["isa"] = str(fn.attributes["loop.isa"].data)  # pyright: ignore
         report.stats["object cache hit"] = from_cache
+        if getattr(abi, "profile", None):
+            report.stats["profiling"] = "on: compiled.executable.profile() lists time per kernel/GEMM"

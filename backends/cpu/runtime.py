@@ -68,18 +68,49 @@ class CpuExecutable:
         self._arena_raw, shift = _aligned(abi.plan.arena_bytes)
         self._arena = self._arena_raw[shift: shift + abi.plan.arena_bytes]
         self._ws_raw, ws_shift = _aligned(abi.workspace_bytes)
-        self._status = torch.zeros(1, dtype=torch.int64)
+        self._status = ctypes.c_int64(0)
         self._args = (ctypes.c_void_p * abi.num_args)()
         base = len(abi.inputs) + len(abi.outputs)
         for i, t in enumerate(self._constants):
             self._args[base + i] = t.data_ptr()
         self._args[abi.arena_index] = self._arena_raw.data_ptr() + shift
         self._args[abi.workspace_index] = self._ws_raw.data_ptr() + ws_shift
-        self._args[abi.status_index] = self._status.data_ptr()
+        self._args[abi.status_index] = ctypes.addressof(self._status)
         self._entries = {s.function: library.ctypes_function(s.function, None, [ctypes.c_void_p])
                          for s in abi.segments if s.kind == "native"}
         self._statics = self._static_values()
         self._interp: Any = None
+        # Per-call work decided once: fresh output tensors (slot, shape, dtype), the entries.
+        self._fresh: list[tuple[SSAValue, int, tuple[int, ...], torch.dtype]] = []
+        for j, v in enumerate(abi.outputs):
+            ty = v.type
+            if isinstance(ty, MemRefType) and all(v is not f[0] for f in self._fresh):
+                self._fresh.append((v, len(abi.inputs) + j, tuple(ty.get_shape()), _dtype(ty)))
+        self._native_only = all(seg.kind == "native" for seg in abi.segments)
+        self._calls = [self._entries[seg.function] for seg in abi.segments if seg.kind == "native"]
+        self._output_index = [next(i for i, f in enumerate(self._fresh) if f[0] is v)
+                              if isinstance(v.type, MemRefType) else -1 for v in abi.outputs]
+        self._profile: Any = None
+        if abi.profile:
+            from ziggurat.backends.cpu.profile import NativeProfile
+
+            self._profile = NativeProfile(library, abi.profile)
+
+    def profile(self, reset: bool = False) -> Any:
+        """The per-kernel / per-GEMM time table (:class:`~ziggurat.backends.cpu.profile.ProfileTable`)
+        accumulated since the build or the last ``reset``; needs a build with ``profile=True``
+        (or ``ZIGGURAT_PROFILE=1``)."""
+        if self._profile is None:
+            raise RuntimeError("this module was compiled without profiling; pass profile=True "
+                               "to ziggurat.compile or set ZIGGURAT_PROFILE=1")
+        table = self._profile.table()
+        if reset:
+            self._profile.reset()
+        return table
+
+    def reset_profile(self) -> None:
+        if self._profile is not None:
+            self._profile.reset()
 
     def serialize(self) -> bytes:
         """The object code and the machine it was compiled for (``CompiledModule.save``)."""
@@ -144,36 +175,44 @@ class CpuExecutable:
             return self._run(list(inputs))
 
     def _run(self, inputs: list[torch.Tensor]) -> list[Any]:
-        abi = self.abi
-        outputs: dict[SSAValue, torch.Tensor] = {}
-        for j, v in enumerate(abi.outputs):
-            ty = v.type
-            if isinstance(ty, MemRefType) and v not in outputs:
-                t = torch.empty(tuple(ty.get_shape()), dtype=_dtype(ty))
-                outputs[v] = t
-                self._args[len(abi.inputs) + j] = t.data_ptr()
+        args = self._args
+        fresh = [torch.empty(shape, dtype=dtype) for _v, _slot, shape, dtype in self._fresh]
+        for (_v, slot, _shape, _dtype), t in zip(self._fresh, fresh):
+            args[slot] = t.data_ptr()
         for i, t in enumerate(inputs):
-            self._args[i] = t.data_ptr()
+            args[i] = t.data_ptr()
+        if self._native_only:
+            for call in self._calls:
+                call(args)
+                if self._status.value:
+                    self._raise_status()
+            if all(i >= 0 for i in self._output_index):
+                return [fresh[i] for i in self._output_index]
+            return [fresh[i] if i >= 0 else self._statics.get(v) for i, v in zip(self._output_index, self.abi.outputs)]
+        outputs = {f[0]: t for f, t in zip(self._fresh, fresh)}
         env: dict[SSAValue, Any] = dict(self._statics)
-        self._status[0] = 0
-        for seg in abi.segments:
+        for seg in self.abi.segments:
             if seg.kind == "native":
-                self._entries[seg.function](self._args)
-                site = int(self._status[0])
-                if site:
-                    self._status[0] = 0
-                    message = abi.error_sites[site - 1] if 0 < site <= len(abi.error_sites) else f"site {site}"
-                    raise InputError(message, op="call")
+                self._entries[seg.function](args)
+                if self._status.value:
+                    self._raise_status()
             else:
                 for op in seg.ops:
                     self._torch_op(op, env, inputs, outputs)
         results: list[Any] = []
-        for v in abi.outputs:
+        for v in self.abi.outputs:
             if v in outputs:
                 results.append(outputs[v])
             else:
                 results.append(env.get(v, self._statics.get(v)))
         return results
+
+    def _raise_status(self) -> None:
+        site = int(self._status.value)
+        self._status.value = 0
+        sites = self.abi.error_sites
+        message = sites[site - 1] if 0 < site <= len(sites) else f"site {site}"
+        raise InputError(message, op="call")
 
     def _torch_op(self, op: Operation, env: dict[SSAValue, Any], inputs: Sequence[torch.Tensor],
                   outputs: dict[SSAValue, torch.Tensor]) -> None:

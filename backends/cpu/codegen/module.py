@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerA
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, load_handlers
+from ziggurat.backends.cpu.codegen.profile import ProfileEmitter, ProfileEntry
 from ziggurat.backends.cpu.codegen.types import I8, I8P, I64, VOID, CodegenError, llvm_type
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
@@ -46,6 +47,8 @@ class ForwardAbi:
     workspace_bytes: int
     segments: list[Segment]
     error_sites: list[str]
+    #: the timed call sites when the module was built with profiling (else empty)
+    profile: list[ProfileEntry] = field(default_factory=list[ProfileEntry])
 
     @property
     def arena_index(self) -> int:
@@ -93,10 +96,36 @@ def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[s
     return GemmSpec(isa=isa, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
+def profiling_enabled(fn: func.FuncOp) -> bool:
+    """``@forward`` was marked for profiling (``loop.profile``, set by the backend)."""
+    attr = fn.attributes.get("loop.profile")
+    return isinstance(attr, IntegerAttr) and bool(attr.value.data)
+
+
+def _kernel_entry(op: loop.KernelOp) -> ProfileEntry:
+    origins = op.origins.data if op.origins is not None else ""
+    return ProfileEntry("kernel", op.kernel_name, origins)
+
+
+def _gemm_entry(op: loop.GemmOp, spec: GemmSpec) -> ProfileEntry:
+    origins = op.spec.data.get("origins")
+    shape = f"{spec.batch}x" if spec.batch > 1 else ""
+    shape += f"{spec.m}x{spec.n}x{spec.k}"
+    flags = [f for f, on in (("packedB", spec.b_packed), ("Bt", spec.b_transposed)) if on]
+    if spec.unary:
+        flags.append(spec.unary)
+    if spec.binary:
+        flags.append(spec.binary)
+    return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
+                        spec.flops, shape + (" " + ",".join(flags) if flags else ""))
+
+
 class ModuleCodegen:
     def __init__(self, fn: func.FuncOp, plan: MemoryPlan, isa: Isa, threads: int, describe_only: bool = False) -> None:
         load_handlers()
         self.describe_only = describe_only
+        self.profile = profiling_enabled(fn)
+        self.profile_entries: list[ProfileEntry] = []
         self.specs: list[GemmSpec] = []
         self.fn = fn
         self.plan = plan
@@ -105,6 +134,7 @@ class ModuleCodegen:
         self.module = ir.Module(name=f"ziggurat.{fn.sym_name.data}")
         self.kernels: dict[str, ir.Function] = {}
         self.gemms: dict[str, tuple[ir.Function, dict[str, int], GemmSpec]] = {}
+        self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
         ops = list(self.fn.body.block.ops)
@@ -143,15 +173,26 @@ class ModuleCodegen:
         if segment or not abi.segments:
             self._native_segment(segment)
         abi.workspace_bytes = max((gemm_workspace_bytes(s) for s in self.specs), default=0)
+        if self.profiler is not None:
+            self.profiler.finish()
+            abi.profile = list(self.profiler.entries)
+        elif self.profile:
+            abi.profile = self.profile_entries
         return self.module, abi
 
     # -- entries ---------------------------------------------------------------------------
     def _native_segment(self, ops: list[Operation]) -> None:
         name = f"zig_forward_{sum(1 for s in self.abi.segments if s.kind == 'native')}"
         if self.describe_only:
+            # The same sites in the same order as the generated entry's (see below).
             for op in ops:
                 if isinstance(op, loop.GemmOp):
-                    self.specs.append(gemm_spec(op, self.isa, self.threads)[0])
+                    spec = gemm_spec(op, self.isa, self.threads)[0]
+                    self.specs.append(spec)
+                    self.profile_entries.append(_gemm_entry(op, spec))
+                elif isinstance(op, loop.KernelOp):
+                    self.profile_entries.append(_kernel_entry(op))
+            self.profile_entries.append(ProfileEntry("entry", name))
             self.abi.segments.append(Segment("native", function=name))
             return
         fn = ir.Function(self.module, ir.FunctionType(VOID, [I8P.as_pointer()]), name=name)
@@ -165,6 +206,8 @@ class ModuleCodegen:
         arena = raw(self.abi.arena_index)
         workspace = raw(self.abi.workspace_index)
         status = b.bitcast(raw(self.abi.status_index), I64.as_pointer())
+        prof = self.profiler
+        entry_start = prof.now(b) if prof is not None else None
 
         def pointer(v: SSAValue) -> ir.Value:
             hit = cache.get(v)
@@ -180,9 +223,12 @@ class ModuleCodegen:
             return ptr
 
         for op in ops:
+            start = prof.now(b) if prof is not None else None
             if isinstance(op, loop.KernelOp):
                 kfn = self._kernel(op)
                 b.call(kfn, [pointer(v) for v in (*op.ins, *op.outs)] + [status])
+                if prof is not None and start is not None:
+                    prof.record(b, _kernel_entry(op), start)
             else:
                 assert isinstance(op, loop.GemmOp)
                 gfn, offsets, spec = self._gemm(op)
@@ -199,6 +245,10 @@ class ModuleCodegen:
                 ws = b.bitcast(workspace, ir.FloatType().as_pointer())
                 b.call(gfn, [at(op.a, "a_offset"), at(op.b, "b_offset"), at(op.c, "c_offset"),
                              at(op.bias, "bias_offset"), at(op.other, "other_offset"), ws])
+                if prof is not None and start is not None:
+                    prof.record(b, _gemm_entry(op, spec), start)
+        if prof is not None and entry_start is not None:
+            prof.record(b, ProfileEntry("entry", name), entry_start)
         b.ret_void()
         self.abi.segments.append(Segment("native", function=name))
 
