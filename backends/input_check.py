@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -11,6 +12,30 @@ from xdsl.ir import Attribute
 
 from ziggurat.ir.errors import InputError
 from ziggurat.ir.types import dtype_of, shape_of
+
+
+@lru_cache(maxsize=4096)
+def _expected(ty: Attribute) -> tuple[tuple[int, ...], torch.dtype] | None:
+    if not isinstance(ty, TensorType):
+        return None
+    return shape_of(ty), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _all_match(inputs: Sequence[Any], expected: Sequence[Attribute], require_contiguous: bool, device: str) -> bool:
+    """The common case, cheaply: every input matches (the full checks explain a mismatch)."""
+    if len(inputs) != len(expected):
+        return False
+    for value, ty in zip(inputs, expected):
+        want = _expected(ty)
+        if want is None:
+            continue
+        if not isinstance(value, torch.Tensor) or value.shape != want[0] or value.dtype != want[1]:
+            return False
+        if (value.is_cpu if device == "cpu" else value.device.type == device) is False:
+            return False
+        if require_contiguous and not value.is_contiguous():
+            return False
+    return True
 
 
 def check_inputs(
@@ -22,6 +47,8 @@ def check_inputs(
     device: str = "cpu",
 ) -> None:
     """Raise :class:`InputError` naming the first input that does not match."""
+    if _all_match(inputs, expected, require_contiguous, device):
+        return
     if len(inputs) != len(expected):
         raise InputError(
             f"expected {len(expected)} input(s) ({', '.join(names)}), got {len(inputs)}",

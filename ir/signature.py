@@ -10,8 +10,10 @@ model's output structure the same way.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from xdsl.dialects import func
@@ -35,9 +37,16 @@ def format_structure(tree: Any) -> str:
     return repr(tree)
 
 
+@lru_cache(maxsize=256)
+def _parse(structure: str) -> Any:
+    return ast.literal_eval(_REF.sub(lambda m: repr(_PREFIX + m.group(1)), structure))
+
+
 def rebuild(structure: str, results: Sequence[Any]) -> Any:
     """The model-shaped output from the flat results."""
-    tree = ast.literal_eval(_REF.sub(lambda m: repr(_PREFIX + m.group(1)), structure))
+    if structure == "%0":
+        return results[0]
+    tree = _parse(structure)
 
     def walk(node: Any) -> Any:
         if isinstance(node, str) and node.startswith(_PREFIX):
@@ -46,6 +55,8 @@ def rebuild(structure: str, results: Sequence[Any]) -> Any:
             return tuple(walk(n) for n in node)  # pyright: ignore[reportUnknownVariableType]
         if isinstance(node, list):
             return [walk(n) for n in node]  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(node, dict | set):
+            return copy.deepcopy(node)  # the parsed tree is shared between calls
         return node
 
     return walk(tree)
