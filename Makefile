@@ -28,6 +28,11 @@ pytest: $(STAMP)
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
 
+# pyright (basic mode, as configured in pyproject); the root is the package, so link it by name.
+typecheck: $(STAMP)
+	mkdir -p build/typecheck && ln -sfn ../.. build/typecheck/ziggurat
+	$(BIN)/pyright
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 

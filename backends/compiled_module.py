@@ -72,7 +72,7 @@ class CompiledModule(torch.nn.Module):
         signature and the versions; ``ziggurat.load(path)`` reads it back without recompiling."""
         from ziggurat.backends.serialization import save
 
-        save(self, Path(path))
+        save(self, Path(path))  # pyright: ignore[reportArgumentType]
 
     def extra_repr(self) -> str:
         return f"backend={self.report.backend}, inputs={[str(t) for t in self._input_types]}"

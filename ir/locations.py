@@ -51,7 +51,7 @@ def node_location(node: torch._C.Node) -> LocationAttr:
     """The location of a TorchScript node (its outputs' debug names, scope, source line)."""
     frame: tuple[str, int] | None = None
     try:
-        source = node.sourceRange()
+        source = str(node.sourceRange())
         frame = user_frame(source) if source else None
     except RuntimeError:
         frame = None

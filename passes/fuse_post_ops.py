@@ -154,7 +154,8 @@ class FuseUnary(RewritePattern):
         shared = not producer.results[0].has_one_use()
         if shared and not self.duplicate:
             return
-        fused = rebuild(producer, [*producer.post_ops.data, post], producer.other, op.results[0].type)
+        other = getattr(producer, "other", None)
+        fused = rebuild(producer, [*producer.post_ops.data, post], other, op.results[0].type)
         rewriter.replace(op, fused)
         if not shared:
             rewriter.erase(producer)

@@ -17,7 +17,8 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -41,8 +42,8 @@ class GraphImporter:
         self.graph = graph
         self.func_name = func_name
         self.values: dict[torch._C.Value, Any] = {}
-        self.builder: Builder | None = None
-        self.literals: LiteralPool | None = None
+        self.builder = Builder(InsertPoint.at_end(Block()))
+        self.literals = LiteralPool(Block())
 
     # -- entry ----------------------------------------------------------------
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
@@ -159,7 +160,6 @@ class GraphImporter:
 
     def _emit(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any],
               outputs: list[Any]) -> None:
-        assert self.builder is not None
         flat_examples: list[Any] = []
         for out in outputs:
             flat_examples.extend(out if isinstance(out, list) else [out])

@@ -77,9 +77,9 @@ def _typed_operands(
 def _scalar_constant(builder: Builder, value: object) -> SSAValue:
     ty = scalar_type_of(value)
     if isinstance(value, float):
-        from xdsl.dialects.builtin import FloatAttr
+        from xdsl.dialects.builtin import FloatAttr, f64
 
-        op = arith.ConstantOp(FloatAttr(value, ty))  # pyright: ignore[reportArgumentType]
+        op = arith.ConstantOp(FloatAttr(value, f64))
     else:
         from xdsl.dialects.builtin import IntegerAttr
 

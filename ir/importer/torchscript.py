@@ -52,6 +52,7 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
                            op=type(model).__name__) from None
     finally:
         model.train(was_training)
+    assert isinstance(traced, torch.jit.ScriptModule)
     return _freeze(traced)
 
 

@@ -68,13 +68,17 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
     from ziggurat.backends.cpu.kernels import pack
 
     layout = op.weight_layout.data
-    shape = tuple(op.weight_shape.get_values()) if op.weight_shape is not None else ()  # pyright: ignore
+    if op.weight_shape is None:
+        raise ZigguratError(f"packed weight layout '{op.weight_layout.data}' without weight_shape",
+                            op=op.name, location=op_location(op))
+    shape = [int(v) for v in op.weight_shape.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
     if layout.startswith("KN") and isinstance(op, LinearOp):
         return pack.unpack_linear_weight(weight, int(shape[0]))
     if layout.startswith("KN") and isinstance(op, MatmulOp):
         return pack.unpack_gemm_b(weight, int(shape[1]))
     if layout.startswith("KN") and isinstance(op, Conv2dOp):
-        return pack.unpack_conv_weight_gemm(weight, shape, int(op.groups.value.data))  # pyright: ignore
+        o, i, kh, kw = shape
+        return pack.unpack_conv_weight_gemm(weight, (o, i, kh, kw), int(op.groups.value.data))
     if layout.startswith("OIhw") and isinstance(op, Conv2dOp):
         w = pack.unpack_conv_weight(weight, int(shape[0]), int(shape[1]))
         return w
