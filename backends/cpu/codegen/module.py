@@ -86,6 +86,16 @@ def _spec_value(attr: Attribute) -> Any:
 _OFFSETS = ("a_offset", "b_offset", "c_offset", "bias_offset", "other_offset", "origins")
 
 
+def call_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[Any, dict[str, int]]:
+    """A ``GemmSpec``, or a ``ConvSpec`` for a native convolution call (spec field ``kernel``)."""
+    if "kernel" in op.spec.data:
+        from ziggurat.backends.cpu.kernels.conv_library import conv_call_spec
+
+        raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
+        return conv_call_spec(raw, isa, threads, f"zg_{op.gemm_name}")
+    return gemm_spec(op, isa, threads)
+
+
 def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
     raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
     offsets = {k: int(raw.pop(k)) for k in _OFFSETS if k in raw and k != "origins"}
@@ -107,8 +117,13 @@ def _kernel_entry(op: loop.KernelOp) -> ProfileEntry:
     return ProfileEntry("kernel", op.kernel_name, origins)
 
 
-def _gemm_entry(op: loop.GemmOp, spec: GemmSpec) -> ProfileEntry:
+def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
     origins = op.spec.data.get("origins")
+    if not isinstance(spec, GemmSpec):
+        from ziggurat.backends.cpu.kernels.conv_library import conv_profile_shape
+
+        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
+                            spec.flops, conv_profile_shape(spec))
     shape = f"{spec.batch}x" if spec.batch > 1 else ""
     shape += f"{spec.m}x{spec.n}x{spec.k}"
     flags = [f for f, on in (("packedB", spec.b_packed), ("Bt", spec.b_transposed)) if on]
@@ -133,7 +148,7 @@ class ModuleCodegen:
         self.threads = threads
         self.module = ir.Module(name=f"ziggurat.{fn.sym_name.data}")
         self.kernels: dict[str, ir.Function] = {}
-        self.gemms: dict[str, tuple[ir.Function, dict[str, int], GemmSpec]] = {}
+        self.gemms: dict[str, tuple[ir.Function, dict[str, int], Any]] = {}
         self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
@@ -187,8 +202,9 @@ class ModuleCodegen:
             # The same sites in the same order as the generated entry's (see below).
             for op in ops:
                 if isinstance(op, loop.GemmOp):
-                    spec = gemm_spec(op, self.isa, self.threads)[0]
-                    self.specs.append(spec)
+                    spec = call_spec(op, self.isa, self.threads)[0]
+                    if isinstance(spec, GemmSpec):
+                        self.specs.append(spec)
                     self.profile_entries.append(_gemm_entry(op, spec))
                 elif isinstance(op, loop.KernelOp):
                     self.profile_entries.append(_kernel_entry(op))
@@ -273,13 +289,18 @@ class ModuleCodegen:
         self.kernels[name] = fn
         return fn
 
-    def _gemm(self, op: loop.GemmOp) -> tuple[ir.Function, dict[str, int], GemmSpec]:
+    def _gemm(self, op: loop.GemmOp) -> tuple[ir.Function, dict[str, int], Any]:
         hit = self.gemms.get(op.gemm_name)
         if hit is not None:
             return hit
-        spec, offsets = gemm_spec(op, self.isa, self.threads)
-        self.specs.append(spec)
-        fn = emit_gemm(self.module, spec)
+        spec, offsets = call_spec(op, self.isa, self.threads)
+        if isinstance(spec, GemmSpec):
+            self.specs.append(spec)
+            fn = emit_gemm(self.module, spec)
+        else:
+            from ziggurat.backends.cpu.kernels.conv_library import emit_conv_call
+
+            fn = emit_conv_call(self.module, spec)
         self.gemms[op.gemm_name] = (fn, offsets, spec)
         return fn, offsets, spec
 

@@ -24,6 +24,7 @@ from ziggurat.backends.cpu.kernels.pack import choose_nr, pack_gemm_b
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.conv_native import conv_native
 from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, _other_view
@@ -313,9 +314,18 @@ def convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
     if any(n == 0 for n in out_shape) or x.numel == 0:
         raise NotLowerable("empty convolution")
     g = ConvGeometry(x, shape, stride, padding, dilation, groups, out_shape)
+    if not _pointwise_direct(g):
+        native = conv_native(ctx, x, w, bias, g, epi, packed)
+        if native is not None:
+            return native
     if groups > 1 and g.cg == 1 and packed is None:
         return conv_direct(ctx, x, w, bias, g, out_shape, epi)
     return conv_gemm(ctx, x, w, bias, g, out_shape, epi, packed)
+
+
+def _pointwise_direct(g: ConvGeometry) -> bool:
+    """A 1x1, stride-1, unpadded, ungrouped convolution: a plain GEMM over the channels-last input."""
+    return g.groups == 1 and all(s == 1 for s in (*g.ks, *g.stride)) and not any(g.padding)
 
 
 def _float32(args: LoweringArgs) -> str | None:

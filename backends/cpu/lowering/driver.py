@@ -35,6 +35,7 @@ from ziggurat.backends.cpu.loopgen.types import LOOP_DTYPES, memref
 from ziggurat.backends.cpu.lowering.args import LoweringArgs, RuntimeScalar
 from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringContext, LoweringOptions
 from ziggurat.backends.cpu.lowering.constants import literal_value
+from ziggurat.backends.cpu.lowering.layout import realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, RuntimeOperand, StaticOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
 from ziggurat.backends.cpu.lowering.tensors import (
@@ -166,7 +167,7 @@ class FunctionLowering:
             self.env[res] = value
             if isinstance(value, TensorValue):
                 self._check_result(op, res, value)
-                self._maybe_realize(res, value)
+                self.env[res] = self._maybe_realize(res, value)
         self.result.native[key] += 1
 
     def _check_result(self, op: Operation, res: SSAValue, value: TensorValue) -> None:
@@ -178,20 +179,23 @@ class FunctionLowering:
                 raise LoweringBug(f"lowering of {op_key(op)} produced {value.shape} {value.dtype}, "
                                   f"the IR declares {shape} {dtype}")
 
-    def _maybe_realize(self, res: SSAValue, value: TensorValue) -> None:
+    def _maybe_realize(self, res: SSAValue, value: TensorValue) -> TensorValue:
+        """``value`` or, when it is realized, what later ops read (the storage order is chosen
+        by ``layout.realize_preferred``: channels-last activations stay channels-last)."""
         if value.buffer is not None:
-            return
+            return value
         uses = len(list(res.uses))
         if isinstance(value, ReductionValue):
             if uses > 1:
-                self.ctx.realize(value, "red")
-            return
+                return realize_preferred(self.ctx, value, "red")
+            return value
         if isinstance(value, LazyValue):
             size, window = value.compute_size()
             # an op whose elements each combine a window (convolution, softmax, a norm) is a
             # kernel of its own: inlined into a reading reduction it would be recomputed per pass
             if (uses > 1 and size > 0) or size > MAX_INLINE_NODES or window >= REALIZED_WINDOW:
-                self.ctx.realize(value)
+                return realize_preferred(self.ctx, value)
+        return value
 
     def _fallback(self, op: Operation, reason: str) -> None:
         key = op_key(op)

@@ -1,0 +1,113 @@
+"""IR helpers shared by the convolution kernels (``conv_igemm.py``, ``depthwise.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VecOps, gep, i64
+from ziggurat.backends.cpu.kernels.microkernel import Epilogue
+from ziggurat.backends.cpu.kernels.unary import emit_unary
+
+CarryBody = Callable[[ir.IRBuilder, ir.Value, list[ir.Value]], list[ir.Value]]
+
+
+def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Value], body: CarryBody,
+               name: str = "l") -> list[ir.Value]:
+    """``for i in range(n_iter): values = body(b, i, values)``; returns the final values.
+
+    ``n_iter`` may be static (0 emits nothing) or an i64 value."""
+    if isinstance(n_iter, int):
+        if n_iter <= 0:
+            return list(values)
+        if n_iter == 1:
+            return body(b, i64(0), list(values))
+    fn = b.function
+    pre = b.block
+    loop = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    n_val = i64(n_iter)
+    if isinstance(n_iter, int):
+        b.branch(loop)
+    else:
+        b.cbranch(b.icmp_signed(">", n_val, i64(0)), loop, done)
+    b.position_at_end(loop)
+    idx = b.phi(I64, name=f"{name}.i")
+    phis = [b.phi(v.type) for v in values]
+    idx.add_incoming(i64(0), pre)
+    for p, v in zip(phis, values, strict=True):
+        p.add_incoming(v, pre)
+    new = body(b, idx, list(phis))
+    nxt = b.add(idx, i64(1))
+    end = b.block
+    idx.add_incoming(nxt, end)
+    for p, v in zip(phis, new, strict=True):
+        p.add_incoming(v, end)
+    b.cbranch(b.icmp_signed("<", nxt, n_val), loop, done)
+    b.position_at_end(done)
+    if isinstance(n_iter, int):
+        return new
+    out = []
+    for v0, v1 in zip(values, new, strict=True):
+        phi = b.phi(v0.type)
+        phi.add_incoming(v0, pre)
+        phi.add_incoming(v1, end)
+        out.append(phi)
+    return out
+
+
+def zero_page(module: ir.Module, floats: int) -> ir.GlobalVariable:
+    """An internal, 64-byte aligned constant of ``floats`` zeros (what padding taps read)."""
+    floats = max(16, -(-floats // 16) * 16)
+    name = f"zig.conv.zero{floats}"
+    g = module.globals.get(name)
+    if isinstance(g, ir.GlobalVariable):
+        return g
+    ty = ir.ArrayType(F32, floats)
+    g = ir.GlobalVariable(module, ty, name=name)
+    g.linkage = "internal"
+    g.global_constant = True
+    g.initializer = ir.Constant(ty, None)
+    g.align = 64
+    return g
+
+
+def zero_pointer(b: ir.IRBuilder, page: ir.GlobalVariable) -> ir.Value:
+    return b.bitcast(page, F32P)
+
+
+def apply_epilogue(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, bias: ir.Value | None,
+                   other_ptr: ir.Value | None, lanes: int) -> ir.Value:
+    """``acc`` (+ bias), then the activation and the binary op in the epilogue's order.
+
+    ``bias`` is the loaded bias vector (or None), ``other_ptr`` points at the residual's
+    vector (read with ``lanes`` lanes)."""
+    x = acc
+    if epi.bias and bias is not None:
+        x = b.fadd(x, bias)
+
+    def binary(v: ir.Value) -> ir.Value:
+        if epi.binary is None or other_ptr is None:
+            return v
+        o = vec.load(b, other_ptr, lanes)
+        if epi.alpha != 1.0:
+            o = b.fmul(o, vec.const(epi.alpha))
+        return b.fadd(v, o) if epi.binary == "add" else b.fsub(v, o)
+
+    if epi.binary_first:
+        x = binary(x)
+    if epi.unary is not None:
+        x = emit_unary(b, vec, epi.unary, x, dict(epi.unary_params))
+    if not epi.binary_first:
+        x = binary(x)
+    return x
+
+
+def vector_lanes(cols: int, width: int) -> list[int]:
+    """Lanes of each vector covering ``cols`` columns."""
+    return [min(width, cols - v * width) for v in range(-(-cols // width))]
+
+
+def ptr_at(b: ir.IRBuilder, ptr: ir.Value, offset: int | ir.Value) -> ir.Value:
+    return gep(b, ptr, offset)

@@ -1,0 +1,231 @@
+"""Implicit-GEMM convolution on channels-last activations (``ConvSpec.kind == "igemm"``).
+
+``C[m, j] = sum_{s, l} A_s[m][l] * B[s*L + l, j]`` where ``A_s[m]`` points at the input run
+of segment ``s`` (``L = seg_len`` floats) of output pixel ``m``, or at a zero page for a
+padding tap.  Nothing like an im2col buffer is written: per tile of ``mr`` output pixels the
+driver fills a small table of ``segments x mr`` row pointers (on the stack) and the
+microkernel streams every segment through the same ``mr x (nvec*W)`` register tile, so
+the whole K reduction stays in registers and the epilogue (bias, activation, residual)
+runs once before the single store.
+
+Work split: tasks are (column block, row tile) pairs, row tile fastest, so consecutive tasks
+of a thread share a block of B panels sized to stay in L2 while the thread walks its row
+tiles; ``emit_parallel_for`` hands each thread a contiguous range of tasks.
+
+Emitted entry (the GEMM library's ABI)::
+
+    void <symbol>(const float *x, const float *b_panels, float *out,
+                  const float *bias, const float *other, float *workspace /* unused */);
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, carry_loop, vector_lanes, zero_page, zero_pointer
+from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
+from ziggurat.backends.cpu.kernels.gemm import gc_paused
+from ziggurat.backends.cpu.kernels.gemm_plan import cache_sizes
+from ziggurat.backends.cpu.kernels.irutil import F32P, I64, VOID, VecOps, for_range, gep, i64
+from ziggurat.backends.cpu.threads import emit_parallel_for, entry_alloca
+
+#: Register tile (rows = output pixels, vectors of output channels) per ISA.
+IGEMM_TILE: dict[Isa, tuple[int, int]] = {Isa.AVX512: (12, 2), Isa.AVX2: (6, 2)}
+F32PP = F32P.as_pointer()
+
+
+def igemm_supported(isa: Isa) -> bool:
+    return isa in IGEMM_TILE
+
+
+def panel_width(isa: Isa) -> int:
+    mr, nvec = IGEMM_TILE[isa]
+    from ziggurat.backends.cpu.isa import vector_width
+
+    return nvec * vector_width(isa, 32)
+
+
+def emit_conv_igemm(module: ir.Module, spec: ConvSpec) -> ir.Function:
+    if spec.kind != "igemm":
+        raise ConvSpecError(f"emit_conv_igemm got a {spec.kind!r} spec")
+    isa = spec.isa
+    assert isinstance(isa, Isa)
+    if not igemm_supported(isa):
+        raise ConvSpecError(f"no implicit-GEMM convolution for ISA {isa.value}")
+    if spec.nr != panel_width(isa):
+        raise ConvSpecError(f"ConvSpec.nr={spec.nr}: the {isa.value} kernel reads {panel_width(isa)}-column panels")
+    with gc_paused():
+        return _IgemmEmitter(module, spec).emit()
+
+
+class _IgemmEmitter:
+    def __init__(self, module: ir.Module, spec: ConvSpec) -> None:
+        self.module = module
+        self.spec = spec
+        self.vec = VecOps(module, spec.isa)  # type: ignore[arg-type]
+        self.mr, self.nvec = IGEMM_TILE[spec.isa]  # type: ignore[index]
+        self.tw = self.nvec * self.vec.width
+        self.sym = spec.symbol
+
+    # -- microkernel ---------------------------------------------------------------------
+    def _microkernel(self, rows: int, cols: int) -> ir.Function:
+        s, vec, w = self.spec, self.vec, self.vec.width
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32PP, F32P, F32P, F32P, F32P]),
+                         name=f"{self.sym}.uk{rows}x{cols}")
+        fn.linkage = "internal"
+        fn.attributes.add("nounwind")
+        fn.attributes.add("noinline")
+        table, bp, c, bias, other = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        lanes = vector_lanes(cols, w)
+        nv = len(lanes)
+        seg_len, nr, mr = s.seg_len, s.nr, self.mr
+        unroll = 4 if seg_len >= 8 else 1
+
+        def segment(bld: ir.IRBuilder, seg: ir.Value, accs: list[ir.Value]) -> list[ir.Value]:
+            rowp = [bld.load(gep(bld, table, bld.add(bld.mul(seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
+            bseg = gep(bld, bp, bld.mul(seg, i64(seg_len * nr)))
+
+            def steps(bb: ir.IRBuilder, base: ir.Value, count: int, accs_in: list[ir.Value]) -> list[ir.Value]:
+                out = list(accs_in)
+                for t in range(count):
+                    koff = bb.add(base, i64(t)) if t else base
+                    bv = [vec.load(bb, gep(bb, bseg, bb.add(bb.mul(koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
+                    for i in range(rows):
+                        x = vec.splat(bb, bb.load(gep(bb, rowp[i], koff), align=4))
+                        for v in range(nv):
+                            out[i * nv + v] = vec.fma(bb, x, bv[v], out[i * nv + v])
+                return out
+
+            main = seg_len // unroll
+            accs = carry_loop(bld, main, accs, lambda bb, it, a: steps(bb, bb.mul(it, i64(unroll)), unroll, a),
+                              name="k")
+            rem = seg_len - main * unroll
+            if rem:
+                accs = steps(bld, i64(main * unroll), rem, accs)
+            return accs
+
+        accs = carry_loop(b, s.segments, [vec.zero() for _ in range(rows * nv)], segment, name="seg")
+        epi = s.epilogue
+        bias_v = [vec.load(b, gep(b, bias, v * w), lanes[v]) for v in range(nv)] if epi.bias else [None] * nv
+        for i in range(rows):
+            for v in range(nv):
+                optr = gep(b, other, i * s.other_pixel + v * w) if epi.binary else None
+                y = apply_epilogue(b, vec, epi, accs[i * nv + v], bias_v[v], optr, lanes[v])
+                vec.store(b, y, gep(b, c, i * s.ldc + v * w), lanes[v])
+        b.ret_void()
+        return fn
+
+    # -- driver --------------------------------------------------------------------------
+    def _column_block(self) -> int:
+        """Column tiles per task: the B block (K x tiles*tw floats) takes half of L2."""
+        s = self.spec
+        l2 = cache_sizes().get(2, 1 << 20)
+        per_tile = s.k * self.tw * 4
+        return max(1, min(-(-s.out_channels // self.tw), (l2 // 2) // per_tile))
+
+    def emit(self) -> ir.Function:
+        s = self.spec
+        mr, tw = self.mr, self.tw
+        m, n = s.m, s.out_channels
+        self.row_tiles = -(-m // mr)
+        self.col_tiles = -(-n // tw)
+        self.nb = self._column_block()
+        self.col_blocks = -(-self.col_tiles // self.nb)
+        mtail, ntail = m % mr, n % tw
+        self.uks: dict[tuple[bool, bool], ir.Function] = {}
+        for mt in (False, True):
+            for nt in (False, True):
+                rows = mtail if mt else mr
+                cols = ntail if nt else tw
+                if rows and cols and not (mt and not mtail) and not (nt and not ntail):
+                    self.uks[(mt, nt)] = self._microkernel(rows, cols)
+        self.zero = zero_page(self.module, s.seg_len)
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=self.sym)
+        for arg, nm in zip(fn.args, ("x", "b", "c", "bias", "other", "workspace")):
+            arg.name = nm
+        fn.attributes.add("nounwind")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        tasks = self.col_blocks * self.row_tiles
+        threads = max(1, min(s.threads, tasks, s.flops // (1 << 20) or 1))
+        emit_parallel_for(self.module, b, tasks, self._task_body, num_threads=threads,
+                          captures=list(fn.args[:5]), name=f"{self.sym}.par")
+        b.ret_void()
+        return fn
+
+    def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                   caps: list[ir.Value]) -> None:
+        s, mr, tw = self.spec, self.mr, self.tw
+        x, bp, c, bias, other = caps
+        table = entry_alloca(b, ir.ArrayType(F32P, s.segments * mr), "table")
+        table_p = b.bitcast(table, F32PP)
+        zero = zero_pointer(b, self.zero)
+        with for_range(b, begin, end, name="task") as t:
+            cb = b.udiv(t, i64(self.row_tiles))
+            rt = b.urem(t, i64(self.row_tiles))
+            m0 = b.mul(rt, i64(mr))
+            self._fill_table(b, x, table_p, zero, m0)
+            ct0 = b.mul(cb, i64(self.nb))
+            ct1 = b.select(b.icmp_unsigned("<", b.add(ct0, i64(self.nb)), i64(self.col_tiles)),
+                           b.add(ct0, i64(self.nb)), i64(self.col_tiles))
+            c_row = gep(b, c, b.mul(m0, i64(s.ldc)))
+            o_row = gep(b, other, b.mul(m0, i64(s.other_pixel))) if s.binary else other
+            if (True, False) in self.uks or (True, True) in self.uks:
+                is_tail = b.icmp_unsigned("==", rt, i64(self.row_tiles - 1))
+                with b.if_else(is_tail) as (then, otherwise):
+                    with then:
+                        self._columns(b, True, table_p, bp, c_row, bias, o_row, ct0, ct1)
+                    with otherwise:
+                        self._columns(b, False, table_p, bp, c_row, bias, o_row, ct0, ct1)
+            else:
+                self._columns(b, False, table_p, bp, c_row, bias, o_row, ct0, ct1)
+
+    def _columns(self, b: ir.IRBuilder, m_tail: bool, table: ir.Value, bp: ir.Value, c_row: ir.Value,
+                 bias: ir.Value, o_row: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:
+        s, tw = self.spec, self.tw
+        full = self.uks.get((m_tail, False))
+        tail = self.uks.get((m_tail, True))
+        with for_range(b, ct0, ct1, name="ct") as ct:
+            j = b.mul(ct, i64(tw))
+            args = [table, gep(b, bp, b.mul(ct, i64(s.k * s.nr))), gep(b, c_row, j),
+                    gep(b, bias, j) if s.bias else bias, gep(b, o_row, j) if s.binary else o_row]
+            if tail is None:
+                assert full is not None
+                b.call(full, args)
+            elif full is None:
+                b.call(tail, args)
+            else:
+                last = b.icmp_unsigned("==", ct, i64(self.col_tiles - 1))
+                with b.if_else(last) as (then, otherwise):
+                    with then:
+                        b.call(tail, args)
+                    with otherwise:
+                        b.call(full, args)
+
+    def _fill_table(self, b: ir.IRBuilder, x: ir.Value, table: ir.Value, zero: ir.Value, m0: ir.Value) -> None:
+        """``table[seg*mr + i]``: where segment ``seg`` of output pixel ``m0 + i`` starts."""
+        s, mr = self.spec, self.mr
+        hw = s.out_h * s.out_w
+        with for_range(b, 0, mr, name="row") as i:
+            m = b.add(m0, i)
+            valid_m = b.icmp_signed("<", m, i64(s.m))
+            mm = b.select(valid_m, m, i64(0))
+            n = b.udiv(mm, i64(hw))
+            r = b.urem(mm, i64(hw))
+            oy = b.udiv(r, i64(s.out_w))
+            ox = b.urem(r, i64(s.out_w))
+            iy0 = b.sub(b.mul(oy, i64(s.sh)), i64(s.ph))
+            ix0 = b.sub(b.mul(ox, i64(s.sw)), i64(s.pw))
+            base = gep(b, x, b.mul(n, i64(s.in_batch)))
+            kxs = 1 if s.row_segments else s.kw
+            for ky in range(s.kh):
+                iy = b.add(iy0, i64(ky * s.dh))
+                vy = b.and_(valid_m, b.icmp_unsigned("<", iy, i64(s.in_h)))  # unsigned: negative -> huge
+                row = b.mul(iy, i64(s.in_row))
+                for kx in range(kxs):
+                    ix = b.add(ix0, i64(kx * s.dw))
+                    ok = vy if s.row_segments else b.and_(vy, b.icmp_unsigned("<", ix, i64(s.in_w)))
+                    ptr = b.select(ok, gep(b, base, b.add(row, b.mul(ix, i64(s.in_pixel)))), zero)
+                    seg = ky * kxs + kx
+                    b.store(ptr, gep(b, table, b.add(i, i64(seg * mr))), align=8)

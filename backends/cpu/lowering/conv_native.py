@@ -1,0 +1,218 @@
+"""Convolutions on the native channels-last kernels (``kernels/conv_igemm.py``, ``depthwise.py``).
+
+Both read the input as an NHWC view of a buffer (any pixel/row/batch strides, unit channel
+stride: the channels-last output of an earlier convolution is read in place; an NCHW
+tensor is first copied channels-last) and write a channels-last ``[N, OH, OW, O]`` buffer,
+returned as its NCHW view.  Bias, activation and residual run in the kernel's epilogue.
+
+* Regular and grouped convolutions: implicit GEMM, one call per group, over the prepacked
+  ``KN{nr}n`` panels (``prepack-weights``; other constant weights are packed here).  An input
+  with few channels per group (a network's RGB stem) is copied channels-last *with* its
+  zero padding, so that a whole kernel row is one contiguous run of K.
+* Depthwise convolutions (one input channel per group, multiplier 1): the weight is stored
+  tap-major with channels padded to the vector width.
+
+A 1-d convolution is the 2-d one with a single row.  Everything else (3-d, the scalar ISA,
+weights that are not constants) stays on the im2col path of ``conv.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ziggurat.backends.cpu.isa import vector_width
+from ziggurat.backends.cpu.kernels.conv_igemm import igemm_supported, panel_width
+from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported, pack_depthwise_weight
+from ziggurat.backends.cpu.kernels.pack import pack_conv_weight_gemm
+from ziggurat.backends.cpu.lowering.constants import weight_tensor
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
+from ziggurat.backends.cpu.lowering.ops import cast, load_or
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Buffer, Value
+from ziggurat.backends.cpu.lowering.views import permute, reshape
+
+if TYPE_CHECKING:
+    from ziggurat.backends.cpu.lowering.conv import ConvGeometry
+    from ziggurat.backends.cpu.lowering.linalg import Epilogue
+
+F32 = torch.float32
+#: Channels per group below which the input is copied padded and K runs over whole kernel rows.
+ROW_SEGMENT_CHANNELS = 16
+
+
+class NhwcView:
+    """``buffer`` read as ``[N, H, W, C]`` from ``offset`` with strides ``(batch, row, pixel, 1)``."""
+
+    def __init__(self, buffer: Buffer, offset: int, batch: int, row: int, pixel: int) -> None:
+        self.buffer, self.offset, self.batch, self.row, self.pixel = buffer, offset, batch, row, pixel
+
+
+def _as_2d(g: ConvGeometry) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
+    """(in_sp, out_sp, ks, stride, padding, dilation) with a leading unit row for 1-d."""
+    if g.k == 2:
+        return g.in_sp, g.out_sp, g.ks, g.stride, g.padding, g.dilation
+    return [1, *g.in_sp], [1, *g.out_sp], [1, *g.ks], [1, *g.stride], [0, *g.padding], [1, *g.dilation]
+
+
+def native_applicable(ctx: LoweringContext, g: ConvGeometry) -> bool:
+    return g.k in (1, 2) and igemm_supported(ctx.options.isa)
+
+
+def is_depthwise(g: ConvGeometry) -> bool:
+    return g.groups > 1 and g.cg == 1 and g.og == 1
+
+
+def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView:
+    """``x`` ([N, C, *sp]) as a channels-last view (realized channels-last if it is not one)."""
+    sp = _as_2d(g)[0]
+    x4 = x if g.k == 2 else reshape(ctx, x, (g.n, g.c, 1, sp[1]))
+    nhwc = permute(ctx, x4, [0, 2, 3, 1])
+    view = ctx.strided_view(nhwc)
+    if view is not None and nhwc.dtype == F32:
+        buf, off, strides = view
+        if strides[3] == 1 and min(strides) >= 0 and buf.dtype == F32:
+            return NhwcView(buf, off, strides[0], strides[1], strides[2])
+    buf = ctx.realize(_cast32(ctx, nhwc), "nhwc")
+    h, w, c = nhwc.shape[1:]
+    return NhwcView(buf, 0, h * w * c, w * c, c)
+
+
+def _cast32(ctx: LoweringContext, t: TensorValue) -> TensorValue:
+    if t.dtype == F32:
+        return t
+    return ctx.lazy(t.shape, F32, lambda idx: cast(t.load(idx), F32), [t])
+
+
+def _padded_nhwc(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> Buffer:
+    """``x`` copied channels-last with its zero padding: ``[N, H+2ph, (W+2pw)*C]``."""
+    sp, _, _, _, pad, _ = _as_2d(g)
+    hp, wp, c = sp[0] + 2 * pad[0], sp[1] + 2 * pad[1], g.c
+    x4 = x if g.k == 2 else reshape(ctx, x, (g.n, g.c, 1, sp[1]))
+
+    def element(idx: Index) -> Value:
+        n, y, j = (IndexExpr.of(i) for i in idx)
+        return cast(load_or(x4, [n, j % c, y - pad[0], j // c - pad[1]], 0.0), F32)
+
+    return ctx.realize(ctx.lazy((g.n, hp, wp * c), F32, element, [x]), "padded")
+
+
+def _gemm_panels(ctx: LoweringContext, w: TensorValue, g: ConvGeometry,
+                 packed: tuple[TensorValue, int] | None) -> Buffer | None:
+    """The per-group ``KN{nr}n`` panels with the kernel's panel width."""
+    nr = panel_width(ctx.options.isa)
+    if packed is not None and packed[1] == nr and packed[0].buffer is not None:
+        return packed[0].buffer
+    tensor = weight_tensor(w)
+    if tensor is None or tensor.dtype != F32:
+        return None
+    if packed is not None:  # packed for another panel width: back to the logical weight first
+        from ziggurat.backends.cpu.kernels.pack import unpack_conv_weight_gemm
+
+        tensor = unpack_conv_weight_gemm(tensor, (g.o, g.cg, *_as_2d(g)[2]), g.groups)  # type: ignore[arg-type]
+    logical = tensor.reshape(g.o, g.cg, *_as_2d(g)[2])
+    name = (w.buffer.name if w.buffer else "weight") + f"_KN{nr}n"
+    return ctx.constant(pack_conv_weight_gemm(logical, nr, g.groups), name)
+
+
+def _epilogue_spec(ctx: LoweringContext, epi: Epilogue, g: ConvGeometry,
+                   spec: dict[str, Any]) -> tuple[Buffer, int] | None:
+    """Adds the activation and residual to ``spec``; returns the residual operand."""
+    if epi.unary is not None:
+        spec["unary"] = epi.unary
+        params = {n: v for n, v in epi.unary_params.items() if v is not None}
+        if params:
+            spec["unary_params"] = params
+    if epi.binary is None or epi.other is None:
+        return None
+    view = _residual_view(ctx, epi.other, g)
+    spec.update(binary=epi.binary, alpha=float(epi.alpha), other_pixel=view[2])
+    if epi.binary_first:
+        spec["binary_first"] = True
+    return view[0], view[1]
+
+
+def _residual_view(ctx: LoweringContext, other: TensorValue, g: ConvGeometry) -> tuple[Buffer, int, int]:
+    """``other`` broadcast to the output as ``(buffer, offset, pixel stride)`` channels-last."""
+    from ziggurat.backends.cpu.lowering.views import expand
+
+    out_shape = (g.n, g.o, *g.out_sp)
+    full = expand(ctx, other, out_shape) if other.shape != out_shape else other
+    flat = reshape(ctx, permute(ctx, full, [0, *range(2, 2 + g.k), 1]), (g.n * g.p, g.o))
+    view = ctx.strided_view(flat)
+    if view is not None and full.dtype == F32 and view[0].dtype == F32:
+        buf, off, (ps, cs) = view
+        if cs == 1 and ps >= g.o:
+            return buf, off, ps
+    buf = ctx.realize(_cast32(ctx, flat), "other")
+    return buf, 0, g.o
+
+
+def conv_native(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None, g: ConvGeometry,
+                epi: Epilogue, packed: tuple[TensorValue, int] | None) -> TensorValue | None:
+    """The convolution on the native kernels, or None when they do not take it."""
+    if not native_applicable(ctx, g):
+        return None
+    if is_depthwise(g):
+        if not depthwise_supported(ctx.options.isa):
+            return None
+        tensor = weight_tensor(w)
+        if tensor is None or tensor.dtype != F32 or packed is not None:
+            return None
+        weight = ctx.constant(pack_depthwise_weight(tensor.reshape(g.o, 1, *_as_2d(g)[2]),
+                                                    vector_width(ctx.options.isa, 32)),
+                              (w.buffer.name if w.buffer else "weight") + "_dw")
+        return _emit(ctx, x, g, epi, bias, "depthwise", weight, [0])
+    panels = _gemm_panels(ctx, w, g, packed)
+    if panels is None:
+        return None
+    k_per_group = panels.shape[-2] * panels.shape[-1] * panels.shape[-3]
+    return _emit(ctx, x, g, epi, bias, "igemm", panels, [grp * k_per_group for grp in range(g.groups)])
+
+
+def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, bias: TensorValue | None,
+          kind: str, weight: Buffer, w_offsets: Sequence[int]) -> TensorValue:
+    in_sp, out_sp, ks, stride, pad, dil = _as_2d(g)
+    row_segments = kind == "igemm" and g.groups == 1 and g.cg < ROW_SEGMENT_CHANNELS and dil[1] == 1
+    if row_segments:
+        buf = _padded_nhwc(ctx, x, g)
+        hp, wp = in_sp[0] + 2 * pad[0], in_sp[1] + 2 * pad[1]
+        src = NhwcView(buf, 0, hp * wp * g.c, wp * g.c, g.c)
+        in_sp, pad = [hp, wp], [0, 0]
+    else:
+        src = nhwc_view(ctx, x, g)
+    out = ctx.new_buffer((g.n, *g.out_sp, g.o), F32, "conv" if kind == "igemm" else "dwconv")
+    bias_buf = ctx.realize(_cast32(ctx, bias), "bias") if bias is not None else None
+    per_call = g.c if kind == "depthwise" else g.cg
+    outs = g.o if kind == "depthwise" else g.og
+    spec: dict[str, Any] = {
+        "kernel": kind, "batch": g.n, "in_h": in_sp[0], "in_w": in_sp[1], "channels": per_call,
+        "out_h": out_sp[0], "out_w": out_sp[1], "out_channels": outs, "kh": ks[0], "kw": ks[1],
+        "sh": stride[0], "sw": stride[1], "ph": pad[0], "pw": pad[1], "dh": dil[0], "dw": dil[1],
+        "in_pixel": src.pixel, "in_row": src.row, "in_batch": src.batch or 1, "ldc": g.o,
+    }
+    if kind == "igemm":
+        spec["nr"] = panel_width(ctx.options.isa)
+        if row_segments:
+            spec["row_segments"] = True
+    if bias_buf is not None:
+        spec["bias"] = True
+    other = _epilogue_spec(ctx, epi, g, spec)
+    calls = len(w_offsets)
+    for grp in range(calls):
+        ch_in = grp * g.cg if calls > 1 else 0
+        ch_out = grp * g.og if calls > 1 else 0
+        ctx.nodes.append(GemmNode(
+            ctx.unique_name(f"{kind}_{ctx.current_origin or 'conv'}"),
+            GemmOperand(src.buffer, src.offset + ch_in),
+            GemmOperand(weight, w_offsets[grp]),
+            GemmOperand(out, ch_out),
+            GemmOperand(bias_buf, ch_out) if bias_buf is not None else None,
+            GemmOperand(other[0], other[1] + ch_out) if other is not None else None,
+            dict(spec), (ctx.current_origin,)))
+    base: TensorValue = BufferValue(out)
+    return permute(ctx, base, [0, 1 + g.k, *range(1, 1 + g.k)])
