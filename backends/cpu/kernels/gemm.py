@@ -75,6 +75,9 @@ class _GemmEmitter:
         self.plan = plan
         self.vec = VecOps(module, spec.isa)  # type: ignore[arg-type]
         self.sym = spec.symbol
+        # Streaming prefetch of the next B micro-panel (see GemmPlan.prefetch_stream).
+        self.stream = (plan.prefetch_stream and plan.cols_outer and spec.b_packed and plan.tw == spec.nr
+                       and plan.unroll > 1)
 
     # -- helper functions ---------------------------------------------------
     def _access(self) -> TileAccess:
@@ -105,12 +108,12 @@ class _GemmEmitter:
                     continue
                 # Microkernels depend only on static parameters: GEMMs emitted
                 # into the same module share identical ones.
-                key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll, p.prefetch_b)
+                key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll, p.prefetch_b, self.stream)
                 name = f"zig.uk{rows}x{cols}.{key}"
                 existing = self.module.globals.get(name)
                 uks[(m_is_tail, n_is_tail)] = existing if isinstance(existing, ir.Function) else emit_microkernel(
                     self.module, self.vec, name, rows, cols, access, s.epilogue, unroll=p.unroll,
-                    prefetch_b=p.prefetch_b,
+                    prefetch_b=p.prefetch_b, prefetch_stream=self.stream,
                 )
         return uks
 
@@ -255,14 +258,51 @@ class _GemmEmitter:
                     j = b.add(jc, b.mul(n_full, i64(p.tw)))
                     self._call_uk(b, uk_t, ops, a_tile, i, j, jc, pc, kcur, flags)
 
+        if p.cols_outer:
+            self._tiles_cols_outer(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
+            return
         with for_range(b, 0, m_full, name="ir") as ir_idx:
             row_of_tiles(ir_idx, False)
         if (True, False) in self.uks or (True, True) in self.uks:
             with b.if_then(b.icmp_unsigned("!=", b.urem(mcur, i64(p.mr)), i64(0))):
                 row_of_tiles(m_full, True)
 
+    def _tiles_cols_outer(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
+                          ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
+        """The block's tiles column by column: each B micro-panel serves every row tile in turn."""
+        p = self.plan
+        m_full = b.udiv(mcur, i64(p.mr))
+        n_full = b.udiv(ncur, i64(p.tw))
+        m_tail = b.icmp_unsigned("!=", b.urem(mcur, i64(p.mr)), i64(0))
+
+        def column_of_tiles(j: ir.Value, n_tail: bool) -> None:
+            def tile(ir_idx: ir.Value, is_m_tail: bool) -> None:
+                uk = self.uks.get((is_m_tail, n_tail))
+                if uk is None:
+                    return
+                i = b.add(ic, b.mul(ir_idx, i64(p.mr)))
+                if p.pack_a:
+                    a_tile = gep(b, ops.ws_a, b.mul(ir_idx, i64(p.mr * p.kc)))
+                else:
+                    a_tile = gep(b, ops.a, b.add(b.mul(i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+                self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, ir_idx)
+
+            with for_range(b, 0, m_full, name="ir") as ir_idx:
+                tile(ir_idx, False)
+            if (True, n_tail) in self.uks:
+                with b.if_then(m_tail):
+                    tile(m_full, True)
+
+        if (False, False) in self.uks or (True, False) in self.uks:
+            with for_range(b, 0, n_full, name="jr") as jr:
+                column_of_tiles(b.add(jc, b.mul(jr, i64(p.tw))), False)
+        if (False, True) in self.uks or (True, True) in self.uks:
+            with b.if_then(b.icmp_unsigned("!=", b.urem(ncur, i64(p.tw)), i64(0))):
+                column_of_tiles(b.add(jc, b.mul(n_full, i64(p.tw))), True)
+
     def _call_uk(self, b: ir.IRBuilder, uk: ir.Function, ops: _Operands, a_tile: ir.Value, i: ir.Value,
-                 j: ir.Value, jc: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
+                 j: ir.Value, jc: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value,
+                 row_tile: ir.Value | None = None) -> None:
         s, p = self.spec, self.plan
         if s.b_packed:
             nr = s.nr
@@ -280,7 +320,15 @@ class _GemmEmitter:
             other_tile = gep(b, ops.other, b.add(b.mul(i, i64(ors)), b.mul(j, i64(ocs))))
         else:
             other_tile = ops.other
-        b.call(uk, [a_tile, b_tile, c_tile, kcur, flags, bias_tile, other_tile])
+        args = [a_tile, b_tile, c_tile, kcur, flags, bias_tile, other_tile]
+        if self.stream:
+            # Row tile r prefetches share r % q of the next column's micro-panel: q calls of
+            # kc/2 lines each cover its kc*tw/16 lines.
+            q = max(1, p.tw // 8)
+            share = b.urem(row_tile, i64(q)) if row_tile is not None else i64(0)
+            per_call = b.mul(b.udiv(kcur, i64(p.unroll)), i64(32))
+            args.append(gep(b, b_tile, b.add(i64(s.k * s.nr), b.mul(share, per_call))))  # type: ignore[operator]
+        b.call(uk, args)
 
 
 class _Operands:

@@ -99,6 +99,13 @@ class GemmPlan:
     tasks_n: int
     a_once: bool  # a task's rows fit one A block: loop pc -> jc, packing A once per K block
     threads: int
+    # Tile loop order inside a block: rows outer (A micro-panel stays in L1 while the B
+    # micro-panels stream, the default) or columns outer (a B micro-panel is reused by
+    # every row tile while the small A block stays in L1/L2; B streams once, in order).
+    cols_outer: bool = False
+    # With cols_outer and prepacked B (tile width = panel width): the row tiles of one
+    # column each prefetch a share of the next column's B micro-panel into L2.
+    prefetch_stream: bool = False
 
     @property
     def tasks(self) -> int:

@@ -104,11 +104,15 @@ def emit_microkernel(
     unroll: int = 4,
     prefetch_c: bool = True,
     prefetch_b: int = 0,
+    prefetch_stream: bool = False,
 ) -> ir.Function:
     """Emit one microkernel instance (see the module docstring).
 
-    ``prefetch_b``: software-prefetch the B rows this many k steps ahead
-    (0 = rely on the hardware prefetcher)."""
+    ``prefetch_b``: software-prefetch the B rows this many k steps ahead into L1
+    (0 = rely on the hardware prefetcher).  ``prefetch_stream``: the kernel takes an
+    eighth argument ``pf`` and prefetches into L2 two cache lines from ``pf`` onwards
+    per ``unroll`` k steps (``kc/2`` lines per call), so the caller can spread the
+    streaming of the B panel the next tiles need over the calls of this one."""
     w = vec.width
     if mr < 1 or cols < 1:
         raise ValueError(f"microkernel {name}: empty tile {mr}x{cols}")
@@ -119,13 +123,13 @@ def emit_microkernel(
     b_lanes = [w if access.b_padded else n for n in lanes]
     b_offs = [access.b_offset(v * w) for v in range(nvec)]
 
-    fnty = ir.FunctionType(VOID, [F32P, F32P, F32P, I64, I32, F32P, F32P])
+    fnty = ir.FunctionType(VOID, [F32P, F32P, F32P, I64, I32, F32P, F32P] + ([F32P] if prefetch_stream else []))
     fn = ir.Function(module, fnty, name=name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     fn.attributes.add("nounwind")
-    a, bp, c, kc, flags, bias, other = fn.args
-    for arg, nm in zip(fn.args, ("a", "b", "c", "kc", "flags", "bias", "other")):
+    a, bp, c, kc, flags, bias, other = fn.args[:7]
+    for arg, nm in zip(fn.args, ("a", "b", "c", "kc", "flags", "bias", "other", "pf")):
         arg.name = nm
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
@@ -134,11 +138,16 @@ def emit_microkernel(
 
     accs = [vec.zero() for _ in range(mr * nvec)]
 
-    def step(bld: ir.IRBuilder, accs: list[ir.Value], ap: ir.Value, bptr: ir.Value, s: int) -> list[ir.Value]:
+    lines = sorted({(b_offs[v] + u) // 16 * 16 for v in range(nvec) for u in (0, w - 1)})
+
+    def step(bld: ir.IRBuilder, accs: list[ir.Value], ptrs: list[ir.Value], s: int) -> list[ir.Value]:
+        ap, bptr = ptrs[0], ptrs[1]
         if prefetch_b:
-            lines = sorted({(b_offs[v] + u) // 16 * 16 for v in range(nvec) for u in (0, w - 1)})
             for off in lines:
                 _prefetch(module, bld, gep(bld, bptr, (s + prefetch_b) * access.b_ks + off), write=False)
+        if len(ptrs) > 2 and s == 0:
+            for off in (0, 16):
+                _prefetch(module, bld, gep(bld, ptrs[2], off), write=False, locality=2)
         bv = [vec.load(bld, gep(bld, bptr, s * access.b_ks + b_offs[v]), b_lanes[v]) for v in range(nvec)]
         out = list(accs)
         for i in range(mr):
@@ -147,11 +156,13 @@ def emit_microkernel(
                 out[i * nvec + v] = vec.fma(bld, x, bv[v], out[i * nvec + v])
         return out
 
+    ptrs = [(a, access.a_ks), (bp, access.b_ks)]
     n_main = b.udiv(kc, i64(unroll), name="kmain") if unroll > 1 else kc
-    accs, a_end, b_end = _k_loop(b, n_main, accs, a, bp, access, step, unroll, "kmain")
+    main_ptrs = ptrs + ([(fn.args[7], 32 // unroll)] if prefetch_stream and unroll > 1 else [])
+    accs, ends = _k_loop(b, n_main, accs, main_ptrs, step, unroll, "kmain")
     if unroll > 1:
         n_rem = b.urem(kc, i64(unroll), name="krem")
-        accs, _, _ = _k_loop(b, n_rem, accs, a_end, b_end, access, step, 1, "krem")
+        accs, _ = _k_loop(b, n_rem, accs, [(ends[0], access.a_ks), (ends[1], access.b_ks)], step, 1, "krem")
 
     def c_ptr(i: int, v: int) -> ir.Value:
         return gep(b, c, i * access.ldc + v * w)
@@ -189,15 +200,15 @@ def emit_microkernel(
     return fn
 
 
-StepFn = Callable[[ir.IRBuilder, list[ir.Value], ir.Value, ir.Value, int], list[ir.Value]]
+StepFn = Callable[[ir.IRBuilder, list[ir.Value], list[ir.Value], int], list[ir.Value]]
 
 
 def _k_loop(
-    b: ir.IRBuilder, n_iter: ir.Value, accs: list[ir.Value], a0: ir.Value, b0: ir.Value,
-    access: TileAccess, step: StepFn, steps: int, name: str,
-) -> tuple[list[ir.Value], ir.Value, ir.Value]:
-    """``n_iter`` iterations of ``steps`` unrolled k steps; returns the
-    accumulators and the advanced A/B pointers."""
+    b: ir.IRBuilder, n_iter: ir.Value, accs: list[ir.Value], ptrs: list[tuple[ir.Value, int]],
+    step: StepFn, steps: int, name: str,
+) -> tuple[list[ir.Value], list[ir.Value]]:
+    """``n_iter`` iterations of ``steps`` unrolled k steps; ``ptrs`` are (pointer, elements
+    it advances per k step).  Returns the accumulators and the advanced pointers."""
     fn = b.function
     pre = b.block
     body = fn.append_basic_block(f"{name}.body")
@@ -206,23 +217,20 @@ def _k_loop(
 
     b.position_at_end(body)
     acc_phis = [b.phi(v.type) for v in accs]
-    a_phi = b.phi(a0.type, name="ap")
-    b_phi = b.phi(b0.type, name="bp")
+    ptr_phis = [b.phi(p.type, name=f"p{i}") for i, (p, _) in enumerate(ptrs)]
     cnt = b.phi(I64, name="cnt")
     cur = list(acc_phis)
     for s in range(steps):
-        cur = step(b, cur, a_phi, b_phi, s)
-    a_next = gep(b, a_phi, steps * access.a_ks)
-    b_next = gep(b, b_phi, steps * access.b_ks)
+        cur = step(b, cur, list(ptr_phis), s)
+    nexts = [gep(b, phi, steps * stride) for phi, (_, stride) in zip(ptr_phis, ptrs)]
     cnt_next = b.add(cnt, i64(1))
     end = b.block
     for phi, init, new in zip(acc_phis, accs, cur):
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
-    a_phi.add_incoming(a0, pre)
-    a_phi.add_incoming(a_next, end)
-    b_phi.add_incoming(b0, pre)
-    b_phi.add_incoming(b_next, end)
+    for phi, (init, _), new in zip(ptr_phis, ptrs, nexts):
+        phi.add_incoming(init, pre)
+        phi.add_incoming(new, end)
     cnt.add_incoming(i64(0), pre)
     cnt.add_incoming(cnt_next, end)
     b.cbranch(b.icmp_unsigned("!=", cnt_next, n_iter), body, done)
@@ -234,13 +242,13 @@ def _k_loop(
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
         out_accs.append(phi)
-    a_out = b.phi(a0.type)
-    a_out.add_incoming(a0, pre)
-    a_out.add_incoming(a_next, end)
-    b_out = b.phi(b0.type)
-    b_out.add_incoming(b0, pre)
-    b_out.add_incoming(b_next, end)
-    return out_accs, a_out, b_out
+    out_ptrs = []
+    for (init, _), new in zip(ptrs, nexts):
+        phi = b.phi(init.type)
+        phi.add_incoming(init, pre)
+        phi.add_incoming(new, end)
+        out_ptrs.append(phi)
+    return out_accs, out_ptrs
 
 
 def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int, v: int, lanes: int,
@@ -290,12 +298,13 @@ def _late_epilogue_store(
             vec.store(b, x, c_ptr(i, v), lanes[v])
 
 
-def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool) -> None:
+def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool, locality: int = 3) -> None:
+    """``llvm.prefetch``: locality 3 = all cache levels (prefetcht0), 2 = L2 (prefetcht1)."""
     i8p = ir.IntType(8).as_pointer()
     fn = module.globals.get("llvm.prefetch.p0i8")
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(VOID, [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
-    b.call(fn, [b.bitcast(ptr, i8p), I32(1 if write else 0), I32(3), I32(1)])
+    b.call(fn, [b.bitcast(ptr, i8p), I32(1 if write else 0), I32(locality), I32(1)])
 
 
 def _prefetch_tile(module: ir.Module, b: ir.IRBuilder, c: ir.Value, mr: int, cols: int, ldc: int) -> None:
