@@ -1,0 +1,199 @@
+"""The native channels-last convolutions (``kernels/conv_igemm.py``, ``kernels/depthwise.py``,
+``lowering/conv_native.py``) against torch eager, end to end through ``ziggurat.compile``.
+
+Every case also reads the loop IR to assert which kernel ran (``loop.gemm`` calls carrying
+``kernel = "igemm"`` / ``"depthwise"``), so a silent fallback to the im2col path fails."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import ziggurat
+from ziggurat.backends.cpu.isa import Isa, host_supports
+
+VECTOR_ISAS = [isa.value for isa in (Isa.AVX512, Isa.AVX2) if host_supports(isa)]
+GEMM_CALL = re.compile(r"loop\.gemm @(\S+) a\(%(\w+) .*? c\(%(\w+) .*spec \{(.*)\}")
+
+
+def _compile(model: nn.Module, x: torch.Tensor, **options: Any) -> Any:
+    logger = logging.getLogger("ziggurat")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return ziggurat.compile(model.eval(), (x,), backend="cpu", **options)
+    finally:
+        logger.setLevel(level)
+
+
+def _calls(compiled: Any) -> list[dict[str, str]]:
+    """Every ``loop.gemm`` of the loop IR: ``kernel`` (or ``"gemm"``), ``a`` and ``c`` buffers, spec text."""
+    out = []
+    for line in compiled.ir["loop"].splitlines():
+        m = GEMM_CALL.search(line)
+        if m:
+            kind = re.search(r'kernel = "(\w+)"', m.group(4))
+            out.append({"name": m.group(1), "a": m.group(2), "c": m.group(3), "spec": m.group(4),
+                        "kernel": kind.group(1) if kind else "gemm"})
+    return out
+
+
+def _check(model: nn.Module, x: torch.Tensor, **options: Any) -> tuple[Any, list[dict[str, str]]]:
+    model = model.eval()
+    compiled = _compile(model, x, **options)
+    with torch.no_grad():
+        want = model(x)
+        got = compiled(x)
+        got2 = compiled(x)  # a second call must not read stale scratch
+    scale = max(1.0, want.abs().max().item())
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=2e-5 * scale)
+    torch.testing.assert_close(got2, want, rtol=1e-4, atol=2e-5 * scale)
+    return compiled, _calls(compiled)
+
+
+def _kinds(calls: list[dict[str, str]]) -> list[str]:
+    return [c["kernel"] for c in calls]
+
+
+# (in_ch, out_ch, kernel, stride, padding, dilation, groups, bias, spatial)
+CONV2D_CASES = [
+    pytest.param(16, 32, 3, 1, 1, 1, 1, True, (8, 8), id="3x3-s1"),
+    pytest.param(19, 21, 3, 2, 1, 1, 1, True, (9, 11), id="3x3-s2-tails"),
+    pytest.param(24, 40, 3, 1, 0, 1, 1, False, (7, 10), id="3x3-nopad-nobias"),
+    pytest.param(17, 33, (3, 5), (1, 2), (0, 2), 1, 1, True, (9, 13), id="3x5-mixed-pad"),
+    pytest.param(20, 18, 3, 1, 2, 2, 1, True, (9, 9), id="dilated"),
+    pytest.param(3, 24, 7, 2, 3, 1, 1, False, (23, 21), id="stem-7x7-rgb"),
+    pytest.param(3, 20, 3, 2, 1, 1, 1, True, (15, 17), id="stem-3x3-rgb"),
+    pytest.param(32, 48, 3, 1, 1, 1, 4, True, (6, 7), id="grouped"),
+    pytest.param(18, 36, 1, 2, 0, 1, 1, True, (9, 9), id="1x1-s2"),
+    pytest.param(40, 24, 5, 1, 2, 1, 1, True, (5, 6), id="5x5"),
+]
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("cin,cout,k,s,p,d,g,bias,sp", CONV2D_CASES)
+def test_conv2d_igemm(isa: str, cin: int, cout: int, k: Any, s: Any, p: Any, d: int, g: int, bias: bool,
+                      sp: tuple[int, int]) -> None:
+    model = nn.Conv2d(cin, cout, k, stride=s, padding=p, dilation=d, groups=g, bias=bias)
+    _, calls = _check(model, torch.randn(1, cin, *sp), isa=isa, threads=1)
+    assert _kinds(calls) == ["igemm"] * g
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("c,mult,k,s,p,d,sp", [
+    pytest.param(32, 1, 3, 1, 1, 1, (9, 10), id="3x3-s1"),
+    pytest.param(37, 1, 3, 2, 1, 1, (11, 9), id="3x3-s2-tail"),
+    pytest.param(24, 1, 5, 1, 2, 1, (7, 13), id="5x5"),
+    pytest.param(20, 1, 7, 1, 3, 1, (7, 7), id="7x7-convnext"),
+    pytest.param(16, 1, 3, 1, 2, 2, (8, 8), id="dilated"),
+    pytest.param(5, 1, 3, 1, 0, 1, (4, 3), id="tiny-nopad"),
+])
+def test_depthwise(isa: str, c: int, mult: int, k: int, s: int, p: int, d: int, sp: tuple[int, int]) -> None:
+    model = nn.Conv2d(c, c * mult, k, stride=s, padding=p, dilation=d, groups=c, bias=True)
+    _, calls = _check(model, torch.randn(2, c, *sp), isa=isa, threads=1)
+    assert _kinds(calls) == ["depthwise"]
+
+
+def test_depthwise_multiplier_is_grouped_igemm() -> None:
+    model = nn.Conv2d(6, 12, 3, padding=1, groups=6, bias=False)
+    _, calls = _check(model, torch.randn(1, 6, 7, 9), threads=1)
+    assert set(_kinds(calls)) == {"igemm"} and len(calls) == 6
+
+
+@pytest.mark.parametrize("cin,cout,k,s,p,d", [(12, 20, 3, 1, 1, 1), (7, 9, 5, 2, 2, 1), (16, 16, 3, 1, 2, 2)])
+def test_conv1d(cin: int, cout: int, k: int, s: int, p: int, d: int) -> None:
+    model = nn.Conv1d(cin, cout, k, stride=s, padding=p, dilation=d)
+    _, calls = _check(model, torch.randn(2, cin, 23), threads=1)
+    assert _kinds(calls) == ["igemm"]
+
+
+def test_batched_input() -> None:
+    model = nn.Conv2d(10, 26, 3, stride=2, padding=1)
+    _, calls = _check(model, torch.randn(3, 10, 9, 8), threads=1)
+    assert _kinds(calls) == ["igemm"]
+
+
+class ConvAct(nn.Module):
+    def __init__(self, act: nn.Module, cin: int = 16, cout: int = 24) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+        self.act = act
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.conv(x))
+
+
+@pytest.mark.parametrize("act,unary", [(nn.ReLU(), "relu"), (nn.SiLU(), "silu"), (nn.ReLU6(), None)])
+def test_fused_activation(act: nn.Module, unary: str | None) -> None:
+    _, calls = _check(ConvAct(act), torch.randn(1, 16, 9, 7), threads=1)
+    assert _kinds(calls) == ["igemm"]
+    assert "unary" in calls[0]["spec"]
+    if unary is not None:
+        assert f'unary = "{unary}"' in calls[0]["spec"]
+
+
+class Residual(nn.Module):
+    """``relu(bn(conv(x)) + x)``: the BasicBlock tail, folded and fused into the epilogue."""
+
+    def __init__(self, c: int, depthwise: bool = False) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, groups=c if depthwise else 1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.bn(self.conv(x)) + x)
+
+
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_fused_residual_add_relu(depthwise: bool) -> None:
+    _, calls = _check(Residual(21, depthwise), torch.randn(1, 21, 9, 10), threads=1)
+    assert _kinds(calls) == ["depthwise" if depthwise else "igemm"]
+    spec = calls[0]["spec"]
+    assert 'binary = "add"' in spec and 'unary = "relu"' in spec and "bias = true" in spec
+
+
+class Chain(nn.Module):
+    """conv -> relu -> conv (3x3) -> depthwise -> conv 1x1 s2: activations stay channels-last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 24, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(24, 40, 3, padding=1)
+        self.dw = nn.Conv2d(40, 40, 3, padding=1, groups=40)
+        self.c3 = nn.Conv2d(40, 20, 1, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c3(torch.relu(self.dw(torch.relu(self.c2(torch.relu(self.c1(x)))))))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chain_reads_channels_last_in_place(threads: int) -> None:
+    compiled, calls = _check(Chain(), torch.randn(1, 3, 19, 17), threads=threads)
+    assert _kinds(calls) == ["igemm", "igemm", "depthwise", "igemm"]
+    for prev, nxt in zip(calls, calls[1:]):
+        assert nxt["a"] == prev["c"], "a convolution must read its producer's channels-last buffer"
+    # Only the graph boundary moves data: one copy of the input (with the stem's padding) and
+    # one transposition of the output; none between the convolutions.
+    kernels = re.findall(r"loop\.kernel @(\S+)", compiled.ir["loop"])
+    assert len(kernels) <= 2, kernels
+
+
+def test_threads_split_work() -> None:
+    model = nn.Sequential(nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, groups=64, padding=1))
+    compiled, calls = _check(model, torch.randn(1, 32, 28, 28), threads=2)
+    assert _kinds(calls) == ["igemm", "depthwise"]
+    assert compiled.ir["llvm"].count("igemm") > 0
+
+
+def test_scalar_isa_uses_the_im2col_path() -> None:
+    model = nn.Sequential(nn.Conv2d(8, 12, 3, padding=1), nn.Conv2d(12, 12, 3, padding=1, groups=12))
+    _, calls = _check(model, torch.randn(1, 8, 6, 7), isa="scalar", threads=1)
+    assert all(c["kernel"] == "gemm" for c in calls)
