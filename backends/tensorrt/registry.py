@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from xdsl.ir import SSAValue
 
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 ConverterResult = SSAValue | Sequence[SSAValue | None]
 ConverterFn = Callable[["ConversionContext", "ConverterArgs"], ConverterResult]
 Validator = Callable[["ConverterArgs"], str | None]
+#: a decorated converter keeps its own (narrower) signature
+_Fn = TypeVar("_Fn", bound=ConverterFn)
 
 
 class ConverterRegistrationError(ZigguratError):
@@ -222,12 +224,12 @@ def converter(
     validator: Validator | None = None,
     priority: int = 0,
     registry: ConverterRegistry | None = None,
-) -> Callable[[ConverterFn], ConverterFn]:
+) -> Callable[[_Fn], _Fn]:
     """Register the decorated function for every schema in ``schemas``."""
     if not schemas:
         raise ConverterRegistrationError("@converter needs at least one schema", op="converter registry")
 
-    def register(fn: ConverterFn) -> ConverterFn:
+    def register(fn: _Fn) -> _Fn:
         target = registry if registry is not None else REGISTRY
         for text in schemas:
             target.register(text, fn, validator=validator, priority=priority)
@@ -238,10 +240,10 @@ def converter(
 
 def op_converter(
     op_name: str, *, validator: Validator | None = None, priority: int = 0, registry: ConverterRegistry | None = None
-) -> Callable[[ConverterFn], ConverterFn]:
+) -> Callable[[_Fn], _Fn]:
     """Register the decorated function for a Ziggurat dialect op (``@op_converter("fused.linear")``)."""
 
-    def register(fn: ConverterFn) -> ConverterFn:
+    def register(fn: _Fn) -> _Fn:
         (registry if registry is not None else REGISTRY).register_op(op_name, fn, validator=validator, priority=priority)
         return fn
 

@@ -19,11 +19,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.builder import Builder, InsertPoint
+from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
@@ -236,13 +236,13 @@ def convert_function(
                 continue
             name = _unique(f"{func.sym_name.data}_trt_{len(built)}", taken)
             outcome = _convert_segment(name, run, part.entries)
-            if isinstance(outcome[0], FuncOp):
-                seg_func, inputs, outputs = outcome  # pyright: ignore[reportGeneralTypeIssues]
-                built.append((run, seg_func, inputs, outputs))  # pyright: ignore[reportArgumentType]
+            if len(outcome) == 3:  # (segment function, inputs, outputs)
+                seg_func, inputs, outputs = outcome
+                built.append((run, seg_func, inputs, outputs))
                 continue
-            failed, reason = outcome  # pyright: ignore[reportGeneralTypeIssues]
-            part.entries.pop(failed)  # pyright: ignore[reportArgumentType]
-            part.reasons[failed] = reason  # pyright: ignore[reportArgumentType]
+            failed, reason = outcome  # (the op that failed, why)
+            part.entries.pop(failed)
+            part.reasons[failed] = reason
             retry = True
             break
         if not retry:

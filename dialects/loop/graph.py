@@ -202,7 +202,7 @@ class KernelOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name().data
-        groups: list[list[SSAValue]] = []
+        groups: list[Sequence[SSAValue]] = []
         for keyword in ("ins", "outs"):
             parser.parse_keyword(keyword)
             parser.parse_punctuation("(")

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.loop.syntax import (
     ensure_yield,
+    int_values,
     parse_iter_args,
     parse_loop_body,
     print_iter_args,
@@ -102,7 +103,7 @@ class ParallelOp(IRDLOperation):
 
     @property
     def bounds(self) -> list[int]:
-        return [int(v) for v in self.upper_bounds.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+        return int_values(self.upper_bounds)
 
     @property
     def ivs(self) -> tuple[SSAValue, ...]:

@@ -53,6 +53,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ziggurat.dialects.loop.syntax import int_values
+
 
 def element_of(memref: Attribute) -> Attribute:
     assert isinstance(memref, MemRefType)
@@ -88,7 +90,7 @@ class OffsetOp(IRDLOperation):
 
     @property
     def coefficients(self) -> list[int]:
-        return [int(c) for c in self.coeffs.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+        return int_values(self.coeffs)
 
     @property
     def const(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import DenseArrayBase, IndexType
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -42,7 +42,7 @@ def parse_iter_args(parser: Parser) -> tuple[list[Parser.UnresolvedArgument], li
     types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
     if len(types) != len(pairs):
         parser.raise_error(f"iter_args: {len(pairs)} values but {len(types)} types")
-    inits = [parser.resolve_operand(op, ty) for (_, op), ty in zip(pairs, types, strict=True)]
+    inits: list[SSAValue] = [parser.resolve_operand(op, ty) for (_, op), ty in zip(pairs, types, strict=True)]
     return [a for a, _ in pairs], inits, list(types)
 
 
@@ -75,3 +75,12 @@ def print_int_list(printer: Printer, values: Sequence[int]) -> None:
 
 def parse_int_list(parser: Parser) -> list[int]:
     return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
+
+
+def int_values(attr: DenseArrayBase) -> list[int]:
+    """The elements of an integer ``array<...>`` property.
+
+    What ``get_values`` does: its overloads cover one element kind at a time, and the
+    properties are declared with any element type.
+    """
+    return [int(v) for v in attr.elt_type.unpack(attr.data.data, len(attr))]

@@ -45,6 +45,11 @@ __all__ = [
     "ShapeError",
     "axes_from_mask",
     "mask_from_axes",
-    *(op.__name__ for op in TRT_OPS),
+    # the ops of TRT_OPS, spelled out so static tools see the exported names
+    "ActivationOp", "UnaryOp", "ElementWiseOp", "SelectOp", "ScaleOp", "IdentityOp", "CastOp",
+    "ConvolutionOp", "DeconvolutionOp", "MatrixMultiplyOp", "EinsumOp",
+    "PoolingOp", "ReduceOp", "SoftMaxOp", "NormalizationOp", "TopKOp", "CumulativeOp",
+    "ShuffleOp", "ConcatenationOp", "SliceOp", "GatherOp", "ScatterOp", "GridSampleOp", "PaddingOp", "ResizeOp",
+    "ConstantOp", "ShapeOp", "FillOp",
     "WindowedConvolutionOp",
 ]

@@ -87,12 +87,18 @@ def f64_array(values: Iterable[float]) -> DenseArrayBase:
     return DenseArrayBase.from_list(f64, [float(v) for v in values])
 
 
+def _values(attr: DenseArrayBase) -> tuple[int, ...] | tuple[float, ...]:
+    # What `get_values` does; its overloads cover one element kind at a time, and these
+    # properties are declared with any element type.
+    return attr.elt_type.unpack(attr.data.data, len(attr))
+
+
 def ints(attr: DenseArrayBase) -> tuple[int, ...]:
-    return tuple(int(v) for v in attr.iter_values())
+    return tuple(int(v) for v in _values(attr))
 
 
 def floats(attr: DenseArrayBase) -> tuple[float, ...]:
-    return tuple(float(v) for v in attr.iter_values())
+    return tuple(float(v) for v in _values(attr))
 
 
 def opt_ints(attr: DenseArrayBase | None, default: Sequence[int]) -> tuple[int, ...]:

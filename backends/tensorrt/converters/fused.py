@@ -14,6 +14,7 @@ from ziggurat.backends.tensorrt.converters.linear import matmul
 from ziggurat.backends.tensorrt.registry import op_converter
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.trt import ActivationType, ElementWiseOperation
+from ziggurat.dialects.trt.base import ints
 from ziggurat.ir.types import dtype_of
 
 A = ActivationType
@@ -81,8 +82,7 @@ def post_ops(ctx: ConversionContext, op: FusedOp, y: SSAValue, other: SSAValue |
 def fused_conv2d(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     op = args.op
     assert isinstance(op, Conv2dOp)
-    params = ConvParams([int(v) for v in op.stride.iter_values()], [int(v) for v in op.padding.iter_values()],
-                        [int(v) for v in op.dilation.iter_values()], op.groups.value.data)
+    params = ConvParams(list(ints(op.stride)), list(ints(op.padding)), list(ints(op.dilation)), op.groups.value.data)
     y = convolve(ctx, op.input, op.weight, op.bias, params)
     return post_ops(ctx, op, y, op.other)
 

@@ -20,6 +20,7 @@ from ziggurat.dialects.trt.linear import (
     MatrixMultiplyOp,
     WindowedConvolutionOp,
 )
+from ziggurat.dialects.trt.base import ints
 from ziggurat.dialects.trt.shapes import resolve_padding
 from ziggurat.backends.tensorrt.reference.common import (
     compute,
@@ -54,7 +55,7 @@ def correlate(
 
 def _padded_input(op: WindowedConvolutionOp, x: torch.Tensor, out_spatial: Sequence[int]) -> torch.Tensor:
     spatial = x.shape[2:]
-    kernel = [int(k) for k in op.kernel_size.iter_values()]
+    kernel = list(ints(op.kernel_size))
     stride = op.stride_values()
     dilation = op.dilation_values()
     pre, post, _ = resolve_padding(
