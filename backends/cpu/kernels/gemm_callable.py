@@ -227,8 +227,10 @@ def _compile(spec: GemmSpec, plan: GemmPlan) -> GemmKernel:
     return GemmKernel(spec, lib, plan)
 
 
-def gemm_callable(spec: GemmSpec) -> GemmKernel:
-    """Compile ``spec`` (object cache + in-process memo) and wrap it for torch."""
+def gemm_callable(spec: GemmSpec, plan: GemmPlan | None = None) -> GemmKernel:
+    """Compile ``spec`` (object cache + in-process memo) and wrap it for torch.
+
+    ``plan`` overrides :func:`make_plan` (benchmarks and tests of plan variants)."""
     if not isinstance(spec, GemmSpec):
         raise GemmSpecError(f"gemm_callable expects a GemmSpec, got {type(spec).__name__}")
-    return _compile(spec, make_plan(spec))
+    return _compile(spec, make_plan(spec) if plan is None else plan)
