@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, gep, i64, if_update
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 
@@ -156,26 +157,26 @@ def emit_microkernel(
                 out[i * nvec + v] = vec.fma(bld, x, bv[v], out[i * nvec + v])
         return out
 
-    ptrs = [(a, access.a_ks), (bp, access.b_ks)]
-    n_main = b.udiv(kc, i64(unroll), name="kmain") if unroll > 1 else kc
+    ptrs: list[tuple[ir.Value, int]] = [(a, access.a_ks), (bp, access.b_ks)]
+    n_main = irops.udiv(b, kc, i64(unroll), name="kmain") if unroll > 1 else kc
     main_ptrs = ptrs + ([(fn.args[7], 32 // unroll)] if prefetch_stream and unroll > 1 else [])
     accs, ends = _k_loop(b, n_main, accs, main_ptrs, step, unroll, "kmain")
     if unroll > 1:
-        n_rem = b.urem(kc, i64(unroll), name="krem")
+        n_rem = irops.urem(b, kc, i64(unroll), name="krem")
         accs, _ = _k_loop(b, n_rem, accs, [(ends[0], access.a_ks), (ends[1], access.b_ks)], step, 1, "krem")
 
     def c_ptr(i: int, v: int) -> ir.Value:
         return gep(b, c, i * access.ldc + v * w)
 
     def add_c(vals: list[ir.Value]) -> list[ir.Value]:
-        return [b.fadd(vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
+        return [irops.fadd(b, vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
                 for i in range(mr) for v in range(nvec)]
 
-    accumulate = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_ACCUMULATE)), I32(0))
+    accumulate = b.icmp_unsigned("!=", irops.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
     if epilogue.has_early_part:
         # First K block: fold bias (and a residual that precedes any
         # activation) into the accumulators; later blocks add the partial C.
-        first_block = b.icmp_unsigned("==", b.and_(flags, I32(FLAG_ACCUMULATE)), I32(0))
+        first_block = b.icmp_unsigned("==", irops.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
         accs = if_update(b, first_block, accs,
                          lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi0")
     accs = if_update(b, accumulate, accs, add_c, name="accc")
@@ -188,7 +189,7 @@ def emit_microkernel(
     if epilogue.has_late_part:
         # Finish and store each vector in turn, so the activation's temporaries
         # do not have to share the register file with all the accumulators.
-        final = b.icmp_unsigned("!=", b.and_(flags, I32(FLAG_FINAL)), I32(0))
+        final = b.icmp_unsigned("!=", irops.and_(b, flags, I32(FLAG_FINAL)), I32(0))
         with b.if_else(final) as (then, otherwise):
             with then:
                 _late_epilogue_store(b, vec, accs, mr, lanes, other, epilogue, c_ptr)
@@ -216,14 +217,14 @@ def _k_loop(
     b.cbranch(b.icmp_unsigned("!=", n_iter, i64(0)), body, done)
 
     b.position_at_end(body)
-    acc_phis = [b.phi(v.type) for v in accs]
-    ptr_phis = [b.phi(p.type, name=f"p{i}") for i, (p, _) in enumerate(ptrs)]
+    acc_phis = [b.phi(irops.value_type(v)) for v in accs]
+    ptr_phis = [b.phi(irops.value_type(p), name=f"p{i}") for i, (p, _) in enumerate(ptrs)]
     cnt = b.phi(I64, name="cnt")
-    cur = list(acc_phis)
+    cur: list[ir.Value] = list(acc_phis)
     for s in range(steps):
         cur = step(b, cur, list(ptr_phis), s)
     nexts = [gep(b, phi, steps * stride) for phi, (_, stride) in zip(ptr_phis, ptrs)]
-    cnt_next = b.add(cnt, i64(1))
+    cnt_next = irops.add(b, cnt, i64(1))
     end = b.block
     for phi, init, new in zip(acc_phis, accs, cur):
         phi.add_incoming(init, pre)
@@ -238,13 +239,13 @@ def _k_loop(
     b.position_at_end(done)
     out_accs = []
     for init, new in zip(accs, cur):
-        phi = b.phi(init.type)
+        phi = b.phi(irops.value_type(init))
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
         out_accs.append(phi)
     out_ptrs = []
     for (init, _), new in zip(ptrs, nexts):
-        phi = b.phi(init.type)
+        phi = b.phi(irops.value_type(init))
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
         out_ptrs.append(phi)
@@ -256,8 +257,8 @@ def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int, 
     optr = gep(b, other, i * epi.other_rs + v * vec.width * epi.other_cs)
     o = vec.load_strided(b, optr, epi.other_cs, lanes)
     if epi.alpha != 1.0:
-        o = b.fmul(o, vec.const(epi.alpha))
-    return b.fadd(x, o) if epi.binary == "add" else b.fsub(x, o)
+        o = irops.fmul(b, o, vec.const(epi.alpha))
+    return irops.fadd(b, x, o) if epi.binary == "add" else irops.fsub(b, x, o)
 
 
 def _early_epilogue(
@@ -273,7 +274,7 @@ def _early_epilogue(
         for v in range(nvec):
             x = accs[i * nvec + v]
             if epi.bias:
-                x = b.fadd(x, bias_v[v])
+                x = irops.fadd(b, x, bias_v[v])
             if epi.binary_is_early:
                 x = _binary(b, vec, x, other, i, v, lanes[v], epi)
             out.append(x)
