@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import struct
 
-from ziggurat.backends.cpu.isa import IsaError, feature_string, host_cpu_name, parse_isa
+from ziggurat.backends.cpu.isa import feature_string, host_cpu_name, parse_isa
 from ziggurat.backends.cpu.jit import JitLibrary
 from ziggurat.ir.errors import ZigguratError
 
@@ -22,10 +22,8 @@ def load_object_code(payload: bytes) -> JitLibrary:
     try:
         header = json.loads(payload[8:8 + n])
         isa = parse_isa(str(header["isa"]))
-    except (ValueError, KeyError) as e:
+    except (ValueError, KeyError) as e:  # an IsaError (unknown ISA) is a ValueError
         raise ZigguratError(f"the saved cpu executable cannot run here: {e}", op="load") from None
-    except IsaError as e:  # pragma: no cover - IsaError is a ValueError, kept for clarity
-        raise ZigguratError(str(e), op="load") from None
     if header.get("cpu") != host_cpu_name() or header.get("features") != feature_string(isa):
         raise ZigguratError(
             f"the saved code was compiled for CPU '{header.get('cpu')}' with other features than this host "

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.module import ForwardAbi
 from ziggurat.backends.cpu.jit import JitLibrary
@@ -36,7 +36,7 @@ def _dtype(ty: MemRefType) -> torch.dtype:
     return torch_dtype(ty.element_type)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _tensor_type(ty: object) -> object:
+def _tensor_type(ty: Attribute) -> Attribute:
     """The tensor type an input buffer was compiled for (what ``check_inputs`` checks against)."""
     if isinstance(ty, MemRefType):
         return TensorType(ty.element_type, ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]

@@ -174,6 +174,8 @@ def emit_parallel_for(
     body must come through ``captures`` (packed into a stack context struct).
     Returns the outlined body function.
     """
+    from ziggurat.backends.cpu.kernels.irutil import value_type  # here: the kernels import this module
+
     if num_threads < 1:
         raise ValueError(f"num_threads must be >= 1, got {num_threads}")
     if isinstance(n_tasks, int):
@@ -182,12 +184,12 @@ def emit_parallel_for(
         num_threads = max(1, min(num_threads, n_tasks))
         n_val: ir.Value = ir.Constant(I64, n_tasks)
     else:
-        if n_tasks.type != I64:
-            raise TypeError(f"n_tasks must be an i64 value, got {n_tasks.type}")
+        if value_type(n_tasks) != I64:
+            raise TypeError(f"n_tasks must be an i64 value, got {value_type(n_tasks)}")
         n_val = n_tasks
     name = _unique_name(module, name)
 
-    cap_types = [v.type for v in captures]
+    cap_types = [value_type(v) for v in captures]
     ctx_ty = ir.LiteralStructType(cap_types + [I64])
     ctx_ptr_ty = ctx_ty.as_pointer()
 
@@ -195,8 +197,9 @@ def emit_parallel_for(
     body_fn.linkage = "internal"
     ctx_arg, begin, end, tid = body_fn.args
     bb = ir.IRBuilder(body_fn.append_basic_block("entry"))
-    loaded = [bb.load(bb.gep(ctx_arg, [I32(0), I32(i)]), name=f"cap{i}") for i in range(len(captures))]
+    loaded: list[ir.Value] = [bb.load(bb.gep(ctx_arg, [I32(0), I32(i)]), name=f"cap{i}") for i in range(len(captures))]
     body(bb, begin, end, tid, loaded)
+    assert bb.block is not None  # the body leaves the builder in a block
     if not bb.block.is_terminated:
         bb.ret_void()
 

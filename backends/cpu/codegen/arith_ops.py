@@ -10,6 +10,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
+from ziggurat.backends.cpu.kernels.irutil import value_type
 from ziggurat.backends.cpu.vecmath_ir import VB
 from ziggurat.dialects import loop
 
@@ -58,7 +59,7 @@ for _op, _name in ((arith.AddfOp, "fadd"), (arith.SubfOp, "fsub"), (arith.MulfOp
 def _intrinsic(name: str):  # type: ignore[no-untyped-def]
     def emit(em: FunctionEmitter, op: Operation) -> None:
         a, c = em.get(op.operands[0]), em.get(op.operands[1])
-        em.set(op.results[0], VB(em.b, a).intrinsic(name, a.type, [a, c]))
+        em.set(op.results[0], VB(em.b, a).intrinsic(name, value_type(a), [a, c]))
 
     return emit
 
@@ -81,10 +82,11 @@ def _floordiv(em: FunctionEmitter, op: Operation) -> None:
     a, d = em.get(op.operands[0]), em.get(op.operands[1])
     q = b.sdiv(a, d)
     r = b.srem(a, d)
-    zero = ir.Constant(a.type, [0] * a.type.count) if isinstance(a.type, ir.VectorType) else ir.Constant(a.type, 0)
-    one = ir.Constant(a.type, [1] * a.type.count) if isinstance(a.type, ir.VectorType) else ir.Constant(a.type, 1)
+    ty = value_type(a)
+    zero = ir.Constant(ty, [0] * ty.count) if isinstance(ty, ir.VectorType) else ir.Constant(ty, 0)
+    one = ir.Constant(ty, [1] * ty.count) if isinstance(ty, ir.VectorType) else ir.Constant(ty, 1)
     fix = b.and_(b.icmp_signed("!=", r, zero), b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", d, zero)))
-    em.set(op.results[0], b.sub(q, b.select(fix, one, zero)))
+    em.set(op.results[0], b.sub(q, b.select(fix, one, zero)))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
 _FCMP = {"oeq": ("==", True), "one": ("!=", True), "olt": ("<", True), "ole": ("<=", True), "ogt": (">", True),
@@ -118,8 +120,9 @@ def _cmpi(em: FunctionEmitter, op: Operation) -> None:
 @handles(arith.SelectOp)
 def _select(em: FunctionEmitter, op: Operation) -> None:
     c, a, d = (em.get(v) for v in op.operands)
-    if isinstance(a.type, ir.VectorType) and not isinstance(c.type, ir.VectorType):
-        c = splat(em.b, c, ir.VectorType(c.type, a.type.count))
+    a_ty, c_ty = value_type(a), value_type(c)
+    if isinstance(a_ty, ir.VectorType) and not isinstance(c_ty, ir.VectorType):
+        c = splat(em.b, c, ir.VectorType(c_ty, a_ty.count))
     em.set(op.results[0], em.b.select(c, a, d))
 
 
@@ -128,15 +131,16 @@ def _cast(kind: str):  # type: ignore[no-untyped-def]
         x = em.get(op.operands[0])
         ty = llvm_type(op.results[0].type)
         if kind == "int":
-            xw = (x.type.element if isinstance(x.type, ir.VectorType) else x.type).width
-            tw = (ty.element if isinstance(ty, ir.VectorType) else ty).width  # type: ignore[union-attr]
+            x_elem, t_elem = _elem(value_type(x)), _elem(ty)
+            assert isinstance(x_elem, ir.IntType) and isinstance(t_elem, ir.IntType)  # index casts are integer-only
+            xw, tw = x_elem.width, t_elem.width
             if xw == tw:
                 em.set(op.results[0], x)
                 return
             res = em.b.sext(x, ty) if tw > xw else em.b.trunc(x, ty)
+            em.set(op.results[0], res)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
         else:
-            res = getattr(em.b, kind)(x, ty)
-        em.set(op.results[0], res)
+            em.set(op.results[0], getattr(em.b, kind)(x, ty))
 
     return emit
 
@@ -154,7 +158,7 @@ handles(arith.TruncFOp)(_cast("fptrunc"))
 
 @handles(arith.NegfOp)
 def _negf(em: FunctionEmitter, op: Operation) -> None:
-    em.set(op.results[0], em.b.fneg(em.get(op.operands[0])))
+    em.set(op.results[0], em.b.fneg(em.get(op.operands[0])))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
 @handles(vector.BroadcastOp)
@@ -177,8 +181,10 @@ def _reduce(em: FunctionEmitter, op: Operation) -> None:
 
     assert isinstance(op, loop.ReduceOp)
     x = em.get(op.input)
+    x_ty = value_type(x)
+    assert isinstance(x_ty, ir.VectorType)  # loop.reduce folds the lanes of a vector
     kind = op.kind.data
-    elem = x.type.element
+    elem = x_ty.element
     if isinstance(elem, ir.IntType):
         name = {"add": "add", "mul": "mul", "max": "smax", "min": "smin", "and": "and", "or": "or"}[kind]
         if elem.width == 1:
@@ -192,7 +198,7 @@ def _reduce(em: FunctionEmitter, op: Operation) -> None:
     elif kind == "min":
         em.set(op.result, vecmath.reduce_min(em.b, x))
     elif kind == "mul":
-        fn = em.declare(f"llvm.vector.reduce.fmul.v{x.type.count}{_suffix(elem)}", elem, [elem, x.type])
+        fn = em.declare(f"llvm.vector.reduce.fmul.v{x_ty.count}{_suffix(elem)}", elem, [elem, x_ty])
         em.set(op.result, em.b.call(fn, [ir.Constant(elem, 1.0), x], fastmath=("reassoc",)))
     else:
         raise CodegenError(f"loop.reduce {kind} on floats")
@@ -205,7 +211,9 @@ def _suffix(t: ir.Type) -> str:
 
 
 def _vector_reduce(em: FunctionEmitter, base: str, elem: ir.Type, x: ir.Value) -> ir.Value:
-    fn = em.declare(f"llvm.{base}.v{x.type.count}{_suffix(elem)}", elem, [x.type])
+    x_ty = value_type(x)
+    assert isinstance(x_ty, ir.VectorType)
+    fn = em.declare(f"llvm.{base}.v{x_ty.count}{_suffix(elem)}", elem, [x_ty])
     return em.b.call(fn, [x])
 
 
@@ -217,7 +225,7 @@ def _loop_cmp(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.CmpOp)
     a, c = em.get(op.lhs), em.get(op.rhs)
     pred = op.predicate.data
-    if pred in _FCMP and not (pred in _ICMP and isinstance(_elem(a.type), ir.IntType)):
+    if pred in _FCMP and not (pred in _ICMP and isinstance(_elem(value_type(a)), ir.IntType)):
         sym, ordered = _FCMP[pred]
         res = em.b.fcmp_ordered(sym, a, c) if ordered else em.b.fcmp_unordered(sym, a, c)
     else:

@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import I1, I64
+from ziggurat.backends.cpu.kernels.irutil import value_type
 from ziggurat.backends.cpu.threads import emit_parallel_for
 from ziggurat.dialects import loop
 
@@ -39,7 +40,7 @@ def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: 
     iv.add_incoming(I64(lb), pre)
     phis = []
     for init in inits:
-        phi = b.phi(init.type)
+        phi = b.phi(value_type(init))
         phi.add_incoming(init, pre)
         phis.append(phi)
     b.cbranch(b.icmp_signed("<", iv, I64(ub)), body, exit_)
@@ -89,9 +90,10 @@ def _vfor(em: FunctionEmitter, op: Operation) -> None:
         yielded = em.emit_block(block)
         merged: list[ir.Value] = []
         for old, new in zip(values, yielded, strict=True):
-            if isinstance(new.type, ir.VectorType):
-                mask = ir.Constant(ir.VectorType(I1, new.type.count),
-                                   [1 if i < op.tail else 0 for i in range(new.type.count)])
+            new_ty = value_type(new)
+            if isinstance(new_ty, ir.VectorType):
+                mask = ir.Constant(ir.VectorType(I1, new_ty.count),
+                                   [1 if i < op.tail else 0 for i in range(new_ty.count)])
                 merged.append(em.b.select(mask, new, old))
             else:
                 merged.append(new)
@@ -152,7 +154,7 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
             bb.position_at_end(body_bb)
             rem = t
             for arg, n in reversed(list(zip(block.args, bounds, strict=True))):
-                em.set(arg, bb.urem(rem, I64(n)) if n > 1 else I64(0))
+                em.set(arg, bb.urem(rem, I64(n)) if n > 1 else I64(0))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
                 rem = bb.udiv(rem, I64(n)) if n > 1 else rem
             em.emit_block(block)
             t.add_incoming(bb.add(t, I64(1)), bb.block)

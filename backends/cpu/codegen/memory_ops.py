@@ -12,6 +12,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import I1, I8, I32, I64, CodegenError, llvm_type, scalar_type
+from ziggurat.backends.cpu.kernels.irutil import value_type
 from ziggurat.dialects import loop
 
 
@@ -19,7 +20,8 @@ def _suffix(t: ir.Type) -> str:
     if isinstance(t, ir.VectorType):
         return f"v{t.count}{_suffix(t.element)}"
     if isinstance(t, ir.PointerType):
-        return "p0" + _suffix(t.pointee)
+        # typed pointers (from as_pointer) only; their class (_TypedPointerType) is private
+        return "p0" + _suffix(t.pointee)  # pyright: ignore[reportAttributeAccessIssue]
     if isinstance(t, ir.IntType):
         return f"i{t.width}"
     return "f64" if isinstance(t, ir.DoubleType) else "f32"
@@ -69,7 +71,7 @@ def _offset(em: FunctionEmitter, op: Operation) -> None:
         acc = I64(op.const)
     elif op.const:
         acc = em.b.add(acc, I64(op.const))
-    em.set(op.result, acc)
+    em.set(op.result, acc)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
 @handles(loop.VIndexOp)
@@ -79,7 +81,7 @@ def _vindex(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(ty, ir.VectorType)
     step = int(op.step.value.data)
     base = splat(em.b, em.get(op.base), ty)
-    em.set(op.result, em.b.add(base, ir.Constant(ty, [step * i for i in range(ty.count)])))
+    em.set(op.result, em.b.add(base, ir.Constant(ty, [step * i for i in range(ty.count)])))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
 @handles(loop.LoadOp)
@@ -98,7 +100,7 @@ def _store(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.StoreOp)
     ptr = _elem_ptr(em, em.get(op.buffer), em.get(op.offset))
     value = em.get(op.value)
-    if value.type == I1:
+    if value_type(value) == I1:
         value = em.b.zext(value, I8)
     em.b.store(value, ptr)
 
@@ -120,7 +122,7 @@ def _vload(em: FunctionEmitter, op: Operation) -> None:
         value = em.b.load(ptr, align=align)
     else:
         fn = em.declare(f"llvm.masked.load.{_suffix(sty)}.{_suffix(sty.as_pointer())}", sty,
-                        [sty.as_pointer(), I32, mask.type, sty])
+                        [sty.as_pointer(), I32, value_type(mask), sty])
         value = em.b.call(fn, [ptr, I32(align), mask, ir.Constant(sty, [0] * sty.count)])
     if sty is not vty:
         value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
@@ -131,7 +133,7 @@ def _vload(em: FunctionEmitter, op: Operation) -> None:
 def _vstore(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.VStoreOp)
     value = em.get(op.value)
-    vty = value.type
+    vty = value_type(value)
     assert isinstance(vty, ir.VectorType)
     sty = _storage_vec(vty)
     if sty is not vty:
@@ -143,7 +145,7 @@ def _vstore(em: FunctionEmitter, op: Operation) -> None:
         em.b.store(value, ptr, align=align)
     else:
         fn = em.declare(f"llvm.masked.store.{_suffix(sty)}.{_suffix(sty.as_pointer())}", ir.VoidType(),
-                        [sty, sty.as_pointer(), I32, mask.type])
+                        [sty, sty.as_pointer(), I32, value_type(mask)])
         em.b.call(fn, [value, ptr, I32(align), mask])
 
 
@@ -157,13 +159,14 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
     esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
     offsets = em.get(op.offsets)
     ity = ir.VectorType(I64, vty.count)
-    addr = em.b.add(splat(em.b, em.b.ptrtoint(base, I64), ity), em.b.mul(offsets, ir.Constant(ity, [esize] * vty.count)))
+    base_int: ir.Value = em.b.ptrtoint(base, I64)  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
+    addr = em.b.add(splat(em.b, base_int, ity), em.b.mul(offsets, ir.Constant(ity, [esize] * vty.count)))
     pty = ir.VectorType(sty.element.as_pointer(), vty.count)
     ptrs = em.b.inttoptr(addr, pty)
     mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
     if mask is None:
         mask = ir.Constant(ir.VectorType(I1, vty.count), [1] * vty.count)
-    fn = em.declare(f"llvm.masked.gather.{_suffix(sty)}.{_suffix(pty)}", sty, [pty, I32, mask.type, sty])
+    fn = em.declare(f"llvm.masked.gather.{_suffix(sty)}.{_suffix(pty)}", sty, [pty, I32, value_type(mask), sty])
     value = em.b.call(fn, [ptrs, I32(esize), mask, ir.Constant(sty, [0] * sty.count)])
     if sty is not vty:
         value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
@@ -178,24 +181,27 @@ def _check_index(em: FunctionEmitter, op: Operation) -> None:
     v = em.get(op.value)
     size = int(op.size.value.data)
     site = int(op.site.value.data)
-    vec = isinstance(v.type, ir.VectorType)
-    ety = v.type.element if vec else v.type
+    v_ty = value_type(v)
+    vec = isinstance(v_ty, ir.VectorType)
+    count = v_ty.count if isinstance(v_ty, ir.VectorType) else 1
+    ety = v_ty.element if isinstance(v_ty, ir.VectorType) else v_ty
+    ty = ir.VectorType(I64, count) if vec else I64
     if ety != I64:
-        v = b.sext(v, ir.VectorType(I64, v.type.count) if vec else I64)
-    ty = v.type
+        v = b.sext(v, ty)
 
     def c(x: int) -> ir.Constant:
-        return ir.Constant(ty, [x] * ty.count) if vec else ir.Constant(ty, x)
+        return ir.Constant(ty, [x] * count) if vec else ir.Constant(ty, x)
 
     neg = b.icmp_signed("<", v, c(0))
     w = b.select(neg, b.add(v, c(size)), v)
     ok = b.and_(b.icmp_signed(">=", w, c(0)), b.icmp_signed("<", w, c(size)))
-    bad = b.xor(ok, ir.Constant(ok.type, [1] * ty.count) if vec else ir.Constant(I1, 1))
+    bool_ty = ir.VectorType(I1, count) if vec else I1  # the type of ok
+    bad = b.xor(ok, ir.Constant(bool_ty, [1] * count) if vec else ir.Constant(I1, 1))
     if vec:
-        mask = _lane_mask(em, op.lanes, ty.count)
+        mask = _lane_mask(em, op.lanes, count)
         if mask is not None:
             bad = b.and_(bad, mask)
-        fn = em.declare(f"llvm.vector.reduce.or.v{ty.count}i1", I1, [bad.type])
+        fn = em.declare(f"llvm.vector.reduce.or.v{count}i1", I1, [bool_ty])
         any_bad = b.call(fn, [bad])
     else:
         any_bad = bad
@@ -212,12 +218,13 @@ def _assert(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.AssertOp)
     b = em.b
     ok = em.get(op.cond)
-    if isinstance(ok.type, ir.VectorType):
-        bad = b.xor(ok, ir.Constant(ok.type, [1] * ok.type.count))
-        mask = _lane_mask(em, op.lanes, ok.type.count)
+    ok_ty = value_type(ok)
+    if isinstance(ok_ty, ir.VectorType):
+        bad = b.xor(ok, ir.Constant(ok_ty, [1] * ok_ty.count))
+        mask = _lane_mask(em, op.lanes, ok_ty.count)
         if mask is not None:
             bad = b.and_(bad, mask)
-        fn = em.declare(f"llvm.vector.reduce.or.v{ok.type.count}i1", I1, [bad.type])
+        fn = em.declare(f"llvm.vector.reduce.or.v{ok_ty.count}i1", I1, [ok_ty])
         any_bad = b.call(fn, [bad])
     else:
         any_bad = b.xor(ok, ir.Constant(I1, 1))

@@ -65,9 +65,9 @@ class ProfileEmitter:
         n = max(1, 2 * len(self.entries))
         arr_ty = ir.ArrayType(I64, n)
         counters = ir.GlobalVariable(self.module, arr_ty, name=COUNTERS)
-        counters.initializer = ir.Constant(arr_ty, [0] * n)
-        counters.align = 64
-        self._base.initializer = counters.gep([I32(0), I32(0)])
+        counters.initializer = ir.Constant(arr_ty, [0] * n)  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
+        counters.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
+        self._base.initializer = counters.gep([I32(0), I32(0)])  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
         self._base.global_constant = True
         fn = ir.Function(self.module, ir.FunctionType(I64, []), name=CYCLES_FN)
         b = ir.IRBuilder(fn.append_basic_block("entry"))

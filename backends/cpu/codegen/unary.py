@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu import vecmath
 from ziggurat.backends.cpu.codegen.types import CodegenError
+from ziggurat.backends.cpu.kernels.irutil import value_type
 from ziggurat.backends.cpu.vecmath_ir import VB
 
 _ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
@@ -35,11 +36,12 @@ def _splat(ty: ir.Type, value: int | float) -> ir.Constant:
 
 
 def emit_unary(b: ir.IRBuilder, kind: str, x: ir.Value, params: Mapping[str, float], result: ir.Type) -> ir.Value:
-    elem = _elem(x.type)
+    ty = value_type(x)
+    elem = _elem(ty)
     if isinstance(elem, ir.IntType):
         return _int_unary(b, kind, x)
     if kind in _ROUNDING:
-        return VB(b, x).intrinsic(_ROUNDING[kind], x.type, [x])
+        return VB(b, x).intrinsic(_ROUNDING[kind], ty, [x])
     if kind in PREDICATES:
         return _predicate(b, kind, x)
     if kind not in vecmath.UNARY_KINDS:
@@ -70,17 +72,18 @@ def _predicate(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
 
 
 def _int_unary(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
-    zero = _splat(x.type, 0)
+    ty = value_type(x)
+    zero = _splat(ty, 0)
     if kind == "abs":
         return b.select(b.icmp_signed("<", x, zero), b.sub(zero, x), x)
     if kind == "neg":
-        return b.sub(zero, x)
+        return b.sub(zero, x)  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind == "bitwise_not":
-        return b.xor(x, _splat(x.type, -1))
+        return b.xor(x, _splat(ty, -1))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind == "relu":
         return b.select(b.icmp_signed("<", x, zero), zero, x)
     if kind == "square":
-        return b.mul(x, x)
+        return b.mul(x, x)  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind in ("floor", "ceil", "round", "trunc"):
         return x
     raise CodegenError(f"loop.unary '{kind}' has no integer form")

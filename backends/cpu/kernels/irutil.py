@@ -25,6 +25,11 @@ I8P = I8.as_pointer()
 VOID = ir.VoidType()
 
 
+def value_type(v: ir.Value) -> ir.Type:
+    """``v.type``: every llvmlite value has one, but the ``ir.Value`` base class does not declare it."""
+    return v.type  # pyright: ignore[reportAttributeAccessIssue]  # set by each llvmlite subclass
+
+
 def i64(v: int | ir.Value) -> ir.Value:
     return ir.Constant(I64, v) if isinstance(v, int) else v
 
@@ -52,7 +57,7 @@ def add(builder: ir.IRBuilder, a: int | ir.Value, b: int | ir.Value) -> int | ir
         return a
     if isinstance(a, int) and a == 0:
         return b
-    return builder.add(i64(a), i64(b))
+    return builder.add(i64(a), i64(b))  # pyright: ignore[reportReturnType]  # llvmlite: decorated builder ops infer as None
 
 
 def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
@@ -62,7 +67,7 @@ def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
         return 0
     if b == 1:
         return a
-    return builder.mul(a, i64(b))
+    return builder.mul(a, i64(b))  # pyright: ignore[reportReturnType]  # llvmlite: decorated builder ops infer as None
 
 
 @contextmanager
@@ -117,7 +122,7 @@ def if_update(
     builder.position_at_end(merge)
     out: list[ir.Value] = []
     for old, nv in zip(values, new, strict=True):
-        phi = builder.phi(old.type)
+        phi = builder.phi(value_type(old))
         phi.add_incoming(old, pre)
         phi.add_incoming(nv, then_end)
         out.append(phi)

@@ -16,7 +16,7 @@ from types import ModuleType
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels.irutil import VecOps
+from ziggurat.backends.cpu.kernels.irutil import VecOps, value_type
 
 # kind -> (parameter name -> default); ``None`` default = optional and absent.
 UNARY_PARAMS: dict[str, dict[str, float | None]] = {
@@ -121,7 +121,7 @@ def emit_unary(
             return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
         except Exception as exc:  # noqa: BLE001 - name the epilogue that failed
             raise UnaryError(
-                f"vecmath.apply_unary failed to emit the {kind!r} epilogue for {x.type}: "
+                f"vecmath.apply_unary failed to emit the {kind!r} epilogue for {value_type(x)}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
     zero = vec.const(0.0)
@@ -141,8 +141,9 @@ def emit_unary(
         scaled = b.fmul(x, vec.const(p["negative_slope"]))  # type: ignore[arg-type]
         return b.select(b.fcmp_ordered(">", x, zero), x, scaled)
     if kind in ("hardswish", "hardsigmoid"):
-        gate = vec.min(b, vec.max(b, b.fadd(x, vec.const(3.0)), zero), vec.const(6.0))
+        shifted: ir.Value = b.fadd(x, vec.const(3.0))  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
+        gate = vec.min(b, vec.max(b, shifted, zero), vec.const(6.0))
         if kind == "hardswish":
-            return b.fdiv(b.fmul(x, gate), vec.const(6.0))
-        return b.fdiv(gate, vec.const(6.0))
+            return b.fdiv(b.fmul(x, gate), vec.const(6.0))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+        return b.fdiv(gate, vec.const(6.0))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     raise UnaryError(f"unary epilogue {kind!r} is not implemented")  # pragma: no cover

@@ -53,7 +53,7 @@ def full(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 def fill_tensor(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     v = args.tensor("value")
     dt = args.out_dtype
-    return ctx.lazy(args.out_shape, dt, lambda idx: cast(v.load([0] * v.rank), dt), [v])
+    return ctx.lazy(args.out_shape, dt, lambda idx: cast(v.load([IndexExpr.of(0)] * v.rank), dt), [v])
 
 
 @lowering("aten::arange", "aten::arange.start", "aten::arange.start_step")
@@ -127,7 +127,7 @@ def prelu(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     def element(idx: Index) -> Value:
         xv = x.load(idx)
         if w.numel == 1:
-            wv = w.load([0] * w.rank)
+            wv = w.load([IndexExpr.of(0)] * w.rank)
         else:
             wv = w.load([IndexExpr.of(idx[1])] if w.rank == 1 else [IndexExpr.of(0) if n == 1 else idx[-w.rank + d]
                                                                     for d, n in enumerate(w.shape)])

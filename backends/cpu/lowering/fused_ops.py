@@ -19,6 +19,7 @@ from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.dialects.loop.syntax import int_values
 
 
 def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
@@ -126,9 +127,9 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     w = args.value_of(op.weight)
     bias = args.value_of(op.bias)
     epi = epilogue_of(op, args)
-    ints = [int(v) for v in op.stride.get_values()]  # pyright: ignore[reportUnknownArgumentType]
-    padding = [int(v) for v in op.padding.get_values()]  # pyright: ignore[reportUnknownArgumentType]
-    dilation = [int(v) for v in op.dilation.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+    ints = int_values(op.stride)
+    padding = int_values(op.padding)
+    dilation = int_values(op.dilation)
     groups = int(op.groups.value.data)
     packed = None
     w_shape = None

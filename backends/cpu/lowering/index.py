@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 _ids = itertools.count()
 
@@ -177,7 +177,8 @@ class IndexExpr:
     __slots__ = ("_hash", "const", "terms")
 
     def __init__(self, terms: Mapping[Atom, int] | Iterable[tuple[Atom, int]] = (), const: int = 0) -> None:
-        items = terms.items() if isinstance(terms, Mapping) else terms
+        # (a Mapping here is the Mapping[Atom, int] of the signature, not an iterable of pairs that is also one)
+        items = cast(Mapping[Atom, int], terms).items() if isinstance(terms, Mapping) else terms
         merged: dict[Atom, int] = {}
         for atom, c in items:
             if c:
