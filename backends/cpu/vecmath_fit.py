@@ -24,13 +24,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath as mp
 import numpy as np
 
 _DPS = 50  # working precision of all fits and checks (digits)
 
-MpFun = Callable[[mp.mpf], mp.mpf]
+# An mpmath number.  ``mp.mpf`` is a context attribute, not a class a checker can see, and
+# mpmath attaches the arithmetic operators of its number class at import time.
+Mpf = Any
+MpFun = Callable[[Mpf], Mpf]
 
 
 @dataclass(frozen=True)
@@ -49,19 +53,19 @@ class PolySpec:
     scale: MpFun | None = None
 
 
-def _round(v: mp.mpf, fmt: str) -> float:
+def _round(v: Mpf, fmt: str) -> float:
     if fmt == "f32":
         return float(np.float32(float(v)))
     return float(v)
 
 
-def _grid(lo: float, hi: float, n: int) -> list[mp.mpf]:
+def _grid(lo: float, hi: float, n: int) -> list[Mpf]:
     a, b = mp.mpf(lo), mp.mpf(hi)
     return [(a + b) / 2 - (b - a) / 2 * mp.cos(mp.pi * i / (n - 1)) for i in range(n)]
 
 
-def _remez(xs: Sequence[mp.mpf], gs: Sequence[mp.mpf], ws: Sequence[mp.mpf],
-           powers: Sequence[int], iters: int = 40) -> tuple[list[mp.mpf], mp.mpf]:
+def _remez(xs: Sequence[Mpf], gs: Sequence[Mpf], ws: Sequence[Mpf],
+           powers: Sequence[int], iters: int = 40) -> tuple[list[Mpf], Mpf]:
     """Discrete weighted minimax: minimise max_i |ws[i] * (gs[i] - sum c_k xs[i]**p_k)|."""
     m = len(powers)
     n = len(xs)
@@ -70,8 +74,8 @@ def _remez(xs: Sequence[mp.mpf], gs: Sequence[mp.mpf], ws: Sequence[mp.mpf],
     ref = sorted({int(round((n - 1) * (1 - float(mp.cos(mp.pi * i / m))) / 2)) for i in range(m + 1)})
     if len(ref) != m + 1:
         raise ValueError("grid too small for the requested degree")
-    coeffs: list[mp.mpf] = [mp.mpf(0)] * m
-    best: tuple[list[mp.mpf], mp.mpf] | None = None
+    coeffs: list[Mpf] = [mp.mpf(0)] * m
+    best: tuple[list[Mpf], Mpf] | None = None
     for _ in range(iters):
         a = mp.matrix(m + 1, m + 1)
         rhs = mp.matrix(m + 1, 1)
@@ -130,7 +134,7 @@ def fit(spec: PolySpec, grid_n: int | None = None) -> tuple[list[float], float]:
     return fixed, check(spec, fixed)
 
 
-def _weight(spec: PolySpec, x: mp.mpf, h: mp.mpf) -> mp.mpf:
+def _weight(spec: PolySpec, x: Mpf, h: Mpf) -> Mpf:
     if spec.scale is None:
         return 1 / h
     # zero at removable points (e.g. r^2/exp(r) at r = 0): such points carry no error and are
@@ -138,16 +142,16 @@ def _weight(spec: PolySpec, x: mp.mpf, h: mp.mpf) -> mp.mpf:
     return spec.scale(x)
 
 
-@mp.workdps(_DPS)
 def check(spec: PolySpec, coeffs: Sequence[float], n: int | None = None) -> float:
     """Max relative error of the whole function due to ``coeffs`` (exact arithmetic), dense grid."""
-    xs = _grid(spec.lo, spec.hi, n or (2400 if spec.fmt == "f32" else 4800))
-    worst = mp.mpf(0)
-    for x in xs:
-        h = spec.h(x)
-        p = mp.fsum(mp.mpf(c) * x ** k for k, c in enumerate(coeffs))
-        worst = max(worst, abs((p - h) * _weight(spec, x, h)))
-    return float(worst)
+    with mp.workdps(_DPS):  # a block, not the decorator: that one hides the return type
+        xs = _grid(spec.lo, spec.hi, n or (2400 if spec.fmt == "f32" else 4800))
+        worst = mp.mpf(0)
+        for x in xs:
+            h = spec.h(x)
+            p = mp.fsum(mp.mpf(c) * x ** k for k, c in enumerate(coeffs))
+            worst = max(worst, abs((p - h) * _weight(spec, x, h)))
+        return float(worst)
 
 
 def _sq(f: MpFun) -> MpFun:
@@ -155,7 +159,7 @@ def _sq(f: MpFun) -> MpFun:
     return lambda s: f(mp.sqrt(s))
 
 
-def _limit(f: MpFun, at0: mp.mpf) -> MpFun:
+def _limit(f: MpFun, at0: Mpf) -> MpFun:
     return lambda v: at0 if v == 0 else f(v)
 
 
@@ -177,12 +181,12 @@ ERFC_ZHI_F64 = 27.5
 SINCOS_R_MAX = 0.8
 
 
-def _erfcx_t(t: mp.mpf, a: float = ERFC_A) -> mp.mpf:
+def _erfcx_t(t: Mpf, a: float = ERFC_A) -> Mpf:
     z = a / t - a
     return mp.erfc(z) * mp.exp(z * z)
 
 
-def _atanh_h(q: mp.mpf) -> mp.mpf:
+def _atanh_h(q: Mpf) -> Mpf:
     s = mp.sqrt(q)
     return (2 * mp.atanh(s) - 2 * s) / s ** 3
 
@@ -238,7 +242,7 @@ def _fmt(v: float, fmt: str) -> str:
     return f'float.fromhex("{v.hex()}")'
 
 
-def split(v: mp.mpf, fmt: str, parts: int) -> list[float]:
+def split(v: Mpf, fmt: str, parts: int) -> list[float]:
     """v ~= sum(parts), each part rounded to ``fmt`` (a multi-word constant)."""
     out: list[float] = []
     rest = mp.mpf(v)

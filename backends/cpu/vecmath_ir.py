@@ -16,6 +16,7 @@ import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from llvmlite import ir
 
@@ -73,11 +74,23 @@ def value_type_info(ty: ir.Type) -> tuple[FloatFormat, int | None]:
     return _format_of(ty), None
 
 
+def instr(x: object) -> ir.Value:
+    """The instruction an llvmlite builder method returns.  ``fadd``, ``bitcast`` and the
+    like are built by ``functools.wraps`` decorators around doc-only bodies, so type
+    checkers infer ``None`` for them."""
+    return cast(ir.Value, x)
+
+
+def type_of(v: ir.Value) -> ir.Type:
+    """``v.type`` (set by every llvmlite value class, not declared on ``ir.Value``)."""
+    return cast(ir.Type, getattr(v, "type"))
+
+
 class VB:
     """Vector builder: arithmetic on values of one operand type ``like``."""
 
     def __init__(self, b: ir.IRBuilder, like: ir.Type | ir.Value) -> None:
-        ty = like if isinstance(like, ir.Type) else like.type
+        ty = like if isinstance(like, ir.Type) else type_of(like)
         self.b = b
         self.fmt, self.width = value_type_info(ty)
         self.ty: ir.Type = ty
@@ -113,7 +126,7 @@ class VB:
         module: ir.Module = self.b.module
         fn = module.globals.get(name)
         if fn is None:
-            fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name=name)
+            fn = ir.Function(module, ir.FunctionType(ret, [type_of(a) for a in args]), name=name)
         return self.b.call(fn, list(args), fastmath=tuple(fastmath))
 
     # ----------------------------------------------------------------- constants
@@ -135,19 +148,19 @@ class VB:
 
     # ----------------------------------------------------------------- arithmetic
     def add(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.fadd(a, c)
+        return instr(self.b.fadd(a, c))
 
     def sub(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.fsub(a, c)
+        return instr(self.b.fsub(a, c))
 
     def mul(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.fmul(a, c)
+        return instr(self.b.fmul(a, c))
 
     def div(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.fdiv(a, c)
+        return instr(self.b.fdiv(a, c))
 
     def neg(self, a: ir.Value) -> ir.Value:
-        return self.b.fneg(a)
+        return instr(self.b.fneg(a))
 
     def fma(self, a: ir.Value, c: ir.Value, d: ir.Value) -> ir.Value:
         """a * c + d with a single rounding (llvm.fma; the target must have FMA, as AVX2/AVX-512 do)."""
@@ -202,10 +215,10 @@ class VB:
         return self.b.select(cond, a, c)
 
     def band(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.and_(a, c)
+        return instr(self.b.and_(a, c))
 
     def bnot(self, a: ir.Value) -> ir.Value:
-        return self.b.xor(a, self.cb(True))
+        return instr(self.b.xor(a, self.cb(True)))
 
     def keep_nan(self, x: ir.Value, res: ir.Value) -> ir.Value:
         """res, except NaN lanes of x pass through unchanged."""
@@ -229,28 +242,28 @@ class VB:
 
     # ----------------------------------------------------------------- integer view
     def to_bits(self, a: ir.Value) -> ir.Value:
-        return self.b.bitcast(a, self.ity)
+        return instr(self.b.bitcast(a, self.ity))
 
     def from_bits(self, i: ir.Value) -> ir.Value:
-        return self.b.bitcast(i, self.ty)
+        return instr(self.b.bitcast(i, self.ty))
 
     def fptosi(self, a: ir.Value) -> ir.Value:
-        return self.b.fptosi(a, self.ity)
+        return instr(self.b.fptosi(a, self.ity))
 
     def sitofp(self, i: ir.Value) -> ir.Value:
-        return self.b.sitofp(i, self.ty)
+        return instr(self.b.sitofp(i, self.ty))
 
     def iadd(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.add(a, c)
+        return instr(self.b.add(a, c))
 
     def isub(self, a: ir.Value, c: ir.Value) -> ir.Value:
-        return self.b.sub(a, c)
+        return instr(self.b.sub(a, c))
 
     def shl(self, a: ir.Value, n: int) -> ir.Value:
-        return self.b.shl(a, self.ci(n))
+        return instr(self.b.shl(a, self.ci(n)))
 
     def ashr(self, a: ir.Value, n: int) -> ir.Value:
-        return self.b.ashr(a, self.ci(n))
+        return instr(self.b.ashr(a, self.ci(n)))
 
     def imin(self, a: ir.Value, c: ir.Value) -> ir.Value:
         return self.b.select(self.b.icmp_signed("<", a, c), a, c)
@@ -261,7 +274,7 @@ class VB:
 
     # ----------------------------------------------------------------- conversions
     def fpext(self, a: ir.Value, to: VB) -> ir.Value:
-        return self.b.fpext(a, to.ty)
+        return instr(self.b.fpext(a, to.ty))
 
     def fptrunc(self, a: ir.Value, to: VB) -> ir.Value:
-        return self.b.fptrunc(a, to.ty)
+        return instr(self.b.fptrunc(a, to.ty))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.vecmath_ir import VB
+from ziggurat.backends.cpu.vecmath_ir import VB, type_of
 
 
 def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value:
@@ -28,7 +28,7 @@ def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value
         return vec
     elem = v.fmt.elem
     start = ir.Constant(elem, -0.0)
-    return v.intrinsic("vector.reduce.fadd", elem, [start, vec], overload=[vec.type],
+    return v.intrinsic("vector.reduce.fadd", elem, [start, vec], overload=[type_of(vec)],
                        fastmath=("reassoc",) if reassoc else ())
 
 
@@ -36,7 +36,7 @@ def _minmax(b: ir.IRBuilder, vec: ir.Value, kind: str) -> ir.Value:
     v = VB(b, vec)
     if v.width is None:
         return vec
-    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[vec.type])
+    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[type_of(vec)])
 
 
 def reduce_max(b: ir.IRBuilder, vec: ir.Value, propagate_nan: bool = True) -> ir.Value:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ziggurat.backends.cpu import vecmath_coeffs as K
-from ziggurat.backends.cpu.vecmath_ir import F64, VB
+from ziggurat.backends.cpu.vecmath_ir import F64, VB, instr
 
 _X_LIMIT = float(2 ** 49)  # supported |x|; NaN beyond
 _Q_LIMIT = float(2 ** 60)  # clamp before fptosi (quadrant bits are taken from the low bits)
@@ -40,13 +40,13 @@ def _sincos_parts(v: VB, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
     sn = v.fma(v.mul(r, s), v.poly(s, K.SIN_F32), r)
     cs = v.fma(v.mul(s, s), v.poly(s, K.COS_F32), v.fma(s, v.c(-0.5), v.c(1.0)))
     qc = vd.min_ord(vd.max_ord(q, vd.c(-_Q_LIMIT)), vd.c(_Q_LIMIT))  # keep fptosi defined
-    return sn, cs, v.b.trunc(vd.fptosi(qc), v.ity)
+    return sn, cs, instr(v.b.trunc(vd.fptosi(qc), v.ity))
 
 
 def _flip_sign(v: VB, val: ir.Value, qi: ir.Value) -> ir.Value:
     """Negate lanes whose quadrant has bit 1 set (xor of the sign bit)."""
-    sign = v.shl(v.b.and_(qi, v.ci(2)), v.fmt.bits - 2)
-    return v.from_bits(v.b.xor(v.to_bits(val), sign))
+    sign = v.shl(instr(v.b.and_(qi, v.ci(2))), v.fmt.bits - 2)
+    return v.from_bits(instr(v.b.xor(v.to_bits(val), sign)))
 
 
 def sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
