@@ -197,3 +197,41 @@ def test_scalar_isa_uses_the_im2col_path() -> None:
     model = nn.Sequential(nn.Conv2d(8, 12, 3, padding=1), nn.Conv2d(12, 12, 3, padding=1, groups=12))
     _, calls = _check(model, torch.randn(1, 8, 6, 7), isa="scalar", threads=1)
     assert all(c["kernel"] == "gemm" for c in calls)
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("cin,cout,k,s,sp,threads", [
+    pytest.param(240, 40, 3, 1, (7, 6), 1, id="3x3-deep"),
+    pytest.param(2100, 36, 1, 2, (5, 5), 1, id="1x1-s2-long-segment"),
+    pytest.param(300, 70, 3, 2, (9, 9), 2, id="3x3-s2-tails-2threads"),
+])
+def test_deep_k_igemm_with_residual(isa: str, cin: int, cout: int, k: int, s: int, sp: tuple[int, int],
+                                       threads: int) -> None:
+    """Deep K (B panels far larger than L1, long segments, M tails) with the residual and
+    activation in the epilogue."""
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, k, stride=s, padding=k // 2)
+
+        def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.conv(x) + r)
+
+    model = M().eval()
+    x = torch.randn(1, cin, *sp)
+    with torch.no_grad():
+        r = torch.randn_like(model.conv(x))
+        want = model(x, r)
+    logger = logging.getLogger("ziggurat")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        compiled = ziggurat.compile(model, (x, r), backend="cpu", isa=isa, threads=threads)
+    finally:
+        logger.setLevel(level)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x, r), want, rtol=1e-4, atol=1e-4)
+    calls = _calls(compiled)
+    assert _kinds(calls) == ["igemm"] and 'binary = "add"' in calls[0]["spec"]

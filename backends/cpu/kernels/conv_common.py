@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from llvmlite import ir
 
 from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VecOps, gep, i64
+
+I32 = ir.IntType(32)
 from ziggurat.backends.cpu.kernels.microkernel import Epilogue
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 
@@ -102,6 +104,15 @@ def apply_epilogue(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, b
     if not epi.binary_first:
         x = binary(x)
     return x
+
+
+def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, locality: int = 3) -> None:
+    """``llvm.prefetch`` for reading (locality 3: into L1, ``prefetcht0``)."""
+    i8p = ir.IntType(8).as_pointer()
+    fn = module.globals.get("llvm.prefetch.p0i8")
+    if not isinstance(fn, ir.Function):
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
+    b.call(fn, [b.bitcast(ptr, i8p), ir.Constant(I32, 0), ir.Constant(I32, locality), ir.Constant(I32, 1)])
 
 
 def vector_lanes(cols: int, width: int) -> list[int]:
