@@ -174,7 +174,7 @@ def emit_parallel_for(
     body must come through ``captures`` (packed into a stack context struct).
     Returns the outlined body function.
     """
-    from ziggurat.backends.cpu.kernels.irutil import value_type  # here: the kernels import this module
+    from ziggurat.backends.cpu.kernels.irops import value_type  # here: the kernels import this module
 
     if num_threads < 1:
         raise ValueError(f"num_threads must be >= 1, got {num_threads}")

@@ -10,7 +10,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
-from ziggurat.backends.cpu.kernels.irutil import value_type
+from ziggurat.backends.cpu.kernels.irops import value_type
 from ziggurat.backends.cpu.vecmath_ir import VB
 from ziggurat.dialects import loop
 

@@ -18,7 +18,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import I1, I64
-from ziggurat.backends.cpu.kernels.irutil import value_type
+from ziggurat.backends.cpu.kernels import irops
+from ziggurat.backends.cpu.kernels.irops import value_type
 from ziggurat.backends.cpu.threads import emit_parallel_for
 from ziggurat.dialects import loop
 
@@ -152,10 +153,10 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
             t.add_incoming(begin, pre)
             bb.cbranch(bb.icmp_signed("<", t, end), body_bb, exit_)
             bb.position_at_end(body_bb)
-            rem = t
+            rem: ir.Value = t
             for arg, n in reversed(list(zip(block.args, bounds, strict=True))):
-                em.set(arg, bb.urem(rem, I64(n)) if n > 1 else I64(0))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
-                rem = bb.udiv(rem, I64(n)) if n > 1 else rem
+                em.set(arg, irops.urem(bb, rem, I64(n)) if n > 1 else I64(0))
+                rem = irops.udiv(bb, rem, I64(n)) if n > 1 else rem
             em.emit_block(block)
             t.add_incoming(bb.add(t, I64(1)), bb.block)
             bb.branch(header)

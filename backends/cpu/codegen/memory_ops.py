@@ -12,7 +12,8 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import I1, I8, I32, I64, CodegenError, llvm_type, scalar_type
-from ziggurat.backends.cpu.kernels.irutil import value_type
+from ziggurat.backends.cpu.kernels import irops
+from ziggurat.backends.cpu.kernels.irops import value_type
 from ziggurat.dialects import loop
 
 
@@ -65,13 +66,13 @@ def _offset(em: FunctionEmitter, op: Operation) -> None:
     for v, c in zip(op.indices, op.coefficients, strict=True):
         term = em.get(v)
         if c != 1:
-            term = em.b.mul(term, I64(c))
-        acc = term if acc is None else em.b.add(acc, term)
+            term = irops.mul(em.b, term, I64(c))
+        acc = term if acc is None else irops.add(em.b, acc, term)
     if acc is None:
         acc = I64(op.const)
     elif op.const:
-        acc = em.b.add(acc, I64(op.const))
-    em.set(op.result, acc)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
+        acc = irops.add(em.b, acc, I64(op.const))
+    em.set(op.result, acc)
 
 
 @handles(loop.VIndexOp)
@@ -81,7 +82,7 @@ def _vindex(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(ty, ir.VectorType)
     step = int(op.step.value.data)
     base = splat(em.b, em.get(op.base), ty)
-    em.set(op.result, em.b.add(base, ir.Constant(ty, [step * i for i in range(ty.count)])))  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
+    em.set(op.result, irops.add(em.b, base, ir.Constant(ty, [step * i for i in range(ty.count)])))
 
 
 @handles(loop.LoadOp)

@@ -14,7 +14,8 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu import vecmath
 from ziggurat.backends.cpu.codegen.types import CodegenError
-from ziggurat.backends.cpu.kernels.irutil import value_type
+from ziggurat.backends.cpu.kernels import irops
+from ziggurat.backends.cpu.kernels.irops import value_type
 from ziggurat.backends.cpu.vecmath_ir import VB
 
 _ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
@@ -75,15 +76,15 @@ def _int_unary(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
     ty = value_type(x)
     zero = _splat(ty, 0)
     if kind == "abs":
-        return b.select(b.icmp_signed("<", x, zero), b.sub(zero, x), x)
+        return b.select(b.icmp_signed("<", x, zero), irops.sub(b, zero, x), x)
     if kind == "neg":
-        return b.sub(zero, x)  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+        return irops.sub(b, zero, x)
     if kind == "bitwise_not":
         return b.xor(x, _splat(ty, -1))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind == "relu":
         return b.select(b.icmp_signed("<", x, zero), zero, x)
     if kind == "square":
-        return b.mul(x, x)  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+        return irops.mul(b, x, x)
     if kind in ("floor", "ceil", "round", "trunc"):
         return x
     raise CodegenError(f"loop.unary '{kind}' has no integer form")

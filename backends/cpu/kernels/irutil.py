@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
+from ziggurat.backends.cpu.kernels import irops
+from ziggurat.backends.cpu.kernels.irops import value_type
 
 F32 = ir.FloatType()
 F32P = F32.as_pointer()
@@ -23,11 +25,6 @@ I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 I8P = I8.as_pointer()
 VOID = ir.VoidType()
-
-
-def value_type(v: ir.Value) -> ir.Type:
-    """``v.type``: every llvmlite value has one, but the ``ir.Value`` base class does not declare it."""
-    return v.type  # pyright: ignore[reportAttributeAccessIssue]  # set by each llvmlite subclass
 
 
 def i64(v: int | ir.Value) -> ir.Value:
@@ -57,7 +54,7 @@ def add(builder: ir.IRBuilder, a: int | ir.Value, b: int | ir.Value) -> int | ir
         return a
     if isinstance(a, int) and a == 0:
         return b
-    return builder.add(i64(a), i64(b))  # pyright: ignore[reportReturnType]  # llvmlite: decorated builder ops infer as None
+    return irops.add(builder, i64(a), i64(b))
 
 
 def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
@@ -67,7 +64,7 @@ def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
         return 0
     if b == 1:
         return a
-    return builder.mul(a, i64(b))  # pyright: ignore[reportReturnType]  # llvmlite: decorated builder ops infer as None
+    return irops.mul(builder, a, i64(b))
 
 
 @contextmanager

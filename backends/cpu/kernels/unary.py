@@ -16,7 +16,9 @@ from types import ModuleType
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels.irutil import VecOps, value_type
+from ziggurat.backends.cpu.kernels import irops
+from ziggurat.backends.cpu.kernels.irops import value_type
+from ziggurat.backends.cpu.kernels.irutil import VecOps
 
 # kind -> (parameter name -> default); ``None`` default = optional and absent.
 UNARY_PARAMS: dict[str, dict[str, float | None]] = {
@@ -141,9 +143,8 @@ def emit_unary(
         scaled = b.fmul(x, vec.const(p["negative_slope"]))  # type: ignore[arg-type]
         return b.select(b.fcmp_ordered(">", x, zero), x, scaled)
     if kind in ("hardswish", "hardsigmoid"):
-        shifted: ir.Value = b.fadd(x, vec.const(3.0))  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
-        gate = vec.min(b, vec.max(b, shifted, zero), vec.const(6.0))
+        gate = vec.min(b, vec.max(b, irops.fadd(b, x, vec.const(3.0)), zero), vec.const(6.0))
         if kind == "hardswish":
-            return b.fdiv(b.fmul(x, gate), vec.const(6.0))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
-        return b.fdiv(gate, vec.const(6.0))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+            return irops.fdiv(b, irops.fmul(b, x, gate), vec.const(6.0))
+        return irops.fdiv(b, gate, vec.const(6.0))
     raise UnaryError(f"unary epilogue {kind!r} is not implemented")  # pragma: no cover
