@@ -1,18 +1,22 @@
 """GEMM benchmark: ziggurat's native kernel vs torch.matmul, against this
 machine's measured FMA peak.
 
-    python bench/gemm_bench.py [--threads 1 2] [--json out.json] [--quick] [--isa auto]
+    python bench/gemm_bench.py [--threads 1 2] [--json out.json] [--quick] [--isa auto] [--orders]
 
 The FMA peak is measured in the same run with a JIT'd kernel of independent
 FMA chains (per core, and with every requested thread count).  Each shape is
 timed interleaved (ours, torch, ours, torch, ...) and medians are reported,
-which matters on a shared machine.
+which matters on a shared machine.  ``--orders`` also times, interleaved with
+the others, the row-outer tile order without B streaming (the plan before
+``GemmPlan.cols_outer`` / ``prefetch_stream`` were selected), wherever the
+planner picked the column-outer streaming order.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import json
 import os
 import statistics
@@ -30,7 +34,9 @@ from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VOID, VecOps, i
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
 SQUARE = [256, 512, 1024, 2048]
-TRANSFORMER = [(1, 3072, 768), (128, 768, 768), (128, 3072, 768)]  # (M, N, K)
+# (M, N, K): bert-base (seq 128) and gpt2-small (seq 64) linears, gpt2's LM head.
+TRANSFORMER = [(1, 3072, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072), (64, 2304, 768),
+               (64, 3072, 768), (64, 50257, 768)]
 
 
 def _fma_peak_library(isa: Isa, threads: int, chains: int = 24):  # type: ignore[no-untyped-def]
@@ -112,12 +118,18 @@ class Row:
     ours_share_of_peak: float
     max_abs_err: float
     plan: str
+    rows_order_gflops: float | None = None  # --orders: median of the row-outer, non-streaming plan
 
 
-def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, budget: float) -> Row:
+def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, budget: float,
+                orders: bool = False) -> Row:
     torch.set_num_threads(threads)
     spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=threads)
     kern = gemm_callable(spec)
+    p = make_plan(spec)
+    alt = None
+    if orders and p.cols_outer:
+        alt = gemm_callable(spec, dataclasses.replace(p, cols_outer=False, prefetch_stream=False))
     a = torch.randn(m, k)
     w = torch.randn(k, n)
     bp = pack_gemm_b(w, spec.b_layout.nr)
@@ -133,21 +145,31 @@ def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, bud
     reps = max(1, int(budget / 20 / one))
     ours: list[float] = []
     theirs: list[float] = []
+    rows_order: list[float] = []
+    if alt is not None:
+        alt(a, bp, c)
+        err = max(err, (c - ref).abs().max().item())
     for _ in range(10):
         t = time.perf_counter()
         for _ in range(reps):
             kern(a, bp, c)
         ours.append((time.perf_counter() - t) / reps)
+        if alt is not None:
+            t = time.perf_counter()
+            for _ in range(reps):
+                alt(a, bp, c)
+            rows_order.append((time.perf_counter() - t) / reps)
         t = time.perf_counter()
         for _ in range(reps):
             torch.matmul(a, w, out=ref)
         theirs.append((time.perf_counter() - t) / reps)
     g_ours = flops / statistics.median(ours) / 1e9
     g_torch = flops / statistics.median(theirs) / 1e9
-    p = make_plan(spec)
-    plan = f"{p.mr}x{p.tw} kc={p.kc} mc={p.mc} nc={p.nc} packA={int(p.pack_a)} tasks={p.tasks_m}x{p.tasks_n}"
+    plan = (f"{p.mr}x{p.tw} kc={p.kc} mc={p.mc} nc={p.nc} packA={int(p.pack_a)} tasks={p.tasks_m}x{p.tasks_n}"
+            + (" cols+stream" if p.cols_outer else ""))
+    g_rows = flops / statistics.median(rows_order) / 1e9 if rows_order else None
     return Row(f"{m}x{k} . {k}x{n}", m, n, k, threads, g_ours, g_torch, flops / min(ours) / 1e9,
-               flops / min(theirs) / 1e9, peak, g_ours / peak, err, plan)
+               flops / min(theirs) / 1e9, peak, g_ours / peak, err, plan, g_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the results to this file")
     ap.add_argument("--quick", action="store_true", help="fewer shapes and shorter timings (< ~30 s)")
     ap.add_argument("--isa", default="auto")
+    ap.add_argument("--orders", action="store_true",
+                    help="also time the row-outer, non-streaming tile order where the planner streams B")
     args = ap.parse_args(argv)
     isa = parse_isa(args.isa)
     squares = [256, 512, 1024] if args.quick else SQUARE
@@ -174,12 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for m, n, k in shapes:
         for t in args.threads:
-            r = bench_shape(m, n, k, t, isa, peaks[t], budget)
+            r = bench_shape(m, n, k, t, isa, peaks[t], budget, args.orders)
             rows.append(r)
             ours = f"{r.ours_gflops:6.1f} [{r.ours_best_gflops:6.1f}]"
             theirs = f"{r.torch_gflops:6.1f} [{r.torch_best_gflops:6.1f}]"
             print(f"{r.shape:>22} {t:>3} {ours:>15} {theirs:>15} {100 * r.ours_share_of_peak:5.1f}% "
-                  f"{r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}", flush=True)
+                  f"{r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}"
+                  + (f"  [row order {r.rows_order_gflops:.1f}]" if r.rows_order_gflops is not None else ""),
+                  flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"isa": isa.value, "peak_gflops": peaks, "load_average": load,
