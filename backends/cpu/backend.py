@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from dataclasses import replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
@@ -20,7 +22,11 @@ from ziggurat.backends.cpu.object_cache import ObjectCache
 from ziggurat.backends.cpu.runtime import CpuExecutable
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
+from ziggurat.backends.cpu.lowering.driver import op_key
 from ziggurat.dialects import loop
+from ziggurat.dialects.torch import TorchOp
+from ziggurat.ir.errors import OpReport
+from ziggurat.ir.locations import op_location
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.pipeline import print_module
 
@@ -56,6 +62,32 @@ def kernel_stats(fn: func.FuncOp) -> dict[str, object]:
     }
 
 
+def fallback_reports(fn: func.FuncOp) -> list[OpReport]:
+    """The ops of a loop-level ``fn`` that run through torch, each with the reason recorded
+    by the lowering (``loop.fallback_ops``, in program order), its schema and location."""
+    reasons = fn.attributes.get("loop.fallback_ops")
+    if not isinstance(reasons, DictionaryAttr):
+        return []
+    seen: Counter[str] = Counter()
+    reports: list[OpReport] = []
+    for op in fn.walk():
+        if not isinstance(op, TorchOp):
+            continue
+        key = op_key(op)
+        recorded = reasons.data.get(key)
+        if not isinstance(recorded, ArrayAttr) or seen[key] >= len(recorded.data):
+            continue
+        reason = recorded.data[seen[key]]
+        seen[key] += 1
+        try:
+            schema: str | None = op.op_schema.text
+        except KeyError:
+            schema = None
+        reports.append(OpReport(key, reason.data if isinstance(reason, StringAttr) else str(reason),
+                                schema, op_location(op)))
+    return reports
+
+
 class CpuBackend:
     name = "cpu"
 
@@ -67,13 +99,30 @@ class CpuBackend:
             return f"graph-opt{{prepack={_bool(options.prepack)} isa={options.isa}}},{spec}"
         return spec
 
-    def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> CpuExecutable:
+    @staticmethod
+    def _at_loop_level(module: ModuleOp, options: CompileOptions) -> func.FuncOp:
         fn = forward_of(module)
         if "loop.isa" not in fn.attributes:
             from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
 
             run_pipeline(module, parse_pipeline(loop_pass_spec(options)))
             fn = forward_of(module)
+        return fn
+
+    def analyze(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> None:
+        """What ``build`` reports (native and fallback ops, kernels vectorized, memory plan,
+        segments) from the loop level, without generating or compiling LLVM IR."""
+        fn = self._at_loop_level(module, replace(options, fallback=True))
+        isa_attr = fn.attributes["loop.isa"]
+        threads_attr = fn.attributes["loop.threads"]
+        assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
+        plan = plan_memory(fn)
+        abi = describe(fn, plan, parse_isa(isa_attr.data), int(threads_attr.value.data))
+        self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, False)
+        del report.stats["object cache hit"]
+
+    def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> CpuExecutable:
+        fn = self._at_loop_level(module, options)
         from ziggurat.backends.cpu.profile import profiling_requested
 
         if profiling_requested(options.extra):
@@ -116,6 +165,7 @@ class CpuBackend:
         if isinstance(fallback, DictionaryAttr):
             report.fallback_ops = {k: [s.data for s in v.data] for k, v in fallback.data.items()  # pyright: ignore
                                    if isinstance(v, ArrayAttr)}
+        report.unsupported = fallback_reports(fn)
         report.stats.update(kernel_stats(fn))
         segments = getattr(abi, "segments", [])
         report.stats["native segments"] = sum(1 for s in segments if s.kind == "native")
