@@ -144,9 +144,11 @@ class Residual(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(c, c, 3, padding=1, groups=c if depthwise else 1, bias=False)
         self.bn = nn.BatchNorm2d(c)
+        mean, var = self.bn.running_mean, self.bn.running_var
+        assert mean is not None and var is not None
         with torch.no_grad():
-            self.bn.running_mean.uniform_(-0.5, 0.5)
-            self.bn.running_var.uniform_(0.5, 2.0)
+            mean.uniform_(-0.5, 0.5)
+            var.uniform_(0.5, 2.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(self.bn(self.conv(x)) + x)

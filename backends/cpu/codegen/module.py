@@ -10,7 +10,7 @@ Without torch fallbacks there is exactly one segment: one native call per infere
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from llvmlite import ir
 from xdsl.dialects import arith, func
@@ -234,7 +234,7 @@ class ModuleCodegen:
                 raise CodegenError(f"buffer {v.name_hint or v} has no storage")
             kind, where = slot
             base = raw(where) if kind == "arg" else b.gep(arena, [I64(where)])
-            ptr = b.bitcast(base, llvm_type(v.type))
+            ptr = cast(ir.Value, b.bitcast(base, llvm_type(v.type)))
             cache[v] = ptr
             return ptr
 
@@ -256,7 +256,7 @@ class ModuleCodegen:
                     off = offsets.get(key, 0)
                     if off:
                         p = b.gep(p, [I64(off)])
-                    return b.bitcast(p, ir.FloatType().as_pointer())
+                    return cast(ir.Value, b.bitcast(p, ir.FloatType().as_pointer()))
 
                 ws = b.bitcast(workspace, ir.FloatType().as_pointer())
                 b.call(gfn, [at(op.a, "a_offset"), at(op.b, "b_offset"), at(op.c, "c_offset"),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VecOps, gep, i64
 
 I32 = ir.IntType(32)
@@ -36,12 +38,12 @@ def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Valu
         b.cbranch(b.icmp_signed(">", n_val, i64(0)), loop, done)
     b.position_at_end(loop)
     idx = b.phi(I64, name=f"{name}.i")
-    phis = [b.phi(v.type) for v in values]
+    phis = [b.phi(irops.value_type(v)) for v in values]
     idx.add_incoming(i64(0), pre)
     for p, v in zip(phis, values, strict=True):
         p.add_incoming(v, pre)
     new = body(b, idx, list(phis))
-    nxt = b.add(idx, i64(1))
+    nxt = irops.add(b, idx, i64(1))
     end = b.block
     idx.add_incoming(nxt, end)
     for p, v in zip(phis, new, strict=True):
@@ -52,7 +54,7 @@ def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Valu
         return new
     out = []
     for v0, v1 in zip(values, new, strict=True):
-        phi = b.phi(v0.type)
+        phi = b.phi(irops.value_type(v0))
         phi.add_incoming(v0, pre)
         phi.add_incoming(v1, end)
         out.append(phi)
@@ -70,13 +72,13 @@ def zero_page(module: ir.Module, floats: int) -> ir.GlobalVariable:
     g = ir.GlobalVariable(module, ty, name=name)
     g.linkage = "internal"
     g.global_constant = True
-    g.initializer = ir.Constant(ty, None)
-    g.align = 64
+    g.initializer = ir.Constant(ty, None)  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
+    g.align = 64  # pyright: ignore[reportAttributeAccessIssue]
     return g
 
 
 def zero_pointer(b: ir.IRBuilder, page: ir.GlobalVariable) -> ir.Value:
-    return b.bitcast(page, F32P)
+    return cast(ir.Value, b.bitcast(page, F32P))
 
 
 def apply_epilogue(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, bias: ir.Value | None,
@@ -87,15 +89,15 @@ def apply_epilogue(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, b
     vector (read with ``lanes`` lanes)."""
     x = acc
     if epi.bias and bias is not None:
-        x = b.fadd(x, bias)
+        x = irops.fadd(b, x, bias)
 
     def binary(v: ir.Value) -> ir.Value:
         if epi.binary is None or other_ptr is None:
             return v
         o = vec.load(b, other_ptr, lanes)
         if epi.alpha != 1.0:
-            o = b.fmul(o, vec.const(epi.alpha))
-        return b.fadd(v, o) if epi.binary == "add" else b.fsub(v, o)
+            o = irops.fmul(b, o, vec.const(epi.alpha))
+        return irops.fadd(b, v, o) if epi.binary == "add" else irops.fsub(b, v, o)
 
     if epi.binary_first:
         x = binary(x)

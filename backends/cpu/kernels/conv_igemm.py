@@ -21,6 +21,8 @@ Emitted entry (the GEMM library's ABI)::
 
 from __future__ import annotations
 
+from typing import cast
+
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import Isa
@@ -33,6 +35,7 @@ from ziggurat.backends.cpu.kernels.conv_common import (
     zero_pointer,
 )
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
+from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_plan import cache_sizes
 from ziggurat.backends.cpu.kernels.irutil import F32P, I64, VOID, VecOps, for_range, gep, i64
@@ -96,18 +99,18 @@ class _IgemmEmitter:
         unroll = 4 if seg_len >= 8 else 1
 
         def segment(bld: ir.IRBuilder, seg: ir.Value, accs: list[ir.Value]) -> list[ir.Value]:
-            rowp = [bld.load(gep(bld, table, bld.add(bld.mul(seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
-            bseg = gep(bld, bp, bld.mul(seg, i64(seg_len * nr)))
+            rowp = [bld.load(gep(bld, table, irops.add(bld, irops.mul(bld, seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
+            bseg = gep(bld, bp, irops.mul(bld, seg, i64(seg_len * nr)))
 
             def steps(bb: ir.IRBuilder, base: ir.Value, count: int, accs_in: list[ir.Value]) -> list[ir.Value]:
                 out = list(accs_in)
                 for t in range(count):
-                    koff = bb.add(base, i64(t)) if t else base
-                    bv = [vec.load(bb, gep(bb, bseg, bb.add(bb.mul(koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
+                    koff = irops.add(bb, base, i64(t)) if t else base
+                    bv = [vec.load(bb, gep(bb, bseg, irops.add(bb, irops.mul(bb, koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
                     if PREFETCH_K:
-                        ahead = bb.mul(bb.add(koff, i64(PREFETCH_K)), i64(nr))
+                        ahead = irops.mul(bb, irops.add(bb, koff, i64(PREFETCH_K)), i64(nr))
                         for line in range(0, nv * w, 16):
-                            prefetch(self.module, bb, gep(bb, bseg, bb.add(ahead, i64(line))))
+                            prefetch(self.module, bb, gep(bb, bseg, irops.add(bb, ahead, i64(line))))
                     for i in range(rows):
                         x = vec.splat(bb, bb.load(gep(bb, rowp[i], koff), align=4))
                         for v in range(nv):
@@ -115,7 +118,7 @@ class _IgemmEmitter:
                 return out
 
             main = seg_len // unroll
-            accs = carry_loop(bld, main, accs, lambda bb, it, a: steps(bb, bb.mul(it, i64(unroll)), unroll, a),
+            accs = carry_loop(bld, main, accs, lambda bb, it, a: steps(bb, irops.mul(bb, it, i64(unroll)), unroll, a),
                               name="k")
             rem = seg_len - main * unroll
             if rem:
@@ -175,18 +178,18 @@ class _IgemmEmitter:
         s, mr, tw = self.spec, self.mr, self.tw
         x, bp, c, bias, other = caps
         table = entry_alloca(b, ir.ArrayType(F32P, s.segments * mr), "table")
-        table_p = b.bitcast(table, F32PP)
+        table_p = cast(ir.Value, b.bitcast(table, F32PP))
         zero = zero_pointer(b, self.zero)
         with for_range(b, begin, end, name="task") as t:
-            cb = b.udiv(t, i64(self.row_tiles))
-            rt = b.urem(t, i64(self.row_tiles))
-            m0 = b.mul(rt, i64(mr))
+            cb = irops.udiv(b, t, i64(self.row_tiles))
+            rt = irops.urem(b, t, i64(self.row_tiles))
+            m0 = irops.mul(b, rt, i64(mr))
             self._fill_table(b, x, table_p, zero, m0)
-            ct0 = b.mul(cb, i64(self.nb))
-            ct1 = b.select(b.icmp_unsigned("<", b.add(ct0, i64(self.nb)), i64(self.col_tiles)),
-                           b.add(ct0, i64(self.nb)), i64(self.col_tiles))
-            c_row = gep(b, c, b.mul(m0, i64(s.ldc)))
-            o_row = gep(b, other, b.mul(m0, i64(s.other_pixel))) if s.binary else other
+            ct0 = irops.mul(b, cb, i64(self.nb))
+            ct1 = b.select(b.icmp_unsigned("<", irops.add(b, ct0, i64(self.nb)), i64(self.col_tiles)),
+                           irops.add(b, ct0, i64(self.nb)), i64(self.col_tiles))
+            c_row = gep(b, c, irops.mul(b, m0, i64(s.ldc)))
+            o_row = gep(b, other, irops.mul(b, m0, i64(s.other_pixel))) if s.binary else other
             if (True, False) in self.uks or (True, True) in self.uks:
                 is_tail = b.icmp_unsigned("==", rt, i64(self.row_tiles - 1))
                 with b.if_else(is_tail) as (then, otherwise):
@@ -203,8 +206,8 @@ class _IgemmEmitter:
         full = self.uks.get((m_tail, False))
         tail = self.uks.get((m_tail, True))
         with for_range(b, ct0, ct1, name="ct") as ct:
-            j = b.mul(ct, i64(tw))
-            args = [table, gep(b, bp, b.mul(ct, i64(s.k * s.nr))), gep(b, c_row, j),
+            j = irops.mul(b, ct, i64(tw))
+            args = [table, gep(b, bp, irops.mul(b, ct, i64(s.k * s.nr))), gep(b, c_row, j),
                     gep(b, bias, j) if s.bias else bias, gep(b, o_row, j) if s.binary else o_row]
             if tail is None:
                 assert full is not None
@@ -224,24 +227,24 @@ class _IgemmEmitter:
         s, mr = self.spec, self.mr
         hw = s.out_h * s.out_w
         with for_range(b, 0, mr, name="row") as i:
-            m = b.add(m0, i)
+            m = irops.add(b, m0, i)
             valid_m = b.icmp_signed("<", m, i64(s.m))
             mm = b.select(valid_m, m, i64(0))
-            n = b.udiv(mm, i64(hw))
-            r = b.urem(mm, i64(hw))
-            oy = b.udiv(r, i64(s.out_w))
-            ox = b.urem(r, i64(s.out_w))
-            iy0 = b.sub(b.mul(oy, i64(s.sh)), i64(s.ph))
-            ix0 = b.sub(b.mul(ox, i64(s.sw)), i64(s.pw))
-            base = gep(b, x, b.mul(n, i64(s.in_batch)))
+            n = irops.udiv(b, mm, i64(hw))
+            r = irops.urem(b, mm, i64(hw))
+            oy = irops.udiv(b, r, i64(s.out_w))
+            ox = irops.urem(b, r, i64(s.out_w))
+            iy0 = irops.sub(b, irops.mul(b, oy, i64(s.sh)), i64(s.ph))
+            ix0 = irops.sub(b, irops.mul(b, ox, i64(s.sw)), i64(s.pw))
+            base = gep(b, x, irops.mul(b, n, i64(s.in_batch)))
             kxs = 1 if s.row_segments else s.kw
             for ky in range(s.kh):
-                iy = b.add(iy0, i64(ky * s.dh))
-                vy = b.and_(valid_m, b.icmp_unsigned("<", iy, i64(s.in_h)))  # unsigned: negative -> huge
-                row = b.mul(iy, i64(s.in_row))
+                iy = irops.add(b, iy0, i64(ky * s.dh))
+                vy = irops.and_(b, valid_m, b.icmp_unsigned("<", iy, i64(s.in_h)))  # unsigned: negative -> huge
+                row = irops.mul(b, iy, i64(s.in_row))
                 for kx in range(kxs):
-                    ix = b.add(ix0, i64(kx * s.dw))
-                    ok = vy if s.row_segments else b.and_(vy, b.icmp_unsigned("<", ix, i64(s.in_w)))
-                    ptr = b.select(ok, gep(b, base, b.add(row, b.mul(ix, i64(s.in_pixel)))), zero)
+                    ix = irops.add(b, ix0, i64(kx * s.dw))
+                    ok = vy if s.row_segments else irops.and_(b, vy, b.icmp_unsigned("<", ix, i64(s.in_w)))
+                    ptr = b.select(ok, gep(b, base, irops.add(b, row, irops.mul(b, ix, i64(s.in_pixel)))), zero)
                     seg = ky * kxs + kx
-                    b.store(ptr, gep(b, table, b.add(i, i64(seg * mr))), align=8)
+                    b.store(ptr, gep(b, table, irops.add(b, i, i64(seg * mr))), align=8)

@@ -24,6 +24,7 @@ from llvmlite import ir
 from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lanes
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
+from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.irutil import F32P, VOID, VecOps, for_range, gep, i64, if_update
 
@@ -93,19 +94,19 @@ class _DepthwiseEmitter:
         s = self.spec
         x, w, c, bias, other = caps
         with for_range(b, begin, end, name="task") as t:
-            blk = b.urem(t, i64(self.blocks))
-            row = b.udiv(t, i64(self.blocks))  # n*out_h + oy
-            n = b.udiv(row, i64(s.out_h))
-            oy = b.urem(row, i64(s.out_h))
-            c0 = b.mul(blk, i64(self.nvd * self.vec.width))
-            iy0 = b.sub(b.mul(oy, i64(s.sh)), i64(s.ph))
+            blk = irops.urem(b, t, i64(self.blocks))
+            row = irops.udiv(b, t, i64(self.blocks))  # n*out_h + oy
+            n = irops.udiv(b, row, i64(s.out_h))
+            oy = irops.urem(b, row, i64(s.out_h))
+            c0 = irops.mul(b, blk, i64(self.nvd * self.vec.width))
+            iy0 = irops.sub(b, irops.mul(b, oy, i64(s.sh)), i64(s.ph))
             ops = _RowOperands(
-                x=gep(b, gep(b, x, b.mul(n, i64(s.in_batch))), b.add(b.mul(iy0, i64(s.in_row)), c0)),
+                x=gep(b, gep(b, x, irops.mul(b, n, i64(s.in_batch))), irops.add(b, irops.mul(b, iy0, i64(s.in_row)), c0)),
                 w=gep(b, w, c0),
-                c=gep(b, c, b.add(b.mul(row, i64(s.out_w * s.ldc)), c0)),
+                c=gep(b, c, irops.add(b, irops.mul(b, row, i64(s.out_w * s.ldc)), c0)),
                 bias=gep(b, bias, c0) if s.bias else bias,
-                other=gep(b, other, b.add(b.mul(row, i64(s.out_w * s.other_pixel)), c0)) if s.binary else other,
-                rows_ok=[b.icmp_unsigned("<", b.add(iy0, i64(ky * s.dh)), i64(s.in_h)) for ky in range(s.kh)],
+                other=gep(b, other, irops.add(b, irops.mul(b, row, i64(s.out_w * s.other_pixel)), c0)) if s.binary else other,
+                rows_ok=[b.icmp_unsigned("<", irops.add(b, iy0, i64(ky * s.dh)), i64(s.in_h)) for ky in range(s.kh)],
             )
             last_nv = self.nvec_total - (self.blocks - 1) * self.nvd
             last_lanes = s.channels - (self.nvec_total - 1) * self.vec.width
@@ -133,7 +134,7 @@ class _DepthwiseEmitter:
                 if t < first:
                     self._tile(b, ops, lanes, t, min(bt, s.out_w - t))
             with for_range(b, first // bt, last // bt + 1, name="tile") as ti:
-                self._tile(b, ops, lanes, b.mul(ti, i64(bt)), bt)
+                self._tile(b, ops, lanes, irops.mul(b, ti, i64(bt)), bt)
             for t in starts:
                 if t > last:
                     self._tile(b, ops, lanes, t, min(bt, s.out_w - t))
@@ -168,10 +169,9 @@ class _DepthwiseEmitter:
                 kxs = sorted({kx for us in uses.values() for _, kx in us})
                 wv = {(kx, v): vec.load(b, gep(b, wrow, kx * self.cp + v * wd)) for kx in kxs for v in range(nv)}
                 base = gep(b, ops.x, ky * s.dh * s.in_row)
-                col0 = (ox0 * s.sw - s.pw if static else b.sub(b.mul(ox0, i64(s.sw)), i64(s.pw)))  # type: ignore[operator]
+                col0 = _affine(b, ox0, s.sw, -s.pw)
                 for j in sorted(uses):
-                    off = col0 + j if static else b.add(col0, i64(j))  # type: ignore[operator]
-                    pix = gep(b, base, off * s.in_pixel if static else b.mul(off, i64(s.in_pixel)))
+                    pix = gep(b, base, _affine(b, _affine(b, col0, 1, j), s.in_pixel))
                     xv = [vec.load(b, gep(b, pix, v * wd), lanes[v]) for v in range(nv)]
                     for o, kx in uses[j]:
                         for v in range(nv):
@@ -182,15 +182,23 @@ class _DepthwiseEmitter:
         epi = s.epilogue
         bias_v = [vec.load(b, gep(b, ops.bias, v * wd), lanes[v]) for v in range(nv)] if epi.bias else [None] * nv
         for o in range(count):
-            ox = ox0 + o if static else b.add(ox0, i64(o))  # type: ignore[operator]
-            cpix = gep(b, ops.c, ox * s.ldc if static else b.mul(ox, i64(s.ldc)))
+            ox = _affine(b, ox0, 1, o)
+            cpix = gep(b, ops.c, _affine(b, ox, s.ldc))
             opix = None
             if epi.binary:
-                opix = gep(b, ops.other, ox * s.other_pixel if static else b.mul(ox, i64(s.other_pixel)))
+                opix = gep(b, ops.other, _affine(b, ox, s.other_pixel))
             for v in range(nv):
                 optr = gep(b, opix, v * wd) if opix is not None else None
                 y = apply_epilogue(b, vec, epi, accs[o * nv + v], bias_v[v], optr, lanes[v])
                 vec.store(b, y, gep(b, cpix, v * wd), lanes[v])
+
+
+def _affine(b: ir.IRBuilder, x: int | ir.Value, scale: int, offset: int = 0) -> int | ir.Value:
+    """``x * scale + offset``, folded when ``x`` is static."""
+    if isinstance(x, int):
+        return x * scale + offset
+    v = irops.mul(b, x, i64(scale)) if scale != 1 else x
+    return irops.add(b, v, i64(offset)) if offset else v
 
 
 class _RowOperands:

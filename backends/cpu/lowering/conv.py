@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -24,7 +23,7 @@ from ziggurat.backends.cpu.kernels.pack import choose_nr, pack_gemm_b
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.conv_native import conv_native
+from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, conv_native
 from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, _other_view
@@ -57,7 +56,7 @@ def apply_epilogue(y: Value, epi: Epilogue, other: Value | None) -> Value:
             if params.get("max") is not None:
                 v = Binary("min", v, const(params["max"], F32))
             return v
-        return un(epi.unary, v, **params)
+        return un(epi.unary, v, None, **params)
 
     def binary_post(v: Value) -> Value:
         if epi.binary is None or other is None:
@@ -68,23 +67,6 @@ def apply_epilogue(y: Value, epi: Epilogue, other: Value | None) -> Value:
     if epi.binary_first:
         return unary_post(binary_post(y))
     return binary_post(unary_post(y))
-
-
-class ConvGeometry:
-    def __init__(self, x: TensorValue, w_shape: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                 dilation: Sequence[int], groups: int, out_shape: Sequence[int]) -> None:
-        self.k = len(w_shape) - 2
-        self.n, self.c = x.shape[0], x.shape[1]
-        self.o = w_shape[0]
-        self.cg = w_shape[1]
-        self.ks = list(w_shape[2:])
-        self.stride, self.padding, self.dilation = list(stride), list(padding), list(dilation)
-        self.groups = groups
-        self.og = self.o // groups
-        self.in_sp = list(x.shape[2:])
-        self.out_sp = list(out_shape[2:])
-        self.p = math.prod(self.out_sp)
-        self.kk = math.prod(self.ks) * self.cg
 
 
 def _im2col(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> TensorValue:

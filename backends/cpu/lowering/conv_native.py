@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import math
+
 import torch
 
 from ziggurat.backends.cpu.isa import vector_width
@@ -37,12 +39,28 @@ from ziggurat.backends.cpu.lowering.values import Buffer, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
 
 if TYPE_CHECKING:
-    from ziggurat.backends.cpu.lowering.conv import ConvGeometry
     from ziggurat.backends.cpu.lowering.linalg import Epilogue
 
 F32 = torch.float32
 #: Channels per group below which the input is copied padded and K runs over whole kernel rows.
 ROW_SEGMENT_CHANNELS = 16
+
+
+class ConvGeometry:
+    def __init__(self, x: TensorValue, w_shape: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                 dilation: Sequence[int], groups: int, out_shape: Sequence[int]) -> None:
+        self.k = len(w_shape) - 2
+        self.n, self.c = x.shape[0], x.shape[1]
+        self.o = w_shape[0]
+        self.cg = w_shape[1]
+        self.ks = list(w_shape[2:])
+        self.stride, self.padding, self.dilation = list(stride), list(padding), list(dilation)
+        self.groups = groups
+        self.og = self.o // groups
+        self.in_sp = list(x.shape[2:])
+        self.out_sp = list(out_shape[2:])
+        self.p = math.prod(self.out_sp)
+        self.kk = math.prod(self.ks) * self.cg
 
 
 class NhwcView:
