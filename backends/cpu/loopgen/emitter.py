@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from xdsl.dialects import arith, math, vector
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -93,7 +94,9 @@ class KernelEmitter:
             else:
                 attr = IntegerAttr(int(value), ty)
             return self.put(root, arith.ConstantOp(attr), ("const", ty, int(value)))
-        attr = FloatAttr(float(value), ty)  # pyright: ignore[reportArgumentType]
+        if not isinstance(ty, AnyFloat):
+            raise TypeError(f"loopgen constant of unsupported type {ty}")
+        attr = FloatAttr(float(value), ty)
         return self.put(root, arith.ConstantOp(attr), ("const", ty, repr(float(value))))
 
     def broadcast(self, scope: Scope, scalar: SSAValue) -> SSAValue:

@@ -14,7 +14,7 @@ from ziggurat.dialects import loop
 def open_parallel(scope: Scope, vars_: Sequence[Var]) -> tuple[loop.ParallelOp, Scope]:
     op = loop.ParallelOp([v.extent for v in vars_])
     scope.insert(op)
-    ivs = dict(zip(vars_, op.body.block.args, strict=True))
+    ivs: dict[Var, SSAValue] = dict(zip(vars_, op.body.block.args, strict=True))
     for v, iv in ivs.items():
         iv.name_hint = v.name
     child = Scope(op.body.block, scope, tuple(vars_), ivs, scope.vector, depth=scope.depth + 1)

@@ -57,7 +57,7 @@ def _self(args: LoweringArgs) -> TensorValue:
 
 
 def _float_unary(kind: str, **params: float) -> Callable[[Value], Value]:
-    return lambda x: unary(kind, x, **params)
+    return lambda x: unary(kind, x, None, **params)
 
 
 # -- unary ------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from ziggurat.backends.cpu.lowering.ops import add, mul
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
-from ziggurat.backends.cpu.lowering.values import Buffer
+from ziggurat.backends.cpu.lowering.values import Binary, Buffer, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
 
 
@@ -60,6 +60,32 @@ class Epilogue:
     alpha: float = 1.0
     other: TensorValue | None = None
     binary_first: bool = False
+
+    def apply(self, y: Value, other: Value | None) -> Value:
+        """The post-ops (activation, residual) on one element, when they are not in a GEMM epilogue."""
+        from ziggurat.backends.cpu.lowering.ops import const, unary
+
+        def unary_post(v: Value) -> Value:
+            if self.unary is None:
+                return v
+            params = {k: p for k, p in self.unary_params.items() if p is not None}
+            if self.unary == "clamp":
+                if params.get("min") is not None:
+                    v = Binary("max", v, const(params["min"], torch.float32))
+                if params.get("max") is not None:
+                    v = Binary("min", v, const(params["max"], torch.float32))
+                return v
+            return unary(self.unary, v, None, **params)
+
+        def binary_post(v: Value) -> Value:
+            if self.binary is None or other is None:
+                return v
+            o = mul(other, self.alpha, torch.float32) if self.alpha != 1 else other
+            return Binary("add" if self.binary == "add" else "sub", v, o)
+
+        if self.binary_first:
+            return unary_post(binary_post(y))
+        return binary_post(unary_post(y))
 
 
 def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: Sequence[int], m: int, n: int,
@@ -117,7 +143,6 @@ def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: 
 
 def _empty_product(ctx: LoweringContext, out_shape: Sequence[int], n: int, epi: Epilogue) -> TensorValue:
     """A product with an empty dimension: zeros (K = 0) plus the epilogue, or an empty tensor."""
-    from ziggurat.backends.cpu.lowering.conv import apply_epilogue
     from ziggurat.backends.cpu.lowering.ops import cast, const
     from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
@@ -130,7 +155,7 @@ def _empty_product(ctx: LoweringContext, out_shape: Sequence[int], n: int, epi: 
             v = cast(epi.bias.load(broadcast_index(idx, epi.bias.shape, shape)), f32)
         o = epi.other
         ov = cast(o.load(broadcast_index(idx, o.shape, shape)), f32) if o is not None else None
-        return apply_epilogue(v, epi, ov)
+        return epi.apply(v, ov)
 
     del n
     return ctx.lazy(shape, f32, element, [])
