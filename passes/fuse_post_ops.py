@@ -2,10 +2,12 @@
 
 1. Every ``aten::conv2d``, ``linear``, ``matmul``/``mm``/``bmm`` and ``addmm``/``baddbmm``
    (float tensors) becomes the matching ``fused`` op with no post-ops.
-2. A scale by a constant (``* c``, ``/ c``) of a matmul joins its ``alpha``; a following binary op (``add``/``sub`` with any tensor that broadcasts to the output)
-   joins as the binary post-op, then a following unary op (relu, relu6, gelu (erf/tanh),
-   silu, sigmoid, tanh, hardtanh, hardswish, hardsigmoid, leaky_relu, clamp) as the unary
-   post-op: conv -> add(residual) -> relu is one op.
+2. A scale by a constant (``* c``, ``/ c``) of a matmul joins its ``alpha``; a following
+   binary op (``add``/``sub`` with any tensor that broadcasts to the output) joins as the
+   binary post-op and a following unary op (relu, relu6, gelu (erf/tanh), silu, sigmoid,
+   tanh, hardtanh, hardswish, hardsigmoid, leaky_relu, clamp) as the unary post-op, at most
+   one of each, in the order they apply: conv -> add(residual) -> relu and
+   conv -> silu -> add(residual) are each one op.
 A post-op joins only when the fused op's result has no other user; with ``duplicate=true``
 the producer is instead duplicated for the consumer.  Counts per pattern are recorded
 (``--pass-statistics``).
@@ -176,7 +178,8 @@ class FuseBinary(RewritePattern):
         kind = op.op_schema.base_name.rstrip("_")
         for producer_value, other in ((lhs, rhs), (rhs, lhs)) if kind == "add" else ((lhs, rhs),):
             producer = producer_value.owner
-            if not isinstance(producer, FusedOp) or producer.post_ops.data:
+            # conv -> add, or conv -> unary -> add (the binary then applies after the unary)
+            if not isinstance(producer, FusedOp) or producer.binary() is not None:
                 continue
             if op.results[0].type != producer.results[0].type or not _broadcasts_to(other, producer_value):
                 continue
@@ -184,7 +187,7 @@ class FuseBinary(RewritePattern):
             if shared and not self.duplicate:
                 continue
             post = BinaryPostOpAttr(kind, float(args["alpha"]))
-            fused = rebuild(producer, [post], other, op.results[0].type)
+            fused = rebuild(producer, [*producer.post_ops.data, post], other, op.results[0].type)
             rewriter.replace(op, fused)
             if not shared:
                 rewriter.erase(producer)

@@ -15,6 +15,20 @@ func.func @conv_add_relu(%x: tensor<1x3x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: t
 
 // -----
 
+// conv -> silu -> add(residual): the binary post-op follows the unary one (a SiLU residual block).
+// CHECK-LABEL: func.func @conv_silu_add
+// CHECK-NEXT:    %[[Y:.*]] = fused.conv2d %x, %w other(%x : tensor<1x4x5x5xf32>) {{.*}}post_ops = [#fused.unary<silu>, #fused.binary<add, 1.0>]}
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     torch.aten
+func.func @conv_silu_add(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x5x5xf32> {
+  %c = torch.aten.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %s = torch.aten.silu %c : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %a = torch.aten.add.Tensor %x, %s {alpha = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  func.return %a : tensor<1x4x5x5xf32>
+}
+
+// -----
+
 // linear + gelu(tanh); matmul + broadcast sub; addmm carries alpha/beta; each unary kind.
 // CHECK-LABEL: func.func @gemms
 // CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<gelu_tanh>]}
@@ -62,11 +76,10 @@ func.func @two_users(%x: tensor<1x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> (tenso
 
 // -----
 
-// Negative: an add that broadcasts the GEMM result itself (other is bigger) is not fused,
-// nor is a unary before a binary (the post-op order is binary, then unary).
+// A binary after a unary fuses in that order; negative: an add that broadcasts the GEMM
+// result itself (other is bigger) is not fused.
 // CHECK-LABEL: func.func @not_fusable
-// CHECK:         fused.linear %x, %w {post_ops = [#fused.unary<relu>]}
-// CHECK-NEXT:    torch.aten.add.Tensor
+// CHECK:         fused.linear %x, %w other(%y : tensor<4x6xf32>) {post_ops = [#fused.unary<relu>, #fused.binary<add, 1.0>]}
 // CHECK:         %[[L:.*]] = fused.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
 // CHECK-NEXT:    torch.aten.add.Tensor %[[L]], %big
 func.func @not_fusable(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4x6xf32>, %big: tensor<2x4x6xf32>) -> (tensor<4x6xf32>, tensor<2x4x6xf32>) {
