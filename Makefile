@@ -21,6 +21,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
 	$(BIN)/lit -q tests/filecheck
+	$(MAKE) --no-print-directory typecheck
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
