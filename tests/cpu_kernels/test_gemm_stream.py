@@ -49,6 +49,23 @@ def test_wide_n_is_split_by_columns_for_two_threads() -> None:
     assert plan.threads == 2 and plan.tasks_m == 1 and plan.tasks_n == 2
 
 
+def test_matrix_vector_products_reading_a_large_b_use_both_threads() -> None:
+    """M = 1 is bound by reading B: worth a second thread once B is a few MB, split by columns."""
+    gemv = make_plan(GemmSpec(m=1, n=1024, k=784, isa=Isa.AVX512, threads=2))
+    assert gemv.threads == 2 and gemv.tasks_m == 1 and gemv.tasks_n == 2
+    assert make_plan(GemmSpec(m=1, n=10, k=1024, isa=Isa.AVX512, threads=2)).threads == 1
+
+
+def test_a_threaded_matrix_vector_product_matches_eager(force_threads: None) -> None:
+    spec = GemmSpec(m=1, n=1031, k=1024, isa=Isa.AVX512, threads=2)
+    plan = make_plan(spec)
+    assert plan.threads == 2
+    a, b = torch.randn(1, 1024), torch.randn(1024, 1031)
+    c = torch.full((1, 1031), float("nan"))
+    got = gemm_callable(spec, plan)(a, pack_gemm_b(b, spec.b_layout.nr), c)
+    assert_close_to(got, a @ b, 1024)
+
+
 @pytest.mark.parametrize("isa", VECTOR_ISAS, ids=lambda i: i.value)
 @pytest.mark.parametrize("order", list(ORDERS))
 @pytest.mark.parametrize("m, n, k", [(1, 100, 37), (13, 70, 129), (64, 1000, 200), (37, 333, 900), (12, 32, 4)],

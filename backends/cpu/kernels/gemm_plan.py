@@ -59,6 +59,9 @@ class Tuning:
     # (about what a float from L3/DRAM costs against the FMA rate).
     b_read_cost: float = 0.5
     min_flops_per_thread: int = 1 << 21  # below this a thread costs more than it saves
+    # ... unless it streams this many bytes of B: a matrix-vector product (M = 1) is bound
+    # by reading B, and two cores read it about twice as fast.
+    min_b_bytes_per_thread: int = 1 << 20
 
 
 TUNING = Tuning()
@@ -205,7 +208,9 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     )
 
     # Forking a team costs microseconds; do not split tiny problems.
-    threads = max(1, min(spec.threads, spec.flops // max(1, tune.min_flops_per_thread)))
+    b_bytes = 4 * spec.k * spec.n * (spec.batch if spec.batch_stride_b else 1)
+    worth = max(spec.flops // max(1, tune.min_flops_per_thread), b_bytes // max(1, tune.min_b_bytes_per_thread))
+    threads = max(1, min(spec.threads, worth))
     sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
     mt = _round_up(-(-m // sm), mr)
     nt = _round_up(-(-n // sn), tw)
