@@ -28,10 +28,10 @@ from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, _other_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
-from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, load_or, mul, unary, where
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, index, load_or, mul, where
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Binary, Value
+from ziggurat.backends.cpu.lowering.values import Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
 
 F32 = torch.float32
@@ -40,33 +40,6 @@ F32 = torch.float32
 def _list(v: object, k: int) -> list[int]:
     vals = [int(x) for x in v] if isinstance(v, list | tuple) else [int(v)]  # type: ignore[arg-type]
     return vals * k if len(vals) == 1 else vals
-
-
-def apply_epilogue(y: Value, epi: Epilogue, other: Value | None) -> Value:
-    """The post-ops of a fused op on one element (when they are not in a GEMM epilogue)."""
-    from ziggurat.backends.cpu.lowering.ops import unary as un
-
-    def unary_post(v: Value) -> Value:
-        if epi.unary is None:
-            return v
-        params = {k: p for k, p in epi.unary_params.items() if p is not None}
-        if epi.unary == "clamp":
-            if params.get("min") is not None:
-                v = Binary("max", v, const(params["min"], F32))
-            if params.get("max") is not None:
-                v = Binary("min", v, const(params["max"], F32))
-            return v
-        return un(epi.unary, v, None, **params)
-
-    def binary_post(v: Value) -> Value:
-        if epi.binary is None or other is None:
-            return v
-        o = mul(other, epi.alpha, F32) if epi.alpha != 1 else other
-        return Binary("add" if epi.binary == "add" else "sub", v, o)
-
-    if epi.binary_first:
-        return unary_post(binary_post(y))
-    return binary_post(unary_post(y))
 
 
 def _im2col(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> TensorValue:
@@ -184,7 +157,7 @@ def conv_gemm(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tensor
         from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
         ov = cast(other.load(broadcast_index(idx, other.shape, out_shape)), F32) if other is not None else None
-        return apply_epilogue(base.load(idx), epi, ov)
+        return epi.apply(base.load(idx), ov)
 
     return ctx.lazy(out_shape, F32, element, [base])
 
@@ -236,7 +209,7 @@ def conv_direct(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
             y = add(y, cast(bias.load([oc]), F32), F32)
         nchw = [IndexExpr.of(idx[0]), oc, *[IndexExpr.of(i) for i in idx[1:1 + k]]]
         ov = cast(other.load(broadcast_index(nchw, other.shape, out_shape)), F32) if other is not None else None
-        return apply_epilogue(y, epi, ov)
+        return epi.apply(y, ov)
 
     buf = ctx.realize(ctx.lazy(nhwc_shape, F32, element, [x]), "dwconv")
     return permute(ctx, BufferValue(buf), [0, 1 + k, *range(1, 1 + k)])
@@ -373,4 +346,4 @@ def conv_transpose(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return conv_transposed(ctx, x, w, args.opt_tensor("bias"), *params, args.out_shape)
 
 
-__all__ = ["unary"]
+__all__ = ["conv_direct", "conv_gemm", "conv_transposed", "convolution"]

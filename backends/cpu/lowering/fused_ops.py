@@ -96,7 +96,6 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         bias = None
     if simple and bias is None:
         return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
-    from ziggurat.backends.cpu.lowering.conv import apply_epilogue
     from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
     prod = matmul(ctx, a, packed or b, args.out_shape, None, b_shape)
@@ -112,7 +111,7 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
             bv = cast(bias.load(broadcast_index(idx, bias.shape, shape)), dt)
             v = add(v, mul(bv, beta, dt) if beta != 1 else bv, dt)
         ov = cast(other.load(broadcast_index(idx, other.shape, shape)), dt) if other is not None else None
-        return apply_epilogue(v, epi, ov)
+        return epi.apply(v, ov)
 
     return ctx.lazy(shape, dt, element, [prod])
 
