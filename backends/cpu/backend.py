@@ -15,7 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 
 from ziggurat.backends.cpu.codegen.module import describe, generate
-from ziggurat.backends.cpu.isa import parse_isa
+from ziggurat.backends.cpu.isa import Isa, parse_isa
 from ziggurat.backends.cpu.jit import compile_ir, default_object_cache
 from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
 from ziggurat.backends.cpu.object_cache import ObjectCache
@@ -109,17 +109,21 @@ class CpuBackend:
             fn = forward_of(module)
         return fn
 
+    @staticmethod
+    def _isa_threads(fn: func.FuncOp) -> tuple[Isa, int]:
+        """The ISA and thread count ``convert-torch-to-loop`` recorded on ``fn``."""
+        isa_attr = fn.attributes["loop.isa"]
+        threads_attr = fn.attributes["loop.threads"]
+        assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
+        return parse_isa(isa_attr.data), int(threads_attr.value.data)
+
     def analyze(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> None:
         """What ``build`` reports (native and fallback ops, kernels vectorized, memory plan,
         segments) from the loop level, without generating or compiling LLVM IR."""
         fn = self._at_loop_level(module, replace(options, fallback=True))
-        isa_attr = fn.attributes["loop.isa"]
-        threads_attr = fn.attributes["loop.threads"]
-        assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
         plan = plan_memory(fn)
-        abi = describe(fn, plan, parse_isa(isa_attr.data), int(threads_attr.value.data))
-        self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, False)
-        del report.stats["object cache hit"]
+        abi = describe(fn, plan, *self._isa_threads(fn))
+        self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, from_cache=None)
 
     def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> CpuExecutable:
         fn = self._at_loop_level(module, options)
@@ -127,11 +131,7 @@ class CpuBackend:
 
         if profiling_requested(options.extra):
             fn.attributes["loop.profile"] = IntegerAttr(1, 64)
-        isa_attr = fn.attributes["loop.isa"]
-        threads_attr = fn.attributes["loop.threads"]
-        assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
-        isa = parse_isa(isa_attr.data)
-        threads = int(threads_attr.value.data)
+        isa, threads = self._isa_threads(fn)
         plan = plan_memory(fn)
         annotate(fn, plan)
         ir = {"loop": print_module(module)}
@@ -157,7 +157,8 @@ class CpuBackend:
 
     @staticmethod
     def _report(fn: func.FuncOp, report: CompileReport, arena: int, unplanned: int, abi: object,
-                from_cache: bool) -> None:
+                from_cache: bool | None) -> None:
+        """Fill ``report`` from the loop-level ``fn``; ``from_cache`` is None when nothing was compiled."""
         native = fn.attributes.get("loop.native_ops")
         if isinstance(native, DictionaryAttr):
             report.native_ops = {k: int(v.value.data) for k, v in native.data.items()}  # pyright: ignore
@@ -172,6 +173,7 @@ class CpuBackend:
         report.stats["arena bytes (peak)"] = arena
         report.stats["intermediate bytes without reuse"] = unplanned
         report.stats["isa"] = str(fn.attributes["loop.isa"].data)  # pyright: ignore
-        report.stats["object cache hit"] = from_cache
+        if from_cache is not None:
+            report.stats["object cache hit"] = from_cache
         if getattr(abi, "profile", None):
             report.stats["profiling"] = "on: compiled.executable.profile() lists time per kernel/GEMM"

@@ -11,20 +11,12 @@ import torch
 import torch.nn.functional as F
 
 from tests.cpu_backend.conftest import compile_cpu
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> object:
-        return self.fn(*xs)
+from tests.support.opinfo import OpModule
 
 
 def check(fn: Callable[..., object], *inputs: torch.Tensor, isa: str = "avx512", rtol: float = 1e-5,
           atol: float = 1e-5, native: bool = True) -> None:
-    compiled = compile_cpu(Fn(fn), inputs, isa=isa)
+    compiled = compile_cpu(OpModule(fn), inputs, isa=isa)
     with torch.no_grad():
         expected = fn(*[t.clone() for t in inputs])
     actual = compiled(*inputs)

@@ -13,22 +13,14 @@ import pytest
 import torch
 
 from tests.cpu_backend.conftest import compile_cpu
+from tests.support.opinfo import OpModule
 
 SIZES = (1, 3, 17, 1023)
 
 
-class Fn(torch.nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
-        return self.fn(*xs)
-
-
 def _run(fn: Callable[..., torch.Tensor], inputs: tuple[torch.Tensor, ...], isa: str, rtol: float = 1e-5,
          atol: float = 1e-6) -> None:
-    model = Fn(fn)
+    model = OpModule(fn)
     compiled = compile_cpu(model, inputs, isa=isa)
     expected = fn(*inputs)
     actual = compiled(*inputs)

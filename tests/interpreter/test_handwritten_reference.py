@@ -11,22 +11,13 @@ import torch
 import torch.nn.functional as F
 
 import ziggurat
-from tests.support.opinfo import assert_same
+from tests.support.opinfo import OpModule, assert_same
 
 R = torch.Generator().manual_seed(0)
 
 
 def t(*shape: int) -> torch.Tensor:
     return torch.randn(*shape, generator=R)
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> object:
-        return self.fn(*xs)
 
 
 def _encoder() -> torch.nn.Module:
@@ -97,7 +88,7 @@ COMPOSITE = {"gru_cell", "lstm_cell", "_native_multi_head_attention"}
 @pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
 def test_reference_matches_eager(name: str, fn: Callable[..., object] | torch.nn.Module,
                                  inputs: tuple[torch.Tensor, ...]) -> None:
-    module = fn if isinstance(fn, torch.nn.Module) else Fn(fn)
+    module = fn if isinstance(fn, torch.nn.Module) else OpModule(fn)
     with torch.no_grad():
         expected = module(*[x.clone() for x in inputs])
     compiled = ziggurat.compile(module, inputs, backend="reference", frontend="torchscript")

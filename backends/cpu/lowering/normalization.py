@@ -111,11 +111,16 @@ def _fit(t: TensorValue, idx: list[IndexExpr]) -> list[IndexExpr]:
     return [IndexExpr.of(0) if n == 1 else i for i, n in zip(idx, t.shape, strict=True)]
 
 
+def _normalized_dims(args: LoweringArgs, x: TensorValue) -> list[int]:
+    """The trailing dims ``normalized_shape`` covers (layer_norm, rms_norm)."""
+    k = len(args.ints("normalized_shape"))
+    return list(range(x.rank - k, x.rank))
+
+
 @lowering("aten::layer_norm", "aten::native_layer_norm", validator=_float)
 def layer_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
     x = args.tensor("input")
-    k = len(args.ints("normalized_shape"))
-    dims = list(range(x.rank - k, x.rank))
+    dims = _normalized_dims(args, x)
     eps = float(args.static("eps", 1e-5))
     out, mean, rstd = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), args.opt_tensor("bias"), dims,
                                 args.result_dtype(0))
@@ -127,8 +132,7 @@ def layer_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
 @lowering("aten::rms_norm", validator=_float)
 def rms_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("input")
-    k = len(args.ints("normalized_shape"))
-    dims = list(range(x.rank - k, x.rank))
+    dims = _normalized_dims(args, x)
     eps = args.static("eps")
     eps = float(torch.finfo(torch.float32).eps) if eps is None else float(eps)
     out, _, _ = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), None, dims, args.out_dtype, rms=True)
