@@ -58,6 +58,25 @@ def test_pack_a_forced_on_and_off() -> None:
         assert_close_to(_run_packed(spec, a, b), a @ b, k)
 
 
+@pytest.mark.parametrize(
+    "m, n, k, lda, threads, packed",
+    [
+        (1024, 1024, 1024, None, 1, True),  # 4 KiB row stride: MR rows alias in L1
+        (128, 768, 3072, None, 1, True),
+        (100, 300, 700, 1024, 1, True),  # the stride, not K, decides aliasing
+        (512, 512, 512, None, 1, False),  # unaliased, one thread: read in place
+        (128, 768, 768, None, 2, True),  # two threads, K >= pack_a_min_k
+        (3136, 256, 64, None, 2, False),  # short K: the copy is not repaid
+        (8, 1024, 1024, None, 1, False),  # fewer rows than one microkernel tile
+        (1024, 64, 1024, None, 1, False),  # too narrow to reuse the packed panel
+    ],
+    ids=str,
+)
+def test_auto_pack_a(m: int, n: int, k: int, lda: int | None, threads: int, packed: bool) -> None:
+    spec = GemmSpec(m=m, n=n, k=k, lda=lda, isa=Isa.AVX512, threads=threads)
+    assert make_plan(spec).pack_a is packed
+
+
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
 @pytest.mark.parametrize("m, n, k", [(65, 33, 1023), (1023, 17, 3), (700, 70, 400)], ids=str)
 def test_packed_a(isa: Isa, m: int, n: int, k: int) -> None:

@@ -36,12 +36,17 @@ class Tuning:
     kc_cap: int = 512
     l2_share_b: float = 0.5  # share of L2 for the B block (KC x NC)
     l2_share_a: float = 0.25  # share of L2 for a packed A block (MC x KC)
-    # Reading A in place beat packing it into MR-row panels on every shape
-    # measured on this host (256..2048 squares, transformer shapes; 3-7% in
-    # quiet interleaved runs), power-of-two strides included: the hardware
-    # prefetchers follow MR row streams.  Packing is therefore opt-in
-    # (GemmSpec.pack_a=True); these thresholds apply only if lowered.
-    pack_a_min_rows: int = 1 << 30  # pack A when M >= this many MR tiles ...
+    # Packing A into MR-row panels (interleaved /tmp A/B runs, bench/gemm_bench.py
+    # shapes, medians): it pays when A's rows alias in L1 -- a row stride that is a
+    # multiple of 4 KiB puts all MR rows of a micro-panel in one L1 set (2048^3 at
+    # 1 thread +18 %, 128x3072x768 +16 %; 1024^3 at 2 threads +14 %) -- and, with
+    # two threads sharing L3 and the memory bus, for K >= pack_a_min_k (128x768x768
+    # +7 %, 197x768x3072 +4 %, 512^3 +3 % at 2 threads).  With a short K the copy is
+    # not repaid (3136x64x256 at 2 threads -8 %), and at 1 thread with an unaliased
+    # stride reading A in place is as fast (hardware prefetchers follow the MR rows).
+    pack_a_alias_bytes: int = 4096  # row stride multiple that aliases in L1
+    pack_a_min_k: int = 512  # with more than one thread, pack when K >= this ...
+    pack_a_min_rows: int = 2  # ... and in every case M >= this many MR tiles ...
     pack_a_min_tiles: int = 4  # ... and N spans more than this many microkernel tiles
     pack_b_min_rows: int = 2  # pack a plain [K, N] B when M > this many MR tiles ...
     pack_b_min_tiles: int = 4  # ... and N spans more than this many microkernel tiles
@@ -199,10 +204,6 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     mc_max = max(mr, int(l2 * tune.l2_share_a) // (4 * kc) // mr * mr)
     mc = min(_round_up(m, mr), mc_max)
 
-    if spec.pack_a is None:
-        pack_a = m >= tune.pack_a_min_rows * mr_main and mr == mr_main and n > tune.pack_a_min_tiles * tw
-    else:
-        pack_a = spec.pack_a
     pack_b = (not spec.b_packed) and (
         spec.b_transposed or (m > tune.pack_b_min_rows * mr_main and n > tune.pack_b_min_tiles * tw)
     )
@@ -211,6 +212,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     b_bytes = 4 * spec.k * spec.n * (spec.batch if spec.batch_stride_b else 1)
     worth = max(spec.flops // max(1, tune.min_flops_per_thread), b_bytes // max(1, tune.min_b_bytes_per_thread))
     threads = max(1, min(spec.threads, worth))
+    pack_a = _auto_pack_a(spec, mr, mr_main, tw, threads) if spec.pack_a is None else spec.pack_a
     sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
     mt = _round_up(-(-m // sm), mr)
     nt = _round_up(-(-n // sn), tw)
@@ -225,6 +227,16 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
         threads=max(1, min(threads, tasks_m * tasks_n * spec.batch)),
         cols_outer=stream, prefetch_stream=stream,
     )
+
+
+def _auto_pack_a(spec: GemmSpec, mr: int, mr_main: int, tw: int, threads: int) -> bool:
+    """Pack A into MR-row panels?  See :class:`Tuning` for the measurements."""
+    tune = TUNING
+    if mr != mr_main or spec.m < tune.pack_a_min_rows * mr_main or spec.n <= tune.pack_a_min_tiles * tw:
+        return False
+    lda = spec.lda if spec.lda is not None else spec.k
+    aliased = (4 * lda) % tune.pack_a_alias_bytes == 0 and spec.k >= mr_main
+    return aliased or (threads > 1 and spec.k >= tune.pack_a_min_k)
 
 
 def _split(spec: GemmSpec, mr: int, tw: int, nc: int, pack_a: bool, pack_b: bool, threads: int) -> tuple[int, int]:
