@@ -1,7 +1,7 @@
 """GEMM benchmark: ziggurat's native kernel vs torch.matmul, against this
 machine's measured FMA peak.
 
-    python bench/gemm_bench.py [--threads 1 2] [--json out.json] [--quick] [--isa auto] [--orders]
+    python bench/gemm_bench.py [--threads 1 2] [--json out.json] [--quick] [--isa auto] [--orders] [--contention]
 
 The FMA peak is measured in the same run with a JIT'd kernel of independent
 FMA chains (per core, and with every requested thread count).  Each shape is
@@ -103,6 +103,50 @@ def measure_peak(isa: Isa, threads: int, seconds: float = 0.3, trials: int = 25)
     return best
 
 
+def contention(isa: Isa, size: int = 1024, samples: int = 9) -> dict[str, float]:
+    """One-thread ``size``^3 GEMM with the other core idle vs busy with the FMA loop.
+
+    A background thread runs the FMA kernel (ctypes releases the GIL) during every
+    other sample, so both states are interleaved.  On this machine the busy state
+    costs ~30 %: both cores together do not sustain twice the one-core rate, which
+    bounds what any 2-thread GEMM can reach against the best-case two-core peak."""
+    import threading
+
+    torch.set_num_threads(1)
+    lib, _ = _fma_peak_library(isa, 1)
+    spin = lib.ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p])
+    sink = torch.zeros(1)
+    spec = GemmSpec(m=size, n=size, k=size, isa=isa, threads=1)
+    kern = gemm_callable(spec)
+    a, w = torch.randn(size, size), torch.randn(size, size)
+    bp, c = pack_gemm_b(w, spec.b_layout.nr), torch.empty(size, size)
+    kern(a, bp, c)
+    flops = 2 * size ** 3
+    times: dict[str, list[float]] = {"idle": [], "busy": []}
+    for _ in range(samples):
+        for state in ("idle", "busy"):
+            stop = threading.Event()
+
+            def loop() -> None:
+                while not stop.is_set():
+                    spin(20_000, sink.data_ptr())
+
+            worker = threading.Thread(target=loop) if state == "busy" else None
+            if worker is not None:
+                worker.start()
+                time.sleep(0.02)
+            t = time.perf_counter()
+            for _ in range(5):
+                kern(a, bp, c)
+            times[state].append((time.perf_counter() - t) / 5)
+            stop.set()
+            if worker is not None:
+                worker.join()
+    idle = flops / statistics.median(times["idle"]) / 1e9
+    busy = flops / statistics.median(times["busy"]) / 1e9
+    return {"size": size, "idle_gflops": idle, "busy_gflops": busy, "busy_over_idle": busy / idle}
+
+
 @dataclass
 class Row:
     shape: str
@@ -180,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--isa", default="auto")
     ap.add_argument("--orders", action="store_true",
                     help="also time the row-outer, non-streaming tile order where the planner streams B")
+    ap.add_argument("--contention", action="store_true",
+                    help="also time a 1-thread 1024^3 GEMM with the other core idle vs running the FMA loop")
     args = ap.parse_args(argv)
     isa = parse_isa(args.isa)
     squares = [256, 512, 1024] if args.quick else SQUARE
@@ -206,10 +252,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}"
                   + (f"  [row order {r.rows_order_gflops:.1f}]" if r.rows_order_gflops is not None else ""),
                   flush=True)
+    busy = contention(isa) if args.contention else None
+    if busy is not None:
+        print(f"1 thread {busy['size']}^3 GEMM, other core idle: {busy['idle_gflops']:.1f} GFLOP/s; other core "
+              f"running the FMA loop: {busy['busy_gflops']:.1f} ({100 * busy['busy_over_idle']:.0f} %)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"isa": isa.value, "peak_gflops": peaks, "load_average": load,
-                       "rows": [asdict(r) for r in rows]}, f, indent=1)
+                       "rows": [asdict(r) for r in rows], "contention": busy}, f, indent=1)
     return 0
 
 

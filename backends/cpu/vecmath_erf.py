@@ -90,6 +90,8 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     for +inf too).
     """
     v = VB(b, x)
+    if v.is_f32:
+        return _gelu_erf_one_region(v, x)
     sqrt1_2 = _tab(v, "SQRT1_2")[0]
     z = v.mul(x, v.c(sqrt1_2))
     h = v.mul(x, v.c(0.5))
@@ -107,4 +109,31 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     res = v.sel(v.lt(v.abs(z), v.c(_SMALL)), small, large)
     res = v.sel(v.gt(x, v.c(_GELU_IS_X[v.fmt.name])), x, res)  # x*Phi(x) rounds to x; handles +inf
     res = v.sel(v.lt(x, v.c(-xlim)), v.mul(x, v.c(0.0)), res)  # underflowed: -0; NaN for -inf
+    return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN
+
+
+def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
+    """f32 GELU from one tail value ``Phi(-|x|)``: gelu(x) = x * Phi(x) (x < 0) or x - x*Phi(-x) (x >= 0).
+
+    ``Phi(-a) = exp(-a^2/2) * erfcx(a/sqrt2) / 2`` with erfcx fitted in ``t = C/(C+a)`` over the
+    whole range ``a in [0, 14.85]`` (``GELU_ERFCX_F32``), so there is no second, small-argument
+    branch: near 0 the result is ``x/2 +- x*O(1)`` and needs erfcx only to a few ulps.  The
+    exponent ``-a^2/2`` enters as a two-word value and the product is scaled last (rounded once
+    into the denormals), which keeps the relative accuracy of the negative tail.  About half
+    the instructions of the two-region form; it runs in every GEMM/conv GELU epilogue.
+    """
+    c, amax = K.GELU_FIT_F32
+    a = v.min_ord(v.abs(x), v.c(amax))  # NaN lanes: any finite a (x carries the NaN through)
+    t = v.div(v.c(c), v.add(a, v.c(c)))
+    q = v.poly(t, K.GELU_ERFCX_F32)  # erfcx(a / sqrt2)
+    ha = v.mul(a, v.c(-0.5))  # exact
+    hi = v.mul(ha, a)
+    lo = v.fma(ha, a, v.neg(hi))  # -a^2/2 = hi + lo exactly
+    m, s1, s2 = exp_parts(v, hi, lo, zero_below=True)
+    qm = v.mul(v.mul(q, v.c(0.5)), m)
+    r = scale2(v, v.mul(x, qm), s1, s2)  # x * Phi(-|x|), rounded once (x < 0: the result)
+    pos = v.fma(v.neg(x), scale2(v, qm, s1, s2), x)  # x - x*Phi(-x), one rounding (x >= 0)
+    res = v.sel(v.lt(x, v.c(0.0)), r, pos)
+    res = v.sel(v.gt(x, v.c(_GELU_IS_X["f32"])), x, res)  # x*Phi(x) rounds to x; handles +inf
+    res = v.sel(v.lt(x, v.c(-amax)), v.mul(x, v.c(0.0)), res)  # underflowed: -0; NaN for -inf
     return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN
