@@ -107,9 +107,9 @@ def contention(isa: Isa, size: int = 1024, samples: int = 9) -> dict[str, float]
     """One-thread ``size``^3 GEMM with the other core idle vs busy with the FMA loop.
 
     A background thread runs the FMA kernel (ctypes releases the GIL) during every
-    other sample, so both states are interleaved.  On this machine the busy state
-    costs ~30 %: both cores together do not sustain twice the one-core rate, which
-    bounds what any 2-thread GEMM can reach against the best-case two-core peak."""
+    other sample, so both states are interleaved.  A busy sibling that slows this core
+    (shared power/frequency budget, shared L3, a virtualised host) bounds what a 2-thread
+    GEMM can reach against the best-case two-core FMA peak measured with short trials."""
     import threading
 
     torch.set_num_threads(1)
