@@ -50,7 +50,8 @@ def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch
         shifted = sub(cast(x.load(idx), dt), m.load(k), dt)
         if log:
             return sub(shifted, unary("log", s.load(k)), dt)
-        return div(unary("exp", shifted), s.load(k), dt)
+        # one divide per row (hoisted out of the row loop), then a multiply per element
+        return mul(unary("exp", shifted), div(const(1.0, dt), s.load(k), dt), dt)
 
     return ctx.lazy(x.shape, dt, element, [x])
 

@@ -1,6 +1,7 @@
 // RUN: ziggurat-opt %s -p 'convert-torch-to-loop{isa=avx512 threads=1}' | filecheck %s
 // softmax over the last dim is ONE kernel: per row a vector max loop, a vector sum-of-exp
-// loop (each with a horizontal reduce), then the output loop.
+// loop (each with a horizontal reduce), one divide for the row's reciprocal sum, then the
+// output loop multiplying by it.
 
 builtin.module {
   func.func @forward(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
@@ -17,7 +18,10 @@ builtin.module {
 // CHECK:              %[[SUMV:.*]] = loop.vfor %{{.*}}, %{{.*}} = 0 to 100 step 16 iter_args
 // CHECK:                loop.unary "exp"
 // CHECK:              %[[SUM:.*]] = loop.reduce "add" %[[SUMV]] : vector<16xf32> -> f32
-// CHECK:              loop.vfor %i1, %{{.*}} = 0 to 100 step 16 {
-// CHECK:                arith.divf
-// CHECK:                loop.vstore
+// CHECK-NEXT:         %[[RCP:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK-NEXT:         %[[RCPV:.*]] = vector.broadcast %[[RCP]] : f32 to vector<16xf32>
+// CHECK-NEXT:         loop.vfor %i1, %{{.*}} = 0 to 100 step 16 {
+// CHECK-NOT:            arith.divf
+// CHECK:                arith.mulf %{{.*}}, %[[RCPV]] : vector<16xf32>
+// CHECK-NEXT:           loop.vstore
 // CHECK-NOT:      loop.kernel
