@@ -377,7 +377,7 @@ class KernelEmitter:
             return result
         vecinfo = scope.vector
         assert vecinfo is not None
-        step = flat.coeff(vecinfo.var)
+        step = lane_step(flat, vecinfo.var, self.width)
         lanes = vecinfo.lanes if _needs_lanes(vecinfo) else None
         if step == 1:
             offset = self.index(flat, scope)
@@ -392,6 +392,29 @@ class KernelEmitter:
             other = self.const(scope, load.other, result.type)
             result = self.put(scope, make_select(cond, result, other), ("select", cond, result, other))
         return result
+
+
+def lane_step(flat: IndexExpr, var: Var, width: int) -> int | None:
+    """How far ``flat`` moves per lane of a vector loop over ``var`` (which starts every
+    vector at a multiple of ``width``), or None when that is not one constant.
+
+    Besides affine terms this sees through ``(var + r) // d`` and ``(var + r) % d`` with
+    ``width | d`` and ``r`` a multiple of ``width``: inside one vector such a quotient is
+    uniform and such a remainder moves by 1, so the head merge of attention
+    (``[heads, seq, dh] -> [seq, heads * dh]``, index ``(j // dh) * seq * dh + j % dh``)
+    is a plain vector load instead of a gather."""
+    step = 0
+    for atom, c in flat.terms:
+        if atom is var:
+            step += c
+        elif var in atom.vars():
+            if not isinstance(atom, FloorDiv | Mod) or atom.d % width != 0 or atom.inner.coeff(var) != 1:
+                return None
+            rest = atom.inner.without(var)
+            if rest.const % width != 0 or any(k % width != 0 for _, k in rest.terms):
+                return None
+            step += c if isinstance(atom, Mod) else 0
+    return step
 
 
 _ARITH_CASTS: dict[str, Any] = {
