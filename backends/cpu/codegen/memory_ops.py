@@ -150,6 +150,27 @@ def _vstore(em: FunctionEmitter, op: Operation) -> None:
         em.b.call(fn, [value, ptr, I32(align), mask])
 
 
+def _element_count(buffer: object) -> int:
+    """Elements of a statically shaped memref operand (2**63 when unknown)."""
+    shape = getattr(getattr(buffer, "type", None), "get_shape", lambda: None)()
+    if not shape or any(d < 0 for d in shape):
+        return 2 ** 63
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def _vector_gep(em: FunctionEmitter, base: ir.Value, idx: ir.Value, pty: ir.VectorType) -> ir.Value:
+    """``getelementptr T, T* base, <W x i32> idx``: a vector of pointers (llvmlite's builder
+    only forms scalar GEPs, so the instruction's result type is set here)."""
+    instr = ir.instructions.GEPInstr(em.b.block, base, [idx], inbounds=False, name="",
+                                     source_etype=base.type.pointee)  # pyright: ignore[reportAttributeAccessIssue]
+    instr.type = pty
+    em.b._insert(instr)  # pyright: ignore[reportPrivateUsage]
+    return instr
+
+
 @handles(loop.VGatherOp)
 def _vgather(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.VGatherOp)
@@ -159,11 +180,18 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
     base = em.get(op.buffer)
     esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
     offsets = em.get(op.offsets)
-    ity = ir.VectorType(I64, vty.count)
-    base_int: ir.Value = em.b.ptrtoint(base, I64)  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
-    addr = em.b.add(splat(em.b, base_int, ity), em.b.mul(offsets, ir.Constant(ity, [esize] * vty.count)))
     pty = ir.VectorType(sty.element.as_pointer(), vty.count)
-    ptrs = em.b.inttoptr(addr, pty)
+    if _element_count(op.buffer) < 2 ** 31:
+        # One base pointer plus 32-bit lane indices: x86 selects one vgatherdps per 16
+        # lanes instead of two vgatherqps on 64-bit addresses.  (Indices of masked-off
+        # lanes may be garbage; truncating them is harmless.)
+        idx = em.b.trunc(offsets, ir.VectorType(I32, vty.count))
+        ptrs = _vector_gep(em, em.b.bitcast(base, sty.element.as_pointer()), idx, pty)
+    else:
+        ity = ir.VectorType(I64, vty.count)
+        base_int: ir.Value = em.b.ptrtoint(base, I64)  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
+        addr = em.b.add(splat(em.b, base_int, ity), em.b.mul(offsets, ir.Constant(ity, [esize] * vty.count)))
+        ptrs = em.b.inttoptr(addr, pty)
     mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
     if mask is None:
         mask = ir.Constant(ir.VectorType(I1, vty.count), [1] * vty.count)
