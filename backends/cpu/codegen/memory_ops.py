@@ -185,8 +185,8 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
         # One base pointer plus 32-bit lane indices: x86 selects one vgatherdps per 16
         # lanes instead of two vgatherqps on 64-bit addresses.  (Indices of masked-off
         # lanes may be garbage; truncating them is harmless.)
-        idx = em.b.trunc(offsets, ir.VectorType(I32, vty.count))
-        ptrs = _vector_gep(em, em.b.bitcast(base, sty.element.as_pointer()), idx, pty)
+        idx = irops.trunc(em.b, offsets, ir.VectorType(I32, vty.count))
+        ptrs = _vector_gep(em, irops.bitcast(em.b, base, sty.element.as_pointer()), idx, pty)
     else:
         ity = ir.VectorType(I64, vty.count)
         base_int: ir.Value = em.b.ptrtoint(base, I64)  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None
