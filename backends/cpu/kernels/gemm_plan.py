@@ -36,8 +36,8 @@ class Tuning:
     kc_cap: int = 512
     l2_share_b: float = 0.5  # share of L2 for the B block (KC x NC)
     l2_share_a: float = 0.25  # share of L2 for a packed A block (MC x KC)
-    # Packing A into MR-row panels (interleaved /tmp A/B runs, bench/gemm_bench.py
-    # shapes, medians): it pays when A's rows alias in L1 -- a row stride that is a
+    # Packing A into MR-row panels (interleaved A/B medians of gemm_callable(spec, plan)
+    # with pack_a on and off, bench/gemm_bench.py shapes): it pays when A's rows alias in L1 -- a row stride that is a
     # multiple of 4 KiB puts all MR rows of a micro-panel in one L1 set (2048^3 at
     # 1 thread +18 %, 128x3072x768 +16 %; 1024^3 at 2 threads +14 %) -- and, with
     # two threads sharing L3 and the memory bus, for K >= pack_a_min_k (128x768x768
