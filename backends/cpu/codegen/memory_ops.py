@@ -6,8 +6,11 @@ tail iteration (a constant) and/or a guard mask: masked-off lanes are never acce
 
 from __future__ import annotations
 
+from math import prod
+
 from llvmlite import ir
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
@@ -150,15 +153,10 @@ def _vstore(em: FunctionEmitter, op: Operation) -> None:
         em.b.call(fn, [value, ptr, I32(align), mask])
 
 
-def _element_count(buffer: object) -> int:
-    """Elements of a statically shaped memref operand (2**63 when unknown)."""
-    shape = getattr(getattr(buffer, "type", None), "get_shape", lambda: None)()
-    if not shape or any(d < 0 for d in shape):
-        return 2 ** 63
-    count = 1
-    for d in shape:
-        count *= d
-    return count
+def _element_count(buffer: SSAValue) -> int:
+    """Elements of a memref operand (loop-level buffers are statically shaped)."""
+    ty = buffer.type
+    return prod(ty.get_shape()) if isinstance(ty, MemRefType) else 2 ** 63
 
 
 def _vector_gep(em: FunctionEmitter, base: ir.Value, idx: ir.Value, pty: ir.VectorType) -> ir.Value:
@@ -186,7 +184,7 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
         # lanes instead of two vgatherqps on 64-bit addresses.  (Indices of masked-off
         # lanes may be garbage; truncating them is harmless.)
         idx = irops.trunc(em.b, offsets, ir.VectorType(I32, vty.count))
-        ptrs = _vector_gep(em, irops.bitcast(em.b, base, sty.element.as_pointer()), idx, pty)
+        ptrs = _vector_gep(em, base, idx, pty)  # base is a pointer to sty's elements
     else:
         ity = ir.VectorType(I64, vty.count)
         base_int: ir.Value = em.b.ptrtoint(base, I64)  # pyright: ignore[reportAssignmentType]  # llvmlite: decorated IRBuilder ops infer as None

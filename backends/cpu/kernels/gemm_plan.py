@@ -234,8 +234,7 @@ def _auto_pack_a(spec: GemmSpec, mr: int, mr_main: int, tw: int, threads: int) -
     tune = TUNING
     if mr != mr_main or spec.m < tune.pack_a_min_rows * mr_main or spec.n <= tune.pack_a_min_tiles * tw:
         return False
-    lda = spec.lda if spec.lda is not None else spec.k
-    aliased = (4 * lda) % tune.pack_a_alias_bytes == 0 and spec.k >= mr_main
+    aliased = (4 * spec.lda) % tune.pack_a_alias_bytes == 0 and spec.k >= mr_main  # type: ignore[operator]
     return aliased or (threads > 1 and spec.k >= tune.pack_a_min_k)
 
 

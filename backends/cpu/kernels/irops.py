@@ -69,10 +69,6 @@ def trunc(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
     return cast(ir.Value, b.trunc(x, ty))
 
 
-def bitcast(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
-    return cast(ir.Value, b.bitcast(x, ty))
-
-
 def value_type(v: ir.Value) -> ir.Type:
     """``v.type``: every llvmlite value has one; the ``ir.Value`` base class does not declare it."""
     return cast(ir.Type, getattr(v, "type"))

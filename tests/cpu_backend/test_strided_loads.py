@@ -1,5 +1,6 @@
-"""Vector loads through ``//`` and ``%`` of the vector variable (attention's head merge):
-``lane_step`` against brute force, and the merged heads against eager on every ISA."""
+"""Loads that do not move by one element per lane: ``//`` and ``%`` of the vector variable
+(attention's head merge, a plain vector load: ``lane_step`` against brute force) and
+transposing reads (gathers, tiled by the vector width), each against eager on every ISA."""
 
 from __future__ import annotations
 
