@@ -82,25 +82,33 @@ def _fma_peak_library(isa: Isa, threads: int, chains: int = 24):  # type: ignore
     return lib, chains * 4 * vec.width * 2
 
 
+class PeakProbe:
+    """The FMA peak kernel for ``threads`` threads, callable for a given duration."""
+
+    def __init__(self, isa: Isa, threads: int) -> None:
+        self.lib, self.flops_per_iter = _fma_peak_library(isa, threads)
+        self.fn = self.lib.ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p])
+        self.threads = threads
+        self.out = torch.zeros(threads)
+        self.fn(1000, self.out.data_ptr())
+        t = time.perf_counter()
+        self.fn(100_000, self.out.data_ptr())
+        self.per_iter = max((time.perf_counter() - t) / 100_000, 1e-10)
+
+    def sample(self, seconds: float) -> float:
+        """GFLOP/s of one run lasting about ``seconds``."""
+        iters = max(1000, int(seconds / self.per_iter))
+        t = time.perf_counter()
+        self.fn(iters, self.out.data_ptr())
+        return iters * self.flops_per_iter * self.threads / (time.perf_counter() - t) / 1e9
+
+
 def measure_peak(isa: Isa, threads: int, seconds: float = 0.3, trials: int = 25) -> float:
     """FMA throughput in GFLOP/s with ``threads`` threads: the best of many
     short trials (short ones are more likely to run undisturbed on a shared
     machine)."""
-    lib, flops_per_iter = _fma_peak_library(isa, threads)
-    fn = lib.ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p])
-    out = torch.zeros(threads)
-    fn(1000, out.data_ptr())
-    t = time.perf_counter()
-    fn(100_000, out.data_ptr())
-    per_iter = max((time.perf_counter() - t) / 100_000, 1e-10)
-    iters = max(10_000, int(seconds / trials / per_iter))
-    best = 0.0
-    for _ in range(trials):
-        t = time.perf_counter()
-        fn(iters, out.data_ptr())
-        dt = time.perf_counter() - t
-        best = max(best, iters * flops_per_iter * threads / dt / 1e9)
-    return best
+    probe = PeakProbe(isa, threads)
+    return max(probe.sample(seconds / trials) for _ in range(trials))
 
 
 def contention(isa: Isa, size: int = 1024, samples: int = 9) -> dict[str, float]:
@@ -159,13 +167,18 @@ class Row:
     torch_best_gflops: float
     peak_gflops: float
     ours_share_of_peak: float
+    # The FMA kernel run for as long as one GEMM sample right before each of them: what the
+    # cores delivered at that moment on this shared machine (median), and the median of the
+    # per-sample ratios ours / that peak.
+    interleaved_peak_gflops: float
+    ours_share_of_interleaved_peak: float
     max_abs_err: float
     plan: str
     rows_order_gflops: float | None = None  # --orders: median of the row-outer, non-streaming plan
 
 
 def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, budget: float,
-                orders: bool = False) -> Row:
+                orders: bool = False, probe: PeakProbe | None = None) -> Row:
     torch.set_num_threads(threads)
     spec = GemmSpec(m=m, n=n, k=k, isa=isa, threads=threads)
     kern = gemm_callable(spec)
@@ -189,10 +202,13 @@ def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, bud
     ours: list[float] = []
     theirs: list[float] = []
     rows_order: list[float] = []
+    probe = probe or PeakProbe(isa, threads)
+    peaks: list[float] = []
     if alt is not None:
         alt(a, bp, c)
         err = max(err, (c - ref).abs().max().item())
     for _ in range(10):
+        peaks.append(probe.sample(one * reps))
         t = time.perf_counter()
         for _ in range(reps):
             kern(a, bp, c)
@@ -211,8 +227,10 @@ def bench_shape(m: int, n: int, k: int, threads: int, isa: Isa, peak: float, bud
     plan = (f"{p.mr}x{p.tw} kc={p.kc} mc={p.mc} nc={p.nc} packA={int(p.pack_a)} tasks={p.tasks_m}x{p.tasks_n}"
             + (" cols+stream" if p.cols_outer else ""))
     g_rows = flops / statistics.median(rows_order) / 1e9 if rows_order else None
+    shares = [flops / o / 1e9 / p for o, p in zip(ours, peaks)]
     return Row(f"{m}x{k} . {k}x{n}", m, n, k, threads, g_ours, g_torch, flops / min(ours) / 1e9,
-               flops / min(theirs) / 1e9, peak, g_ours / peak, err, plan, g_rows)
+               flops / min(theirs) / 1e9, peak, g_ours / peak, statistics.median(peaks),
+               statistics.median(shares), err, plan, g_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,19 +253,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"isa={isa.value}  FMA peak (best of 25 trials): "
           + ", ".join(f"{t} thread(s) {g:.1f} GFLOP/s" for t, g in peaks.items())
           + f"   [load average {load:.1f} on {os.cpu_count()} cpus: other work skews timings]")
-    print("GFLOP/s: median of 10 interleaved samples (best sample in brackets); %peak uses the median")
+    print("GFLOP/s: median of 10 interleaved samples (best sample in brackets); %peak uses the median;\n"
+          "%live: median over samples of ours / the FMA peak measured for as long right before it")
     rows: list[Row] = []
-    header = (f"{'shape (MxK . KxN)':>22} {'thr':>3} {'ours':>15} {'torch':>15} {'%peak':>6} "
+    probes = {t: PeakProbe(isa, t) for t in args.threads}
+    header = (f"{'shape (MxK . KxN)':>22} {'thr':>3} {'ours':>15} {'torch':>15} {'%peak':>6} {'%live':>6} "
               f"{'ours/torch':>10}  plan")
     print(header)
     print("-" * len(header))
     for m, n, k in shapes:
         for t in args.threads:
-            r = bench_shape(m, n, k, t, isa, peaks[t], budget, args.orders)
+            r = bench_shape(m, n, k, t, isa, peaks[t], budget, args.orders, probes[t])
             rows.append(r)
             ours = f"{r.ours_gflops:6.1f} [{r.ours_best_gflops:6.1f}]"
             theirs = f"{r.torch_gflops:6.1f} [{r.torch_best_gflops:6.1f}]"
             print(f"{r.shape:>22} {t:>3} {ours:>15} {theirs:>15} {100 * r.ours_share_of_peak:5.1f}% "
+                  f"{100 * r.ours_share_of_interleaved_peak:5.1f}% "
                   f"{r.ours_gflops / r.torch_gflops:10.2f}  {r.plan}"
                   + (f"  [row order {r.rows_order_gflops:.1f}]" if r.rows_order_gflops is not None else ""),
                   flush=True)
