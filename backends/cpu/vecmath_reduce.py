@@ -32,16 +32,19 @@ def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value
                        fastmath=("reassoc",) if reassoc else ())
 
 
-def _minmax(b: ir.IRBuilder, vec: ir.Value, kind: str) -> ir.Value:
+def _minmax(b: ir.IRBuilder, vec: ir.Value, kind: str, nan_free: bool = False) -> ir.Value:
     v = VB(b, vec)
     if v.width is None:
         return vec
-    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[type_of(vec)])
+    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[type_of(vec)],
+                       fastmath=("nnan",) if nan_free else ())
 
 
-def reduce_max(b: ir.IRBuilder, vec: ir.Value, propagate_nan: bool = True) -> ir.Value:
-    """Largest lane; NaN if any lane is NaN unless ``propagate_nan=False``."""
-    return _minmax(b, vec, "fmaximum" if propagate_nan else "fmax")
+def reduce_max(b: ir.IRBuilder, vec: ir.Value, propagate_nan: bool = True, nan_free: bool = False) -> ir.Value:
+    """Largest lane; NaN if any lane is NaN unless ``propagate_nan=False``.  ``nan_free``: the
+    caller guarantees no lane is NaN, so the reduction is a shuffle tree of plain max
+    instructions (without it, x86 checks every step for NaN, one lane at a time)."""
+    return _minmax(b, vec, "fmaximum" if propagate_nan else "fmax", nan_free)
 
 
 def reduce_min(b: ir.IRBuilder, vec: ir.Value, propagate_nan: bool = True) -> ir.Value:

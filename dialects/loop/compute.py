@@ -30,7 +30,9 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-REDUCE_KINDS = ("add", "mul", "max", "min", "and", "or")
+#: ``max_nonan``: the largest lane of a float vector none of whose lanes is NaN (the result is
+#: undefined if one is), lowered to a shuffle tree of plain ``vmaxps``.
+REDUCE_KINDS = ("add", "mul", "max", "min", "and", "or", "max_nonan")
 
 
 @irdl_op_definition

@@ -186,15 +186,17 @@ def _reduce(em: FunctionEmitter, op: Operation) -> None:
     kind = op.kind.data
     elem = x_ty.element
     if isinstance(elem, ir.IntType):
-        name = {"add": "add", "mul": "mul", "max": "smax", "min": "smin", "and": "and", "or": "or"}[kind]
+        name = {"add": "add", "mul": "mul", "max": "smax", "max_nonan": "smax", "min": "smin", "and": "and", "or": "or"}[kind]
         if elem.width == 1:
-            name = {"add": "or", "mul": "and", "max": "or", "min": "and", "and": "and", "or": "or"}[kind]
+            name = {"add": "or", "mul": "and", "max": "or", "max_nonan": "or", "min": "and", "and": "and", "or": "or"}[kind]
         em.set(op.result, _vector_reduce(em, f"vector.reduce.{name}", elem, x))
         return
     if kind == "add":
         em.set(op.result, vecmath.reduce_add(em.b, x))
     elif kind == "max":
         em.set(op.result, vecmath.reduce_max(em.b, x))
+    elif kind == "max_nonan":
+        em.set(op.result, vecmath.reduce_max(em.b, x, propagate_nan=False, nan_free=True))
     elif kind == "min":
         em.set(op.result, vecmath.reduce_min(em.b, x))
     elif kind == "mul":

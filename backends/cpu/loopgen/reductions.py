@@ -28,7 +28,8 @@ from ziggurat.backends.cpu.lowering.ops import identity
 from ziggurat.backends.cpu.lowering.values import ReduceRef, Value, guarded_loads
 from ziggurat.dialects import loop
 
-_HORIZONTAL = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "or", "all": "and"}
+_HORIZONTAL = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "or", "all": "and",
+               "shift_max": "max_nonan"}
 
 
 def trace_body(ref: ReduceRef) -> tuple[list[Var], Value, list[IndexExpr]]:
@@ -46,6 +47,15 @@ def trace_body(ref: ReduceRef) -> tuple[list[Var], Value, list[IndexExpr]]:
 
 
 def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc: SSAValue, val: SSAValue) -> SSAValue:
+    if kind == "shift_max" and dtype.is_floating_point:
+        # acc never holds NaN (it starts at -inf and takes only values ordered greater), so
+        # this is one vmaxps, and the lanes stay NaN-free for loop.reduce "max_nonan".
+        greater = make_cmp("ogt", val, acc)
+        scope.insert(greater)
+        pick = make_select(greater.results[0], val, acc)
+        scope.insert(pick)
+        return pick.results[0]
+    kind = "max" if kind == "shift_max" else kind
     if dtype.is_floating_point:
         ops = {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
     elif dtype == torch.bool:
@@ -108,7 +118,10 @@ def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: b
         scope.insert(fix)
         result = fix.result
     if inner_vector:
-        r = loop.ReduceOp(_HORIZONTAL[red.kind], result)
+        horizontal = _HORIZONTAL[red.kind]
+        if horizontal == "max_nonan" and not red.dtype.is_floating_point:
+            horizontal = "max"
+        r = loop.ReduceOp(horizontal, result)
         scope.insert(r)
         result = r.result
     return result

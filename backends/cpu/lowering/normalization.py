@@ -36,7 +36,7 @@ def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch
     dim = norm_dim(dim, x.rank)
     if x.rank == 0:
         return pointwise(ctx, [x], (), dt, lambda v: const(0.0 if log else 1.0, dt))
-    m = reduce(ctx, x, [dim], True, "max", dt)
+    m = reduce(ctx, x, [dim], True, "shift_max", dt)
     rank = x.rank
 
     def body(out: Index, red: Index) -> Value:

@@ -205,7 +205,7 @@ def identity(kind: str, dtype: torch.dtype) -> Number:
         return False
     if kind == "all":
         return True
-    if kind in ("max", "argmax"):
+    if kind in ("max", "argmax", "shift_max"):
         if dtype.is_floating_point:
             return -math.inf
         return False if dtype == torch.bool else torch.iinfo(dtype).min

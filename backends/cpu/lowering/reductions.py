@@ -177,7 +177,7 @@ def logsumexp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
     if not dt.is_floating_point:
         raise NotLowerable("logsumexp of an integer tensor")
-    m = reduce(ctx, x, dims, True, "max", dt)
+    m = reduce(ctx, x, dims, True, "shift_max", dt)
     safe = pointwise(ctx, [m], m.shape, dt, lambda v: where(predicate("isinf", v), 0.0, v, dt))
     rank = x.rank
 

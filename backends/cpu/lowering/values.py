@@ -264,7 +264,7 @@ class Assert(Value):
 
 # -- reductions ------------------------------------------------------------------------
 
-REDUCTION_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
+REDUCTION_KINDS = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "shift_max")
 
 ReductionBody = Callable[[Sequence[IndexExpr], Sequence[IndexExpr]], Value]
 
@@ -274,7 +274,12 @@ class Reduction:
     """``out[o] = reduce_{r} body(o, r)`` over the static ``red_shape``.
 
     ``argmax``/``argmin`` yield the flat (row-major) index within ``red_shape`` of the
-    first extremal element (NaN counts as the maximum, as in torch)."""
+    first extremal element (NaN counts as the maximum, as in torch).
+
+    ``shift_max`` is the maximum of the non-NaN elements (-inf if there are none): the shift
+    of a softmax or logsumexp, where a NaN element makes the sum of exponentials NaN anyway,
+    so the maximum need not carry it (it then costs one ``vmaxps`` per vector instead of a
+    NaN-propagating blend sequence)."""
 
     kind: str
     dtype: torch.dtype
