@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.executable import CompileReport, Executable
-from ziggurat.backends.input_check import check_inputs
+from ziggurat.backends.input_check import InputSignature
 from ziggurat.ir.errors import InputError
 from ziggurat.ir.signature import input_names, output_structure, rebuild
 
@@ -49,6 +49,15 @@ class CompiledModule(torch.nn.Module):
         self._structure = output_structure(fn)
         self._static_inputs = static_inputs
         self._device = device
+        # An executable that checks its own inputs (the CPU runtime: shapes, dtypes, device and
+        # contiguity) is called past that check once this one has run it.
+        own = getattr(executable, "input_signature", None)
+        run_checked: Callable[[Sequence[Any]], list[Any]] | None = getattr(executable, "run_checked", None)
+        if isinstance(own, InputSignature) and run_checked is not None:
+            self._signature, self._run = own, run_checked
+        else:
+            self._signature = InputSignature(self._input_types, self._input_names, device=device)
+            self._run = executable.run
         self.options = options
 
     def forward(self, *args: Any) -> Any:
@@ -63,8 +72,8 @@ class CompiledModule(torch.nn.Module):
                     )
                 continue
             tensors.append(arg)
-        check_inputs(tensors, self._input_types, self._input_names, device=self._device)
-        results = self.executable.run(tensors)
+        self._signature.check(tensors)
+        results = self._run(tensors)
         return rebuild(self._structure, results)
 
     def save(self, path: str | Path) -> None:

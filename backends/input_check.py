@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import torch
@@ -14,28 +13,46 @@ from ziggurat.ir.errors import InputError
 from ziggurat.ir.types import dtype_of, shape_of
 
 
-@lru_cache(maxsize=4096)
 def _expected(ty: Attribute) -> tuple[tuple[int, ...], torch.dtype] | None:
     if not isinstance(ty, TensorType):
         return None
     return shape_of(ty), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _all_match(inputs: Sequence[Any], expected: Sequence[Attribute], require_contiguous: bool, device: str) -> bool:
-    """The common case, cheaply: every input matches (the full checks explain a mismatch)."""
-    if len(inputs) != len(expected):
-        return False
-    for value, ty in zip(inputs, expected):
-        want = _expected(ty)
-        if want is None:
-            continue
-        if not isinstance(value, torch.Tensor) or value.shape != want[0] or value.dtype != want[1]:
+class InputSignature:
+    """The inputs a module was compiled for, checked on every call.
+
+    Built once per module: the shapes and dtypes are read out of the xDSL types here, so a
+    call compares plain tuples (hashing an xDSL type per call cost more than some kernels)."""
+
+    def __init__(self, expected: Sequence[Attribute], names: Sequence[str], *,
+                 require_contiguous: bool = False, device: str = "cpu") -> None:
+        self.expected = list(expected)
+        self.names = list(names)
+        self.require_contiguous = require_contiguous
+        self.device = device
+        self._wants = [_expected(ty) for ty in self.expected]
+
+    def _all_match(self, inputs: Sequence[Any]) -> bool:
+        """The common case, cheaply: every input matches (the full checks explain a mismatch)."""
+        if len(inputs) != len(self._wants):
             return False
-        if (value.is_cpu if device == "cpu" else value.device.type == device) is False:
-            return False
-        if require_contiguous and not value.is_contiguous():
-            return False
-    return True
+        cpu = self.device == "cpu"
+        for value, want in zip(inputs, self._wants):
+            if want is None:
+                continue
+            if not isinstance(value, torch.Tensor) or value.shape != want[0] or value.dtype != want[1]:
+                return False
+            if (value.is_cpu if cpu else value.device.type == self.device) is False:
+                return False
+            if self.require_contiguous and not value.is_contiguous():
+                return False
+        return True
+
+    def check(self, inputs: Sequence[Any]) -> None:
+        """Raise :class:`InputError` naming the first input that does not match."""
+        if not self._all_match(inputs):
+            _explain_mismatch(inputs, self.expected, self.names, self.require_contiguous, self.device)
 
 
 def check_inputs(
@@ -46,9 +63,13 @@ def check_inputs(
     require_contiguous: bool = False,
     device: str = "cpu",
 ) -> None:
-    """Raise :class:`InputError` naming the first input that does not match."""
-    if _all_match(inputs, expected, require_contiguous, device):
-        return
+    """Raise :class:`InputError` naming the first input that does not match (one-off checks;
+    a module checks every call through its :class:`InputSignature`)."""
+    InputSignature(expected, names, require_contiguous=require_contiguous, device=device).check(inputs)
+
+
+def _explain_mismatch(inputs: Sequence[Any], expected: Sequence[Attribute], names: Sequence[str],
+                      require_contiguous: bool, device: str) -> None:
     if len(inputs) != len(expected):
         raise InputError(
             f"expected {len(expected)} input(s) ({', '.join(names)}), got {len(inputs)}",

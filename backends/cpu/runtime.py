@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.module import ForwardAbi
 from ziggurat.backends.cpu.jit import JitLibrary
-from ziggurat.backends.input_check import check_inputs
+from ziggurat.backends.input_check import InputSignature
 from ziggurat.dialects import loop
 from ziggurat.ir.errors import InputError
 from ziggurat.ir.signature import input_names
@@ -64,6 +64,7 @@ class CpuExecutable:
         self._lock = threading.Lock()
         self._input_types = [_tensor_type(a.type) for a in fn.args]
         self._names = input_names(fn)
+        self.input_signature = InputSignature(self._input_types, self._names, require_contiguous=True)
         self._constants = [op.tensor().contiguous() for op in abi.constants]
         self._arena_raw, shift = _aligned(abi.plan.arena_bytes)
         self._arena = self._arena_raw[shift: shift + abi.plan.arena_bytes]
@@ -170,7 +171,11 @@ class CpuExecutable:
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: Sequence[Any]) -> list[Any]:
-        check_inputs(inputs, self._input_types, self._names, require_contiguous=True)
+        self.input_signature.check(inputs)
+        return self.run_checked(inputs)
+
+    def run_checked(self, inputs: Sequence[Any]) -> list[Any]:
+        """``run`` for inputs that already passed ``input_signature.check``."""
         with self._lock:
             return self._run(list(inputs))
 
