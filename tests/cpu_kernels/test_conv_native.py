@@ -208,9 +208,13 @@ def test_scalar_isa_uses_the_im2col_path() -> None:
     pytest.param(300, 70, 3, 2, (9, 9), 2, id="3x3-s2-tails-2threads"),
 ])
 def test_deep_k_igemm_with_residual(isa: str, cin: int, cout: int, k: int, s: int, sp: tuple[int, int],
-                                       threads: int) -> None:
+                                       threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deep K (B panels far larger than L1, long segments, M tails) with the residual and
-    activation in the epilogue."""
+    activation in the epilogue.  (A deep strided 1x1 conv is normally a subsample + GEMM;
+    here the implicit GEMM's long-segment path is kept under test.)"""
+    from ziggurat.backends.cpu.lowering import conv
+
+    monkeypatch.setattr(conv, "SUBSAMPLE_STRIDED_POINTWISE", False)
 
     class M(nn.Module):
         def __init__(self) -> None:
@@ -237,3 +241,42 @@ def test_deep_k_igemm_with_residual(isa: str, cin: int, cout: int, k: int, s: in
             torch.testing.assert_close(compiled(x, r), want, rtol=1e-4, atol=1e-4)
     calls = _calls(compiled)
     assert _kinds(calls) == ["igemm"] and 'binary = "add"' in calls[0]["spec"]
+
+
+class Downsample(nn.Module):
+    """resnet's bottleneck shortcut: ``relu(conv3x3(x)) -> conv1x1 stride s``, optionally with
+    a residual add of another stride-s branch fused into the GEMM epilogue."""
+
+    def __init__(self, cin: int, cout: int, s: int, residual: bool) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cin, 3, padding=1)
+        self.down = nn.Conv2d(cin, cout, 1, stride=s)
+        self.side = nn.Conv2d(cin, cout, 3, stride=s, padding=1) if residual else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.c1(x))
+        y = self.down(h)
+        return torch.relu(y + self.side(h)) if self.side is not None else y
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("cin,cout,s,sp,residual,threads", [
+    (512, 40, 2, (9, 7), False, 1), (512, 33, 3, (10, 11), True, 2), (600, 17, 2, (5, 5), True, 1),
+    (256, 24, 2, (9, 7), False, 1),
+], ids=str)
+def test_strided_pointwise_deep_input_is_subsample_and_gemm(isa: str, cin: int, cout: int, s: int,
+                                                             sp: tuple[int, int], residual: bool,
+                                                             threads: int) -> None:
+    """A 1x1 stride-s conv with >= SUBSAMPLE_MIN_CHANNELS inputs takes every s-th pixel once
+    and runs the plain GEMM (odd spatial sizes leave a partial last stride window); with fewer
+    channels it stays an implicit GEMM."""
+    from ziggurat.backends.cpu.lowering.conv import SUBSAMPLE_MIN_CHANNELS
+
+    torch.manual_seed(cin + cout)
+    _, calls = _check(Downsample(cin, cout, s, residual), torch.randn(1, cin, *sp), isa=isa, threads=threads)
+    kinds = _kinds(calls)
+    if cin >= SUBSAMPLE_MIN_CHANNELS:
+        assert kinds.count("gemm") == 1, kinds  # the 1x1 conv
+    else:
+        assert "gemm" not in kinds, kinds
+    assert kinds.count("igemm") == (2 if residual else 1) + (cin < SUBSAMPLE_MIN_CHANNELS), kinds
