@@ -87,3 +87,33 @@ def test_transposing_copy_matches_eager(isa: str, shape: tuple[int, ...], dims: 
         loop_ir = compiled.executable.ir["loop"]
         vfor = loop_ir.index("loop.vfor")
         assert "loop.for" in loop_ir[vfor:], loop_ir  # the tiled row loop runs inside the vector loop
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(lambda x: torch.nn.functional.pixel_shuffle(x, 3), id="pixel_shuffle3"),
+        pytest.param(lambda x: torch.nn.functional.interpolate(x, scale_factor=3, mode="nearest"), id="upsample3"),
+        pytest.param(lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], -1) * 2.0, id="to_channels_last"),
+    ],
+)
+@pytest.mark.parametrize("shape", [(1, 9, 7, 5), (2, 18, 3, 11)], ids=str)
+def test_lane_divmod_by_non_power_of_two(isa: str, fn: object, shape: tuple[int, ...]) -> None:
+    """Lane indices divided by 3 or 9 (kept in i32 lanes by ``_divrem_i32``) land every
+    element where eager puts it, tails included."""
+    f = fn if callable(fn) else None
+    assert f is not None
+    x = torch.randn(*shape)
+    compiled = compile_cpu(OpModule(f), (x,), isa=isa)
+    torch.testing.assert_close(compiled(x), f(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("hw", [(9, 10), (17, 5), (224, 224)], ids=str)
+def test_three_channel_stem_conv(isa: str, hw: tuple[int, int]) -> None:
+    """The NCHW -> padded channels-last copy of a 3-channel image (``j // 3``, ``j % 3`` per lane)."""
+    torch.manual_seed(hw[0])
+    conv = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1).eval()
+    x = torch.randn(1, 3, *hw)
+    compiled = compile_cpu(conv, (x,), isa=isa)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), conv(x), rtol=1e-4, atol=1e-5)

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -154,6 +155,30 @@ class KernelEmitter:
             return self.put(scope, loop.CheckIndexOp(value, atom.size, atom.site), ("check", value, atom.size, atom.site))
         raise LoweringBug(f"unknown index atom {atom!r}")
 
+    def _divrem_i32(self, scope: Scope, inner: SSAValue, d: int, quotient: bool) -> SSAValue:
+        """``inner // d`` or ``inner % d`` of a non-negative ``vector<W x i64>`` below 2^31, in
+        i32 lanes: x86 has no vector 64-bit multiply-high, so LLVM turns an i64 division by a
+        constant into W scalar multiplies; in i32 lanes it is two ``vpmuludq`` and a shuffle
+        (an NCHW -> padded-NHWC copy of a 3-channel image: ``j // 3``, ``j % 3`` per lane)."""
+        v32, v64 = VectorType(i32, [self.width]), VectorType(i64, [self.width])
+        narrow = self.put(scope, make_cast("trunci", inner, v32), ("trunc", inner, v32))
+        dc = self.const(scope, d, v32)
+        op: Operation = arith.DivUIOp(narrow, dc) if quotient else arith.RemUIOp(narrow, dc)
+        r = self.put(scope, op, (type(op).__name__, narrow, dc))
+        return self.put(scope, make_cast("extui", r, v64), ("zext", r, v64))
+
+    def _divrem_i64(self, scope: Scope, inner: SSAValue, d: int, quotient: bool, nonneg: bool) -> SSAValue:
+        """Floor ``inner // d`` or ``inner % d`` of a ``vector<W x i64>``."""
+        dc = self.const(scope, d, inner.type)
+        if quotient:
+            op: Operation = arith.DivUIOp(inner, dc) if nonneg else arith.FloorDivSIOp(inner, dc)
+            return self.put(scope, op, (type(op).__name__, inner, dc))
+        if nonneg:
+            return self.put(scope, arith.RemUIOp(inner, dc), ("remui", inner, dc))
+        q = self.put(scope, arith.FloorDivSIOp(inner, dc), ("floordiv", inner, dc))
+        qd = self.put(scope, arith.MuliOp(q, dc), ("muli", q, dc))
+        return self.put(scope, arith.SubiOp(inner, qd), ("subi", inner, qd))
+
     def index_vector(self, expr: IndexExpr, scope: Scope) -> SSAValue:
         """``vector<W x i64>`` of the expression's value in every lane of the vector loop."""
         vec = scope.vector
@@ -181,17 +206,11 @@ class KernelEmitter:
                 continue
             if isinstance(atom, FloorDiv | Mod):
                 inner = self.index_vector(atom.inner, target)
-                d = self.const(target, atom.d, vty)
-                lo, _ = atom.inner.range()
-                if isinstance(atom, FloorDiv):
-                    op: Operation = arith.DivUIOp(inner, d) if lo >= 0 else arith.FloorDivSIOp(inner, d)
-                    val = self.put(target, op, (type(op).__name__, inner, d))
-                elif lo >= 0:
-                    val = self.put(target, arith.RemUIOp(inner, d), ("remui", inner, d))
+                lo, hi = atom.inner.range()
+                if lo >= 0 and hi + self.width < 2 ** 31 and atom.d > 0 and NARROW_DIVREM:
+                    val = self._divrem_i32(target, inner, atom.d, isinstance(atom, FloorDiv))
                 else:
-                    q = self.put(target, arith.FloorDivSIOp(inner, d), ("floordiv", inner, d))
-                    qd = self.put(target, arith.MuliOp(q, d), ("muli", q, d))
-                    val = self.put(target, arith.SubiOp(inner, qd), ("subi", inner, qd))
+                    val = self._divrem_i64(target, inner, atom.d, isinstance(atom, FloorDiv), lo >= 0)
             elif isinstance(atom, Indirect):
                 raw = self.emit(atom.node, target, want_vector=True)
                 if raw.type != vty:
@@ -416,6 +435,10 @@ def lane_step(flat: IndexExpr, var: Var, width: int) -> int | None:
             step += c if isinstance(atom, Mod) else 0
     return step
 
+
+#: Vector index ``//`` and ``%`` by a constant in i32 lanes when the operand fits (see
+#: ``KernelEmitter._divrem_i32``).
+NARROW_DIVREM = True
 
 _ARITH_CASTS: dict[str, Any] = {
     "sitofp": arith.SIToFPOp, "uitofp": arith.UIToFPOp, "fptosi": arith.FPToSIOp, "extsi": arith.ExtSIOp,
