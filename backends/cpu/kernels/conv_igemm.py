@@ -97,6 +97,10 @@ class _IgemmEmitter:
         nv = len(lanes)
         seg_len, nr, mr = s.seg_len, s.nr, self.mr
         unroll = 4 if seg_len >= 8 else 1
+        # Prefetching PREFETCH_K rows ahead pays on long panels; on a short one (a 3-channel
+        # stem: K = 27) every prefetch lands past the panel, often past the buffer, and costs
+        # page walks (mobilenet_v2's stem 0.41 -> 0.25 ms without it).
+        prefetch_b = PREFETCH_K > 0 and s.k > 2 * PREFETCH_K
 
         def segment(bld: ir.IRBuilder, seg: ir.Value, accs: list[ir.Value]) -> list[ir.Value]:
             rowp = [bld.load(gep(bld, table, irops.add(bld, irops.mul(bld, seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
@@ -107,7 +111,7 @@ class _IgemmEmitter:
                 for t in range(count):
                     koff = irops.add(bb, base, i64(t)) if t else base
                     bv = [vec.load(bb, gep(bb, bseg, irops.add(bb, irops.mul(bb, koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
-                    if PREFETCH_K:
+                    if prefetch_b:
                         ahead = irops.mul(bb, irops.add(bb, koff, i64(PREFETCH_K)), i64(nr))
                         for line in range(0, nv * w, 16):
                             prefetch(self.module, bb, gep(bb, bseg, irops.add(bb, ahead, i64(line))))
