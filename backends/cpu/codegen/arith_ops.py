@@ -18,6 +18,10 @@ I32 = ir.IntType(32)
 
 
 def splat(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
+    if isinstance(x, ir.Constant) and x.constant is not ir.Undefined and not isinstance(x.constant, list):
+        # a constant vector: stays a constant where it is used, also inside an outlined
+        # parallel body (see loop_ops._parallel), so a division by it is strength-reduced
+        return ir.Constant(ty, [x.constant] * ty.count)
     undef = ir.Constant(ty, ir.Undefined)
     v = b.insert_element(undef, x, I32(0))
     return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count))

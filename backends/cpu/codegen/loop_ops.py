@@ -133,6 +133,10 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
         total *= n
     free = _free_values(op)
     outer = {v: em.get(v) for v in free}
+    # Constants are used as they are inside the outlined body: captured, they would arrive as
+    # loads, and LLVM could no longer fold them (a lane division by a captured 3 became 16
+    # scalar `div`s, 3.5x slower at 2 threads than the 1-thread loop).
+    free = [v for v in free if not isinstance(outer[v], ir.Constant)]
     captures = [outer[v] for v in free] + [em.status]
     block = op.body.block
 
