@@ -280,3 +280,17 @@ def test_strided_pointwise_deep_input_is_subsample_and_gemm(isa: str, cin: int, 
     else:
         assert "gemm" not in kinds, kinds
     assert kinds.count("igemm") == (2 if residual else 1) + (cin < SUBSAMPLE_MIN_CHANNELS), kinds
+
+
+@pytest.mark.parametrize("isa", [*VECTOR_ISAS, "scalar"])
+@pytest.mark.parametrize("model,shape", [
+    (lambda: nn.Conv2d(512, 24, 1, stride=2), (2, 512, 9, 7)),
+    (lambda: nn.Conv1d(512, 20, 1, stride=3), (2, 512, 17)),
+    (lambda: nn.Conv2d(520, 16, 1, stride=(2, 1), dilation=2), (1, 520, 7, 6)),
+], ids=["2d-batch2", "1d-stride3", "2d-asymmetric-dilated"])
+def test_strided_pointwise_subsample_shapes(isa: str, model: Any, shape: tuple[int, ...]) -> None:
+    """The subsample + GEMM form with a batch, in 1-d, with unequal strides and a (no-op)
+    dilation, on every ISA: one plain GEMM call."""
+    torch.manual_seed(len(shape))
+    _, calls = _check(model(), torch.randn(*shape), isa=isa, threads=2)
+    assert _kinds(calls) == ["gemm"], _kinds(calls)
