@@ -55,19 +55,6 @@ class InputSignature:
             _explain_mismatch(inputs, self.expected, self.names, self.require_contiguous, self.device)
 
 
-def check_inputs(
-    inputs: Sequence[Any],
-    expected: Sequence[Attribute],
-    names: Sequence[str],
-    *,
-    require_contiguous: bool = False,
-    device: str = "cpu",
-) -> None:
-    """Raise :class:`InputError` naming the first input that does not match (one-off checks;
-    a module checks every call through its :class:`InputSignature`)."""
-    InputSignature(expected, names, require_contiguous=require_contiguous, device=device).check(inputs)
-
-
 def _explain_mismatch(inputs: Sequence[Any], expected: Sequence[Attribute], names: Sequence[str],
                       require_contiguous: bool, device: str) -> None:
     if len(inputs) != len(expected):

@@ -37,7 +37,7 @@ def _dtype(ty: MemRefType) -> torch.dtype:
 
 
 def _tensor_type(ty: Attribute) -> Attribute:
-    """The tensor type an input buffer was compiled for (what ``check_inputs`` checks against)."""
+    """The tensor type an input buffer was compiled for (what ``input_signature`` checks against)."""
     if isinstance(ty, MemRefType):
         return TensorType(ty.element_type, ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]
     return ty

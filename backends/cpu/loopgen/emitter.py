@@ -138,16 +138,8 @@ class KernelEmitter:
     def _atom(self, atom: Any, scope: Scope) -> SSAValue:
         if isinstance(atom, FloorDiv | Mod):
             inner = self.index(atom.inner, scope)
-            d = self.const(scope, atom.d, INDEX)
             lo, _ = atom.inner.range()
-            if lo >= 0:
-                op: Operation = arith.DivUIOp(inner, d) if isinstance(atom, FloorDiv) else arith.RemUIOp(inner, d)
-                return self.put(scope, op, (type(op).__name__, inner, d))
-            if isinstance(atom, FloorDiv):
-                return self.put(scope, arith.FloorDivSIOp(inner, d), ("floordiv", inner, d))
-            q = self.put(scope, arith.FloorDivSIOp(inner, d), ("floordiv", inner, d))
-            qd = self.put(scope, arith.MuliOp(q, d), ("muli", q, d))
-            return self.put(scope, arith.SubiOp(inner, qd), ("subi", inner, qd))
+            return self._divrem(scope, inner, atom.d, isinstance(atom, FloorDiv), lo >= 0)
         if isinstance(atom, Indirect):
             value = self.emit(atom.node, scope)
             if value.type != i64:
@@ -167,8 +159,8 @@ class KernelEmitter:
         r = self.put(scope, op, (type(op).__name__, narrow, dc))
         return self.put(scope, make_cast("extui", r, v64), ("zext", r, v64))
 
-    def _divrem_i64(self, scope: Scope, inner: SSAValue, d: int, quotient: bool, nonneg: bool) -> SSAValue:
-        """Floor ``inner // d`` or ``inner % d`` of a ``vector<W x i64>``."""
+    def _divrem(self, scope: Scope, inner: SSAValue, d: int, quotient: bool, nonneg: bool) -> SSAValue:
+        """Floor ``inner // d`` or ``inner % d`` of an index or a ``vector<W x i64>``."""
         dc = self.const(scope, d, inner.type)
         if quotient:
             op: Operation = arith.DivUIOp(inner, dc) if nonneg else arith.FloorDivSIOp(inner, dc)
@@ -210,7 +202,7 @@ class KernelEmitter:
                 if lo >= 0 and hi + self.width < 2 ** 31 and atom.d > 0 and NARROW_DIVREM:
                     val = self._divrem_i32(target, inner, atom.d, isinstance(atom, FloorDiv))
                 else:
-                    val = self._divrem_i64(target, inner, atom.d, isinstance(atom, FloorDiv), lo >= 0)
+                    val = self._divrem(target, inner, atom.d, isinstance(atom, FloorDiv), lo >= 0)
             elif isinstance(atom, Indirect):
                 raw = self.emit(atom.node, target, want_vector=True)
                 if raw.type != vty:
