@@ -48,7 +48,6 @@ class CompiledModule(torch.nn.Module):
         self._input_names = input_names(fn)
         self._structure = output_structure(fn)
         self._static_inputs = static_inputs
-        self._device = device
         # An executable that checks its own inputs (the CPU runtime: shapes, dtypes, device and
         # contiguity) is called past that check once this one has run it.
         own = getattr(executable, "input_signature", None)

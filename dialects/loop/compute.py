@@ -30,8 +30,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-#: ``max_nonan``: the largest lane of a float vector none of whose lanes is NaN (the result is
-#: undefined if one is), lowered to a shuffle tree of plain ``vmaxps``.
+#: ``max_nonan``: the largest lane of a vector none of whose lanes is NaN (undefined if one
+#: is), lowered to a shuffle tree of plain ``vmaxps``; on integers it is ``max``.
 REDUCE_KINDS = ("add", "mul", "max", "min", "and", "or", "max_nonan")
 
 

@@ -214,7 +214,7 @@ def test_deep_k_igemm_with_residual(isa: str, cin: int, cout: int, k: int, s: in
     here the implicit GEMM's long-segment path is kept under test.)"""
     from ziggurat.backends.cpu.lowering import conv
 
-    monkeypatch.setattr(conv, "SUBSAMPLE_STRIDED_POINTWISE", False)
+    monkeypatch.setattr(conv, "SUBSAMPLE_MIN_CHANNELS", cin + 1)
 
     class M(nn.Module):
         def __init__(self) -> None:

@@ -199,7 +199,7 @@ class KernelEmitter:
             if isinstance(atom, FloorDiv | Mod):
                 inner = self.index_vector(atom.inner, target)
                 lo, hi = atom.inner.range()
-                if lo >= 0 and hi + self.width < 2 ** 31 and atom.d > 0 and NARROW_DIVREM:
+                if lo >= 0 and hi + self.width < 2 ** 31 and atom.d > 0:
                     val = self._divrem_i32(target, inner, atom.d, isinstance(atom, FloorDiv))
                 else:
                     val = self._divrem(target, inner, atom.d, isinstance(atom, FloorDiv), lo >= 0)
@@ -427,10 +427,6 @@ def lane_step(flat: IndexExpr, var: Var, width: int) -> int | None:
             step += c if isinstance(atom, Mod) else 0
     return step
 
-
-#: Vector index ``//`` and ``%`` by a constant in i32 lanes when the operand fits (see
-#: ``KernelEmitter._divrem_i32``).
-NARROW_DIVREM = True
 
 _ARITH_CASTS: dict[str, Any] = {
     "sitofp": arith.SIToFPOp, "uitofp": arith.UIToFPOp, "fptosi": arith.FPToSIOp, "extsi": arith.ExtSIOp,

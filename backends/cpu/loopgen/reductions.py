@@ -118,10 +118,7 @@ def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: b
         scope.insert(fix)
         result = fix.result
     if inner_vector:
-        horizontal = _HORIZONTAL[red.kind]
-        if horizontal == "max_nonan" and not red.dtype.is_floating_point:
-            horizontal = "max"
-        r = loop.ReduceOp(horizontal, result)
+        r = loop.ReduceOp(_HORIZONTAL[red.kind], result)
         scope.insert(r)
         result = r.result
     return result

@@ -269,7 +269,7 @@ def convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
     if any(n == 0 for n in out_shape) or x.numel == 0:
         raise NotLowerable("empty convolution")
     g = ConvGeometry(x, shape, stride, padding, dilation, groups, out_shape)
-    if SUBSAMPLE_STRIDED_POINTWISE and _strided_pointwise(g):
+    if _strided_pointwise(g):
         # A strided 1x1 convolution with deep input reads every s-th pixel: take those pixels
         # once (a small copy, 1/s^2 of the input) and run the plain GEMM, with its K blocking,
         # instead of the implicit GEMM, whose whole-K register tiles stream 12 rows of A
@@ -289,12 +289,12 @@ def convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
 
 
 #: Lower strided 1x1 convolutions with at least this many input channels as a pixel subsample
-#: + GEMM (see ``convolution``).  Interleaved per-site medians, resnet50's stride-2 downsamples
-#: (compiled with the flag off and on in one process, two runs each; change in time): 14x14x1024 -> 7x7x2048
-#: 1 thread -9 % / -33 %, 2 threads -8 %; 28x28x512 -> 14x14x1024 1 thread -12 % / -7 %, 2
-#: threads -20 %; 56x56x256 -> 28x28x512 1 thread +8 % / +9 % (the igemm stays there).
+#: + GEMM (see ``convolution``).  Change in time against the implicit GEMM, per-site medians of
+#: both forms compiled in one process and timed alternately, resnet50's stride-2 downsamples:
+#: 14x14x1024 -> 7x7x2048 1 thread -9 % / -33 % (two runs), 2 threads -8 %; 28x28x512 ->
+#: 14x14x1024 1 thread -12 % / -7 %, 2 threads -20 %; 56x56x256 -> 28x28x512 1 thread
+#: +8 % / +9 % (the implicit GEMM stays there).
 SUBSAMPLE_MIN_CHANNELS = 512
-SUBSAMPLE_STRIDED_POINTWISE = True
 
 
 def _strided_pointwise(g: ConvGeometry) -> bool:
