@@ -26,7 +26,7 @@ I1 = ir.IntType(1)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 
-SUPPORTED_WIDTHS = (1, 2, 4, 8, 16)
+SUPPORTED_WIDTHS = (1, 2, 4, 8, 16, 32, 64)
 
 
 @dataclass(frozen=True)

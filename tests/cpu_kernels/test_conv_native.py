@@ -294,3 +294,36 @@ def test_strided_pointwise_subsample_shapes(isa: str, model: Any, shape: tuple[i
     torch.manual_seed(len(shape))
     _, calls = _check(model(), torch.randn(*shape), isa=isa, threads=2)
     assert _kinds(calls) == ["gemm"], _kinds(calls)
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("act_first", [True, False], ids=["silu-then-add", "add-then-gelu"])
+def test_staged_activation_with_residual(isa: str, act_first: bool) -> None:
+    """A transcendental activation in the implicit GEMM's epilogue runs over a staged tile
+    (``staged_epilogue``); the residual is added before or after it.  9x7 output pixels give
+    12-pixel tiles and a tail of 3; 21 output channels a masked vector."""
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(16, 21, 3, padding=1)
+
+        def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            y = self.conv(x)
+            return nn.functional.silu(y) + r if act_first else nn.functional.gelu(y + r)
+
+    model = M().eval()
+    x, r = torch.randn(1, 16, 9, 7), torch.randn(1, 21, 9, 7)
+    logger = logging.getLogger("ziggurat")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        compiled = ziggurat.compile(model, (x, r), backend="cpu", isa=isa, threads=1)
+    finally:
+        logger.setLevel(level)
+    calls = _calls(compiled)
+    assert _kinds(calls) == ["igemm"]
+    assert 'binary = "add"' in calls[0]["spec"]
+    assert ('unary = "silu"' if act_first else 'unary = "gelu_erf"') in calls[0]["spec"]
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, r), model(x, r), rtol=1e-4, atol=2e-5)

@@ -188,3 +188,49 @@ def test_epilogue_with_unpacked_transposed_b(isa: Isa) -> None:
                     bias=True, unary="hardswish", binary="add", other_strides=(0, 1))
     got = gemm_callable(spec)(a, b.t().contiguous(), torch.empty(40, 19), bias=bias, other=other)
     assert_close_to(got, F.hardswish(a @ b + bias) + other, 33)
+
+
+STAGED_GRID = [(isa, kind, how) for isa in ALL_ISAS for kind in ("gelu_erf", "silu", "tanh")
+               for how in ("full", "col", "transposed") if isa is HOST or how == "col"]
+
+
+@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
+@pytest.mark.parametrize("isa, kind, how", STAGED_GRID, ids=_ids)
+def test_staged_activation_then_residual(isa: Isa, kind: str, how: str) -> None:
+    """A transcendental activation runs over a staged tile, two rows at a time (``staged_epilogue``);
+    the residual that follows it is added per vector.  M = 29 gives full 12-row tiles (a loop
+    over row pairs) and a 5-row tail (two pairs and a last row), N = 45 a masked column tail."""
+    strides, make = BROADCASTS[how]
+    other = make()
+    a, b, bias = _operands()
+    spec = GemmSpec(m=M, n=N, k=K, isa=isa, threads=2, bias=True, unary=kind, binary="sub", alpha=0.5,
+                    other_strides=strides)
+    got = gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), torch.empty(M, N), bias=bias, other=other)
+    want = torch.sub(EAGER[kind](a @ b + bias, {}), other, alpha=0.5)
+    torch.testing.assert_close(got, want, rtol=5e-5, atol=2e-4)
+
+
+@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
+def test_in_place_residual_before_staged_activation() -> None:
+    """``c`` is the residual of ``gelu(x @ W + b + c)``: it is read in the first K block,
+    before the staged epilogue of the last one writes ``c``."""
+    a, b, bias = _operands()
+    c = torch.randn(M, N)
+    want = F.gelu(a @ b + bias + c)
+    spec = GemmSpec(m=M, n=N, k=K, threads=2, bias=True, binary="add", unary="gelu_erf", binary_first=True)
+    gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), c, bias=bias, other=c)
+    torch.testing.assert_close(c, want, rtol=5e-5, atol=2e-4)
+
+
+@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
+def test_staged_epilogue_ir_shape() -> None:
+    """The 12x32 AVX-512 GELU microkernel stages its tile and loops over row pairs on <64 x float>;
+    an inline activation (relu) stays on the accumulators."""
+    from ziggurat.backends.cpu.kernels.gemm_callable import _build_ir
+
+    spec = GemmSpec(m=48, n=64, k=32, isa=Isa.AVX512, threads=1, unary="gelu_erf")
+    text = _build_ir(spec, make_plan(spec))
+    assert "%\"epi.tile\" = alloca [24 x <16 x float>]" in text
+    assert "epi.rows" in text and "<64 x float>" in text
+    relu = GemmSpec(m=48, n=64, k=32, isa=Isa.AVX512, threads=1, unary="relu")
+    assert "epi.tile" not in _build_ir(relu, make_plan(relu))

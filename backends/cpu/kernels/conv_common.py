@@ -87,25 +87,35 @@ def apply_epilogue(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, b
 
     ``bias`` is the loaded bias vector (or None), ``other_ptr`` points at the residual's
     vector (read with ``lanes`` lanes)."""
+    x = epilogue_before_activation(b, vec, epi, acc, bias, other_ptr, lanes)
+    if epi.unary is not None:
+        x = emit_unary(b, vec, epi.unary, x, dict(epi.unary_params))
+    return epilogue_after_activation(b, vec, epi, x, other_ptr, lanes)
+
+
+def epilogue_before_activation(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc: ir.Value, bias: ir.Value | None,
+                               other_ptr: ir.Value | None, lanes: int) -> ir.Value:
+    """The bias, and the binary op when it comes first."""
     x = acc
     if epi.bias and bias is not None:
         x = irops.fadd(b, x, bias)
+    return _binary(b, vec, epi, x, other_ptr, lanes) if epi.binary_first else x
 
-    def binary(v: ir.Value) -> ir.Value:
-        if epi.binary is None or other_ptr is None:
-            return v
-        o = vec.load(b, other_ptr, lanes)
-        if epi.alpha != 1.0:
-            o = irops.fmul(b, o, vec.const(epi.alpha))
-        return irops.fadd(b, v, o) if epi.binary == "add" else irops.fsub(b, v, o)
 
-    if epi.binary_first:
-        x = binary(x)
-    if epi.unary is not None:
-        x = emit_unary(b, vec, epi.unary, x, dict(epi.unary_params))
-    if not epi.binary_first:
-        x = binary(x)
-    return x
+def epilogue_after_activation(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value,
+                              other_ptr: ir.Value | None, lanes: int) -> ir.Value:
+    """The binary op when it follows the activation."""
+    return x if epi.binary_first else _binary(b, vec, epi, x, other_ptr, lanes)
+
+
+def _binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, other_ptr: ir.Value | None,
+            lanes: int) -> ir.Value:
+    if epi.binary is None or other_ptr is None:
+        return x
+    o = vec.load(b, other_ptr, lanes)
+    if epi.alpha != 1.0:
+        o = irops.fmul(b, o, vec.const(epi.alpha))
+    return irops.fadd(b, x, o) if epi.binary == "add" else irops.fsub(b, x, o)
 
 
 def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, locality: int = 3) -> None:

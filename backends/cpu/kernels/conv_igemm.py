@@ -29,6 +29,8 @@ from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.conv_common import (
     apply_epilogue,
     carry_loop,
+    epilogue_after_activation,
+    epilogue_before_activation,
     prefetch,
     vector_lanes,
     zero_page,
@@ -39,6 +41,9 @@ from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_plan import cache_sizes
 from ziggurat.backends.cpu.kernels.irutil import F32P, I64, VOID, VecOps, for_range, gep, i64
+from ziggurat.backends.cpu.kernels.irutil import mul as imul
+from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
+from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.threads import emit_parallel_for, entry_alloca
 
 #: Register tile (rows = output pixels, vectors of output channels) per ISA.
@@ -132,11 +137,28 @@ class _IgemmEmitter:
         accs = carry_loop(b, s.segments, [vec.zero() for _ in range(rows * nv)], segment, name="seg")
         epi = s.epilogue
         bias_v = [vec.load(b, gep(b, bias, v * w), lanes[v]) for v in range(nv)] if epi.bias else [None] * nv
-        for i in range(rows):
-            for v in range(nv):
-                optr = gep(b, other, i * s.other_pixel + v * w) if epi.binary else None
-                y = apply_epilogue(b, vec, epi, accs[i * nv + v], bias_v[v], optr, lanes[v])
-                vec.store(b, y, gep(b, c, i * s.ldc + v * w), lanes[v])
+
+        def other_at(i: int | ir.Value, v: int) -> ir.Value | None:
+            return gep(b, gep(b, other, imul(b, i, s.other_pixel)), v * w) if epi.binary else None
+
+        def store(y: ir.Value, i: int | ir.Value, v: int) -> None:
+            vec.store(b, y, gep(b, gep(b, c, imul(b, i, s.ldc)), v * w), lanes[v])
+
+        if stages(epi.unary, rows, w):
+            unary = epi.unary
+            assert unary is not None
+            staged_rows(
+                b, vec,
+                [epilogue_before_activation(b, vec, epi, accs[i * nv + v], bias_v[v], other_at(i, v), lanes[v])
+                 for i in range(rows) for v in range(nv)],
+                rows, nv,
+                lambda x: emit_unary(b, vec, unary, x, dict(epi.unary_params)),
+                lambda x, i, v: epilogue_after_activation(b, vec, epi, x, other_at(i, v), lanes[v]),
+                store)
+        else:
+            for i in range(rows):
+                for v in range(nv):
+                    store(apply_epilogue(b, vec, epi, accs[i * nv + v], bias_v[v], other_at(i, v), lanes[v]), i, v)
         b.ret_void()
         return fn
 

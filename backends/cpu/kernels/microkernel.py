@@ -29,6 +29,8 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, gep, i64, if_update
+from ziggurat.backends.cpu.kernels.irutil import mul as imul
+from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 
 FLAG_ACCUMULATE = 1
@@ -165,8 +167,8 @@ def emit_microkernel(
         n_rem = irops.urem(b, kc, i64(unroll), name="krem")
         accs, _ = _k_loop(b, n_rem, accs, [(ends[0], access.a_ks), (ends[1], access.b_ks)], step, 1, "krem")
 
-    def c_ptr(i: int, v: int) -> ir.Value:
-        return gep(b, c, i * access.ldc + v * w)
+    def c_ptr(i: int | ir.Value, v: int) -> ir.Value:
+        return gep(b, gep(b, c, imul(b, i, access.ldc)), v * w)
 
     def add_c(vals: list[ir.Value]) -> list[ir.Value]:
         return [irops.fadd(b, vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
@@ -252,9 +254,9 @@ def _k_loop(
     return out_accs, out_ptrs
 
 
-def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int, v: int, lanes: int,
+def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int | ir.Value, v: int, lanes: int,
             epi: Epilogue) -> ir.Value:
-    optr = gep(b, other, i * epi.other_rs + v * vec.width * epi.other_cs)
+    optr = gep(b, gep(b, other, imul(b, i, epi.other_rs)), v * vec.width * epi.other_cs)
     o = vec.load_strided(b, optr, epi.other_cs, lanes)
     if epi.alpha != 1.0:
         o = irops.fmul(b, o, vec.const(epi.alpha))
@@ -283,20 +285,31 @@ def _early_epilogue(
 
 def _late_epilogue_store(
     b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
-    other: ir.Value, epi: Epilogue, c_ptr: Callable[[int, int], ir.Value],
+    other: ir.Value, epi: Epilogue, c_ptr: Callable[[int | ir.Value, int], ir.Value],
 ) -> None:
     """The activation, then a binary op that follows it (last K block); each
-    result is stored as soon as it is ready."""
+    result is stored as soon as it is ready (a transcendental activation runs
+    row by row over the staged tile, see ``staged_epilogue``)."""
     nvec = len(lanes)
     params = dict(epi.unary_params)
+
+    def activation(x: ir.Value) -> ir.Value:
+        return x if epi.unary is None else emit_unary(b, vec, epi.unary, x, params)
+
+    def post(x: ir.Value, i: int | ir.Value, v: int) -> ir.Value:
+        if epi.binary is not None and not epi.binary_is_early:
+            x = _binary(b, vec, x, other, i, v, lanes[v], epi)
+        return x
+
+    def store(x: ir.Value, i: int | ir.Value, v: int) -> None:
+        vec.store(b, x, c_ptr(i, v), lanes[v])
+
+    if stages(epi.unary, mr, vec.width):
+        staged_rows(b, vec, accs, mr, nvec, activation, post, store)
+        return
     for i in range(mr):
         for v in range(nvec):
-            x = accs[i * nvec + v]
-            if epi.unary is not None:
-                x = emit_unary(b, vec, epi.unary, x, params)
-            if epi.binary is not None and not epi.binary_is_early:
-                x = _binary(b, vec, x, other, i, v, lanes[v], epi)
-            vec.store(b, x, c_ptr(i, v), lanes[v])
+            store(post(activation(accs[i * nvec + v]), i, v), i, v)
 
 
 def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool, locality: int = 3) -> None:
