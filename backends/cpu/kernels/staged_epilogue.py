@@ -17,6 +17,7 @@ aliases C is still read before C is written.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from llvmlite import ir
 
@@ -41,13 +42,15 @@ def stages(unary: str | None, rows: int, width: int) -> bool:
 
 def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, nvec: int,
                 activation: Activation, post: PerVector, store: Store) -> None:
-    """Stage ``accs`` (row-major, ``nvec`` per row); then, row group by row group,
-    ``store(post(activation(x), i, v), i, v)`` with the activation applied to the group at once."""
+    """Stage ``accs`` (row-major, ``nvec`` per row); then, for groups of ``GROUP_VECTORS // nvec``
+    rows (a loop when there are several groups, the leftover rows after it),
+    ``store(post(activation(x), i, v), i, v)`` with the activation applied to the group's
+    vectors as one wide value (power-of-two sized pieces, see :func:`_chunks`)."""
     w = vec.width
     align = 4 * w
     slot = entry_alloca(b, ir.ArrayType(vec.ty, rows * nvec), name="epi.tile")
     slot.align = align  # pyright: ignore[reportAttributeAccessIssue]
-    base = b.bitcast(slot, vec.ty.as_pointer())
+    base = cast(ir.Value, b.bitcast(slot, vec.ty.as_pointer()))
     for j, acc in enumerate(accs):
         b.store(acc, gep(b, base, j), align=align)
     group = max(1, GROUP_VECTORS // nvec)
@@ -57,7 +60,8 @@ def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, n
         done = 0
         for chunk in _chunks(count * nvec):
             wide_ty = ir.VectorType(vec.ty.element, chunk * w)  # pyright: ignore[reportAttributeAccessIssue]
-            x = activation(b.load(b.bitcast(gep(b, at, done), wide_ty.as_pointer()), align=align))
+            wide = cast(ir.Value, b.bitcast(gep(b, at, done), wide_ty.as_pointer()))
+            x = activation(b.load(wide, align=align))
             for j in range(chunk):
                 part = b.shuffle_vector(x, ir.Constant(wide_ty, ir.Undefined),
                                         ir.Constant(ir.VectorType(I32, w), list(range(j * w, (j + 1) * w))))
