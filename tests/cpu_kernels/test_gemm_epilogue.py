@@ -234,3 +234,16 @@ def test_staged_epilogue_ir_shape() -> None:
     assert "epi.rows" in text and "<64 x float>" in text
     relu = GemmSpec(m=48, n=64, k=32, isa=Isa.AVX512, threads=1, unary="relu")
     assert "epi.tile" not in _build_ir(relu, make_plan(relu))
+
+
+@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
+@pytest.mark.parametrize("isa", ALL_ISAS, ids=_ids)
+@pytest.mark.parametrize("m", [1, 2])
+def test_staged_activation_on_short_tiles(isa: Isa, m: int) -> None:
+    """One- and two-row tiles are wide (up to 8 vectors per row): their vectors go through
+    the activation in power-of-two groups; N = 200 leaves a masked tail."""
+    n = 200
+    a, b, bias = _operands(m, n)
+    spec = GemmSpec(m=m, n=n, k=K, isa=isa, threads=1, bias=True, unary="gelu_erf")
+    got = gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), torch.empty(m, n), bias=bias)
+    torch.testing.assert_close(got, F.gelu(a @ b + bias), rtol=5e-5, atol=2e-4)

@@ -144,7 +144,7 @@ class _IgemmEmitter:
         def store(y: ir.Value, i: int | ir.Value, v: int) -> None:
             vec.store(b, y, gep(b, gep(b, c, imul(b, i, s.ldc)), v * w), lanes[v])
 
-        if stages(epi.unary, rows, w):
+        if stages(epi.unary, w):
             unary = epi.unary
             assert unary is not None
             staged_rows(

@@ -289,7 +289,7 @@ def _late_epilogue_store(
 ) -> None:
     """The activation, then a binary op that follows it (last K block); each
     result is stored as soon as it is ready (a transcendental activation runs
-    row by row over the staged tile, see ``staged_epilogue``)."""
+    over the staged tile, a few vectors at a time, see ``staged_epilogue``)."""
     nvec = len(lanes)
     params = dict(epi.unary_params)
 
@@ -304,7 +304,7 @@ def _late_epilogue_store(
     def store(x: ir.Value, i: int | ir.Value, v: int) -> None:
         vec.store(b, x, c_ptr(i, v), lanes[v])
 
-    if stages(epi.unary, mr, vec.width):
+    if stages(epi.unary, vec.width):
         staged_rows(b, vec, accs, mr, nvec, activation, post, store)
         return
     for i in range(mr):

@@ -35,9 +35,9 @@ Store = Callable[[ir.Value, int | ir.Value, int], None]
 Activation = Callable[[ir.Value], ir.Value]
 
 
-def stages(unary: str | None, rows: int, width: int) -> bool:
-    """Whether an epilogue with activation ``unary`` over ``rows`` rows of ``width``-lane vectors is staged."""
-    return unary in VECMATH_KINDS and rows > 1 and width > 1
+def stages(unary: str | None, width: int) -> bool:
+    """Whether an epilogue with activation ``unary`` on ``width``-lane vectors is staged."""
+    return unary in VECMATH_KINDS and width > 1
 
 
 def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, nvec: int,
