@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import pytest
 import torch
+from xdsl.dialects.builtin import ModuleOp
 
 from tests.support import models
-from ziggurat.dialects.fused import FusedOp
+from ziggurat.dialects.fused import FusedOp, LinearOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.ir.importer import import_torchscript
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
 from ziggurat.ir.statistics import Statistics
+from ziggurat.ir.types import shape_of
 
 
 def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
-def _check(model: torch.nn.Module, x: torch.Tensor, pipeline: str) -> tuple[object, Statistics]:
+def _check(model: torch.nn.Module, x: torch.Tensor, pipeline: str) -> tuple[ModuleOp, Statistics]:
     with torch.no_grad():
         expected = model(x)
     module = import_torchscript(model, (x,))
@@ -76,3 +78,46 @@ def test_transformer_encoder_layer(pipeline: str) -> None:
     models.seeded()
     module, _ = _check(models.transformer_layer(), torch.randn(2, 7, 32), pipeline)
     assert any(isinstance(op, FusedOp) for op in module.walk()), "the fused layer must be decomposed"
+
+
+class _SeparateProjections(torch.nn.Module):
+    """BERT-style attention with query/key/value as three ``nn.Linear`` (value without a bias),
+    plus a GELU projection of the same input that keeps its post-op."""
+
+    def __init__(self, d: int = 24, heads: int = 3) -> None:
+        super().__init__()
+        self.heads = heads
+        self.query, self.key = torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+        self.value = torch.nn.Linear(d, d, bias=False)
+        self.gate = torch.nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+
+        def split(y: torch.Tensor) -> torch.Tensor:
+            return y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        ctx = torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
+        return ctx.transpose(1, 2).reshape(b, t, d) * torch.nn.functional.gelu(self.gate(x))
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_sibling_projections_become_one_linear(pipeline: str) -> None:
+    models.seeded()
+    module, stats = _check(_SeparateProjections().eval(), torch.randn(2, 5, 24), pipeline)
+    assert stats.for_pass("fuse-sibling-linears") == {"linears merged": 3, "wide linears": 1}
+    widths = sorted(shape_of(op.result.type)[-1] for op in module.walk() if isinstance(op, LinearOp))
+    assert widths == [24, 72]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "tensorrt-reference"])
+def test_sibling_projections_compiled(backend: str) -> None:
+    import ziggurat
+
+    models.seeded()
+    model, x = _SeparateProjections().eval(), torch.randn(2, 37, 24)
+    options = {"threads": 2} if backend == "cpu" else {"min_block_size": 1}
+    compiled = ziggurat.compile(model, (x,), backend=backend, **options)
+    with torch.no_grad():
+        assert max_rel(compiled(x), model(x)) <= 1e-5
