@@ -10,8 +10,8 @@ three 128x768.768x768 ones; the slices are views, so their consumers read the wi
 in place (a ``loop.gemm`` takes them through ``lda``/``b_offset``).
 
 Runs after ``fuse-post-ops`` (a linear that took an activation or a residual keeps it and
-is left alone) and before ``prepack-weights``.  Records how many linears it merged into
-how many.
+is left alone) and before ``prepack-weights``.  Records how many linears it merged and how
+many wide linears it made.
 """
 
 from __future__ import annotations
@@ -27,54 +27,55 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import LinearOp
-from ziggurat.dialects.torch import LiteralOp
-from ziggurat.ir.rewriting import build_aten, new_literal
+from ziggurat.ir.rewriting import build_aten, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 
 NAME = "fuse-sibling-linears"
 
 
-def _literal(value: SSAValue | None) -> torch.Tensor | None:
-    owner = value.owner if value is not None else None
-    return owner.tensor() if isinstance(owner, LiteralOp) else None
+@dataclass(frozen=True)
+class _Sibling:
+    """A mergeable linear with its constant weight [N, K] and bias [N] (None: no bias)."""
+
+    op: LinearOp
+    weight: torch.Tensor
+    bias: torch.Tensor | None
 
 
-def _mergeable(op: LinearOp) -> bool:
+def _sibling(op: LinearOp) -> _Sibling | None:
     if op.post_ops.data or op.other is not None or op.weight_layout is not None:
-        return False
-    weight = _literal(op.weight)
+        return None
+    weight = literal_value(op.weight)
     if weight is None or weight.dim() != 2 or not weight.dtype.is_floating_point:
-        return False
-    return op.bias is None or _literal(op.bias) is not None
+        return None
+    bias = literal_value(op.bias)
+    if op.bias is not None and bias is None:
+        return None
+    return _Sibling(op, weight, bias)
 
 
-def _groups(block: Block) -> list[list[LinearOp]]:
+def _groups(block: Block) -> list[list[_Sibling]]:
     """Mergeable linears of ``block`` by input value (and weight dtype), in block order."""
-    by_input: dict[tuple[SSAValue, torch.dtype], list[LinearOp]] = {}
+    by_input: dict[tuple[SSAValue, torch.dtype], list[_Sibling]] = {}
     for op in block.ops:
-        if isinstance(op, LinearOp) and _mergeable(op):
-            weight = _literal(op.weight)
-            assert weight is not None
-            by_input.setdefault((op.input, weight.dtype), []).append(op)
-    return [ops for ops in by_input.values() if len(ops) > 1]
+        sibling = _sibling(op) if isinstance(op, LinearOp) else None
+        if sibling is not None:
+            by_input.setdefault((sibling.op.input, sibling.weight.dtype), []).append(sibling)
+    return [group for group in by_input.values() if len(group) > 1]
 
 
-def _merge(group: list[LinearOp]) -> None:
-    weights = [_literal(op.weight) for op in group]
-    biases = [_literal(op.bias) for op in group]
-    assert all(w is not None for w in weights)
-    widths = [w.shape[0] for w in weights]  # pyright: ignore[reportOptionalMemberAccess]
-    first = group[0]
+def _merge(group: list[_Sibling]) -> None:
+    widths = [s.weight.shape[0] for s in group]
+    first = group[0].op
     name = first.results[0].name_hint or "linear"
-    w_lit = new_literal(torch.cat(weights, 0), f"{name}_siblings_weight")  # pyright: ignore[reportArgumentType]
+    w_lit = new_literal(torch.cat([s.weight for s in group], 0), f"{name}_siblings_weight")
     new_ops: list[Operation] = [w_lit]
     b_lit = None
-    if any(b is not None for b in biases):
-        ref = weights[0]
-        assert ref is not None
-        b_lit = new_literal(torch.cat([b if b is not None else torch.zeros(n, dtype=ref.dtype)
-                                       for b, n in zip(biases, widths)]), f"{name}_siblings_bias")
+    if any(s.bias is not None for s in group):
+        dtype = group[0].weight.dtype
+        b_lit = new_literal(torch.cat([s.bias if s.bias is not None else torch.zeros(n, dtype=dtype)
+                                       for s, n in zip(group, widths)]), f"{name}_siblings_bias")
         new_ops.append(b_lit)
     out_type = first.results[0].type
     assert isinstance(out_type, TensorType)
@@ -87,16 +88,17 @@ def _merge(group: list[LinearOp]) -> None:
     new_ops.append(wide)
     Rewriter.insert_op(new_ops, InsertPoint.before(first))
     start = 0
-    for op, width in zip(group, widths):
+    for s, width in zip(group, widths):
+        result = s.op.results[0]
         piece = build_aten("aten::slice.Tensor", {"self": wide.results[0], "dim": len(shape) - 1, "start": start,
-                                                   "end": start + width, "step": 1}, [op.results[0].type])
-        piece.location = op.location
-        piece.results[0].name_hint = op.results[0].name_hint
+                                                   "end": start + width, "step": 1}, [result.type])
+        piece.location = s.op.location
+        piece.results[0].name_hint = result.name_hint
         Rewriter.insert_op(piece, InsertPoint.before(first))
-        op.results[0].replace_all_uses_with(piece.results[0])
+        result.replace_all_uses_with(piece.results[0])
         start += width
-    for op in group:
-        Rewriter.erase_op(op)
+    for s in group:
+        Rewriter.erase_op(s.op)
 
 
 @dataclass(frozen=True)
