@@ -11,7 +11,7 @@ from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VecOps, gep, i64
 
 I32 = ir.IntType(32)
-from ziggurat.backends.cpu.kernels.microkernel import Epilogue
+from ziggurat.backends.cpu.kernels.microkernel import Epilogue, combine_binary
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 
 CarryBody = Callable[[ir.IRBuilder, ir.Value, list[ir.Value]], list[ir.Value]]
@@ -112,10 +112,7 @@ def _binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, other_ptr:
             lanes: int) -> ir.Value:
     if epi.binary is None or other_ptr is None:
         return x
-    o = vec.load(b, other_ptr, lanes)
-    if epi.alpha != 1.0:
-        o = irops.fmul(b, o, vec.const(epi.alpha))
-    return irops.fadd(b, x, o) if epi.binary == "add" else irops.fsub(b, x, o)
+    return combine_binary(b, vec, epi, x, vec.load(b, other_ptr, lanes))
 
 
 def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, locality: int = 3) -> None:

@@ -257,10 +257,14 @@ def _k_loop(
 def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int | ir.Value, v: int, lanes: int,
             epi: Epilogue) -> ir.Value:
     optr = gep(b, gep(b, other, imul(b, i, epi.other_rs)), v * vec.width * epi.other_cs)
-    o = vec.load_strided(b, optr, epi.other_cs, lanes)
+    return combine_binary(b, vec, epi, x, vec.load_strided(b, optr, epi.other_cs, lanes))
+
+
+def combine_binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, other: ir.Value) -> ir.Value:
+    """``x + alpha*other`` or ``x - alpha*other`` (the epilogue's binary op on loaded ``other``)."""
     if epi.alpha != 1.0:
-        o = irops.fmul(b, o, vec.const(epi.alpha))
-    return irops.fadd(b, x, o) if epi.binary == "add" else irops.fsub(b, x, o)
+        other = irops.fmul(b, other, vec.const(epi.alpha))
+    return irops.fadd(b, x, other) if epi.binary == "add" else irops.fsub(b, x, other)
 
 
 def _early_epilogue(
