@@ -3,6 +3,7 @@
     ziggurat-opt model.mlir -p graph-opt
     ziggurat-opt model.pt --frontend torchscript --input-types 'tensor<1x3x224x224xf32>' --emit=fused
     ziggurat-opt graph.ts --frontend torchscript-ir --elide-resources
+    ziggurat-opt -f torchscript-ir graph.txt          # -f chooses the parser for any name and for stdin (-)
 
 Bad input of any kind ends with a one-line diagnostic and exit status 1, never a traceback
 (``ZIGGURAT_DEBUG=1`` shows the traceback of internal errors).
@@ -11,13 +12,17 @@ Bad input of any kind ends with a one-line diagnostic and exit status 1, never a
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import os
 import sys
-from collections.abc import Sequence
-from typing import IO
+from collections.abc import Callable, Sequence
+from typing import IO, cast
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.frontend import Frontend
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ziggurat.ir.errors import ZigguratError
@@ -69,12 +74,38 @@ class ZigguratOptMain(xDSLOptMain):
                 self.args.target = stage.target
         super().setup_pipeline()
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input (a file; stdin when there is none or it is ``-``) and the name of the
+        frontend that reads it: ``-f`` whatever the file is called, else the file's
+        extension (``mlir`` for stdin).  xDSL would check the extension even under ``-f``."""
+        if self.args.input_file == "-":
+            self.args.input_file = None
+        stream, extension = super().get_input_stream()
+        if self.args.frontend:
+            return stream, parse_spec(self.args.frontend).name
+        if extension not in self.available_frontends:
+            stream.close()
+            raise ZigguratError(
+                f"cannot tell how to read '{self.get_input_name()}' from its extension "
+                f"'{extension}'; name a frontend with -f (one of {', '.join(sorted(self.available_frontends))})",
+                op="-f/--frontend")
+        return stream, extension
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        if self.args.input_types and not self.args.frontend:
-            self.args.frontend = file_extension
-        if self.args.input_types and self.args.frontend and "{" not in self.args.frontend:
-            self.args.frontend = f'{self.args.frontend}{{input-types="{self.args.input_types}"}}'
+        if self.args.input_types and "{" not in (self.args.frontend or ""):
+            frontend = parse_spec(self.args.frontend or file_extension).name
+            if not self._takes_input_types(frontend):
+                raise ZigguratError(f"applies to the TorchScript frontends, not to "
+                                    f"'{self.get_input_name()}' read as {frontend}", op="--input-types")
+            self.args.frontend = f'{frontend}{{input-types="{self.args.input_types}"}}'
         return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def _takes_input_types(self, frontend: str) -> bool:
+        factory = self.available_frontends.get(frontend)
+        if factory is None or inspect.signature(factory).parameters:  # legacy: a parse function
+            return False
+        cls = cast(Callable[[], type[Frontend]], factory)()
+        return dataclasses.is_dataclass(cls) and any(f.name == "input_types" for f in dataclasses.fields(cls))
 
     def apply_passes(self, prog: ModuleOp) -> None:
         if self.args.bisect:
