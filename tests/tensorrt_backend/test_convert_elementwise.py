@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conversion_harness import check_converts
+from conversion_harness import check_converts, convert_and_run
 
 torch.manual_seed(0)
 A = torch.randn(3, 4) * 3
@@ -26,10 +26,6 @@ FLOAT_CASES = {
     "div": lambda a, b: a / b,
     "div_scalar": lambda a, b: a / 4.0,
     "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
-    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
-    "floor_divide": lambda a, b: torch.floor_divide(a, b),
-    "remainder": lambda a, b: torch.remainder(a, b),
-    "remainder_scalar": lambda a, b: torch.remainder(a, 1.5),
     "pow": lambda a, b: torch.pow(a.abs() + 0.5, b),
     "pow_scalar": lambda a, b: a ** 2,
     "pow_scalar_base": lambda a, b: torch.pow(2.0, b),
@@ -55,6 +51,27 @@ FLOAT_CASES = {
 @pytest.mark.parametrize("name", sorted(FLOAT_CASES))
 def test_float_binary(name: str) -> None:
     check_converts(FLOAT_CASES[name], [A.clone(), B.clone()])
+
+
+#: Float floor division and remainder stay in torch: torch floors from the exact fmod
+#: (1 // 0.1 == 9), TensorRT's kFLOOR_DIV is floor(a / b) (10).
+FLOAT_FLOOR_CASES = {
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "floor_divide": lambda a, b: torch.floor_divide(a, b),
+    "remainder": lambda a, b: torch.remainder(a, b),
+    "remainder_scalar": lambda a, b: torch.remainder(a, 1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_FLOOR_CASES))
+def test_float_floor_division_stays_in_torch(name: str) -> None:
+    a = torch.cat([A.flatten(), torch.tensor([1.0, -1.0, 1e6])])
+    b = torch.cat([B.repeat(3), torch.tensor([0.1, 0.1, 0.1])])
+    converted = convert_and_run(FLOAT_FLOOR_CASES[name], [a, b])
+    assert converted.fallback_ops, "float floor division must not convert"
+    assert all("exact fmod" in r.reason for r in converted.report.fallback)
+    for got, expected in zip(converted.outputs, converted.expected, strict=True):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
 INT_CASES = {

@@ -305,13 +305,21 @@ class KernelEmitter:
         return self.put(scope, make(a, b), ("binary", op_name, a, b))
 
     def _int_division(self, kind: str, a: SSAValue, b: SSAValue, scope: Scope) -> SSAValue:
-        """Floor division / floor modulo of integers; a zero divisor divides by 1 instead of trapping."""
+        """Floor division / floor modulo of integers.  The two divisors x86's ``idiv`` traps on
+        never reach it: a zero divisor divides by 1 instead (a run-time check reports it), and
+        ``-1`` divides by 1 and negates (``INT_MIN // -1`` wraps to ``INT_MIN`` as in torch;
+        the remainder by -1 is 0)."""
         zero = self.const(scope, 0, a.type)
         one = self.const(scope, 1, a.type)
+        minus_one = self.const(scope, -1, a.type)
         is_zero = self.put(scope, make_cmp("eq", b, zero), ("cmp", "eq", b, zero))
-        safe = self.put(scope, make_select(is_zero, one, b), ("select", is_zero, one, b))
+        is_m1 = self.put(scope, make_cmp("eq", b, minus_one), ("cmp", "eq", b, minus_one))
+        trap = self.put(scope, arith.OrIOp(is_zero, is_m1), ("binary", "or", is_zero, is_m1))
+        safe = self.put(scope, make_select(trap, one, b), ("select", trap, one, b))
         if kind in ("floordiv", "div"):
-            return self.put(scope, arith.FloorDivSIOp(a, safe), ("floordivsi", a, safe))
+            q = self.put(scope, arith.FloorDivSIOp(a, safe), ("floordivsi", a, safe))
+            neg = self.put(scope, arith.SubiOp(zero, a), ("binary", "sub", zero, a))
+            return self.put(scope, make_select(is_m1, neg, q), ("select", is_m1, neg, q))
         r = self.put(scope, arith.RemSIOp(a, safe), ("remsi", a, safe))
         r_neg = self.put(scope, make_cmp("slt", r, zero), ("cmp", "slt", r, zero))
         b_neg = self.put(scope, make_cmp("slt", safe, zero), ("cmp", "slt", safe, zero))

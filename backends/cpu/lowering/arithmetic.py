@@ -72,18 +72,12 @@ def mul_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
                         "aten::true_divide.Tensor", "aten::divide.Tensor"))
 def div_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     mode = args.static("rounding_mode")
-    dt = args.out_dtype
     a, c = _self(args), _other(args)
     if mode is None:
         return _binary(ctx, args, a, c, lambda x, y: Binary("div", x, y))
-    if dt.is_floating_point:
-        fn: Callable[[Value, Value], Value] = (lambda x, y: unary("trunc", Binary("div", x, y))) if mode == "trunc" \
-            else (lambda x, y: unary("floor", Binary("div", x, y)))
-        return _binary(ctx, args, a, c, fn)
-    nz = nonzero_divisor(ctx, args)
-    if mode == "floor":
-        return _binary(ctx, args, a, c, lambda x, y: Binary("floordiv", x, nz(y)))
-    return _binary(ctx, args, a, c, lambda x, y: _int_trunc_div(x, nz(y)))
+    nz = nonzero_divisor(ctx, args) if not args.out_dtype.is_floating_point else (lambda y: y)
+    fn = mf.trunc_divide if mode == "trunc" else mf.floor_divide
+    return _binary(ctx, args, a, c, lambda x, y: fn(x, nz(y)))
 
 
 def nonzero_divisor(ctx: LoweringContext, args: LoweringArgs) -> Callable[[Value], Value]:
@@ -101,13 +95,6 @@ def nonzero_divisor(ctx: LoweringContext, args: LoweringArgs) -> Callable[[Value
         return Assert(y, compare("ne", y, 0), site)
 
     return check
-
-
-def _int_trunc_div(x: Value, y: Value) -> Value:
-    q = Binary("floordiv", x, y)
-    r = Binary("sub", x, Binary("mul", q, y))
-    fix = logical_and(compare("ne", r, 0), compare("ne", compare("lt", r, 0), compare("lt", y, 0)))
-    return where(fix, Binary("add", q, const(1, x.dtype)), q, x.dtype)
 
 
 @lowering(*with_inplace("aten::floor_divide", "aten::floor_divide.Scalar"))

@@ -182,28 +182,83 @@ def int_pow(x: Value, exponent: int) -> Value:
     return result
 
 
+#: Exponents of the float64 stages of :func:`float_fmod`: a float32 quotient ``|x / y|`` is
+#: below ``2**277`` (``2**128 / 2**-149``); each stage removes at most ``2**29`` multiples of
+#: ``|y| * 2**m``, so every product ``k * |y| * 2**m`` (29 + 24 bits) is exact in float64.
+_FMOD_STAGES = tuple(range(261, -1, -29))
+
+
+def float_fmod(x: Value, y: Value) -> Value:
+    """C ``fmod`` of float32 values, exact (as torch's): ``x - trunc(x / y) * y`` computed in
+    float32 (or float64) loses the low bits whenever the quotient is large (``fmod(1e6, 0.1)``).
+
+    The remainder is reduced modulo ``|y| * 2**m`` for ``m`` = 261, 232, ..., 0 in float64: at
+    each stage the quotient is below ``2**29`` so ``k = trunc(r / Y)`` is exact or one too
+    large, ``k * Y`` is exact, ``r - k * Y`` is exact (Sterbenz), and one too large leaves a
+    small negative remainder that ``+ Y`` makes exact again.  NaN and a zero ``y`` give NaN
+    through the arithmetic; an infinite ``y`` returns ``x``."""
+    dt = x.dtype
+    d = torch.float64
+    x64, y64 = cast(x, d), cast(y, d)
+    ax, ay = unary("abs", x64), unary("abs", y64)
+    r = ax
+    for m in _FMOD_STAGES:
+        big = b("mul", ay, 2.0 ** m) if m else ay
+        k = unary("trunc", b("div", r, big))
+        r = b("sub", r, b("mul", k, big))
+        r = where(compare("lt", r, 0.0), b("add", r, big), r, d)
+    inf_y = b("and", compare("eq", ay, math.inf), compare("ne", ax, math.inf))
+    r = where(inf_y, ax, r, d)
+    return cast(b("copysign", r, x64), dt)
+
+
+def _signs_differ(r: Value, y: Value) -> Value:
+    """``r != 0`` and ``r`` and ``y`` on different sides of zero (a remainder to move by ``y``)."""
+    return b("and", compare("ne", r, 0), compare("ne", compare("lt", r, 0), compare("lt", y, 0)))
+
+
 def floor_divide(x: Value, y: Value) -> Value:
-    if x.dtype.is_floating_point:
-        q = b("div", x, y)
-        return unary("floor", q)
-    return Binary("floordiv", x, y)
+    """Python's ``x // y`` as torch computes it (``c10::div_floor_floating`` on floats: from the
+    exact ``fmod``, so ``1 // 0.1 == 9``, not ``floor(1 / 0.1) == 10``)."""
+    if not x.dtype.is_floating_point:
+        return Binary("floordiv", x, y)
+    dt = x.dtype
+    mod = float_fmod(x, y)
+    q = b("div", b("sub", x, mod), y)
+    q = where(_signs_differ(mod, y), b("sub", q, 1.0), q, dt)
+    fl = unary("floor", q)
+    fl = where(compare("gt", b("sub", q, fl), 0.5), b("add", fl, 1.0), fl, dt)
+    zero = b("copysign", const(0.0, dt), b("div", x, y))
+    out = where(compare("ne", q, 0.0), fl, zero, dt)
+    return where(compare("eq", y, 0.0), b("div", x, y), out, dt)
 
 
 def remainder(x: Value, y: Value) -> Value:
-    if x.dtype.is_floating_point:
-        r = b("sub", x, b("mul", unary("floor", b("div", x, y)), y))
-        return r
-    return Binary("mod", x, y)
+    """Python's ``x % y`` (the sign of ``y``), from the exact ``fmod`` on floats as torch."""
+    if not x.dtype.is_floating_point:
+        return Binary("mod", x, y)
+    mod = float_fmod(x, y)
+    return where(_signs_differ(mod, y), b("add", mod, y), mod, x.dtype)
 
 
 def fmod(x: Value, y: Value) -> Value:
+    """C's ``fmod`` (the sign of ``x``)."""
     if x.dtype.is_floating_point:
-        return b("sub", x, b("mul", unary("trunc", b("div", x, y)), y))
-    q = b("sub", Binary("floordiv", x, y), const(0, x.dtype))
+        return float_fmod(x, y)
+    r = Binary("mod", x, y)
+    # floor -> trunc remainder: a nonzero remainder whose sign differs from x's moves back by y
+    return where(_signs_differ(r, x), b("sub", r, y), r, x.dtype)
+
+
+def trunc_divide(x: Value, y: Value) -> Value:
+    """``x / y`` rounded toward zero (``rounding_mode="trunc"``)."""
+    if x.dtype.is_floating_point:
+        return unary("trunc", b("div", x, y))
+    q = Binary("floordiv", x, y)
     r = b("sub", x, b("mul", q, y))
-    # floor -> trunc: when the remainder is nonzero and the signs differ, step one back
-    fix = b("and", compare("ne", r, 0), compare("ne", compare("lt", r, 0), compare("lt", y, 0)))
-    return where(fix, b("sub", r, y), r, x.dtype)
+    # floor -> trunc quotient: a nonzero remainder when x and y differ in sign rounds up by one
+    fix = b("and", compare("ne", r, 0), compare("ne", compare("lt", x, 0), compare("lt", y, 0)))
+    return where(fix, b("add", q, 1), q, x.dtype)
 
 
 __all__ = ["F", "_c"]

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,11 +71,22 @@ class Const(Value):
         super().__init__(dtype)
         if dtype == torch.bool:
             value = bool(value)
+        elif dtype == torch.float32:
+            value = round_to_float32(float(value))
         elif dtype.is_floating_point:
             value = float(value)
         else:
             value = int(value)
         self.value = value
+
+
+def round_to_float32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (as torch converts a Python scalar): a float32
+    constant cast to float64 must carry the float32 value, not the Python double."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 # -- buffers and guarded loads ------------------------------------------------------

@@ -95,12 +95,29 @@ def trunc(ctx: ConversionContext, x: SSAValue, suffix: str = "trunc") -> SSAValu
     return elementwise(ctx, unary(ctx, x, U.kSIGN, f"{suffix} sign"), magnitude, E.kPROD, suffix=suffix)
 
 
+#: Why float floor division and remainder stay in torch.
+_FLOAT_FLOOR = ("torch floors a float quotient from the exact fmod (1 // 0.1 == 9); TensorRT's kFLOOR_DIV "
+                "computes floor(a / b) (10), and TensorRT has no exact fmod")
+
+
+def _float_result(args: ConverterArgs) -> bool:
+    from ziggurat.ir.types import dtype_of
+
+    return dtype_of(args.op.results[0].type).is_floating_point
+
+
 def _rounding_mode(args: ConverterArgs) -> str | None:
     if "rounding_mode" in args and not args.is_none("rounding_mode"):
         mode = args.get_str("rounding_mode")
         if mode not in ("trunc", "floor"):
             return f"unknown rounding_mode {mode!r}"
+        if mode == "floor" and _float_result(args):
+            return _FLOAT_FLOOR
     return _no_bool_arithmetic(args)
+
+
+def _int_floor(args: ConverterArgs) -> str | None:
+    return _FLOAT_FLOOR if _float_result(args) else _no_bool_arithmetic(args)
 
 
 @converter(
@@ -126,7 +143,7 @@ def div(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 @converter(
     "aten::floor_divide(Tensor self, Tensor other) -> Tensor",
     "aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
-    validator=_no_bool_arithmetic,
+    validator=_int_floor,
 )
 def floor_divide(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     return elementwise(ctx, args.tensor("self"), _other(args), E.kFLOOR_DIV, dtype=ctx.result_dtype())
@@ -136,7 +153,7 @@ def floor_divide(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor",
     "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor",
     "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-    validator=_no_bool_arithmetic,
+    validator=_int_floor,
 )
 def remainder(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """a - floor(a / b) * b (Python's modulo: the sign of b)."""
