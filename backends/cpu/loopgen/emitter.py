@@ -341,12 +341,27 @@ class KernelEmitter:
         if src.is_floating_point and dst.is_floating_point:
             op = make_cast("extf" if dst.itemsize > src.itemsize else "truncf", x, ty)
         elif src.is_floating_point:
-            op = make_cast("fptosi", x, ty)
+            return self._float_to_int(x, dst, ty, scope)
         elif dst.is_floating_point:
             op = make_cast("uitofp" if src == torch.bool else "sitofp", x, ty)
         else:
             op = _int_cast(x, ty, src)
         return self.put(scope, op, key)
+
+    def _float_to_int(self, x: SSAValue, dst: torch.dtype, ty: Attribute, scope: Scope) -> SSAValue:
+        """Truncation toward zero, defined for every input: LLVM's ``fptosi`` is poison outside
+        the integer's range (NaN, infinities, 1e19 -> int64), and a poison value reaching a
+        bounds check lets LLVM drop the check.  Out of range gives the integer minimum, as x86's
+        ``cvtt*`` instructions and therefore eager on this host do."""
+        bits = dst.itemsize * 8
+        lo = self.const(scope, -(2.0 ** (bits - 1)), x.type)
+        hi = self.const(scope, 2.0 ** (bits - 1), x.type)
+        ge = self.put(scope, make_cmp("oge", x, lo), ("cmp", "oge", x, lo))
+        lt = self.put(scope, make_cmp("olt", x, hi), ("cmp", "olt", x, hi))
+        ok = self.put(scope, arith.AndIOp(ge, lt), ("binary", "and", ge, lt))
+        raw = self.put(scope, make_cast("fptosi", x, ty), ("fptosi", x, ty))
+        lowest = self.const(scope, -(2 ** (bits - 1)), ty)
+        return self.put(scope, make_select(ok, raw, lowest), ("select", ok, raw, lowest))
 
     # -- loads ---------------------------------------------------------------------------
     def buffer(self, buf: Buffer) -> SSAValue:

@@ -18,7 +18,6 @@ from ziggurat.backends.cpu.lowering.ops import (
     compare,
     const,
     div,
-    logical_and,
     maximum,
     minimum,
     mul,
