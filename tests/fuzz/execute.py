@@ -1,0 +1,100 @@
+"""Turning a :class:`Program` into a module and inputs, and running it in eager."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+
+from tests.fuzz.materialize import make_const, make_input
+from tests.fuzz.program import Program, module_source
+
+#: seed offset of the call-time inputs (k-th fresh set), far from every example seed
+FRESH_SEED = 1_000_003
+
+
+def namespace() -> dict[str, Any]:
+    return {"torch": torch, "F": torch.nn.functional, "make_const": make_const, "make_input": make_input}
+
+
+def source_float64(source: str) -> str:
+    """The same program computing in float64 (the reference run that sizes tolerances)."""
+    return source.replace("torch.float32", "torch.float64")
+
+
+@contextlib.contextmanager
+def default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+def build_module(program: Program, float64: bool = False) -> torch.nn.Module:
+    source = module_source(program)
+    ns = namespace()
+    exec(compile(source if not float64 else source_float64(source), f"<fuzz {program.name}>", "exec"), ns)
+    module: torch.nn.Module = ns["Model"]().eval()
+    return module.double() if float64 else module
+
+
+def example_inputs(program: Program) -> tuple[torch.Tensor, ...]:
+    """The compile-time inputs; an input with ``alias`` gets the very tensor of its target."""
+    made: dict[str, torch.Tensor] = {}
+    for spec in program.inputs:
+        if spec.alias is not None and spec.alias in made:
+            made[spec.name] = made[spec.alias]
+        else:
+            made[spec.name] = make_input(spec.shape, spec.torch_dtype, spec.domain, spec.layout, spec.seed)
+    return tuple(made[s.name] for s in program.inputs)
+
+
+def fresh_inputs(program: Program, k: int = 1) -> tuple[torch.Tensor, ...]:
+    """Call-time inputs: same shapes, dtypes and layouts, other values, never aliased."""
+    return tuple(make_input(s.shape, s.torch_dtype, s.domain, s.layout, s.seed + k * FRESH_SEED)
+                 for s in program.inputs)
+
+
+def clone_inputs(inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """Copies that keep each input's strides and storage offset, and the aliasing between them."""
+    copies: dict[int, torch.Tensor] = {}
+    out: list[torch.Tensor] = []
+    for t in inputs:
+        key = id(t)
+        if key not in copies:
+            copy = torch.empty(0, dtype=t.dtype)
+            copy.set_(t.untyped_storage().clone(), t.storage_offset(), t.shape, t.stride())  # pyright: ignore
+            copies[key] = copy
+        out.append(copies[key])
+    return tuple(out)
+
+
+def flatten_outputs(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in flatten_outputs(v)]  # pyright: ignore[reportUnknownVariableType]
+    return [value]
+
+
+def run_eager(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return flatten_outputs(module(*clone_inputs(inputs)))
+
+
+def to_float64(inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """Float inputs as float64 (aliasing kept); other dtypes unchanged."""
+    done: dict[int, torch.Tensor] = {}
+    for t in inputs:
+        if id(t) not in done:
+            done[id(t)] = t.double() if t.dtype == torch.float32 else t
+    return tuple(done[id(t)] for t in inputs)
+
+
+def run_eager64(program: Program, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    with default_dtype(torch.float64):
+        return run_eager(build_module(program, float64=True), to_float64(inputs))

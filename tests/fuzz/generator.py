@@ -1,0 +1,103 @@
+"""The seeded random-program generator: ``generate(seed, index)`` is deterministic.
+
+A program starts from one to three inputs of random rank (0-5), dtype and layout, then
+places ``n_ops`` op specs drawn by weight; each spec picks its operands from the pool
+and every candidate is checked by running it (see ``builder.py``).  A graph is either a
+float graph (float32 inputs, ints and bools appear through comparisons, casts and
+indices) or, one time in five, an integer/bool graph.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+
+from tests.fuzz.builder import Builder, Reject
+from tests.fuzz.program import Program
+from tests.fuzz.registry import OpSpec, all_specs
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Size of the generated programs."""
+
+    min_ops: int = 2
+    max_ops: int = 10
+    max_numel: int = 4096
+    attempts: int = 40
+
+
+DEFAULT = Profile()
+#: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make test
+PROFILES: dict[str, Profile] = {
+    "default": DEFAULT,
+    "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
+    "slice": Profile(min_ops=2, max_ops=7, max_numel=1024),
+}
+#: spec name -> the last unexpected error it raised (bugs in specs; should stay empty)
+SPEC_ERRORS: dict[str, str] = {}
+
+
+def program_name(seed: int, index: int) -> str:
+    return f"s{seed}_g{index}"
+
+
+def generate(seed: int, index: int, profile: Profile = DEFAULT,
+             only: list[str] | None = None, strict: bool = False) -> Program:
+    """The ``index``-th program of ``seed`` (``only``: restrict to these spec names).
+
+    A spec that fails with anything but :class:`Reject` has a bug: ``strict`` raises it,
+    otherwise it is skipped like a rejection (and listed in ``SPEC_ERRORS``)."""
+    rng = random.Random(f"ziggurat-fuzz:{seed}:{index}")
+    b = Builder(rng, program_name(seed, index), profile.max_numel)
+    specs = all_specs()
+    pool: list[OpSpec] = [s for s in specs.values() if only is None or s.name in only]
+    weights = [s.weight for s in pool]
+    integer_graph = rng.random() < 0.2
+    for _ in range(rng.randint(1, 3)):
+        dtype = rng.choice([torch.int64, torch.int32, torch.bool]) if integer_graph else torch.float32
+        b.new_input(b.shape(), dtype)
+    n_ops = rng.randint(profile.min_ops, profile.max_ops)
+    placed = 0
+    for _ in range(n_ops * profile.attempts):
+        if placed >= n_ops:
+            break
+        op = rng.choices(pool, weights=weights)[0]
+        mark = _mark(b)
+        try:
+            op.place(b)
+            placed += 1
+        except Reject:
+            _rollback(b, mark)
+        except Exception as e:
+            if strict:
+                raise
+            SPEC_ERRORS[op.name] = f"{type(e).__name__}: {e}"
+            _rollback(b, mark)
+    _drop_unused_inputs(b)
+    b.outputs()
+    return b.program
+
+
+def _mark(b: Builder) -> tuple[int, int, int, int]:
+    return len(b.program.inputs), len(b.program.consts), len(b.program.nodes), len(b.pool)
+
+
+def _rollback(b: Builder, mark: tuple[int, int, int, int]) -> None:
+    """Forget the inputs/constants/values a rejected spec created."""
+    n_in, n_const, n_nodes, n_pool = mark
+    for v in b.pool[n_pool:]:
+        b.env.pop(v.name, None)
+        b.uses.pop(v.name, None)
+    del b.program.inputs[n_in:], b.program.consts[n_const:], b.program.nodes[n_nodes:], b.pool[n_pool:]
+
+
+def _drop_unused_inputs(b: Builder) -> None:
+    used = {u for n in b.program.nodes for u in n.uses}
+    kept = [i for i in b.program.inputs if i.name in used]
+    if not kept and b.program.inputs:
+        kept = b.program.inputs[:1]
+    aliased = {i.alias for i in kept if i.alias}
+    b.program.inputs = [i for i in b.program.inputs if i in kept or i.name in aliased]

@@ -1,0 +1,78 @@
+"""Tensors of a fuzz program: graph inputs and constant buffers, from a seed.
+
+Everything here depends on torch only: ``repro.py`` copies these functions verbatim into
+every standalone repro (``inspect.getsource``), so a repro rebuilds bit-identical inputs.
+
+A *domain* says which values an input holds; a *layout* says how they sit in memory
+(the values never depend on the layout, only the strides and the storage offset do).
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: float domains: standard normal, a grid of quarters in [-4, 4] (exact sums/products,
+#: ties), strictly positive, and normal values with a few specials (0, -0, +-inf, nan)
+FLOAT_DOMAINS = ("normal", "grid", "positive", "special")
+#: int domains: small signed, small non-negative, shift amounts
+INT_DOMAINS = ("small", "nonneg", "shift")
+LAYOUTS = ("contiguous", "transposed", "channels_last", "offset", "strided")
+
+
+def make_values(shape: list[int], dtype: torch.dtype, domain: str, seed: int) -> torch.Tensor:
+    """Contiguous values of ``shape``/``dtype`` drawn from ``domain`` with a private generator."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) < 0.5
+    if dtype.is_floating_point:
+        if domain == "grid":
+            return (torch.randint(-16, 17, shape, generator=g) / 4.0).to(dtype)
+        if domain == "positive":
+            return (torch.rand(shape, generator=g) * 2.0 + 0.25).to(dtype)
+        x = torch.randn(shape, generator=g).to(dtype)
+        if domain == "special" and x.numel() > 0:
+            specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")], dtype=dtype)
+            flat = x.view(-1)
+            picks = torch.randint(0, flat.numel(), (max(1, flat.numel() // 8),), generator=g)
+            flat[picks] = specials[torch.randint(0, 5, picks.shape, generator=g)]
+        return x
+    if domain.startswith("index:"):  # valid indices into a dim of that size, negative ones too
+        n = int(domain.split(":")[1])
+        return torch.randint(-n, n, shape, generator=g).to(dtype)
+    if domain.startswith("range:"):  # valid non-negative indices (gather, scatter, one_hot)
+        n = int(domain.split(":")[1])
+        return torch.randint(0, n, shape, generator=g).to(dtype)
+    if domain == "nonneg":
+        return torch.randint(0, 10, shape, generator=g).to(dtype)
+    if domain == "shift":
+        return torch.randint(0, 8, shape, generator=g).to(dtype)
+    return torch.randint(-9, 10, shape, generator=g).to(dtype)
+
+
+def with_layout(values: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values in another memory layout (strides / storage offset)."""
+    shape = list(values.shape)
+    if layout == "transposed" and len(shape) >= 2:
+        base = torch.empty(shape[:-2] + [shape[-1], shape[-2]], dtype=values.dtype)
+        out = base.transpose(-1, -2)
+    elif layout == "channels_last" and len(shape) in (4, 5):
+        fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+        out = torch.empty(shape, dtype=values.dtype).contiguous(memory_format=fmt)
+    elif layout == "offset":
+        storage = torch.zeros(values.numel() + 7, dtype=values.dtype)
+        out = storage[7:].view(shape) if shape else storage[7:8].view(())
+    elif layout == "strided" and len(shape) >= 1:
+        base = torch.zeros(shape[:-1] + [2 * shape[-1]], dtype=values.dtype)
+        out = base[..., ::2]
+    else:
+        return values.clone()
+    out.copy_(values)
+    return out
+
+
+def make_input(shape: list[int], dtype: torch.dtype, domain: str, layout: str, seed: int) -> torch.Tensor:
+    return with_layout(make_values(shape, dtype, domain, seed), layout)
+
+
+def make_const(shape: list[int], dtype: torch.dtype, domain: str, seed: int) -> torch.Tensor:
+    return make_values(shape, dtype, domain, seed)

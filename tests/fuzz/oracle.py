@@ -1,0 +1,240 @@
+"""The differential oracle: one program, every backend/frontend/ISA, against eager.
+
+Each configuration compiles the program's module with the example inputs (aliased ones
+passed as one tensor), then calls it on the example inputs and on fresh call-time inputs
+(other values, same shapes and layouts, never aliased).  Outcomes:
+
+``ok``        every output within tolerance (``tolerance.py``) on both input sets;
+``wrong``     a wrong value, shape or dtype, and no error;
+``crash``     an exception that is not a ``ZigguratError``, or one that reports an internal
+              error (``LoweringBug``, "internal error");
+``refused``   a clean ``ZigguratError`` (at compile, or at call: ``call: ...``), by reason;
+``hang`` / ``segfault``  decided by the runner, which runs programs in subprocesses.
+
+Fallbacks (ops run through torch) are not an outcome: they are counted by op and reason
+from ``compiled.report``.  A non-contiguous call-time input refused by the CPU runtime
+(documented: it checks contiguity) is counted as a refusal reason, and the call is
+repeated with contiguous copies so the numerics are still checked.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from tests.fuzz.execute import build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64
+from tests.fuzz.program import Program
+from tests.fuzz.tolerance import BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, perturbed
+
+
+@dataclass(frozen=True)
+class Config:
+    backend: str
+    frontend: str
+    isa: str | None = None
+
+    @property
+    def name(self) -> str:
+        short = {"tensorrt-reference": "trtref", "reference": "ref"}.get(self.backend, self.backend)
+        fe = {"torchscript": "ts", "export": "ex"}[self.frontend]
+        return "-".join(p for p in (short, self.isa, fe) if p)
+
+    def options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {"backend": self.backend, "frontend": self.frontend}
+        if self.isa:
+            opts["isa"] = self.isa
+        return opts
+
+    @staticmethod
+    def parse(name: str) -> Config:
+        return {c.name: c for c in all_configs(("avx512", "avx2", "scalar"))}[name]
+
+
+def host_isas() -> tuple[str, ...]:
+    from ziggurat.backends.cpu.isa import Isa, host_supports
+
+    return tuple(i for i in ("avx512", "avx2", "scalar") if host_supports(Isa(i)))
+
+
+def all_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
+    isas = isas if isas is not None else host_isas()
+    out: list[Config] = []
+    for fe in ("torchscript", "export"):
+        out += [Config("cpu", fe, isa) for isa in isas]
+        out += [Config("tensorrt-reference", fe), Config("reference", fe)]
+    return out
+
+
+@dataclass
+class Outcome:
+    config: str
+    kind: str
+    reason: str = ""
+    detail: str = ""
+    #: op -> reasons it fell back to torch
+    fallbacks: dict[str, list[str]] = field(default_factory=dict)
+    native: list[str] = field(default_factory=list)
+    fusions: dict[str, int] = field(default_factory=dict)
+    compared: int = 0
+    masked: int = 0
+    ratio: float = 0.0
+    call_refusals: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GraphResult:
+    program: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    #: the program is not valid on its inputs (a generator bug): where eager refused it
+    invalid: str = ""
+    fresh_checked: bool = True
+
+    def worst(self) -> str:
+        order = ["segfault", "hang", "crash", "wrong", "refused", "ok"]
+        kinds = [o.kind for o in self.outcomes] or ["ok"]
+        if self.invalid:
+            return "invalid"
+        return min(kinds, key=order.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_NUM = re.compile(r"(?<![A-Za-z_])-?\d+(\.\d+)?(e-?\d+)?")
+_TYPES = re.compile(r"tensor<[^>]*>|memref<[^>]*>|\[[\d, ]*\]|\([\d, ]*\)|%[\w.]+|'[^']*'")
+
+
+def normalize(message: str) -> str:
+    """A message with its numbers, shapes, types and names elided: the reason it groups by."""
+    first = message.strip().splitlines()[0] if message.strip() else message
+    first = re.sub(r"^\S+\.py:\d+(:\d+)?: ", "", first)
+    first = re.sub(r"^\[[^\]]*\]: ", "", first)
+    return _NUM.sub("N", _TYPES.sub("_", first))[:200]
+
+
+def is_internal(e: BaseException) -> bool:
+    from ziggurat.ir.errors import ZigguratError
+
+    text = str(e)
+    if not isinstance(e, ZigguratError):
+        return True
+    return "internal error" in text or "LoweringBug" in text or "Traceback" in text
+
+
+def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
+    module = build_module(program)
+    e32 = run_eager(module, inputs)
+    try:
+        e64: list[Any] | None = run_eager64(program, inputs)
+    except Exception:
+        e64 = None
+    small = [run_eager(module, perturbed(inputs, SMALL_DELTA, s)) for s in (1, 2)]
+    try:
+        big: list[Any] | None = run_eager(module, perturbed(inputs, BIG_DELTA, 3))
+    except Exception:
+        big = None
+    return Reference(e32, e64, small, big)
+
+
+def _contiguous(inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return tuple(t.contiguous() for t in clone_inputs(inputs))
+
+
+def _call(compiled: Any, inputs: tuple[torch.Tensor, ...], outcome: Outcome) -> Any:
+    from ziggurat.ir.errors import InputError
+
+    try:
+        return compiled(*clone_inputs(inputs))
+    except InputError as e:
+        if "not contiguous" not in str(e):
+            raise
+        outcome.call_refusals.append(normalize(str(e)))
+        return compiled(*_contiguous(inputs))
+
+
+def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],
+               threads: int = 1, cache_dir: str | None = None) -> Outcome:
+    """Compile and run ``program`` under ``config``; compare with each reference input set."""
+    import ziggurat
+
+    outcome = Outcome(config.name, "ok")
+    options = config.options()
+    if config.backend == "cpu":
+        options["threads"] = threads
+        if cache_dir:
+            options["cache_dir"] = cache_dir
+    example = refs["example"][0]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = ziggurat.compile(build_module(program), example, **options)
+    except Exception as e:
+        return _failure(outcome, e, "compile")
+    report = compiled.report
+    outcome.fallbacks = {k: list(v) for k, v in report.fallback_ops.items()}
+    outcome.native = sorted(report.native_ops)
+    outcome.fusions = dict(report.pass_stats.get("fuse-post-ops", {}))
+    outcome.fusions.update({f"fold-batchnorm:{k}": v for k, v in report.pass_stats.get("fold-batchnorm", {}).items()})
+    for label, (inputs, ref) in refs.items():
+        try:
+            with torch.no_grad():
+                out = _call(compiled, inputs, outcome)
+        except Exception as e:
+            return _failure(outcome, e, "call")
+        verdict: Verdict = compare(out, ref)
+        outcome.compared += verdict.compared
+        outcome.masked += verdict.masked
+        outcome.ratio = max(outcome.ratio, verdict.ratio)
+        if not verdict.ok:
+            outcome.kind = "wrong"
+            outcome.reason = f"{verdict.reason} ({label} inputs)"
+            outcome.detail = verdict.detail
+            return outcome
+    return outcome
+
+
+def _failure(outcome: Outcome, e: BaseException, stage: str) -> Outcome:
+    text = f"{type(e).__name__}: {e}"
+    if is_internal(e):
+        outcome.kind = "crash"
+        outcome.reason = f"{stage}: {type(e).__name__}: {normalize(str(e))}"
+        outcome.detail = text[:2000] + "\n" + "".join(traceback.format_exception(e)[-6:])[-3000:]
+    else:
+        outcome.kind = "refused"
+        outcome.reason = f"{stage}: {normalize(str(e))}" if stage == "call" else normalize(str(e))
+        outcome.detail = text[:2000]
+    return outcome
+
+
+def check_program(program: Program, configs: list[Config] | None = None, threads: int = 1,
+                  cache_dir: str | None = None, fresh: bool = True,
+                  progress: Callable[[Config], None] | None = None) -> GraphResult:
+    """Run ``program`` under every config (default: all for this host) against eager;
+    ``progress`` is told each config before it runs (the runner's hang/segfault witness)."""
+    logging.getLogger("ziggurat").setLevel(logging.CRITICAL)
+    result = GraphResult(program.name)
+    example = example_inputs(program)
+    refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]] = {}
+    try:
+        refs["example"] = (example, reference(program, example))
+    except Exception as e:
+        result.invalid = f"example inputs: {type(e).__name__}: {e}"
+        return result
+    if fresh:
+        call = fresh_inputs(program)
+        try:
+            refs["fresh"] = (call, reference(program, call))
+        except Exception:
+            result.fresh_checked = False  # eager refuses the call-time values: only examples
+    for config in configs if configs is not None else all_configs():
+        if progress is not None:
+            progress(config)
+        result.outcomes.append(run_config(program, config, refs, threads, cache_dir))
+    return result

@@ -1,0 +1,303 @@
+"""Differential fuzzing at scale: ``make fuzz N=10000 SEED=1`` runs
+
+    python -m tests.fuzz.run --seed SEED --n N --jobs 2 --out build/fuzz/SEED
+
+Programs ``0..N-1`` of the seed are spread over ``--jobs`` worker processes (one per
+core); a worker that dies (segfault) or stops reporting (hang, ``--timeout`` seconds per
+configuration) is killed, that program is recorded as ``segfault``/``hang`` for the
+configuration it was running, and a new worker takes the remaining programs.
+
+Writes into ``--out``: ``results.jsonl`` (one line per program), ``summary.md`` and
+``summary.json`` (counts by outcome, by configuration, by reason; fallbacks by op and
+reason; op coverage; tolerance margins), ``failures/`` (every failing program as an
+unminimized standalone repro) and ``repros/`` (minimized repros, ``--minimize`` per
+failure class, each run in its own process).  ``--programs DIR`` checks program files
+(e.g. from the NNSmith bridge) instead of generating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.fuzz.generator import PROFILES, generate
+from tests.fuzz.oracle import Config
+from tests.fuzz.program import Program
+from tests.fuzz.repro import write_repro
+from tests.fuzz.summary import summarize
+from tests.fuzz.triage import FAILURES, compile_options
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Worker:
+    """One worker subprocess and a thread that forwards its protocol lines to a queue."""
+
+    def __init__(self, argv: list[str], log: Path) -> None:
+        self.log = open(log, "a")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     text=True, bufsize=1, cwd=ROOT)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, job: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(job + "\n")
+        self.proc.stdin.flush()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def _died(index: int | str, config: str, kind: str, detail: str, program: str) -> dict[str, Any]:
+    outcome = {"config": config, "kind": kind, "reason": kind, "detail": detail, "fallbacks": {}, "native": [],
+               "fusions": {}, "compared": 0, "masked": 0, "ratio": 0.0, "call_refusals": []}
+    return {"event": "result", "index": index, "program": program, "ops": [], "result":
+            {"program": program, "outcomes": [outcome], "invalid": "", "fresh_checked": True}, "seconds": 0.0}
+
+
+def _last_traceback(log: Path) -> str:
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    marker = text.rfind("Fatal Python error")
+    return text[marker:][:3000] if marker >= 0 else text[-2000:]
+
+
+def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, timeout: float, out: list[dict[str, Any]],
+          lock: threading.Lock, names: dict[str, str], progress: Any) -> None:
+    """One slot: feed jobs to a worker, restarting it after a hang or a death."""
+    worker: Worker | None = None
+    while True:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            break
+        if worker is None:
+            worker = Worker(argv, log)
+        worker.send(job)
+        config = "start"
+        while True:
+            try:
+                line = worker.lines.get(timeout=timeout)
+            except queue.Empty:
+                worker.kill()
+                worker = None
+                record = _died(job, config, "hang", f"no progress for {timeout:.0f} s in {config}", names.get(job, job))
+                break
+            if line is None:
+                code = worker.proc.wait()
+                worker.log.close()
+                worker = None
+                detail = f"worker died (exit status {code}) in {config}\n{_last_traceback(log)}"
+                record = _died(job, config, "segfault", detail, names.get(job, job))
+                break
+            event = json.loads(line)
+            if event["event"] == "config":
+                config = event["config"]
+                continue
+            record = event
+            break
+        with lock:
+            out.append(record)
+            progress(record)
+    if worker is not None:
+        worker.close()
+
+
+def run(args: argparse.Namespace) -> Path:
+    out_dir = Path(args.out)
+    (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+    cache = str(Path(args.cache_dir or out_dir / "cache").resolve())
+    programs: dict[str, Program] = {}
+    names: dict[str, str] = {}
+    jobs: queue.Queue[str] = queue.Queue()
+    if args.programs:
+        for path in sorted(Path(args.programs).glob("*.json")):
+            jobs.put(f"file {path.resolve()}")
+            names[f"file {path.resolve()}"] = path.stem
+    else:
+        for i in range(args.start, args.start + args.n):
+            jobs.put(str(i))
+            names[str(i)] = f"s{args.seed}_g{i}"
+    total = jobs.qsize()
+    argv = [sys.executable, "-m", "tests.fuzz.worker", "--seed", str(args.seed), "--profile", args.profile,
+            "--threads", str(args.threads), "--cache-dir", cache]
+    if args.configs:
+        argv += ["--configs", args.configs]
+    results: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    start = time.perf_counter()
+    results_file = open(out_dir / "results.jsonl", "w")
+
+    def progress(record: dict[str, Any]) -> None:
+        results_file.write(json.dumps(record) + "\n")
+        results_file.flush()
+        done = len(results)
+        kinds = [o["kind"] for o in record["result"]["outcomes"]]
+        bad = [k for k in kinds if k in FAILURES]
+        if bad or done % 50 == 0 or done == total:
+            rate = done / max(time.perf_counter() - start, 1e-9)
+            print(f"[{done}/{total}] {record['program']}: {','.join(sorted(set(bad))) or 'ok'} "
+                  f"({rate * 60:.0f} programs/min)", flush=True)
+
+    threads = [threading.Thread(target=serve, args=(jobs, argv, out_dir / "logs" / f"worker-{k}.log", args.timeout,
+                                                     results, lock, names, progress)) for k in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    results_file.close()
+    elapsed = time.perf_counter() - start
+    failures = save_failures(results, args, out_dir)
+    minimized = minimize_failures(failures, args, out_dir, cache) if args.minimize else []
+    summary = summarize(results, elapsed, vars(args), minimized)
+    (out_dir / "summary.json").write_text(json.dumps(summary["data"], indent=1))
+    (out_dir / "summary.md").write_text(summary["markdown"])
+    print(summary["markdown"])
+    return out_dir
+
+
+def program_of(record: dict[str, Any], args: argparse.Namespace) -> Program:
+    index = record["index"]
+    if isinstance(index, str):
+        return Program.from_json(Path(index.removeprefix("file ")).read_text())
+    return generate(args.seed, int(index), PROFILES[args.profile])
+
+
+def save_failures(results: list[dict[str, Any]], args: argparse.Namespace, out_dir: Path) -> list[dict[str, Any]]:
+    """Every failing program as an unminimized standalone repro (one per program)."""
+    failures: list[dict[str, Any]] = []
+    for record in results:
+        outcomes = [o for o in record["result"]["outcomes"] if o["kind"] in FAILURES]
+        if not outcomes:
+            continue
+        first = max(outcomes, key=lambda o: FAILURES.index(o["kind"]))  # the most severe, first config
+        program = program_of(record, args)
+        configs = ", ".join(f"{o['config']}: {o['kind']}" for o in outcomes)
+        config = Config.parse(first["config"]) if first["config"] in _config_names() else Config("cpu", "torchscript", "avx512")
+        path = write_repro(out_dir / "failures", f"{first['kind']}-{first['config']}-{program.name}", program,
+                           compile_options(config), first["kind"], first["reason"],
+                           f"{first['detail']}\nfailing configurations: {configs}")
+        failures.append({"record": record, "outcome": first, "path": str(path), "program": program})
+    return failures
+
+
+def _config_names() -> set[str]:
+    from tests.fuzz.oracle import all_configs
+
+    return {c.name for c in all_configs(("avx512", "avx2", "scalar"))}
+
+
+def failure_class(outcome: dict[str, Any]) -> str:
+    """Failures minimized per class: kind, backend family, and the reason's words."""
+    backend = outcome["config"].split("-")[0]
+    return f"{outcome['kind']}|{backend}|{outcome['reason']}"
+
+
+def minimize_failures(failures: list[dict[str, Any]], args: argparse.Namespace, out_dir: Path,
+                      cache: str) -> list[dict[str, Any]]:
+    """Minimize up to ``--minimize`` failures per class, each in its own process."""
+    per_class: dict[str, int] = {}
+    chosen: list[dict[str, Any]] = []
+    for f in failures:
+        key = failure_class(f["outcome"])
+        if per_class.get(key, 0) < args.minimize:
+            per_class[key] = per_class.get(key, 0) + 1
+            chosen.append(f)
+    work: queue.Queue[dict[str, Any]] = queue.Queue()
+    for f in chosen:
+        work.put(f)
+    done: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    repro_dir = out_dir / "repros"
+    repro_dir.mkdir(parents=True, exist_ok=True)
+
+    def slot() -> None:
+        while True:
+            try:
+                f = work.get_nowait()
+            except queue.Empty:
+                return
+            src = Path(f["path"]).with_suffix(".json")
+            outcome_file = Path(f["path"]).with_suffix(".outcome.json")
+            outcome_file.write_text(json.dumps(f["outcome"]))
+            cmd = [sys.executable, "-m", "tests.fuzz.minimize_cli", str(src), str(outcome_file), str(repro_dir),
+                   "--budget", str(args.minimize_budget), "--cache-dir", cache, "--timeout", str(args.timeout)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                                      timeout=args.minimize_budget * 2 + 120)
+                info = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else \
+                    {"error": proc.stderr[-1500:]}
+            except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as e:
+                info = {"error": f"{type(e).__name__}"}
+            info.update({"failure": f["path"], "class": failure_class(f["outcome"])})
+            with lock:
+                done.append(info)
+                print(f"minimized {Path(f['path']).name}: {info.get('repro', info.get('error', ''))[:200]}", flush=True)
+
+    threads = [threading.Thread(target=slot) for _ in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return done
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
+    parser.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
+    parser.add_argument("--threads", type=int, default=1, help="native threads per compiled module")
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds without progress = hang")
+    parser.add_argument("--minimize", type=int, default=3, help="failures minimized per class (0: none)")
+    parser.add_argument("--minimize-budget", type=float, default=240.0, help="seconds per minimization")
+    parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--programs", default=None, help="a directory of program .json files to check")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = str(ROOT / "build" / "fuzz" / (Path(args.programs).name if args.programs else str(args.seed)))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

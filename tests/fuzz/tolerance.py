@@ -1,0 +1,203 @@
+"""Comparing Ziggurat's outputs with eager's, with tolerances justified per output.
+
+For each output the reference is eager float32 (``e32``).  Three more eager runs size the
+tolerance and find the elements no implementation can be held to:
+
+* ``e64``: the same graph in float64 (float inputs, buffers and ``torch.float32`` casts
+  promoted; default dtype float64);
+* ``small``: two runs on the float inputs perturbed by +-2**-21 relative (about 4 ulp),
+  which measure how much the graph amplifies rounding-sized changes;
+* ``big``: one run perturbed by +-2**-16 (about 128 ulp), which finds discontinuities
+  (comparisons, rounding, casts to int, argmax) that sit close to their threshold.
+
+Float elements: ``|z - e32| <= K * noise + R * eps * |e64| + A * eps * max|e64|`` where
+``noise = max(|e32 - e64|, |e32 - small|)`` elementwise: eager's own error, and its
+sensitivity to rounding-sized changes, times ``K``; plus ``R`` float32 ulps of the element
+(the vector math library is within 3.5 ulp per function, bounds.py) and ``A`` ulps of the
+output's scale (cancellation in reductions and GEMMs, whose summation order differs).
+An element is *masked* (not compared) when the perturbed or float64 runs disagree with
+``e32`` about its class (NaN, +-inf, or, for int/bool outputs, its value), or when the
+``big`` perturbation moves it by more than 5 % of its magnitude (plus 1 % of the output's
+scale): such an element sits on a discontinuity and rounding alone may flip it.
+Integer and boolean elements must be bit-exact.  ``python -m tests.fuzz.run`` records the
+largest ``|z - e32| / tol`` among passing comparisons (the margin), see the summary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+EPS = 2.0 ** -23
+K_NOISE = 8.0
+R_ULPS = 16.0
+A_ULPS = 16.0
+SMALL_DELTA = 2.0 ** -21
+BIG_DELTA = 2.0 ** -16
+JUMP_REL, JUMP_SCALE = 0.05, 0.01
+
+
+@dataclass
+class Reference:
+    """Eager results on one input set: float32, float64 and the perturbed runs."""
+
+    e32: list[Any]
+    e64: list[Any] | None
+    small: list[list[Any]]
+    big: list[Any] | None
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reason: str = ""  # a short class for grouping ("value mismatch", "dtype mismatch" ...)
+    detail: str = ""
+    compared: int = 0
+    masked: int = 0
+    #: the largest |z - e32| / tol over compared float elements (the margin used)
+    ratio: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def perturbed(inputs: Sequence[torch.Tensor], delta: float, seed: int) -> tuple[torch.Tensor, ...]:
+    """Float inputs times (1 +- delta), elementwise random signs; aliasing and layout kept."""
+    from tests.fuzz.execute import clone_inputs
+
+    out = clone_inputs(inputs)
+    g = torch.Generator().manual_seed(seed)
+    done: set[int] = set()
+    for t in out:
+        if t.dtype == torch.float32 and id(t) not in done:
+            done.add(id(t))
+            signs = torch.randint(0, 2, t.shape, generator=g).to(torch.float32) * 2 - 1
+            t.mul_(1 + delta * signs)
+    return out
+
+
+def _class(t: torch.Tensor) -> torch.Tensor:
+    """0 finite, 1 nan, 2 +inf, 3 -inf."""
+    c = torch.zeros(t.shape, dtype=torch.int8)
+    c[torch.isnan(t)] = 1
+    c[t == float("inf")] = 2
+    c[t == float("-inf")] = 3
+    return c
+
+
+def _as64(value: Any) -> torch.Tensor | None:
+    return value.detach().to(torch.float64) if isinstance(value, torch.Tensor) else None
+
+
+def _mask(e32: torch.Tensor, others: list[torch.Tensor], big: torch.Tensor | None, scale: float) -> torch.Tensor:
+    """Elements whose reference is not robust (True = masked)."""
+    mask = torch.zeros(e32.shape, dtype=torch.bool)
+    if e32.is_floating_point():
+        c32 = _class(e32)
+        for o in others:
+            mask |= _class(o) != c32
+        if big is not None:
+            finite = torch.isfinite(big) & torch.isfinite(e32)
+            jump = (big - e32).abs() > JUMP_REL * e32.abs() + JUMP_SCALE * scale
+            mask |= (_class(big) != c32) | (finite & jump)
+    else:
+        for o in others + ([big] if big is not None else []):
+            mask |= o.to(e32.dtype) != e32 if o.shape == e32.shape else torch.ones_like(mask)
+    return mask
+
+
+def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
+    e32 = ref.e32[i]
+    if not isinstance(e32, torch.Tensor):
+        same = z == e32 or (isinstance(z, torch.Tensor) and z.numel() == 1 and z.item() == e32)
+        return Verdict(bool(same), "" if same else "value mismatch", f"output {i}: {z!r} vs eager {e32!r}")
+    if not isinstance(z, torch.Tensor):
+        return Verdict(False, "not a tensor", f"output {i}: got {type(z).__name__}, eager a tensor")
+    if tuple(z.shape) != tuple(e32.shape):
+        return Verdict(False, "shape mismatch", f"output {i}: shape {list(z.shape)} vs eager {list(e32.shape)}")
+    if z.dtype != e32.dtype:
+        return Verdict(False, "dtype mismatch", f"output {i}: dtype {z.dtype} vs eager {e32.dtype}")
+    z = z.detach()
+    e = e32.detach()
+    e64 = _as64(ref.e64[i]) if ref.e64 is not None and i < len(ref.e64) else None
+    if e64 is not None and tuple(e64.shape) != tuple(e.shape):
+        e64 = None
+    smalls = [s[i].detach() for s in ref.small if i < len(s) and isinstance(s[i], torch.Tensor)
+              and s[i].shape == e.shape]
+    big = ref.big[i].detach() if ref.big is not None and i < len(ref.big) and \
+        isinstance(ref.big[i], torch.Tensor) and ref.big[i].shape == e.shape else None
+    finite64 = e64[torch.isfinite(e64)] if e64 is not None else e.double()[torch.isfinite(e.double())] \
+        if e.is_floating_point() else e.double()
+    scale = float(finite64.abs().max()) if finite64.numel() else 0.0
+    others: list[torch.Tensor] = smalls + ([e64.to(e.dtype) if not e.is_floating_point() else e64] if e64 is not None else [])
+    if e.is_floating_point():
+        others = [o.to(torch.float64) for o in others]
+        mask = _mask(e.double(), others, big.double() if big is not None else None, scale)
+    else:
+        mask = _mask(e, others, big, scale)
+    keep = ~mask
+    n = int(keep.sum())
+    verdict = Verdict(True, compared=n, masked=int(mask.sum()))
+    if n == 0:
+        return verdict
+    if not e.is_floating_point():
+        bad = keep & (z != e)
+        if bool(bad.any()):
+            return _mismatch(verdict, i, z, e, bad, None)
+        return verdict
+    zd, ed = z.double(), e.double()
+    cz, ce = _class(zd), _class(ed)
+    bad_class = keep & (cz != ce)
+    if bool(bad_class.any()):
+        return _mismatch(verdict, i, z, e, bad_class, None, "nan/inf mismatch")
+    noise = torch.zeros_like(ed)
+    for o in others:
+        noise = torch.maximum(noise, (ed - o).abs().nan_to_num(0.0, 0.0, 0.0))
+    mag = (e64 if e64 is not None else ed).abs().nan_to_num(0.0, 0.0, 0.0)
+    tol = K_NOISE * noise + R_ULPS * EPS * mag + A_ULPS * EPS * scale
+    finite = keep & (ce == 0)
+    err = (zd - ed).abs()
+    over = finite & (err > tol)
+    if bool(over.any()):
+        return _mismatch(verdict, i, z, e, over, tol)
+    if bool(finite.any()):
+        ratio = (err[finite] / tol[finite].clamp_min(1e-300)).max()
+        verdict.ratio = float(ratio)
+    return verdict
+
+
+def _mismatch(v: Verdict, i: int, z: torch.Tensor, e: torch.Tensor, bad: torch.Tensor, tol: torch.Tensor | None,
+              reason: str = "value mismatch") -> Verdict:
+    flat = bad.reshape(-1).nonzero()
+    first = int(flat[0]) if flat.numel() else 0
+    where = tuple(int(k) for k in torch.unravel_index(torch.tensor(first), e.shape)) if e.dim() else ()
+    zv, ev = z.reshape(-1)[first].item(), e.reshape(-1)[first].item()
+    extra = f", tol {tol.reshape(-1)[first].item():.3g}" if tol is not None else ""
+    v.ok = False
+    v.reason = reason
+    v.detail = (f"output {i} ({str(e.dtype)[6:]}{list(e.shape)}): {int(bad.sum())}/{e.numel()} elements differ; "
+                f"at {list(where)} eager {ev!r}, got {zv!r}{extra}")
+    return v
+
+
+def compare(outputs: Any, ref: Reference) -> Verdict:
+    from tests.fuzz.execute import flatten_outputs
+
+    z = flatten_outputs(outputs)
+    if len(z) != len(ref.e32):
+        return Verdict(False, "output count", f"{len(z)} outputs, eager {len(ref.e32)}")
+    total = Verdict(True)
+    for i in range(len(z)):
+        v = compare_output(z[i], ref, i)
+        if not v.ok:
+            return v
+        total.compared += v.compared
+        total.masked += v.masked
+        total.ratio = max(total.ratio, v.ratio)
+    return total
+
+
+def finite_or_zero(x: float) -> float:
+    return x if math.isfinite(x) else 0.0

@@ -1,0 +1,89 @@
+"""A fuzz worker process: checks programs and reports JSON lines on its stdout.
+
+    python -m tests.fuzz.worker --seed S [--profile dev] [--configs cpu-avx512-ts,...]
+        reads program indices (or ``file PATH`` lines) from stdin, one per line;
+    python -m tests.fuzz.worker --program PATH [--configs ...]
+        checks one program file and exits.
+
+Before each configuration it reports ``{"event": "config", ...}`` so that the runner can
+name the configuration that hung or killed the process; then ``{"event": "result", ...}``.
+The protocol uses a private copy of stdout: anything else printing goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import json
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+from tests.fuzz.generator import PROFILES, SPEC_ERRORS, generate
+from tests.fuzz.oracle import Config, all_configs, check_program
+from tests.fuzz.program import Program
+
+
+def _channel() -> TextIO:
+    """The protocol stream (the real stdout); sys.stdout is pointed at stderr."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def select_configs(names: str | None) -> list[Config]:
+    configs = all_configs()
+    if not names:
+        return configs
+    wanted = names.split(",")
+    return [c for c in configs if c.name in wanted]
+
+
+def check(program: Program, configs: list[Config], channel: TextIO, index: int | str, threads: int,
+          cache_dir: str | None) -> dict[str, Any]:
+    start = time.perf_counter()
+
+    def progress(config: Config) -> None:
+        channel.write(json.dumps({"event": "config", "index": index, "config": config.name}) + "\n")
+
+    result = check_program(program, configs, threads, cache_dir, progress=progress)
+    return {"event": "result", "index": index, "program": program.name, "ops": program.ops(),
+            "n_inputs": len(program.inputs), "aliased": any(i.alias for i in program.inputs),
+            "layouts": sorted({i.layout for i in program.inputs}), "result": result.to_dict(),
+            "seconds": time.perf_counter() - start, "spec_errors": dict(SPEC_ERRORS)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
+    parser.add_argument("--configs", default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--program", default=None, help="check this program file and exit")
+    args = parser.parse_args(argv)
+    faulthandler.enable(sys.stderr)
+    channel = _channel()
+    configs = select_configs(args.configs)
+    if args.program:
+        program = Program.from_json(open(args.program).read())
+        channel.write(json.dumps(check(program, configs, channel, args.program, args.threads, args.cache_dir)) + "\n")
+        return 0
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("file "):
+            path = line[5:]
+            program = Program.from_json(open(path).read())
+            index: int | str = path
+        else:
+            index = int(line)
+            program = generate(args.seed, index, PROFILES[args.profile])
+        channel.write(json.dumps(check(program, configs, channel, index, args.threads, args.cache_dir)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
