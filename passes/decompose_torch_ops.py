@@ -5,7 +5,7 @@
 * ``aten::_native_multi_head_attention`` (``nn.MultiheadAttention``) -> q/k/v projections,
   per-head attention, output projection (when the attention weights are not used);
 * ``aten::scaled_dot_product_attention`` -> ``matmul(q, k^T) * scale (+ mask) -> softmax
-  -> matmul(., v)`` (no dropout).
+  (0 on rows masked entirely, as torch's ``_safe_softmax``) -> matmul(., v)`` (no dropout).
 
 The semantics follow PyTorch's native implementations (``transformer.cpp``,
 ``attention.cpp``); ops with a mask type or dropout these rules do not cover are left alone.
@@ -81,6 +81,11 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
         else:
             scores = e("aten::add.Tensor", self=scores, other=mask, alpha=1)
     probs = e("aten::softmax.int", self=scores, dim=-1)
+    # torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked
+    # query) attends to nothing and gives 0, where softmax gives NaN
+    masked_rows = e("aten::all.dim", self=e("aten::eq.Scalar", self=scores, other=float("-inf")), dim=-1,
+                    keepdim=True)
+    probs = e("aten::masked_fill.Scalar", self=probs, mask=masked_rows, value=0.0)
     return e("aten::matmul", self=probs, other=v)
 
 

@@ -110,7 +110,7 @@ def elu_backward(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 def softmax_backward(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     g, y = args.tensor("grad_output"), args.tensor("output")
     dim = norm_dim(int(args.static("dim")), y.rank)
-    log = args.name.startswith("_log")
+    log = args.name.startswith("log")
     shape = y.shape
     if log:
         s = reduce(ctx, g, [dim], True, "sum", F32)

@@ -8,6 +8,7 @@ two passes (mean, then squared deviations), in float32.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -15,7 +16,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.ops import add, cast, const, div, mul, sub, unary
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, mul, sub, unary, where
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.reduce_util import numel, reduce, source_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
@@ -61,10 +62,15 @@ def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch
 def softmax_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     log = "log" in args.name
-    result = softmax(ctx, x, int(args.static("dim")), log, args.out_dtype)
-    if args.name == "_safe_softmax":
-        raise NotLowerable("_safe_softmax masks fully -inf rows")
-    return result
+    dt = args.out_dtype
+    result = softmax(ctx, x, int(args.static("dim")), log, dt)
+    if args.name != "safe_softmax":
+        return result
+    # a row whose every element is -inf (attention fully masked) is 0 instead of NaN
+    dim = norm_dim(int(args.static("dim")), max(x.rank, 1))
+    neg_inf = pointwise(ctx, [x], x.shape, torch.bool, lambda v: compare("eq", v, -math.inf, v.dtype), x.dtype)
+    masked = reduce(ctx, neg_inf, [dim], True, "all", torch.bool) if x.rank else neg_inf
+    return pointwise(ctx, [masked, result], x.shape, dt, lambda m, r: where(m, 0.0, r, dt))
 
 
 def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,

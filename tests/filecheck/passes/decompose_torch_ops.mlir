@@ -1,6 +1,7 @@
 // RUN: ziggurat-opt %s -p decompose-torch-ops | filecheck %s
 
 // scaled_dot_product_attention -> matmul(q, k^T) * scale -> (+ causal mask) -> softmax -> matmul.
+// As torch's _safe_softmax, a row whose scores are all -inf gives 0 (softmax alone gives NaN).
 // CHECK-LABEL: func.func @sdpa
 // CHECK:         %[[KT:.*]] = torch.aten.transpose.int %k {dim0 = -2 : i64, dim1 = -1 : i64}
 // CHECK-NEXT:    %[[S:.*]] = torch.aten.matmul %q, %[[KT]]
@@ -8,11 +9,29 @@
 // CHECK-NEXT:    %[[M:.*]] = torch.literal dense<{{\[\[}}0.000000e+00, 0xff800000, 0xff800000], [0.000000e+00, 0.000000e+00, 0xff800000], [0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<3x3xf32>
 // CHECK-NEXT:    %[[SM:.*]] = torch.aten.add.Tensor %[[SS]], %[[M]]
 // CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
-// CHECK-NEXT:    %[[O:.*]] = torch.aten.matmul %[[P]], %v
+// CHECK-NEXT:    %[[INF:.*]] = torch.aten.eq.Scalar %[[SM]] {other = 0xfff0000000000000 : f64}
+// CHECK-NEXT:    %[[ROWS:.*]] = torch.aten.all.dim %[[INF]] {dim = -1 : i64, keepdim = true} : (tensor<2x3x3xi1>) -> tensor<2x3x1xi1>
+// CHECK-NEXT:    %[[SAFE:.*]] = torch.aten.masked_fill.Scalar %[[P]], %[[ROWS]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    %[[O:.*]] = torch.aten.matmul %[[SAFE]], %v
 // CHECK-NEXT:    func.return %[[O]]
 // CHECK-NOT:     scaled_dot_product_attention
 func.func @sdpa(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = torch.aten.scaled_dot_product_attention %q, %k, %v {dropout_p = 0.0 : f64, is_causal = true, enable_gqa = false} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  func.return %0 : tensor<2x3x4xf32>
+}
+
+// A boolean mask: masked_fill(-inf) where it is False; a row it masks entirely comes out 0.
+// CHECK-LABEL: func.func @sdpa_bool_mask
+// CHECK:         %[[S:.*]] = torch.aten.mul.Scalar
+// CHECK-NEXT:    %[[KEEP:.*]] = torch.aten.logical_not %m
+// CHECK-NEXT:    %[[SM:.*]] = torch.aten.masked_fill.Scalar %[[S]], %[[KEEP]] {value = 0xfff0000000000000 : f64}
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
+// CHECK-NEXT:    %[[INF:.*]] = torch.aten.eq.Scalar %[[SM]] {other = 0xfff0000000000000 : f64}
+// CHECK-NEXT:    %[[ROWS:.*]] = torch.aten.all.dim %[[INF]] {dim = -1 : i64, keepdim = true}
+// CHECK-NEXT:    %[[SAFE:.*]] = torch.aten.masked_fill.Scalar %[[P]], %[[ROWS]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    torch.aten.matmul %[[SAFE]], %v
+func.func @sdpa_bool_mask(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %m: tensor<3x5xi1>) -> tensor<2x3x4xf32> {
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v attn_mask(%m) {dropout_p = 0.0 : f64, is_causal = false, enable_gqa = false} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<3x5xi1>) -> tensor<2x3x4xf32>
   func.return %0 : tensor<2x3x4xf32>
 }
 
