@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ziggurat.backends.executable import CompileReport, Executable
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.ir.errors import InputError
-from ziggurat.ir.signature import input_names, output_structure, rebuild
+from ziggurat.ir.signature import input_names, input_writes, output_structure, rebuild
 
 
 def forward_function(module: ModuleOp, name: str = "forward") -> func.FuncOp:
@@ -47,6 +47,7 @@ class CompiledModule(torch.nn.Module):
         self._input_types = list(input_types if input_types is not None else fn.function_type.inputs.data)
         self._input_names = input_names(fn)
         self._structure = output_structure(fn)
+        self._input_writes = input_writes(fn)
         self._static_inputs = static_inputs
         # An executable that checks its own inputs (the CPU runtime: shapes, dtypes, device and
         # contiguity) is called past that check once this one has run it.
@@ -72,7 +73,11 @@ class CompiledModule(torch.nn.Module):
                 continue
             tensors.append(arg)
         self._signature.check(tensors)
+        if self._input_writes:
+            _check_unaliased(tensors, self._input_names)
         results = self._run(tensors)
+        for result, index in self._input_writes:
+            tensors[index].copy_(results[result])
         return rebuild(self._structure, results)
 
     def save(self, path: str | Path) -> None:
@@ -84,6 +89,23 @@ class CompiledModule(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"backend={self.report.backend}, inputs={[str(t) for t in self._input_types]}"
+
+
+def _check_unaliased(tensors: Sequence[Any], names: Sequence[str]) -> None:
+    """A model that writes to its inputs was compiled for inputs that share no memory; eager
+    would let a write through one input show through another."""
+    seen: dict[int, int] = {}
+    for i, t in enumerate(tensors):
+        if not isinstance(t, torch.Tensor):
+            continue
+        key = t.untyped_storage().data_ptr()
+        if key in seen:
+            first = seen[key]
+            raise InputError(
+                f"inputs {first} ('{names[first] if first < len(names) else first}') and {i} "
+                f"('{names[i] if i < len(names) else i}') share memory, and the model writes to "
+                "its inputs in place; pass separate tensors (e.g. x.clone())", op="call")
+        seen[key] = i
 
 
 def static_inputs_of(example_inputs: Sequence[Any]) -> dict[int, Any]:

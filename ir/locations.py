@@ -17,7 +17,8 @@ _FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.*)$")
 _TORCH_DIR = torch.__file__.rsplit("/", 1)[0] + "/"
 
 
-def _is_library_file(path: str) -> bool:
+def is_library_file(path: str) -> bool:
+    """A file of torch itself (frames users do not want to see)."""
     return path.startswith(_TORCH_DIR) or "/site-packages/torch/" in path
 
 
@@ -33,7 +34,7 @@ def user_frame(stack: str) -> tuple[str, int] | None:
         if fx:
             frames.insert(0, (fx.group("file"), int(fx.group("line"))))
     for file, line in frames:
-        if not _is_library_file(file):
+        if not is_library_file(file):
             return file, line
     return frames[0] if frames else None
 

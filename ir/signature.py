@@ -17,10 +17,11 @@ from functools import lru_cache
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, i64
 
 OUTPUTS_ATTR = "ziggurat.outputs"
 INPUT_NAMES_ATTR = "ziggurat.input_names"
+INPUT_WRITES_ATTR = "ziggurat.input_writes"
 _REF = re.compile(r"%(\d+)")
 _PREFIX = "__ziggurat_result_"
 
@@ -65,6 +66,23 @@ def rebuild(structure: str, results: Sequence[Any]) -> Any:
 def set_signature(fn: func.FuncOp, input_names: Sequence[str], structure: str) -> None:
     fn.attributes[OUTPUTS_ATTR] = StringAttr(structure)
     fn.attributes[INPUT_NAMES_ATTR] = ArrayAttr([StringAttr(n) for n in input_names])
+
+
+def set_input_writes(fn: func.FuncOp, writes: Sequence[tuple[int, int]]) -> None:
+    """The model mutates some of its inputs in place: after each call, result ``r`` is copied
+    into tensor input ``i`` for every ``(r, i)`` pair, as eager would have written it.
+    Those results are not part of the output structure."""
+    if writes:
+        flat = [k for pair in writes for k in pair]
+        fn.attributes[INPUT_WRITES_ATTR] = DenseArrayBase.from_list(i64, flat)
+
+
+def input_writes(fn: func.FuncOp) -> list[tuple[int, int]]:
+    attr = fn.attributes.get(INPUT_WRITES_ATTR)
+    if not isinstance(attr, DenseArrayBase):
+        return []
+    flat = [int(v) for v in attr.get_values()]  # pyright: ignore[reportUnknownArgumentType]
+    return list(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def output_structure(fn: func.FuncOp) -> str:

@@ -9,7 +9,6 @@ from ``meta["stack_trace"]``.
 
 from __future__ import annotations
 
-import logging
 import operator
 import warnings
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch.export.graph_signature import OutputKind
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
@@ -29,10 +29,9 @@ from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.locations import describe_location, make_location, user_frame
-from ziggurat.ir.signature import format_structure, set_signature
+from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
-log = logging.getLogger("ziggurat")
 
 
 def export(model: torch.nn.Module, example_inputs: Sequence[Any]) -> Any:
@@ -134,8 +133,8 @@ class ExportImporter:
         val = node.meta.get("val")
         examples = list(val) if isinstance(val, list | tuple) else [val]
         if any(isinstance(e, torch.Tensor) and not all(isinstance(d, int) for d in e.shape) for e in examples):
-            raise self._error(node, "has a data-dependent output shape; the TorchScript frontend "
-                              "specializes it to the example inputs", schema.text)
+            raise self._error(node, "has an output shape that depends on the values of its inputs; "
+                              "a compiled module has static shapes", schema.text)
         try:
             types = [result_type(v) for v in examples]
         except UnsupportedTypeError as e:
@@ -151,20 +150,34 @@ class ExportImporter:
     def _finish(self, node: torch.fx.Node, block: Block, arg_types: list[Attribute],
                 names: list[str]) -> ModuleOp:
         outputs = [self.values[n] if isinstance(n, torch.fx.Node) else n for n in node.args[0]]  # pyright: ignore
+        specs = self.program.graph_signature.output_specs
         flat: list[SSAValue] = []
         refs: list[Any] = []
-        for value in outputs:
+        writes: list[tuple[Any, int]] = []
+        for value, spec in zip(outputs, specs, strict=True):
             if isinstance(value, TensorConstant):
                 value = self.literals(value)
+            if spec.kind == OutputKind.USER_INPUT_MUTATION and spec.target in names:
+                writes.append((value, names.index(spec.target)))
+                continue
+            if spec.kind != OutputKind.USER_OUTPUT:
+                raise ImportError_(
+                    f"the model writes to {spec.target or 'a value'} in place ({spec.kind.name.lower()}); "
+                    "a compiled module holds its parameters and buffers as constants", op="export")
             if isinstance(value, Dynamic):
                 flat.append(value.ssa)
                 refs.append(("ref", len(flat) - 1))
             else:
                 refs.append(value)
         tree = pytree.tree_unflatten(refs, self.program.call_spec.out_spec)
+        input_writes: list[tuple[int, int]] = []
+        for value, index in writes:
+            flat.append(value.ssa)
+            input_writes.append((len(flat) - 1, index))
         self.builder.insert(func.ReturnOp(*flat))
         fn = func.FuncOp("forward", FunctionType.from_lists(arg_types, [v.type for v in flat]), Region(block))
         set_signature(fn, names, format_structure(_tuples(tree)))
+        set_input_writes(fn, input_writes)
         module = ModuleOp([fn])
         verify_imported(module)
         return module
@@ -195,13 +208,27 @@ def import_exported(model: Any, example_inputs: Sequence[Any]) -> ModuleOp:
         except Exception as e:
             raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0]}",
                                op=type(model).__name__) from None
-    return ExportImporter(program).import_program(example_inputs)
+    return ExportImporter(functional(program)).import_program(example_inputs)
 
 
-def try_import_exported(model: torch.nn.Module, example_inputs: Sequence[Any]) -> ModuleOp | None:
-    """``import_exported``, or None (with a log line saying why) when the model does not export."""
+def _mutates(node: torch.fx.Node) -> bool:
+    target = node.target
+    return (node.op == "call_function" and isinstance(target, torch._ops.OpOverload)  # pyright: ignore[reportPrivateUsage]
+            and target._schema.is_mutable)  # pyright: ignore[reportPrivateUsage]
+
+
+def functional(program: Any) -> Any:
+    """The program with its in-place ops functionalized (``y[2:] = v`` -> ``slice_scatter``,
+    a write to an input -> a ``USER_INPUT_MUTATION`` output) when it has any: importing an
+    in-place op as its functional form would lose writes through views. A program without
+    mutation is kept as exported (functionalizing rewrites a few ops, e.g. ``batch_norm``)."""
+    if not any(_mutates(n) for n in program.graph_module.graph.nodes):
+        return program
     try:
-        return import_exported(model, example_inputs)
-    except ImportError_ as e:
-        log.info("torch.export frontend not used, falling back to TorchScript: %s", e)
-        return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return program.run_decompositions({})
+    except Exception as e:
+        raise ImportError_(f"functionalizing the exported program's in-place ops failed: "
+                           f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                           op="export") from None

@@ -21,11 +21,12 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer import static_eval
+from ziggurat.ir.importer.aliasing import AliasTracker, aliased_arguments
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
 from ziggurat.ir.locations import describe_location, node_location
-from ziggurat.ir.signature import format_structure, set_signature
+from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
 # Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
@@ -44,6 +45,7 @@ class GraphImporter:
         self.values: dict[torch._C.Value, Any] = {}
         self.builder = Builder(InsertPoint.at_end(Block()))
         self.literals = LiteralPool(Block())
+        self.aliases = AliasTracker()
 
     # -- entry ----------------------------------------------------------------
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
@@ -63,16 +65,19 @@ class GraphImporter:
             else:
                 self.values[value] = example  # non-tensor inputs are specialized
         block = Block(arg_types=arg_types)
-        for arg, (value, example) in zip(block.args, tensor_inputs, strict=True):
+        for position, (arg, (value, example)) in enumerate(zip(block.args, tensor_inputs, strict=True)):
             arg.name_hint = ssa_name(value.debugName())
             self.values[value] = Dynamic(arg, example)
+            self.aliases.add_input(arg, position)
         self.builder = Builder(InsertPoint.at_end(block))
         self.literals = LiteralPool(block)
         self._import_block(self.graph.nodes())
         outputs = [self.values[o] for o in self.graph.outputs()]
+        self._check_reads(None, outputs)
         result = outputs[0] if len(outputs) == 1 else tuple(outputs)
         flat: list[SSAValue] = []
         structure = self._output_structure(result, flat)
+        writes = self._input_writes([v for v, _ in tensor_inputs], flat)
         self.builder.insert(func.ReturnOp(*flat))
         fn = func.FuncOp(
             self.func_name,
@@ -80,7 +85,24 @@ class GraphImporter:
             Region(block),
         )
         set_signature(fn, [v.debugName() for v, _ in tensor_inputs], format_structure(structure))
+        set_input_writes(fn, writes)
         return ModuleOp([fn])
+
+    def _input_writes(self, inputs: list[torch._C.Value], flat: list[SSAValue]) -> list[tuple[int, int]]:
+        """Graph inputs the model writes in place get their final value as extra results,
+        which the compiled module copies back into the caller's tensors."""
+        writes: list[tuple[int, int]] = []
+        for position in sorted(self.aliases.written_inputs):
+            final = self.values[inputs[position]]
+            why = self.aliases.why_stale(final.ssa) if isinstance(final, Dynamic) else None
+            if why is not None or not isinstance(final, Dynamic):
+                raise ImportError_(
+                    f"the model writes to its input %{inputs[position].debugName()} through a view "
+                    f"({why}); the TorchScript frontend cannot compile that, torch.export "
+                    "(frontend='export') functionalizes it", op="graph input")
+            flat.append(final.ssa)
+            writes.append((len(flat) - 1, position))
+        return writes
 
     # -- nodes ----------------------------------------------------------------
     def _import_block(self, nodes: Any) -> None:
@@ -97,10 +119,25 @@ class GraphImporter:
         if _returns_no_tensor(node) and (is_static(inputs) or self._shape_query(kind, inputs)):
             self._fold(node, inputs)
             return
+        self._check_reads(node, inputs)
         if kind.startswith(("prim::", "aten::", "quantized::", "prepacked::")) or "::" in kind:
             self._import_op(node, inputs)
             return
         raise self._error(node, "unsupported node kind")
+
+    def _check_reads(self, node: torch._C.Node | None, inputs: list[Any]) -> None:
+        """Refuse to read a value an in-place write to one of its aliases made stale
+        (``node`` None: the graph's outputs)."""
+        for value in _dynamics(inputs):
+            why = self.aliases.why_stale(value.ssa)
+            if why is None:
+                continue
+            message = (f"reads a tensor after an in-place write to a view or base of it ({why}); "
+                       "the TorchScript frontend cannot compile writes through views, torch.export "
+                       "(frontend='export') functionalizes them")
+            if node is None:
+                raise ImportError_(f"the graph returns a tensor that {message}", op="return")
+            raise self._error(node, message)
 
     def _shape_query(self, kind: str, inputs: list[Any]) -> bool:
         if kind not in _SHAPE_QUERIES:
@@ -133,30 +170,35 @@ class GraphImporter:
             return
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
-        outputs = self._evaluate(node, [example_of(v) for v in inputs])
         args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
+        if _shape_depends_on_data(schema, args):
+            raise self._error(
+                node, "has an output shape that depends on the values of its inputs; a compiled "
+                "module has static shapes, and tracing fixed this one to the example's", schema)
+        outputs = self._evaluate(node, [example_of(v) for v in inputs])
         self._emit(node, schema, args, outputs)
 
     def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
-        """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result."""
+        """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result;
+        every other value that may share ``x``'s memory (its views, its base) becomes stale
+        (see :mod:`aliasing`)."""
         target = inputs[0]
-        producer = node.inputsAt(0).node()
-        if producer.kind() in _VIEW_OPS:
-            raise self._error(
-                node, f"mutates a view (produced by {producer.kind()}); in-place writes "
-                "through views cannot be compiled", schema,
-            )
         functional_key = schema.qualified_name[:-1] + (f".{schema.overload}" if schema.overload else "")
         text = registered_schemas().get(functional_key)
         if text is None or not isinstance(target, Dynamic | TensorConstant):
             raise self._error(node, "is an in-place op with no functional form", schema)
+        if isinstance(target, TensorConstant):
+            target = self.literals(target)
         functional = parse_schema(text)
         examples = [example_of(v) for v in inputs]
         examples[0] = examples[0].clone()
         outputs = self._evaluate(node, examples)
         args = {spec.name: value for spec, value in zip(functional.args, inputs, strict=True)}
         self._emit(node, functional, args, outputs)
-        self.values[node.inputsAt(0)] = self.values[node.outputsAt(0)]
+        result = self.values[node.outputsAt(0)]
+        where = describe_location(node_location(node)) or "?"
+        self.aliases.write(target.ssa, result.ssa, f"{node.kind()} at {where}")
+        self.values[node.inputsAt(0)] = result
 
     def _emit(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any],
               outputs: list[Any]) -> None:
@@ -176,6 +218,12 @@ class GraphImporter:
                 r, e = next(results)
                 r.name_hint = ssa_name(ts_out.debugName())
                 self.values[ts_out] = Dynamic(r, e)
+        aliased = aliased_arguments(schema.text)
+        bases = [self.literals(v) if isinstance(v, TensorConstant) else v
+                 for name, v in args.items() if name in aliased or "*" in aliased]
+        for base in _dynamics(bases):
+            for result in op.results:
+                self.aliases.join(result, base.ssa)
 
     # -- evaluation with torch --------------------------------------------------
     def _evaluate(self, node: torch._C.Node, args: list[Any]) -> list[Any]:
@@ -245,9 +293,18 @@ def _constant(imp: GraphImporter, node: torch._C.Node) -> None:
         value = out.toIValue()
     else:
         value = None
+    imp.values[out] = _constant_value(value, out.debugName().removeprefix("self."))
+
+
+def _constant_value(value: Any, name: str) -> Any:
+    """A constant's import value: tensors, also inside lists and tuples (freezing folds
+    ``[self.idx]`` into one constant list), become :class:`TensorConstant` literals."""
     if isinstance(value, torch.Tensor):
-        value = TensorConstant(value, out.debugName().removeprefix("self."))
-    imp.values[out] = value
+        return TensorConstant(value, name)
+    if isinstance(value, list | tuple):
+        items = [_constant_value(v, f"{name}_{i}") for i, v in enumerate(value)]  # pyright: ignore
+        return items if isinstance(value, list) else tuple(items)
+    return value
 
 
 def _list_construct(imp: GraphImporter, node: torch._C.Node) -> None:
@@ -339,6 +396,15 @@ _VIEW_OPS = {
 }
 
 
+def _dynamics(values: Any) -> list[Dynamic]:
+    """The run-time values in ``values``, inside lists and tuples too."""
+    if isinstance(values, Dynamic):
+        return [values]
+    if isinstance(values, list | tuple):
+        return [d for v in values for d in _dynamics(v)]  # pyright: ignore[reportUnknownVariableType]
+    return []
+
+
 def _returns_no_tensor(node: torch._C.Node) -> bool:
     for out in node.outputs():
         text = str(out.type())
@@ -346,6 +412,26 @@ def _returns_no_tensor(node: torch._C.Node) -> bool:
             return False
         if isinstance(out.type(), torch._C.TensorType):  # pyright: ignore[reportPrivateUsage]
             return False
+    return True
+
+
+def _shape_depends_on_data(schema: OpSchema, args: dict[str, Any]) -> bool:
+    """An op tagged ``dynamic_output_shape`` (``nonzero``, ``masked_select``, ``unique``,
+    indexing with a boolean mask ...), unless these arguments make its shape static."""
+    try:
+        op = _overload(schema)
+    except AttributeError:
+        return False
+    if torch.Tag.dynamic_output_shape not in op.tags:  # pyright: ignore[reportAttributeAccessIssue]
+        return False
+    if schema.base_name in ("index", "index_put", "_index_put_impl"):  # integer indices: static
+        masks = [v for v in _dynamics(args.get("indices")) if v.is_tensor
+                 and v.example.dtype in (torch.bool, torch.uint8)]
+        return bool(masks)
+    if schema.base_name == "one_hot":
+        return args.get("num_classes", -1) == -1
+    if schema.base_name == "repeat_interleave":
+        return args.get("output_size") is None
     return True
 
 

@@ -20,6 +20,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from ziggurat.dialects.torch import OperatorOp, aten_op_class
 from ziggurat.dialects.torch import static_values
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema
+from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.types import scalar_type_of, tensor_type_of
 
@@ -100,6 +101,8 @@ def _generic_attr(spec: ArgSpec | None, value: object) -> Attribute | None:
         return static_values._scalar_attr(value)  # pyright: ignore[reportPrivateUsage]
     if isinstance(value, str):
         return StringAttr(value)
+    if isinstance(value, torch.Tensor):  # a tensor is an operand; never print it into an attribute
+        raise ImportError_("a tensor argument that is not a value of the graph", op="torch.operator")
     if isinstance(value, list | tuple):
         items = [_generic_attr(None, v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         from xdsl.dialects.builtin import NoneAttr

@@ -11,8 +11,9 @@ folding etc.): those are Ziggurat's own passes, which must see the original ops.
 
 from __future__ import annotations
 
+import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -21,6 +22,7 @@ from xdsl.ir import Attribute
 
 from ziggurat.ir.errors import ImportError_, verify_imported
 from ziggurat.ir.importer.graph_importer import GraphImporter
+from ziggurat.ir.importer.trace_guard import Specialization, watch_conversions
 from ziggurat.ir.types import UnsupportedTypeError, example_tensor, tensor_type
 
 TorchScriptSource = torch.nn.Module | torch.jit.ScriptFunction | torch._C.Graph | str
@@ -40,11 +42,21 @@ def _freeze(module: torch.jit.ScriptModule) -> torch._C.Graph:
     return graph
 
 
+def _specialization_error(found: Specialization, model: torch.nn.Module) -> ImportError_:
+    return ImportError_(
+        f"{found.conversion}: the model's control flow or shapes depend on the values of its "
+        "inputs, and tracing would bake in the path the example inputs took (other inputs would "
+        "get wrong results). Script that part (torch.jit.script), or write the branch with "
+        "torch.cond / torch.where",
+        op=type(model).__name__, location=f"{found.file}:{found.line}",
+    )
+
+
 def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Graph:
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad(), warnings.catch_warnings():
+        with torch.no_grad(), warnings.catch_warnings(), watch_conversions() as specialized:
             warnings.simplefilter("ignore")
             traced = torch.jit.trace(model, tuple(example_inputs), check_trace=False, strict=False)
     except Exception as e:
@@ -52,24 +64,70 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
                            op=type(model).__name__) from None
     finally:
         model.train(was_training)
+    if specialized:
+        raise _specialization_error(specialized[0], model)
     assert isinstance(traced, torch.jit.ScriptModule)
     return _freeze(traced)
 
 
 def _prepare(graph: torch._C.Graph) -> torch._C.Graph:
     graph = graph.copy()
-    torch._C._jit_pass_inline(graph)  # pyright: ignore[reportPrivateUsage]
-    torch._C._jit_pass_remove_mutation(graph)  # pyright: ignore[reportPrivateUsage]
-    torch._C._jit_pass_dce(graph)  # pyright: ignore[reportPrivateUsage]
+    try:
+        torch._C._jit_pass_inline(graph)  # pyright: ignore[reportPrivateUsage]
+        torch._C._jit_pass_remove_mutation(graph)  # pyright: ignore[reportPrivateUsage]
+        torch._C._jit_pass_dce(graph)  # pyright: ignore[reportPrivateUsage]
+    except RuntimeError as e:
+        raise ImportError_(f"TorchScript could not prepare the graph: {str(e).strip().splitlines()[0]}",
+                           op="torchscript") from None
     return graph
 
 
 def _parse_ir(text: str) -> torch._C.Graph:
     try:
-        return torch._C.parse_ir(text)  # pyright: ignore[reportPrivateUsage]
+        graph = torch._C.parse_ir(text)  # pyright: ignore[reportPrivateUsage]
     except RuntimeError as e:
         raise ImportError_(f"malformed TorchScript IR: {str(e).strip().splitlines()[0]}",
                            op="torchscript-ir") from None
+    _check_schemas(graph, text)
+    return graph
+
+
+def _check_schemas(graph: torch._C.Graph, text: str) -> None:
+    """Every operator node of IR text must match one of its schemas (``aten::sum(%none, %x)``
+    matches none); the graph passes would fail on it deep inside TorchScript."""
+    seen: dict[str, int] = {}
+    for node in _all_nodes(graph.nodes()):
+        kind = node.kind()
+        seen[kind] = seen.get(kind, 0) + 1
+        if kind.startswith("prim::") or "::" not in kind or str(node.schema()) != "(no schema)":
+            continue
+        operands = ", ".join(f"%{v.debugName()} : {v.type()}" for v in node.inputs())
+        schemas = [str(s) for s in torch._C._jit_get_schemas_for_operator(kind)  # pyright: ignore
+                   if "(a!)" not in str(s)]
+        raise ImportError_(
+            f"no schema of {kind} takes these operands ({operands})"
+            + (f"; its schemas: {'; '.join(schemas[:4])}" if schemas else f"; {kind} is not a known operator"),
+            op=kind, location=_ir_line(kind, seen[kind], text),
+        )
+
+
+def _all_nodes(nodes: Any) -> Iterator[torch._C.Node]:
+    for node in nodes:
+        yield node
+        for block in node.blocks():
+            yield from _all_nodes(block.nodes())
+
+
+def _ir_line(kind: str, occurrence: int, text: str) -> str | None:
+    """``<torchscript-ir>:N``: the line of the ``occurrence``-th ``kind`` node in IR text
+    (``parse_ir`` renumbers values, but keeps the nodes in order)."""
+    count = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if f"{kind}(" in line or f"{kind}[" in line:
+            count += 1
+            if count == occurrence:
+                return f"<torchscript-ir>:{number}"
+    return None
 
 
 def to_graph(source: TorchScriptSource, example_inputs: Sequence[Any] | None) -> torch._C.Graph:

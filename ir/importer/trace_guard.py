@@ -1,0 +1,114 @@
+"""Catch what tracing would silently specialize: a tensor computed from input *values*
+turned into a Python bool, number, index or list (``if x.sum() > 0:``, ``int(x.max())``,
+``x.tolist()``).
+
+``torch.jit.trace`` records tensor ops, not Python control flow: the branch the example
+inputs took is baked into the graph, and every other input gets its result. Tracing warns
+(``TracerWarning``) on every such conversion, but it warns the same way for conversions of
+*shapes* (``nn.MultiheadAttention`` compares sizes while traced), which are static in a
+compiled module and therefore harmless. So the conversions are watched directly: while
+tracing, the conversion methods of ``torch.Tensor`` check the traced value they convert,
+and a conversion whose value depends on the data of a graph input (not only on its shape,
+through ``aten::size``) is recorded with the user's source line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ziggurat.ir.locations import is_library_file
+
+#: Tensor methods that turn a tensor into a Python value, and what they turn it into.
+_CONVERSIONS = {
+    "__bool__": "a Python bool", "__int__": "a Python int", "__float__": "a Python float",
+    "__index__": "a Python index", "__complex__": "a Python complex", "item": "a Python number",
+    "tolist": "a Python list",
+}
+
+#: Nodes whose result depends only on the shape/dtype/device of their inputs.
+_SHAPE_ONLY = {"aten::size", "aten::sym_size", "aten::dim", "aten::numel", "aten::sym_numel",
+               "prim::shape", "aten::len", "prim::device", "prim::dtype", "prim::layout",
+               "prim::is_cuda", "aten::is_floating_point", "prim::Constant", "prim::GetAttr"}
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A conversion that would bake the example's values into the trace."""
+
+    conversion: str
+    file: str
+    line: int
+
+
+def _reads_input_data(value: torch._C.Value) -> bool:
+    """Whether ``value`` (in the graph being traced) is computed from a graph input's data."""
+    stack, seen = [value], set[int]()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        node = v.node()
+        kind = node.kind()
+        if kind == "prim::Param":
+            if isinstance(v.type(), torch._C.TensorType):  # pyright: ignore[reportPrivateUsage]
+                return True
+            continue
+        if kind in _SHAPE_ONLY:
+            continue
+        stack.extend(node.inputs())
+        for block in node.blocks():
+            stack.extend(block.returnNode().inputs())
+    return False
+
+
+def _user_frame() -> tuple[str, int]:
+    frame = sys._getframe(2)  # pyright: ignore[reportPrivateUsage]
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not is_library_file(path):
+            return path, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def _depends_on_data(tensor: torch.Tensor) -> bool:
+    try:
+        value = torch._C._get_value_trace(tensor)  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    except RuntimeError:
+        return True  # a tensor the tracer does not know: assume the worst
+    return _reads_input_data(value)
+
+
+def _watched(name: str, original: Callable[..., Any], found: list[Specialization]) -> Callable[..., Any]:
+    what = _CONVERSIONS[name]
+
+    def convert(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if torch._C._is_tracing() and not found and _depends_on_data(self):  # pyright: ignore[reportPrivateUsage]
+            file, line = _user_frame()
+            found.append(Specialization(f"a tensor computed from the inputs' values becomes {what}",
+                                        file, line))
+        return original(self, *args, **kwargs)
+
+    return convert
+
+
+@contextmanager
+def watch_conversions() -> Iterator[list[Specialization]]:
+    """While active, data-dependent conversions during tracing are appended to the list."""
+    found: list[Specialization] = []
+    base = torch._C.TensorBase  # pyright: ignore[reportPrivateUsage]
+    for name in _CONVERSIONS:
+        setattr(torch.Tensor, name, _watched(name, getattr(base, name), found))
+    try:
+        yield found
+    finally:
+        for name in _CONVERSIONS:
+            if name in torch.Tensor.__dict__:
+                delattr(torch.Tensor, name)
