@@ -222,3 +222,14 @@ def test_torchscript_ir_operands_of_the_wrong_kind_name_the_node_and_line() -> N
         ziggurat.compile(text, (torch.randn(4, 8),), backend="reference")
     text_error = str(info.value)
     assert "<torchscript-ir>:3" in text_error and "aten::sum" in text_error and "no schema" in text_error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_input_writes_survive_save_and_load(backend: str, tmp_path: Any) -> None:
+    compiled = ziggurat.compile(Fn(_write_input_slice), (torch.randn(4, 3),), backend=backend, frontend="export")
+    compiled.save(tmp_path / "m.zig")
+    loaded = ziggurat.load(tmp_path / "m.zig")
+    x = torch.randn(4, 3)
+    eager_x, our_x = x.clone(), x.clone()
+    torch.testing.assert_close(loaded(our_x), _write_input_slice(eager_x))
+    torch.testing.assert_close(our_x, eager_x)
