@@ -147,9 +147,9 @@ def _nll(ctx: LoweringContext, args: LoweringArgs, logp: TensorValue, target: Te
 
     loss = ctx.lazy(tshape, F32, lambda idx: per_element(idx, False), [logp, target])
     wsum = ctx.lazy(tshape, F32, lambda idx: per_element(idx, True), [target])
+    if reduction == 0:  # torch leaves total_weight at 0 without a reduction
+        return loss, ctx.lazy((), F32, lambda idx: const(0.0, F32))
     total_w = reduce(ctx, wsum, list(range(len(tshape))), False, "sum", F32)
-    if reduction == 0:
-        return loss, total_w
     total = reduce(ctx, loss, list(range(len(tshape))), False, "sum", F32)
     if reduction == 2:
         return total, total_w

@@ -114,8 +114,9 @@ def all_any(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 def count_nonzero(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = _self(args)
     dims = _dims(args, x)
-    return reduce(ctx, x, dims, False, "sum", torch.int64,
-                  lambda v, o: cast(compare("ne", v, 0), torch.int64))
+    # compared in x's own dtype: 0.5 cast to int64 first would count as zero
+    nonzero = pointwise(ctx, [x], x.shape, torch.bool, lambda v: compare("ne", v, 0, v.dtype), x.dtype)
+    return reduce(ctx, nonzero, dims, False, "sum", torch.int64)
 
 
 def _variance(ctx: LoweringContext, x: TensorValue, dims: list[int], keep: bool, correction: float,
