@@ -22,7 +22,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
     TensorValue,
     begin_trace,
 )
-from ziggurat.backends.cpu.lowering.values import Buffer, Load, Reduction, ReduceRef, Value
+from ziggurat.backends.cpu.lowering.values import Buffer, Load, Reduction, ReduceRef, Value, walk
 
 #: A lazy value whose element DAG grows past this many compute nodes is realized.
 MAX_INLINE_NODES = 160
@@ -167,10 +167,28 @@ class LoweringContext:
         raise RuntimeError("reduction placement did not converge")  # pragma: no cover
 
     def add_scan(self, src: TensorValue, dim: int, kind: str, dtype: torch.dtype) -> BufferValue:
+        src = self._without_reductions(src)
         out = self.new_buffer(src.shape, dtype, "scan")
         origins = tuple(src.origins if src.buffer is None else ()) + (self.current_origin,)
         self.nodes.append(ScanNode(self.unique_name(kernel_base_name(origins)), out, src, dim, kind, origins))
         return BufferValue(out)
+
+    def _without_reductions(self, tv: TensorValue) -> TensorValue:
+        """``tv``, with every reduction its elements read realized first: a scan kernel inlines
+        its source but has no loops to compute a reduction in (``cumprod(x.sum(1))``)."""
+        if tv.buffer is not None or tv.numel == 0:
+            return tv
+        _, root = tv.trace()
+        refs = [n for n in walk(root) if isinstance(n, ReduceRef)]
+        boxes = [self._reductions.get(r.reduction.uid) for r in refs]
+        if any(box is None for box in boxes):
+            return BufferValue(self.realize(tv, "scan_src"))
+        for box in boxes:
+            if box is not None and box.buffer is None:
+                self.realize(box, "red")
+        if isinstance(tv, LazyValue):
+            tv.clear_memo()
+        return tv
 
     # -- views for library calls ---------------------------------------------------------
     def strided_view(self, tv: TensorValue) -> tuple[Buffer, int, tuple[int, ...]] | None:
