@@ -72,11 +72,11 @@ def _conv_transpose_sweep(groups: int, every: int) -> None:
     for nd, k, s, p, op, d in _transposed_cases()[::every]:
         w = torch.randn(2 * groups, 3, *([k] * nd), generator=g)
         b = torch.randn(3 * groups, generator=g)
-        fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        conv_t = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
 
-        def case(t: torch.Tensor, fn=fn, w=w, b=b, s=s, p=p, op=op, d=d, nd=nd) -> torch.Tensor:
+        def case(t: torch.Tensor, conv_t=conv_t, w=w, b=b, s=s, p=p, op=op, d=d, nd=nd) -> torch.Tensor:
             t = t[..., 0] if nd == 1 else t
-            return fn(t, w, b, stride=s, padding=p, output_padding=op, dilation=d, groups=groups)
+            return conv_t(t, w, b, stride=s, padding=p, output_padding=op, dilation=d, groups=groups)
 
         try:
             if case(x).numel():
@@ -87,10 +87,10 @@ def _conv_transpose_sweep(groups: int, every: int) -> None:
     for start in range(0, len(cases), 40):  # a few graphs of 40 convolutions each
         chunk = cases[start:start + 40]
 
-        def fn(t: torch.Tensor, chunk=chunk) -> tuple[torch.Tensor, ...]:
+        def graph(t: torch.Tensor, chunk=chunk) -> tuple[torch.Tensor, ...]:
             return tuple(c(t) for c in chunk)
 
-        compiled = compile_cpu(OpModule(fn), (x,), frontend="torchscript")
+        compiled = compile_cpu(OpModule(graph), (x,), frontend="torchscript")
         assert compiled.report.fallback_ops == {}
-        for got, expected in zip(compiled(x), fn(x), strict=True):
+        for got, expected in zip(compiled(x), graph(x), strict=True):
             torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
