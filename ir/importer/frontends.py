@@ -1,6 +1,8 @@
 """xDSL frontends (``-f``/``--frontend`` of ``ziggurat-opt`` and ``xdsl-opt``).
 
-* ``torchscript`` (also for ``.pt`` files): a module saved with ``torch.jit.save``.
+* ``torchscript`` (also for ``.pt`` files): a module saved with ``torch.jit.save`` (the
+  archive is checked, and loaded where a damaged one cannot end the process:
+  ``torchscript_archive``).
 * ``torchscript-ir`` (also for ``.ts`` files): TorchScript IR text.
 
 ``input-types`` gives the graph inputs' types (``tensor<1x3xf32>,tensor<5xi64>``);
@@ -9,17 +11,16 @@ without it the types annotated in the graph are used.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import IO, ClassVar
 
-import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.frontend import Frontend
 
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer.torchscript import import_torchscript
+from ziggurat.ir.importer.torchscript_archive import load_script_module
 from ziggurat.ir.types import UnsupportedTypeError, parse_type_list
 
 
@@ -39,15 +40,7 @@ class TorchScriptFrontend(Frontend):
     input_types: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        data = input.read()
-        try:
-            module = torch.jit.load(io.BytesIO(data), map_location="cpu")
-        except Exception as e:
-            raise ImportError_(
-                f"cannot read {input_name} as a TorchScript file (torch.jit.save): "
-                f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
-                op="torchscript",
-            ) from None
+        module = load_script_module(input.read(), input_name)
         return import_torchscript(module, input_types=_types(self.input_types))
 
 
