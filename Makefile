@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-smoke gen-ops clean
+.PHONY: demo test pytest lit typecheck bench bench-smoke gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,20 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python bench/run.py --smoke
+
+# Differential fuzzing (tests/fuzz/README.md): N programs of SEED on JOBS worker processes;
+# summary, failures and minimized repros in build/fuzz/SEED.  PROFILE=dev makes smaller programs.
+N       ?= 200
+SEED    ?= 1
+PROFILE ?= default
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz.run --seed $(SEED) --n $(N) --jobs $(JOBS) --profile $(PROFILE) --out build/fuzz/$(SEED)
+
+# NNSmith's programs through the same oracle; nnsmith lives in its own venv (see tests/fuzz/nnsmith_bridge.py).
+NNSMITH_PYTHON ?= /tmp/nnsmith-venv/bin/python
+fuzz-nnsmith: $(STAMP)
+	$(NNSMITH_PYTHON) tests/fuzz/nnsmith_bridge.py --seed $(SEED) --n $(N) --out build/fuzz/nnsmith-$(SEED)/programs
+	$(BIN)/python -m tests.fuzz.run --programs build/fuzz/nnsmith-$(SEED)/programs --jobs $(JOBS) --out build/fuzz/nnsmith-$(SEED)
 
 # Regenerate dialects/torch/aten_ops.py from torch's operator schemas.
 gen-ops: $(STAMP)

@@ -9,15 +9,16 @@ from typing import Any
 
 import torch
 
-from tests.fuzz.materialize import make_const, make_input
-from tests.fuzz.program import Program, module_source
+from tests.fuzz.materialize import from_literal, make_const, make_input
+from tests.fuzz.program import Program, TensorSpec, module_source
 
 #: seed offset of the call-time inputs (k-th fresh set), far from every example seed
 FRESH_SEED = 1_000_003
 
 
 def namespace() -> dict[str, Any]:
-    return {"torch": torch, "F": torch.nn.functional, "make_const": make_const, "make_input": make_input}
+    return {"torch": torch, "F": torch.nn.functional, "make_const": make_const, "make_input": make_input,
+            "from_literal": from_literal}
 
 
 def source_float64(source: str) -> str:
@@ -50,14 +51,19 @@ def example_inputs(program: Program) -> tuple[torch.Tensor, ...]:
         if spec.alias is not None and spec.alias in made:
             made[spec.name] = made[spec.alias]
         else:
-            made[spec.name] = make_input(spec.shape, spec.torch_dtype, spec.domain, spec.layout, spec.seed)
+            made[spec.name] = _input(spec, 0)
     return tuple(made[s.name] for s in program.inputs)
+
+
+def _input(spec: TensorSpec, k: int) -> torch.Tensor:
+    if spec.literal is not None:
+        return from_literal(spec.literal, spec.shape, spec.torch_dtype, spec.layout, k * FRESH_SEED)
+    return make_input(spec.shape, spec.torch_dtype, spec.domain, spec.layout, spec.seed + k * FRESH_SEED)
 
 
 def fresh_inputs(program: Program, k: int = 1) -> tuple[torch.Tensor, ...]:
     """Call-time inputs: same shapes, dtypes and layouts, other values, never aliased."""
-    return tuple(make_input(s.shape, s.torch_dtype, s.domain, s.layout, s.seed + k * FRESH_SEED)
-                 for s in program.inputs)
+    return tuple(_input(s, k) for s in program.inputs)
 
 
 def clone_inputs(inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:

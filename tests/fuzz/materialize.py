@@ -74,5 +74,18 @@ def make_input(shape: list[int], dtype: torch.dtype, domain: str, layout: str, s
     return with_layout(make_values(shape, dtype, domain, seed), layout)
 
 
+def from_literal(values: list, shape: list[int], dtype: torch.dtype, layout: str, seed: int) -> torch.Tensor:
+    """Given values (seed 0), or, as call-time inputs, the same values moved (seed != 0):
+    floats scaled by factors in [0.5, 1.5], integers and booleans permuted."""
+    t = torch.tensor(values, dtype=dtype).reshape(shape)
+    if seed:
+        g = torch.Generator().manual_seed(seed)
+        if dtype.is_floating_point:
+            t = t * (0.5 + torch.rand(t.shape, generator=g)).to(dtype)
+        elif t.numel() > 1:
+            t = t.reshape(-1)[torch.randperm(t.numel(), generator=g)].reshape(shape)
+    return with_layout(t, layout)
+
+
 def make_const(shape: list[int], dtype: torch.dtype, domain: str, seed: int) -> torch.Tensor:
     return make_values(shape, dtype, domain, seed)

@@ -114,6 +114,7 @@ _TYPES = re.compile(r"tensor<[^>]*>|memref<[^>]*>|\[[\d, ]*\]|\([\d, ]*\)|%[\w.]
 def normalize(message: str) -> str:
     """A message with its numbers, shapes, types and names elided: the reason it groups by."""
     first = message.strip().splitlines()[0] if message.strip() else message
+    first = re.sub(r"<fuzz [^>]*>(:\d+)?( \[[^\]]*\])?:? ?", "", first)  # the program's source locations
     first = re.sub(r"^\S+\.py:\d+(:\d+)?: ", "", first)
     first = re.sub(r"^\[[^\]]*\]: ", "", first)
     return _NUM.sub("N", _TYPES.sub("_", first))[:200]

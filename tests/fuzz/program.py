@@ -38,7 +38,8 @@ class TensorSpec:
     layout: str = "contiguous"
     #: inputs only: at compile time this input is passed the very tensor of that earlier input
     alias: str | None = None
-    #: constants only: exact values (index tensors), instead of values drawn from ``domain``
+    #: exact values (index tensors, imported programs) instead of values drawn from ``domain``;
+    #: an input's call-time values are these moved (``materialize.from_literal``)
     literal: list[Any] | None = None
 
     @property
@@ -101,6 +102,9 @@ def const_expr(spec: TensorSpec) -> str:
 
 
 def input_expr(spec: TensorSpec, seed_offset: int = 0) -> str:
+    if spec.literal is not None:
+        return (f"from_literal({literal_text(spec.literal)}, {spec.shape!r}, torch.{spec.dtype}, {spec.layout!r}, "
+                f"{seed_offset})")
     return (f"make_input({spec.shape!r}, torch.{spec.dtype}, {spec.domain!r}, {spec.layout!r}, "
             f"{spec.seed + seed_offset})")
 

@@ -79,8 +79,8 @@ if __name__ == "__main__":
 
 def helpers_source() -> str:
     parts = [inspect.getsource(f) for f in (materialize.make_values, materialize.with_layout,
-                                             materialize.make_input, materialize.make_const,
-                                             execute.clone_inputs)]
+                                             materialize.make_input, materialize.from_literal,
+                                             materialize.make_const, execute.clone_inputs)]
     return "\n\n".join(parts)
 
 

@@ -179,6 +179,12 @@ def run(args: argparse.Namespace) -> Path:
     elapsed = time.perf_counter() - start
     failures = save_failures(results, args, out_dir)
     minimized = minimize_failures(failures, args, out_dir, cache) if args.minimize else []
+    (out_dir / "minimized.json").write_text(json.dumps(minimized, indent=1))
+    return write_summary(out_dir, results, elapsed, args, minimized)
+
+
+def write_summary(out_dir: Path, results: list[dict[str, Any]], elapsed: float, args: argparse.Namespace,
+                  minimized: list[dict[str, Any]]) -> Path:
     summary = summarize(results, elapsed, vars(args), minimized)
     (out_dir / "summary.json").write_text(json.dumps(summary["data"], indent=1))
     (out_dir / "summary.md").write_text(summary["markdown"])
@@ -218,21 +224,35 @@ def _config_names() -> set[str]:
 
 
 def failure_class(outcome: dict[str, Any]) -> str:
-    """Failures minimized per class: kind, backend family, and the reason's words."""
+    """The coarse class of a failure before minimization: kind, backend family, reason."""
     backend = outcome["config"].split("-")[0]
     return f"{outcome['kind']}|{backend}|{outcome['reason']}"
 
 
-def minimize_failures(failures: list[dict[str, Any]], args: argparse.Namespace, out_dir: Path,
-                      cache: str) -> list[dict[str, Any]]:
-    """Minimize up to ``--minimize`` failures per class, each in its own process."""
-    per_class: dict[str, int] = {}
-    chosen: list[dict[str, Any]] = []
+def choose_for_minimization(failures: list[dict[str, Any]], total: int) -> list[dict[str, Any]]:
+    """Up to ``total`` failures, round-robin over the coarse classes (every class gets one
+    first); programs with the same op set in the same class count once."""
+    classes: dict[str, list[dict[str, Any]]] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
     for f in failures:
         key = failure_class(f["outcome"])
-        if per_class.get(key, 0) < args.minimize:
-            per_class[key] = per_class.get(key, 0) + 1
-            chosen.append(f)
+        ops = frozenset(f["program"].ops())
+        if (key, ops) in seen:
+            continue
+        seen.add((key, ops))
+        classes.setdefault(key, []).append(f)
+    chosen: list[dict[str, Any]] = []
+    while len(chosen) < total and any(classes.values()):
+        for members in classes.values():
+            if members and len(chosen) < total:
+                chosen.append(members.pop(0))
+    return chosen
+
+
+def minimize_failures(failures: list[dict[str, Any]], args: argparse.Namespace, out_dir: Path,
+                      cache: str) -> list[dict[str, Any]]:
+    """Minimize up to ``--minimize`` failures (see ``choose_for_minimization``), each in its own process."""
+    chosen = choose_for_minimization(failures, args.minimize)
     work: queue.Queue[dict[str, Any]] = queue.Queue()
     for f in chosen:
         work.put(f)
@@ -283,10 +303,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
     parser.add_argument("--threads", type=int, default=1, help="native threads per compiled module")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds without progress = hang")
-    parser.add_argument("--minimize", type=int, default=3, help="failures minimized per class (0: none)")
-    parser.add_argument("--minimize-budget", type=float, default=240.0, help="seconds per minimization")
+    parser.add_argument("--minimize", type=int, default=60, help="failures minimized at most (0: none)")
+    parser.add_argument("--minimize-budget", type=float, default=150.0, help="seconds per minimization")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--programs", default=None, help="a directory of program .json files to check")
+    parser.add_argument("--summary-only", action="store_true", help="rebuild summary.md from --out's results")
     args = parser.parse_args(argv)
     if args.out is None:
         args.out = str(ROOT / "build" / "fuzz" / (Path(args.programs).name if args.programs else str(args.seed)))
@@ -295,6 +316,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.summary_only:  # rebuild the summary of an earlier run in --out
+        out_dir = Path(args.out)
+        results = [json.loads(line) for line in (out_dir / "results.jsonl").read_text().splitlines() if line]
+        minimized_file = out_dir / "minimized.json"
+        minimized = json.loads(minimized_file.read_text()) if minimized_file.exists() else []
+        write_summary(out_dir, results, sum(r.get("seconds", 0.0) for r in results) / max(1, args.jobs), args,
+                      minimized)
+        return 0
     run(args)
     return 0
 

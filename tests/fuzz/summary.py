@@ -50,9 +50,14 @@ def summarize(results: list[dict[str, Any]], elapsed: float, args: dict[str, Any
     invalid: list[str] = []
     spec_errors: dict[str, str] = {}
     unchecked_fresh = 0
+    features: Counter[str] = Counter()
     for r in results:
         res = r["result"]
         spec_errors.update(r.get("spec_errors", {}))
+        features.update(["aliased inputs"] if r.get("aliased") else [])
+        features.update(f"layout {x}" for x in r.get("layouts", []))
+        features.update(f"input rank {x}" for x in r.get("ranks", []))
+        features.update(f"input {x}" for x in r.get("dtypes", []))
         if res["invalid"]:
             worst["invalid"] += 1
             invalid.append(f"{r['program']}: {res['invalid'][:160]}")
@@ -93,9 +98,26 @@ def summarize(results: list[dict[str, Any]], elapsed: float, args: dict[str, Any
         "tolerance": {"compared_elements": compared, "masked_elements": masked,
                       "ratio_max": max(ratios, default=0.0), "ratio_p99": _percentile(ratios, 0.99),
                       "ratio_p50": _percentile(ratios, 0.5)},
-        "coverage": cov, "minimized": minimized,
+        "coverage": cov, "minimized": minimized, "classes": distinct_classes(minimized), "features": dict(sorted(features.items())),
     }
     return {"data": data, "markdown": markdown(data)}
+
+
+def distinct_classes(minimized: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Minimized failures grouped by kind, backend family and the op set left."""
+    groups: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+    for m in minimized:
+        if "repro" not in m:
+            continue
+        key = (m["kind"], m["config"].split("-")[0], tuple(sorted(set(m["ops"]))))
+        g = groups.setdefault(key, {"kind": key[0], "backend": key[1], "ops": list(key[2]), "repros": [],
+                                    "configs": set()})
+        g["repros"].append(m["repro"])
+        g["configs"].add(m["config"])
+    out = list(groups.values())
+    for g in out:
+        g["configs"] = sorted(g["configs"])
+    return out
 
 
 def _table(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> list[str]:
@@ -112,7 +134,8 @@ def markdown(d: dict[str, Any]) -> str:
              "## Programs by worst outcome", ""]
     lines += _table([(k, v) for k, v in d["by_outcome"].items()], ("outcome", "programs"))
     kinds = [k for k in ORDER if k != "invalid"]
-    lines += ["", "## By configuration", ""]
+    lines += ["", "Programs with: " + ", ".join(f"{k} {v}" for k, v in d["features"].items()), "",
+              "## By configuration", ""]
     lines += _table([(c, *[v.get(k, 0) for k in kinds]) for c, v in d["by_config"].items()], ("config", *kinds))
     for title, key in (("Wrong answers", "wrong"), ("Crashes", "crashes"), ("Refusals (clean ZigguratError)", "refusals"),
                        ("Call-time refusals (then rerun with contiguous copies)", "call_refusals")):
@@ -126,9 +149,12 @@ def markdown(d: dict[str, Any]) -> str:
     for kind, items in d["failing"].items():
         lines += ["", f"## {kind} ({len(items)})", ""] + [f"- {x}" for x in items[:60]]
     if d["minimized"]:
-        lines += ["", "## Minimized repros", ""]
-        for m in d["minimized"]:
-            lines.append(f"- `{m.get('repro', m.get('failure'))}`: {m.get('class')} -> ops {m.get('ops', m.get('error', '?'))}")
+        lines += ["", f"## Distinct failure classes after minimization ({len(d['classes'])})", ""]
+        for g in d["classes"]:
+            lines.append(f"- {g['kind']} on {g['backend']} ({', '.join(g['configs'])}): ops {', '.join(g['ops'])}: "
+                         f"`{g['repros'][0]}`" + (f" (+{len(g['repros']) - 1} more)" if len(g["repros"]) > 1 else ""))
+        errors = [m for m in d["minimized"] if "repro" not in m]
+        lines += [f"- minimization failed for `{m['failure']}`: {m.get('error', '')[:200]}" for m in errors]
     t = d["tolerance"]
     lines += ["", "## Tolerance", "",
               f"{t['compared_elements']} elements compared, {t['masked_elements']} masked as unstable "

@@ -50,7 +50,8 @@ def check(program: Program, configs: list[Config], channel: TextIO, index: int |
     result = check_program(program, configs, threads, cache_dir, progress=progress)
     return {"event": "result", "index": index, "program": program.name, "ops": program.ops(),
             "n_inputs": len(program.inputs), "aliased": any(i.alias for i in program.inputs),
-            "layouts": sorted({i.layout for i in program.inputs}), "result": result.to_dict(),
+            "layouts": sorted({i.layout for i in program.inputs}), "ranks": sorted({len(i.shape) for i in program.inputs}),
+            "dtypes": sorted({i.dtype for i in program.inputs}), "result": result.to_dict(),
             "seconds": time.perf_counter() - start, "spec_errors": dict(SPEC_ERRORS)}
 
 

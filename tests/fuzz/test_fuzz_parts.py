@@ -1,0 +1,117 @@
+"""The fuzzer's own parts: generator validity and determinism, the oracle's verdicts
+(it must catch a wrong lowering), the minimizer, and standalone repros."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.fuzz.execute import build_module, example_inputs, fresh_inputs, run_eager
+from tests.fuzz.generator import PROFILES, generate
+from tests.fuzz.minimize import dead_code, minimize
+from tests.fuzz.oracle import Config, check_program, reference
+from tests.fuzz.program import Node, Program, TensorSpec
+from tests.fuzz.repro import write_repro
+from tests.fuzz.tolerance import compare
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_generation_is_deterministic() -> None:
+    for i in range(5):
+        assert generate(3, i).to_json() == generate(3, i).to_json()
+    assert generate(3, 0).to_json() != generate(3, 1).to_json()
+
+
+def test_programs_are_valid_on_example_and_call_inputs() -> None:
+    """Every generated program runs in eager on both input sets (its ops were checked as
+    they were placed; the in-graph domain guards keep call-time values valid too)."""
+    failures = []
+    for i in range(40):
+        program = generate(11, i, PROFILES["slice"])
+        assert program.nodes and program.outputs
+        module = build_module(program)
+        for inputs in (example_inputs(program), fresh_inputs(program)):
+            try:
+                run_eager(module, inputs)
+            except Exception as e:  # pragma: no cover - the assertion below reports it
+                failures.append(f"{program.name}: {type(e).__name__}: {e}")
+    assert not failures, failures
+
+
+def test_program_json_round_trip() -> None:
+    program = generate(4, 2)
+    assert Program.from_json(program.to_json()) == program
+
+
+def _neg_program() -> Program:
+    x = TensorSpec("x0", [3, 17], "float32", "normal", 5)
+    return Program("neg", [x], [], [Node(["v1 = torch.neg(x0) * 2.0"], ["v1"], ["x0"], "neg")], ["v1"])
+
+
+def test_compare_accepts_eager_and_rejects_a_small_error() -> None:
+    program = _neg_program()
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    same = run_eager(build_module(program), inputs)
+    assert compare(same, ref).ok
+    off = [same[0] * (1 + 1e-4)]
+    verdict = compare(off, ref)
+    assert not verdict.ok and verdict.reason == "value mismatch"
+    assert not compare([same[0].to(torch.float64)], ref).ok
+    assert not compare([same[0][:2]], ref).ok
+
+
+def test_compare_masks_a_discontinuity_on_a_rounding_edge() -> None:
+    """floor(x * 3) where x * 3 lands within rounding of an integer: not held exact."""
+    x = TensorSpec("x0", [4], "float32", "literal", 0)
+    program = Program("edge", [x], [], [Node(["v1 = torch.floor(x0 * 3.0)"], ["v1"], ["x0"], "floor")], ["v1"])
+    inputs = (torch.tensor([1 / 3, 0.5, -2.0, 7.25]),)
+    ref = reference(program, inputs)
+    flipped = run_eager(build_module(program), inputs)[0].clone()
+    flipped[0] -= 1  # 1/3 * 3 rounds to 1.0 in float32; another rounding could give 0.99999
+    verdict = compare([flipped], ref)
+    assert verdict.ok and verdict.masked >= 1
+    flipped[3] += 1  # far from any edge: must be caught
+    assert not compare([flipped], ref).ok
+
+
+def test_oracle_catches_a_wrong_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plant a bug in this process (neg lowered as identity): the oracle reports 'wrong'."""
+    from ziggurat.backends.cpu.lowering import registry
+
+    registry.lowered_keys()  # load every family
+    good = registry._LOWERINGS["aten::neg"]  # pyright: ignore[reportPrivateUsage]
+    identity = registry._LOWERINGS["aten::positive"]  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setitem(registry._LOWERINGS, "aten::neg",  # pyright: ignore[reportPrivateUsage]
+                        registry.Lowering(good.key, identity.fn, identity.validator))
+    result = check_program(_neg_program(), [Config("cpu", "torchscript", "scalar"), Config("reference", "export")])
+    kinds = {o.config: o.kind for o in result.outcomes}
+    assert kinds == {"cpu-scalar-ts": "wrong", "ref-ex": "ok"}, result.outcomes
+
+
+def test_minimizer_keeps_the_failing_op() -> None:
+    program = generate(5, 3)
+    live = dead_code(program).nodes
+    target = live[len(live) // 2].op
+
+    def fails(p: Program) -> bool:
+        return target in p.ops() and not check_program(p, [], fresh=False).invalid
+
+    small, stats = minimize(program, fails, budget_s=60)
+    assert target in small.ops()
+    assert len(small.nodes) <= len(dead_code(program).nodes) and len(small.nodes) <= 2, small.ops()
+    assert stats.trials > 0
+
+
+def test_repro_runs_standalone(tmp_path: Path) -> None:
+    """A repro needs only torch and ziggurat; exit status 0 when Ziggurat agrees with eager."""
+    path = write_repro(tmp_path, "neg", _neg_program(), {"backend": "reference", "frontend": "export"},
+                       "wrong", "planted", "detail")
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "example inputs, output 0: same" in proc.stdout
