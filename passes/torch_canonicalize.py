@@ -18,6 +18,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -71,6 +72,39 @@ def _is_identity(op: AtenOp) -> bool:
     return False
 
 
+#: Ops that read their operand's storage rather than its elements (``as_strided``): an op that
+#: allocates fresh storage (``contiguous``, ``clone``, a copying ``to``) before them changes
+#: what they read, so it is no no-op there.
+_STORAGE_READERS = {"as_strided", "as_strided_copy", "as_strided_scatter", "_reshape_alias"}
+#: Ops whose result shares its operand's storage (what a storage reader behind them sees).
+_VIEWS = {"view", "reshape", "_unsafe_view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
+          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "t", "numpy_T", "movedim",
+          "swapaxes", "swapdims", "slice", "select", "narrow", "unfold", "diagonal", "alias", "detach", "split",
+          "chunk", "unbind", "split_with_sizes", "T", "mT", "as_strided", "_reshape_alias", "to", "type_as"}
+_FRESH_STORAGE = {"contiguous", "clone", "to", "type_as"}
+
+
+def _feeds_storage_reader(value: SSAValue) -> bool:
+    """``value`` reaches an op that reads its storage, directly or through views."""
+    seen: set[SSAValue] = set()
+    work = [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            user = use.operation
+            if not isinstance(user, AtenOp):
+                continue
+            name = user.op_schema.base_name
+            if name in _STORAGE_READERS and use.index == 0:
+                return True
+            if name in _VIEWS:
+                work.extend(user.results)
+    return False
+
+
 class RemoveNoOps(RewritePattern):
     """An op whose result is its input: replace the result by the input."""
 
@@ -80,6 +114,8 @@ class RemoveNoOps(RewritePattern):
             return
         source = op.operands[0]
         if op.results[0].type != source.type or not _is_identity(op):
+            return
+        if op.op_schema.base_name in _FRESH_STORAGE and _feeds_storage_reader(op.results[0]):
             return
         record(NAME, f"removed {op.op_schema.base_name}")
         rewriter.replace(op, [], [source])

@@ -3,7 +3,8 @@ offset in one arena, reused once the buffer is dead.
 
 Liveness is by op position: a buffer lives from the first op that writes it (kernel,
 GEMM, torch fallback result) to the last op that reads it (a torch op reads the buffers
-behind its ``loop.to_tensor`` operands).  Buffers are placed greedily, best fit, in
+behind its ``loop.to_tensor`` operands, and so does the ``loop.to_buffer`` copying its
+result out, which may be a view of them).  Buffers are placed greedily, best fit, in
 order of definition, 64-byte aligned; two buffers live at the same op never overlap
 (so a kernel never writes over its own inputs).  Graph inputs, outputs and weights are
 not in the arena.
@@ -52,7 +53,15 @@ def reads_writes(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
         reads = [op.a, op.b] + ([op.bias] if op.bias else []) + ([op.other] if op.other else [])
         return reads, [op.c]
     if isinstance(op, loop.ToBufferOp):
-        return [], [op.result]
+        # the torch op's result may be a view of its operands' buffers (a slice, an alias):
+        # they stay live until it is copied out, so the copy never lands on its own source
+        source = op.tensor.owner
+        return (_torch_reads(source) if isinstance(source, Operation) else []), [op.result]
+    return _torch_reads(op), []
+
+
+def _torch_reads(op: Operation) -> list[SSAValue]:
+    """The buffers behind the operands of a torch op (its ``loop.to_tensor`` operands)."""
     reads: list[SSAValue] = []
     for v in op.operands:
         owner = v.owner
@@ -60,7 +69,7 @@ def reads_writes(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
             reads.append(owner.buffer)
         elif isinstance(v.type, MemRefType):
             reads.append(v)
-    return reads, []
+    return reads
 
 
 def plan_memory(fn: func.FuncOp) -> MemoryPlan:

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.module import ForwardAbi
@@ -47,6 +47,13 @@ def _aligned(nbytes: int) -> tuple[torch.Tensor, int]:
     raw = torch.empty(max(nbytes, 1) + _ALIGN, dtype=torch.uint8)
     ptr = raw.data_ptr()
     return raw, (ptr + _ALIGN - 1) // _ALIGN * _ALIGN - ptr
+
+
+def _addresses_storage(op: Operation) -> bool:
+    from ziggurat.backends.cpu.lowering.driver import op_key
+    from ziggurat.backends.cpu.lowering.storage import STORAGE_OPS
+
+    return op_key(op) in STORAGE_OPS
 
 
 class CpuExecutable:
@@ -91,6 +98,11 @@ class CpuExecutable:
         self._calls = [self._entries[seg.function] for seg in abi.segments if seg.kind == "native"]
         self._output_index = [next(i for i, f in enumerate(self._fresh) if f[0] is v)
                               if isinstance(v.type, MemRefType) else -1 for v in abi.outputs]
+        storage = fn.attributes.get("loop.storage_inputs")
+        #: inputs whose storage an op addresses (as_strided): eager reads from the start of
+        #: their storage, so they must start there
+        self._storage_inputs = [int(a.value.data) for a in storage.data  # pyright: ignore
+                                ] if isinstance(storage, ArrayAttr) else []
         self._profile: Any = None
         if abi.profile:
             from ziggurat.backends.cpu.profile import NativeProfile
@@ -176,6 +188,13 @@ class CpuExecutable:
 
     def run_checked(self, inputs: Sequence[Any]) -> list[Any]:
         """``run`` for inputs that already passed ``input_signature.check``."""
+        for i in self._storage_inputs:
+            t = inputs[i] if i < len(inputs) else None
+            if isinstance(t, torch.Tensor) and t.storage_offset() != 0:
+                name = self._names[i] if i < len(self._names) else str(i)
+                raise InputError(f"input {i} ('{name}') starts at storage offset {t.storage_offset()}: the graph "
+                                 "reads its storage (as_strided), from the start of the storage in eager; pass "
+                                 "a tensor that owns its storage (x.clone())", op="call")
         with self._lock:
             return self._run(list(inputs))
 
@@ -228,6 +247,10 @@ class CpuExecutable:
             self._buffer(op.result, inputs, outputs).copy_(env[op.tensor])
             return
         values = tuple(env[v] for v in op.operands)
+        if _addresses_storage(op):
+            # a buffer is a slice of the arena, whose storage is the whole arena: give an op that
+            # addresses storage (as_strided) a tensor that owns its storage, as in eager
+            values = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in values)
         results = self._interpreter().run_op(op, values)
         for res, value in zip(op.results, results, strict=True):
             if isinstance(res.type, TensorType) and isinstance(value, torch.Tensor):

@@ -77,6 +77,38 @@ def _type_problem(op: Operation) -> str | None:
     return None
 
 
+#: Ops that read their operand's storage (its eager memory layout), not its elements.
+STORAGE_READERS = frozenset({"as_strided", "as_strided_copy", "_reshape_alias"})
+#: Why the ops computing such an operand stay in torch.
+STORAGE_REASON = ("its result reaches an as_strided, which reads eager's memory layout; TensorRT's outputs "
+                  "are fresh row-major tensors")
+
+
+def storage_producers(body: Block) -> set[Operation]:
+    """Every op an ``as_strided`` operand depends on: run in torch, each sees the layouts eager
+    gives (views of the same storage, pointwise results in their input's order), so the
+    ``as_strided`` reads the storage it reads in eager."""
+    marked: set[Operation] = set()
+    work: list[Operation] = []
+    for op in body.ops:
+        if isinstance(op, TorchOp) and op.operands:
+            try:
+                name = op.op_schema.base_name
+            except KeyError:
+                continue
+            if name in STORAGE_READERS:
+                owner = op.operands[0].owner
+                if isinstance(owner, Operation):
+                    work.append(owner)
+    while work:
+        op = work.pop()
+        if op in marked or isinstance(op, LiteralOp):
+            continue
+        marked.add(op)
+        work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
+    return marked
+
+
 class _Partitioner:
     def __init__(self, func: FuncOp, options: PartitionOptions, registry: ConverterRegistry) -> None:
         self.func = func
@@ -84,10 +116,15 @@ class _Partitioner:
         self.registry = registry
         self.reasons: dict[Operation, str] = {}
         self.entries: dict[Operation, ConverterEntry] = {}
+        body = func.body.blocks.first
+        self.storage = storage_producers(body) if body is not None else set[Operation]()
 
     def classify(self, op: Operation) -> None:
         if not isinstance(op, TorchOp) and not self.registry.has(op.name):
             self.reasons[op] = f"{op.name} is not an op the TensorRT converters take"
+            return
+        if op in self.storage:
+            self.reasons[op] = STORAGE_REASON
             return
         if isinstance(op, OperatorOp) and op.schema_text is None:
             self.reasons[op] = UNKNOWN_OPERATOR

@@ -53,6 +53,10 @@ class LoweringContext:
         self._reductions: dict[int, ReductionValue] = {}
         self.current_op: Operation | None = None
         self.current_origin: str = ""
+        #: the eager layout of the function's values, computed when a storage op needs it
+        self.eager_layouts: object = None
+        #: positions of graph inputs whose storage an op addresses (the runtime checks their offset)
+        self.storage_inputs: set[int] = set()
 
     # -- buffers -------------------------------------------------------------------
     def new_buffer(self, shape: Sequence[int], dtype: torch.dtype, hint: str = "buf", role: str = "temp",

@@ -38,6 +38,7 @@ from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.layout import realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, RuntimeOperand, StaticOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
+from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
 from ziggurat.backends.cpu.lowering.tensors import (
     BufferValue,
     LazyValue,
@@ -199,6 +200,7 @@ class FunctionLowering:
 
     def _fallback(self, op: Operation, reason: str) -> None:
         key = op_key(op)
+        check_storage_fallback(self.ctx, op, key)
         self.result.fallback.setdefault(key, []).append(reason)
         self.result.reports.append(OpReport(key, reason, _schema_text(op), op_location(op)))
         operands: list[Buffer | StaticOperand | RuntimeOperand] = []
@@ -260,6 +262,9 @@ class FunctionLowering:
         fn.attributes["loop.isa"] = StringAttr(self.options.isa.value)
         fn.attributes["loop.threads"] = IntegerAttr(self.options.threads, i64)
         fn.attributes["loop.error_sites"] = ArrayAttr([StringAttr(m) for m in self.ctx.error_sites])
+        if self.ctx.storage_inputs:
+            fn.attributes["loop.storage_inputs"] = ArrayAttr(
+                [IntegerAttr(i, i64) for i in sorted(self.ctx.storage_inputs)])
         fn.attributes["loop.native_ops"] = DictionaryAttr(
             {k: IntegerAttr(n, i64) for k, n in sorted(self.result.native.items())})
         fn.attributes["loop.fallback_ops"] = DictionaryAttr(

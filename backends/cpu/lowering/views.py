@@ -108,7 +108,7 @@ def slice_bounds(n: int, start: int | None, end: int | None, step: int) -> tuple
 # -- registered views --------------------------------------------------------------------
 
 
-@lowering("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view", "aten::flatten.using_ints",
+@lowering("aten::view", "aten::reshape", "aten::_unsafe_view", "aten::flatten.using_ints",
           "aten::unflatten.int", "aten::squeeze", "aten::squeeze.dim", "aten::squeeze.dims", "aten::unsqueeze",
           "aten::view_as", "aten::reshape_as", "aten::atleast_1d", "aten::atleast_2d", "aten::contiguous",
           "aten::clone", "aten::alias", "aten::detach", "aten::lift_fresh_copy", "aten::detach_", "aten::squeeze_",
@@ -349,40 +349,20 @@ def unfold_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return map_tensor(ctx, x, args.out_shape, x.dtype, index_map)
 
 
-#: Ops whose result shares storage with their input at another offset or order: an
-#: ``as_strided`` of their result addresses that storage, which lowered values do not model.
-_VIEW_PRODUCERS = ("view", "reshape", "permute", "transpose", "t", "slice", "select", "narrow", "expand",
-                   "squeeze", "unsqueeze", "flatten", "unflatten", "unfold", "diagonal", "as_strided", "split",
-                   "chunk", "unbind", "alias", "numpy_T", "movedim", "swapaxes", "swapdims", "split_with_sizes",
-                   "_reshape_alias", "view_as", "expand_as", "T", "mT", "real", "imag")
-
-
-@lowering("aten::as_strided")
+@lowering("aten::as_strided", "aten::as_strided_copy")
 def as_strided(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    """``as_strided`` of a tensor that owns its (contiguous) storage: an affine view."""
-    from ziggurat.dialects.torch import TorchOp
+    """``as_strided`` addresses its operand's storage: lowered against the storage eager gives
+    it (``storage.py``), which views share with their base."""
+    from ziggurat.backends.cpu.lowering.storage import storage_view
 
-    source = args.op.operands[0].owner
-    if isinstance(source, TorchOp):
-        name = source.aten_key.split("::")[-1].split(".")[0]
-        if name in _VIEW_PRODUCERS or name.rstrip("_") in _VIEW_PRODUCERS:
-            raise NotLowerable(f"as_strided of a view ({name}) addresses its base tensor's storage")
-    x = args.tensor("self")
-    size, stride = args.ints("size"), args.ints("stride")
-    offset = int(args.static("storage_offset", 0) or 0)
-    total = x.numel
-    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
-    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
-    if total == 0 or lo < 0 or hi >= total:
-        raise NotLowerable("as_strided reaches outside the tensor")
-    shape = x.shape
+    offset = args.static("storage_offset")
+    return storage_view(ctx, args, args.op.operands[0], args.ints("size"), args.ints("stride"),
+                        None if offset is None else int(offset))
 
-    def index_map(idx: Index) -> list[IndexExpr]:
-        flat = IndexExpr.of(offset)
-        for i, s in zip(idx, stride, strict=True):
-            flat = flat + IndexExpr.of(i) * s
-        from ziggurat.backends.cpu.lowering.index import unflatten
 
-        return unflatten(flat, shape)
+@lowering("aten::_reshape_alias")
+def reshape_alias(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``as_strided(self, size, stride, self.storage_offset())``."""
+    from ziggurat.backends.cpu.lowering.storage import storage_view
 
-    return map_tensor(ctx, x, tuple(size), x.dtype, index_map)
+    return storage_view(ctx, args, args.op.operands[0], args.ints("size"), args.ints("stride"), None)
