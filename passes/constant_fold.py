@@ -29,6 +29,7 @@ from ziggurat.ir.interpreter.torch_functions import call_torch
 from ziggurat.ir.rewriting import replace_with_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.passes.torch_canonicalize import feeds_storage_reader
 
 NAME = "constant-fold"
 
@@ -57,6 +58,10 @@ class FoldConstantOp(RewritePattern):
             return
         size = _result_bytes(op)
         if size < 0 or size > self.max_bytes:
+            return
+        if any(feeds_storage_reader(r) for r in op.results):
+            # a folded view is a fresh row-major literal: an as_strided behind it would read that
+            # instead of the storage it shares with its base (the literal it views)
             return
         values = call_torch(op, tuple(v.owner.tensor() for v in op.operands))  # pyright: ignore
         name = (op.results[0].name_hint or op.op_schema.base_name) + "_folded"

@@ -84,7 +84,7 @@ _VIEWS = {"view", "reshape", "_unsafe_view", "view_as", "reshape_as", "flatten",
 _FRESH_STORAGE = {"contiguous", "clone", "to", "type_as"}
 
 
-def _feeds_storage_reader(value: SSAValue) -> bool:
+def feeds_storage_reader(value: SSAValue) -> bool:
     """``value`` reaches an op that reads its storage, directly or through views."""
     seen: set[SSAValue] = set()
     work = [value]
@@ -115,7 +115,7 @@ class RemoveNoOps(RewritePattern):
         source = op.operands[0]
         if op.results[0].type != source.type or not _is_identity(op):
             return
-        if op.op_schema.base_name in _FRESH_STORAGE and _feeds_storage_reader(op.results[0]):
+        if op.op_schema.base_name in _FRESH_STORAGE and feeds_storage_reader(op.results[0]):
             return
         record(NAME, f"removed {op.op_schema.base_name}")
         rewriter.replace(op, [], [source])

@@ -142,3 +142,26 @@ def test_as_strided_operand_computed_by_segments(case: str, backend: str) -> Non
     if backend != "cpu":
         reasons = [r for rs in compiled.report.fallback_ops.values() for r in rs]
         assert any("as_strided" in r for r in reasons), reasons
+
+
+class _OfWeights(torch.nn.Module):
+    b: torch.Tensor
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("b", torch.randn(4, 3, generator=torch.Generator().manual_seed(8)))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b = self.b
+        return S(b.t(), (3, 2), (1, 3), 1) + x, S(S(b, (3, 3), (3, 1), 3), (3, 2), (1, 3), 1) + x
+
+
+@pytest.mark.parametrize("frontend", ["torchscript", "export"])
+@pytest.mark.parametrize("backend", ["cpu", "tensorrt-reference"])
+def test_as_strided_of_a_weight_view(backend: str, frontend: str) -> None:
+    """constant-fold turned b.t() into a fresh row-major literal, so the as_strided behind it
+    read the transposed copy instead of b's storage."""
+    model, x = _OfWeights(), torch.randn(3, 2)
+    compiled = ziggurat.compile(model, (x,), backend=backend, frontend=frontend)
+    for got, expected in zip(compiled(x), model(x), strict=True):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
