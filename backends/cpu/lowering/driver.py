@@ -36,7 +36,7 @@ from ziggurat.backends.cpu.lowering.args import LoweringArgs, RuntimeScalar
 from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringContext, LoweringOptions
 from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.layout import realize_preferred
-from ziggurat.backends.cpu.lowering.nodes import FallbackNode, RuntimeOperand, StaticOperand
+from ziggurat.backends.cpu.lowering.nodes import FallbackNode, GemmNode, Node, RuntimeOperand, StaticOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
 from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
 from ziggurat.backends.cpu.lowering.tensors import (
@@ -48,7 +48,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
-from ziggurat.ir.errors import OpReport, UnsupportedOpsError
+from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.types import dtype_of, shape_of
 
@@ -96,14 +96,37 @@ def _dtype_problem(op: Operation) -> str | None:
     return None
 
 
+class InternalLoweringError(ZigguratError):
+    """The CPU lowering broke one of its own invariants (a ``LoweringBug``, or any other
+    exception from inside it) on an op: a bug of Ziggurat, never of the model.  ``culprit``
+    is the op to run through torch instead (None when none can be named)."""
+
+    def __init__(self, culprit: Operation | None, cause: BaseException) -> None:
+        first = (str(cause).strip().splitlines() or [""])[0]
+        self.culprit = culprit
+        self.cause_text = f"{type(cause).__name__}: {first}" if first else type(cause).__name__
+        super().__init__(f"internal error: {self.cause_text}", op=op_key(culprit) if culprit else "cpu lowering",
+                         schema=_schema_text(culprit) if culprit else None,
+                         location=op_location(culprit) if culprit else None)
+
+
+#: How many ops one function may send to torch for internal errors before the compile gives up.
+MAX_INTERNAL_FALLBACKS = 32
+
+
 class FunctionLowering:
-    def __init__(self, fn: func.FuncOp, options: LoweringOptions) -> None:
+    def __init__(self, fn: func.FuncOp, options: LoweringOptions,
+                 forced: dict[Operation, str] | None = None) -> None:
         self.fn = fn
         self.options = options
         self.ctx = LoweringContext(options)
         self.env: dict[SSAValue, Any] = {}
         self.inputs: list[Buffer] = []
         self.result = LoweringResult(fn)
+        #: ops that run through torch whatever their lowering says (internal errors), with the reason
+        self.forced = forced or {}
+        #: the op being lowered when each schedule node was added
+        self._node_op: dict[int, Operation] = {}
 
     # -- ops -----------------------------------------------------------------------------
     def run(self) -> LoweringResult:
@@ -125,6 +148,21 @@ class FunctionLowering:
         return self.result
 
     def lower(self, op: Operation) -> None:
+        start = len(self.ctx.nodes)
+        try:
+            self._lower(op)
+        except (ZigguratError, NotLowerable):
+            raise
+        except Exception as e:  # a LoweringBug, or any error from inside a lowering
+            raise InternalLoweringError(op, e) from e
+        finally:
+            for node in self.ctx.nodes[start:]:
+                self._node_op.setdefault(id(node), op)
+
+    def _lower(self, op: Operation) -> None:
+        if op in self.forced:
+            self._fallback(op, self.forced[op])
+            return
         if isinstance(op, LiteralOp):
             self.env[op.result] = literal_value(self.ctx, op)
             return
@@ -207,7 +245,7 @@ class FunctionLowering:
         for v in op.operands:
             value = self.env.get(v)
             if isinstance(value, TensorValue):
-                operands.append(self.ctx.realize(value))
+                operands.append(self._realize_of(v, value))
             elif isinstance(value, RuntimeScalar) or value is None:
                 operands.append(RuntimeOperand(v))
             else:
@@ -223,13 +261,37 @@ class FunctionLowering:
                 self.env[res] = RuntimeScalar(res)
         self.ctx.nodes.append(FallbackNode(op, operands, results, reason))
 
+    def _realize_of(self, v: SSAValue, value: TensorValue, output: int | None = None) -> Buffer:
+        """The buffer holding ``v``'s value (realized now if lazy); an internal error while
+        realizing it is blamed on the op that produced ``v``."""
+        try:
+            if output is not None:
+                return self.ctx.realize_output(value, output)
+            return self.ctx.realize(value)
+        except (ZigguratError, NotLowerable):
+            raise
+        except Exception as e:
+            raise InternalLoweringError(v.owner if isinstance(v.owner, Operation) else None, e) from e
+
+    def _node_culprit(self, node: Node) -> Operation | None:
+        """The op to blame for a schedule node that fails to emit: the producer of the value it
+        computes, else the op being lowered when it was added."""
+        if isinstance(node, FallbackNode):
+            return node.op
+        out = node.c.buffer if isinstance(node, GemmNode) else node.out
+        for res, value in self.env.items():
+            if isinstance(value, TensorValue) and (value.buffer is out or getattr(value, "realized", None) is out):
+                if isinstance(res.owner, Operation):
+                    return res.owner
+        return self._node_op.get(id(node))
+
     # -- emission ------------------------------------------------------------------------
     def emit(self, returned: list[SSAValue]) -> func.FuncOp:
         outputs: list[tuple[str, Any]] = []
         for k, v in enumerate(returned):
             value = self.env.get(v)
             if isinstance(value, TensorValue):
-                outputs.append(("tensor", self.ctx.realize_output(value, k)))
+                outputs.append(("tensor", self._realize_of(v, value, output=k)))
             elif isinstance(value, RuntimeScalar):
                 outputs.append(("runtime", v))
             else:
@@ -245,8 +307,13 @@ class FunctionLowering:
         kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads)
         builder = FunctionBuilder(fn.body.block, self.inputs, kopts)
         for position, node in enumerate(self.ctx.nodes):
-            with schedule_horizon(position):
-                builder.add(node)
+            try:
+                with schedule_horizon(position):
+                    builder.add(node)
+            except (ZigguratError, NotLowerable):
+                raise
+            except Exception as e:
+                raise InternalLoweringError(self._node_culprit(node), e) from e
         results: list[SSAValue] = []
         for kind, item in outputs:
             if kind == "tensor":
@@ -278,8 +345,39 @@ def _clean(name: str) -> str:
 
 
 def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
-    lowering = FunctionLowering(fn, options)
-    result = lowering.run()
+    """Lower ``fn``.  With ``fallback`` on, an op on which the lowering breaks its own invariants
+    runs through torch instead (the function is lowered again with that op sent to torch), is
+    reported as an internal error and logged; without, that is an :class:`InternalLoweringError`
+    naming the op."""
+    forced: dict[Operation, str] = {}
+    while True:
+        try:
+            try:
+                result = FunctionLowering(fn, options, forced).run()
+                break
+            except (ZigguratError, NotLowerable):
+                raise
+            except Exception as e:  # outside any op's lowering or kernel: no op to blame
+                raise InternalLoweringError(None, e) from e
+        except InternalLoweringError as e:
+            culprit = e.culprit
+            if not options.fallback or culprit is None or culprit in forced or isinstance(culprit, LiteralOp) \
+                    or len(forced) >= MAX_INTERNAL_FALLBACKS:
+                raise
+            forced[culprit] = f"internal error: {e.cause_text}"
+    # an error met while lowering a consumer may lie in a producer's element function; once
+    # the producer runs in torch the consumer may lower after all: keep only the ops needed
+    for op in list(forced)[:-1]:
+        fewer = {k: v for k, v in forced.items() if k is not op}
+        try:
+            result = FunctionLowering(fn, options, fewer).run()
+            forced = fewer
+        except Exception:
+            continue
+    for op, reason in forced.items():
+        where = op_location(op)
+        log.warning("cpu backend: internal error lowering %s%s (%s); it runs through torch",
+                    op_key(op), f" at {where}" if where else "", reason.removeprefix("internal error: "))
     if not options.fallback and result.reports:
         raise UnsupportedOpsError("cpu", result.reports)
     if result.fallback:
@@ -288,4 +386,4 @@ def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
     return result
 
 
-__all__ = ["CLAIMED_DTYPES", "LOOP_DTYPES", "IntegerType", "LoweringResult", "lower_function"]
+__all__ = ["CLAIMED_DTYPES", "LOOP_DTYPES", "IntegerType", "InternalLoweringError", "LoweringResult", "lower_function"]
