@@ -1,8 +1,9 @@
 """Indexed loads: index_select, gather, take_along_dim, embedding, index.Tensor.
 
 The index tensor's element becomes an :class:`Indirect` subscript, checked at run time
-against the indexed dimension (``loop.check_index``): negative indices wrap as in torch,
-out-of-range ones raise an error naming the op after the call (the kernel reads
+against the indexed dimension (``loop.check_index``): negative indices wrap where torch
+wraps them (``x[idx]``, ``take_along_dim``) and are out of range where it raises
+(``index_select``, ``gather``, ``embedding``); out-of-range ones raise an error naming the op after the call (the kernel reads
 element 0 instead, never outside the buffer).
 """
 
@@ -13,7 +14,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
-from ziggurat.backends.cpu.lowering.ops import cast
+from ziggurat.backends.cpu.lowering.ops import cast, compare, const, where
 from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
@@ -28,8 +29,20 @@ def _site_cache(ctx: LoweringContext, args: LoweringArgs, size: int, what: str) 
                           + (f" at {where}" if where else ""))
 
 
-def _checked(site: int, value: Value, size: int) -> IndexExpr:
-    return IndexExpr.of(Indirect(cast(value, torch.int64), size, site))
+def _checked(site: int, value: Value, size: int, wrap: bool = True) -> IndexExpr:
+    """``value`` as a run-time checked subscript of a dimension of ``size``; ``wrap``: a
+    negative index counts from the end (``x[idx]``, ``take_along_dim``), else it is out of
+    range (``index_select``, ``gather``, ``embedding`` raise on it in eager)."""
+    return IndexExpr.of(Indirect(checked_value(value, size, wrap), size, site))
+
+
+def checked_value(value: Value, size: int, wrap: bool) -> Value:
+    """``value`` as an int64 index for ``Indirect`` (whose check wraps one negative index):
+    without ``wrap`` a negative index becomes ``size``, which the check reports."""
+    v = cast(value, torch.int64)
+    if wrap:
+        return v
+    return where(compare("lt", v, 0, torch.int64), const(size, torch.int64), v, torch.int64)
 
 
 @lowering("aten::index_select")
@@ -45,7 +58,7 @@ def index_select(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         if x.rank == 0:
             return x.load([])
         pos = [sub[dim]] if index.rank == 1 else []
-        sub[dim] = _checked(site, index.load(pos), size)
+        sub[dim] = _checked(site, index.load(pos), size, wrap=False)
         return x.load(sub)
 
     return ctx.lazy(args.out_shape, x.dtype, element, [x, index])
@@ -69,7 +82,7 @@ def gather(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         i_sub = broadcast_index(idx, index.shape, shape) if args.name == "take_along_dim" else list(idx)
         x_sub = broadcast_index(idx, x.shape, shape) if args.name == "take_along_dim" else list(idx)
         x_sub = [IndexExpr.of(i) for i in x_sub]
-        x_sub[dim] = _checked(site, index.load(i_sub), size)
+        x_sub[dim] = _checked(site, index.load(i_sub), size, wrap=args.name == "take_along_dim")
         return x.load(x_sub)
 
     return ctx.lazy(shape, x.dtype, element, [x, index])
@@ -84,7 +97,7 @@ def embedding(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     k = ids.rank
 
     def element(idx: Index) -> Value:
-        row = _checked(site, ids.load(list(idx[:k])), size)
+        row = _checked(site, ids.load(list(idx[:k])), size, wrap=False)
         return weight.load([row, IndexExpr.of(idx[k])])
 
     return ctx.lazy(args.out_shape, weight.dtype, element, [weight, ids])

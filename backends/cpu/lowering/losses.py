@@ -12,6 +12,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
+from ziggurat.backends.cpu.lowering.indexing import checked_value
 from ziggurat.backends.cpu.lowering.normalization import softmax
 from ziggurat.backends.cpu.lowering.ops import (
     add,
@@ -136,7 +137,7 @@ def _nll(ctx: LoweringContext, args: LoweringArgs, logp: TensorValue, target: Te
     def per_element(idx: Index, want_weight: bool) -> Value:
         t = cast(target.load(idx), I64)
         valid = compare("ne", t, ignore, I64)
-        safe = where(valid, t, const(0, I64), I64)
+        safe = where(valid, checked_value(t, c, wrap=False), const(0, I64), I64)  # eager raises on -1
         cls = IndexExpr.of(Indirect(safe, c, site))
         sub_ = [IndexExpr.of(idx[0]), cls, *[IndexExpr.of(i) for i in idx[1:]]] if batched else [cls]
         wv = cast(weight.load([cls]), F32) if weight is not None else const(1.0, F32)
