@@ -4,8 +4,10 @@ Layout: ``MAGIC``, an 8-byte little-endian header length, a JSON header (format,
 backend, options, input signature, and for each section its length and sha256), then the
 sections: ``ir`` (the module's MLIR text with its weight blobs) and ``payload`` (the
 backend's executable: object code, or a TensorRT engine).  Loading checks the magic, the
-versions, the lengths (truncation) and the hashes (corruption) before anything is used, and
-rebuilds the executable from the payload without recompiling.
+versions, the header against ``HEADER_SHAPE``, the lengths (truncation) and the hashes
+(corruption) before anything is used, then parses and verifies the IR and rebuilds the
+executable from the payload without recompiling.  Whatever is wrong with a file, loading it
+raises :class:`LoadError` (a forged file with matching hashes included).
 """
 
 from __future__ import annotations
@@ -18,19 +20,38 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from ziggurat.backends.compiled_module import CompiledModule
 from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.json_shape import OptionalKey, shape_problem
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.pipeline import print_module
-from ziggurat.ir.types import format_type, parse_type_list
+from ziggurat.ir.types import UnsupportedTypeError, format_type, parse_type_list
 
 MAGIC = b"ZIGGURAT-MODULE\n"
 FORMAT = 1
+SECTIONS = ("ir", "payload")
+_SCALAR = (bool, int, float, str)
+#: What ``save`` writes into the header (see ``json_shape``).
+HEADER_SHAPE = {
+    "format": int,
+    "versions": {"ziggurat": str, "torch": str, "xdsl": str, "llvmlite": str},
+    "backend": str,
+    "options": OptionalKey({
+        "backend": OptionalKey(str), "prepack": OptionalKey(bool), "isa": OptionalKey(str),
+        "threads": OptionalKey((int, type(None))), "fallback": OptionalKey(bool),
+        "extra": OptionalKey(dict),
+    }),
+    "static_inputs": OptionalKey(dict),
+    "input_types": OptionalKey([str]),
+    "sections": [{"name": str, "length": int, "sha256": str}],
+}
 
 
 class LoadError(ZigguratError):
@@ -100,7 +121,7 @@ def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
                         f"{len(data) - start})", op="load")
     try:
         header = json.loads(data[start:start + length])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # JSON, UTF-8, too many digits, too deeply nested
         raise LoadError(f"{path} is corrupt (unreadable header)", op="load") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise LoadError(f"{path} has format {header.get('format') if isinstance(header, dict) else '?'}; "
@@ -109,7 +130,7 @@ def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
 
 
 def _check_versions(header: dict[str, Any], path: Path) -> None:
-    saved = header.get("versions", {})
+    saved = header["versions"]
     current = versions()
     for key in ("ziggurat", "torch", "xdsl", "llvmlite"):
         if saved.get(key) != current[key]:
@@ -118,18 +139,26 @@ def _check_versions(header: dict[str, Any], path: Path) -> None:
                 f"{current[key]}; compile the model again with this version", op="load")
 
 
-def load(path: str | Path) -> CompiledModule:
-    """Read a module written by ``CompiledModule.save``; never recompiles."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise LoadError(f"cannot read {path}: {e.strerror}", op="load") from None
-    header, offset = _read_header(data, path)
-    _check_versions(header, path)
+def _check_header(header: dict[str, Any], path: Path) -> None:
+    problem = shape_problem(header, HEADER_SHAPE, "header")
+    if problem is None:
+        extra = header.get("options", {}).get("extra", {})
+        if not all(isinstance(v, _SCALAR) for v in extra.values()):
+            problem = "header.options.extra holds a value that is not a scalar"
+        elif not all(k.isdigit() for k in header.get("static_inputs", {})):
+            problem = "header.static_inputs has a key that is not an input index"
+        elif sorted(s["name"] for s in header["sections"]) != sorted(SECTIONS):
+            problem = f"header.sections names {[s['name'] for s in header['sections']]}, not {list(SECTIONS)}"
+        elif any(s["length"] < 0 for s in header["sections"]):
+            problem = "header.sections has a negative length"
+    if problem is not None:
+        raise LoadError(f"{path} is corrupt ({problem})", op="load")
+
+
+def _sections(data: bytes, offset: int, header: dict[str, Any], path: Path) -> dict[str, bytes]:
     sections: dict[str, bytes] = {}
-    for section in header.get("sections", []):
-        end = offset + int(section["length"])
+    for section in header["sections"]:
+        end = offset + section["length"]
         if end > len(data):
             raise LoadError(f"{path} is truncated (section '{section['name']}' needs "
                             f"{section['length']} bytes, {len(data) - offset} left)", op="load")
@@ -141,9 +170,44 @@ def load(path: str | Path) -> CompiledModule:
         offset = end
     if offset != len(data):
         raise LoadError(f"{path} is corrupt ({len(data) - offset} trailing bytes)", op="load")
-    if "ir" not in sections or "payload" not in sections:
-        raise LoadError(f"{path} is corrupt (missing sections)", op="load")
-    module = Parser(make_context(), sections["ir"].decode()).parse_module()
+    return sections
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def _module(ir: bytes, path: Path) -> ModuleOp:
+    """The saved IR, parsed and verified."""
+    try:
+        module = Parser(make_context(), ir.decode()).parse_module()
+        module.verify()
+    except UnicodeDecodeError:
+        raise LoadError(f"{path} is corrupt (its IR section is not UTF-8 text)", op="load") from None
+    except ParseError as e:
+        raise LoadError(f"{path} is corrupt (its IR does not parse: {e.span.get_location()}: {e.msg})",
+                        op="load") from None
+    except DiagnosticException as e:
+        raise LoadError(f"{path} is corrupt (its IR does not verify: {_first_line(e)})", op="load") from None
+    except Exception as e:  # noqa: BLE001 - xDSL's parser on text it was never meant to read
+        raise LoadError(f"{path} is corrupt (its IR cannot be read: {type(e).__name__}: {_first_line(e)})",
+                        op="load") from None
+    return module
+
+
+def load(path: str | Path) -> CompiledModule:
+    """Read a module written by ``CompiledModule.save``; never recompiles."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"cannot read {path}: {e.strerror}", op="load") from None
+    header, offset = _read_header(data, path)
+    _check_header(header, path)
+    _check_versions(header, path)
+    sections = _sections(data, offset, header, path)
+    module = _module(sections["ir"], path)
     options_json = header.get("options", {})
     backend_name = header["backend"]
     options = CompileOptions(
@@ -151,17 +215,31 @@ def load(path: str | Path) -> CompiledModule:
         isa=options_json.get("isa", "auto"), threads=options_json.get("threads"),
         fallback=options_json.get("fallback", True), extra=options_json.get("extra", {}),
     )
-    backend = get_backend(backend_name)
+    try:
+        input_types = parse_type_list(",".join(header["input_types"])) if header.get("input_types") else None
+    except (ParseError, UnsupportedTypeError) as e:
+        raise LoadError(f"{path} is corrupt (its input types do not parse: {_first_line(e)})", op="load") from None
+    try:
+        backend = get_backend(backend_name)
+    except ZigguratError as e:
+        raise LoadError(f"{path}: {e.message}", op="load") from None
     loader = getattr(backend, "load", None)
     if loader is None:
         raise LoadError(f"the {backend_name} backend cannot load saved executables", op="load")
-    executable = loader(sections["payload"], module, options)
-    report = CompileReport(backend=backend_name)
-    report.stats["loaded from"] = str(path)
-    static = {int(k): v for k, v in header.get("static_inputs", {}).items()}
-    input_types = parse_type_list(",".join(header["input_types"])) if header.get("input_types") else None
-    return CompiledModule(executable, module, report, static, {}, getattr(executable, "device", "cpu"),
-                          options=options, input_types=input_types)
+    try:
+        executable = loader(sections["payload"], module, options)
+        report = CompileReport(backend=backend_name)
+        report.stats["loaded from"] = str(path)
+        static = {int(k): v for k, v in header.get("static_inputs", {}).items()}
+        return CompiledModule(executable, module, report, static, {}, getattr(executable, "device", "cpu"),
+                              options=options, input_types=input_types)
+    except LoadError:
+        raise
+    except ZigguratError as e:
+        raise LoadError(f"{path}: {e.message}", op="load") from None
+    except Exception as e:  # noqa: BLE001 - the file is the only input: whatever breaks, it is bad
+        raise LoadError(f"{path}: the saved {backend_name} executable does not match its IR "
+                        f"({type(e).__name__}: {_first_line(e)})", op="load") from None
 
 
 __all__ = ["LoadError", "load", "save"]

@@ -144,15 +144,16 @@ class CpuBackend:
 
     def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> CpuExecutable:
         """An executable from ``CpuExecutable.serialize()`` output and its loop-level module."""
-        from ziggurat.backends.cpu.objects import load_object_code
+        from ziggurat.backends.cpu.objects import read_object_code
 
         fn = forward_of(module)
         threads_attr = fn.attributes.get("loop.threads")
         if not isinstance(threads_attr, IntegerAttr):
             raise ZigguratError("the saved module is not at the loop level", op="load")
-        library = load_object_code(payload)
+        code = read_object_code(payload)
         plan = plan_memory(fn)
-        abi = describe(fn, plan, library.isa, int(threads_attr.value.data))
+        abi = describe(fn, plan, code.isa, int(threads_attr.value.data))
+        library = code.load([s.function for s in abi.segments if s.kind == "native"])
         return CpuExecutable(fn, abi, library, {"loop": print_module(module)})
 
     @staticmethod

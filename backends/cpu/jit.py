@@ -16,7 +16,6 @@ LLVM's message; unresolved symbols are detected *before* MCJIT sees them
 from __future__ import annotations
 
 import ctypes
-import struct
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import llvmlite.ir as lir
 
+from ziggurat.backends.cpu.elf_object import STB_WEAK, ElfObject, ObjectCodeError, parse_object
 from ziggurat.backends.cpu.isa import (
     Isa,
     ensure_llvm_initialized,
@@ -33,6 +33,7 @@ from ziggurat.backends.cpu.isa import (
     target_machine,
 )
 from ziggurat.backends.cpu.object_cache import ObjectCache, cache_key
+from ziggurat.backends.cpu.threads import load_openmp
 
 # Bumped whenever the optimisation pipeline below changes meaningfully.
 PIPELINE_VERSION = "newpm-o3-v1"
@@ -195,8 +196,20 @@ def compile_ir(
     return JitLibrary(engine, isa, key, from_cache)
 
 
-def load_object(obj: bytes, isa: Isa) -> llvm.ExecutionEngine:
-    missing = [s for s in undefined_symbols(obj) if not _resolvable(s)]
+def load_object(obj: bytes, isa: Isa, entry_symbols: Sequence[str] = ()) -> llvm.ExecutionEngine:
+    """Load object code into a new MCJIT engine.  The object is checked first
+    (:func:`~ziggurat.backends.cpu.elf_object.parse_object`: LLVM's loader would crash on a
+    malformed one), must define ``entry_symbols`` and may only need symbols this process has."""
+    try:
+        parsed = parse_object(obj)
+        parsed.require_functions(entry_symbols)
+    except ObjectCodeError as exc:
+        raise JitError(f"malformed object code: {exc}") from None
+    ensure_llvm_initialized()
+    needed = _needed_symbols(parsed)
+    if any(s.startswith(("GOMP_", "omp_")) for s in needed):
+        load_openmp()  # code generation loads it; saved code may reach a fresh process
+    missing = [s for s in needed if not _resolvable(s)]
     if missing:
         raise JitError(
             "compiled code references symbols that are not loaded in this process: "
@@ -236,31 +249,19 @@ def _check_declarations_resolve(mod: llvm.ModuleRef) -> None:
         )
 
 
-_SYM = struct.Struct("<IBBHQQ")
-
-
 def undefined_symbols(obj: bytes) -> list[str]:
     """Names of the global symbols an ELF object needs from elsewhere."""
     ensure_llvm_initialized()
-    symtab = strtab = None
-    of = llvm.ObjectFileRef.from_data(obj)
-    for sec in of.sections():
-        name = sec.name()
-        if name == b".symtab":
-            symtab = sec.data()
-        elif name == b".strtab":
-            strtab = sec.data()
-    if symtab is None or strtab is None:
-        return []
+    try:
+        return _needed_symbols(parse_object(obj))
+    except ObjectCodeError as exc:
+        raise JitError(f"malformed object code: {exc}") from None
+
+
+def _needed_symbols(obj: ElfObject) -> list[str]:
     out: list[str] = []
-    for off in range(0, len(symtab) - _SYM.size + 1, _SYM.size):
-        st_name, st_info, _other, st_shndx, _value, _size = _SYM.unpack_from(symtab, off)
-        binding = st_info >> 4
-        if st_shndx != 0 or st_name == 0 or binding not in (1, 2):  # GLOBAL / WEAK only
-            continue
-        end = strtab.index(b"\x00", st_name)
-        sym = strtab[st_name:end].decode()
-        if binding == 2 and not _resolvable(sym):
+    for sym in obj.undefined_globals():
+        if sym.binding == STB_WEAK and not _resolvable(sym.name):
             continue  # an unresolved weak reference is allowed to stay null
-        out.append(sym)
+        out.append(sym.name)
     return out

@@ -14,7 +14,8 @@ followed by the object-file bytes::
 The key is the sha256 of everything that decides the machine code: the LLVM IR
 text, the ISA and its LLVM feature string, the host CPU name, the optimisation
 level, the llvmlite/LLVM versions and the ziggurat version.  A file whose
-header, length or checksum does not match is reported through a ``logging``
+header, length or checksum does not match, or whose payload is not a well-formed
+object (``elf_object.parse_object``), is reported through a ``logging``
 warning, deleted, and treated as a miss - it is never loaded.  Writes go to a
 temporary file in the same directory and are renamed into place, so
 concurrent processes never observe half-written entries.
@@ -32,6 +33,8 @@ from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from ziggurat.backends.cpu.elf_object import ObjectCodeError, parse_object
 
 log = logging.getLogger(__name__)
 
@@ -181,4 +184,8 @@ def _validate(blob: bytes, key: str) -> str | None:
         return f"payload is {payload_len} bytes, header says {length} (truncated or padded)"
     if hashlib.sha256(memoryview(blob)[HEADER_SIZE:]).digest() != digest:
         return "payload checksum mismatch (corrupt)"
+    try:  # a forged or miscompiled entry with a matching checksum must not reach LLVM's loader
+        parse_object(blob[HEADER_SIZE:])
+    except ObjectCodeError as exc:
+        return f"malformed object code ({exc})"
     return None
