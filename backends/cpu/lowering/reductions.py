@@ -14,7 +14,7 @@ import torch
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, mul, predicate, sub, unary, where
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, index, mul, predicate, sub, unary, where
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.reduce_util import numel, out_shape, reduce, reduce_dims, source_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
@@ -166,8 +166,30 @@ def var_std(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[Tens
     if args.name.startswith("std"):
         out = pointwise(ctx, [var], var.shape, dt, lambda v: unary("sqrt", v))
     if args.name.endswith("_mean"):
-        return [out, mean]
+        return [out, _welford_mean(ctx, x, dims, keep, mean, dt)]
     return out
+
+
+def _welford_mean(ctx: LoweringContext, x: TensorValue, dims: list[int], keep: bool, mean: TensorValue,
+                  dt: torch.dtype) -> TensorValue:
+    """The mean ``var_mean``/``std_mean`` return, as eager's Welford update computes it: once the
+    running mean is infinite, every later element makes it NaN (``x - inf``), so a row with an
+    infinity anywhere but in its last position has mean NaN (``torch.mean`` gives inf there)."""
+    from ziggurat.backends.cpu.lowering.index import flat_index
+
+    red_shape = tuple(x.shape[d] for d in dims)
+    n = numel(red_shape)
+    if n < 2:
+        return mean
+    rank = x.rank
+
+    def early_inf(out: Index, red: Index) -> Value:
+        v = cast(x.load(source_index(rank, dims, keep, out, red)), dt)
+        return Binary("and", predicate("isinf", v), compare("lt", index(flat_index(red, red_shape)), n - 1))
+
+    shape = out_shape(x, dims, keep)
+    poisoned = ctx.reduction("any", torch.bool, shape, red_shape, early_inf, [x])
+    return pointwise(ctx, [poisoned, mean], shape, dt, lambda p, m: where(p, math.nan, m, dt))
 
 
 @lowering("aten::logsumexp")
