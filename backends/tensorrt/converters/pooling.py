@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
 from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, reshape, slice_dim, transpose
-from ziggurat.backends.tensorrt.converters.linear import matmul
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, reshape, slice_dim
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ConcatenationOp,
@@ -170,8 +168,10 @@ def _bounds(in_len: int, out_len: int) -> list[tuple[int, int]]:
     validator=_float,
 )
 def adaptive_avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """Divisible sizes: one pooling layer.  Otherwise the average is separable: per spatial dim, a
-    product with the constant [in, out] matrix of window weights."""
+    """Divisible sizes: one pooling layer.  Otherwise per spatial dim, a kAVG reduce of each
+    window, concatenated (a product with a matrix of window weights would multiply the
+    elements outside a window by 0, and 0 * NaN or 0 * inf made a window NaN that eager
+    leaves finite)."""
     x = ctx.tensor(args.tensor("self"))
     out = list(ctx.result_shape())
     spatial = len(args.get_ints("output_size"))
@@ -180,18 +180,26 @@ def adaptive_avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     if all(o and i % o == 0 for i, o in zip(in_spatial, out_spatial, strict=True)):
         kernel = [i // o for i, o in zip(in_spatial, out_spatial, strict=True)]
         return pool(ctx, x, PoolingType.kAVERAGE, kernel, kernel, [0] * spatial, False, True, out_spatial)
+    return _window_reduce(ctx, x, in_spatial, out_spatial, ReduceOperation.kAVG, "average")
+
+
+def _window_reduce(ctx: ConversionContext, x: SSAValue, in_spatial: Sequence[int], out_spatial: Sequence[int],
+                   op: ReduceOperation, what: str) -> SSAValue:
+    """Adaptive pooling of the trailing spatial dims: per dim, ``op`` over each of torch's
+    windows, concatenated."""
+    from ziggurat.dialects.trt import mask_from_axes
+
     rank = ctx.rank(x)
+    spatial = len(in_spatial)
     y = x
     for j in range(spatial):
         dim = rank - spatial + j
-        weights = torch.zeros(in_spatial[j], out_spatial[j], dtype=ctx.dtype(x))
+        parts = []
         for i, (lo, hi) in enumerate(_bounds(in_spatial[j], out_spatial[j])):
-            weights[lo:hi, i] = 1.0 / (hi - lo)
-        perm = [d for d in range(rank) if d != dim] + [dim]
-        moved = transpose(ctx, y, perm, f"dim {dim} last")
-        product = matmul(ctx, moved, ctx.constant(weights, f"dim {dim} windows"), suffix=f"dim {dim} average")
-        back = [perm.index(d) for d in range(rank)]
-        y = transpose(ctx, product, back, f"dim {dim} back")
+            window = slice_dim(ctx, y, dim, lo, hi - lo, 1, f"dim {dim} window {i}")
+            parts.append(ctx.add(ReduceOp(window, op, mask_from_axes([dim]),
+                                          name=ctx.name(f"dim {dim} window {i} {what}"), keep_dims=True)).output)
+        y = ctx.add(ConcatenationOp(parts, dim, name=ctx.name(f"dim {dim}"))).output
     return y
 
 
@@ -217,16 +225,4 @@ def adaptive_max_pool(ctx: ConversionContext, args: ConverterArgs) -> tuple[SSAV
     if all(o and i % o == 0 for i, o in zip(in_spatial, out_spatial, strict=True)):
         kernel = [i // o for i, o in zip(in_spatial, out_spatial, strict=True)]
         return pool(ctx, x, PoolingType.kMAX, kernel, kernel, [0] * spatial, False, True, out_spatial), None
-    from ziggurat.dialects.trt import mask_from_axes
-
-    rank = ctx.rank(x)
-    y = x
-    for j in range(spatial):
-        dim = rank - spatial + j
-        parts = []
-        for i, (lo, hi) in enumerate(_bounds(in_spatial[j], out_spatial[j])):
-            window = slice_dim(ctx, y, dim, lo, hi - lo, 1, f"dim {dim} window {i}")
-            parts.append(ctx.add(ReduceOp(window, ReduceOperation.kMAX, mask_from_axes([dim]),
-                                          name=ctx.name(f"dim {dim} window {i} max"), keep_dims=True)).output)
-        y = ctx.add(ConcatenationOp(parts, dim, name=ctx.name(f"dim {dim}"))).output
-    return y, None
+    return _window_reduce(ctx, x, in_spatial, out_spatial, ReduceOperation.kMAX, "max"), None

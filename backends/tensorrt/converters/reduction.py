@@ -151,6 +151,18 @@ def topk(ctx: ConversionContext, x: SSAValue, k: int, dim: int, largest: bool, s
     return layer.values, layer.indices
 
 
+def smallest(ctx: ConversionContext, x: SSAValue, dim: int, suffix: str) -> tuple[SSAValue, SSAValue]:
+    """The minimum along ``dim`` and its first index, as ``torch.min(dim)``/``argmin``: a NaN is
+    the minimum there (the top-k order puts NaN above every number, so a kMIN top-1 skipped
+    it).  Floats take the top-1 of ``-x`` (NaN stays NaN and comes first, ties keep their
+    order); integers, which have no NaN (and whose minimum has no negation), take kMIN."""
+    x = ctx.tensor(x)
+    if ctx.dtype(x) not in FLOAT_DTYPES:
+        return topk(ctx, x, 1, dim, False, suffix)
+    values, indices = topk(ctx, unary(ctx, x, U.kNEG, f"{suffix} negated"), 1, dim, True, suffix)
+    return unary(ctx, values, U.kNEG, f"{suffix} values"), indices
+
+
 def _topk_input(args: ConverterArgs) -> str | None:
     dtype = args.dtype("self")
     if dtype == torch.bool or dtype == torch.int8:
@@ -165,7 +177,10 @@ def _topk_input(args: ConverterArgs) -> str | None:
 )
 def max_dim(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
     dim = normalize_dim(ctx, args.get_int("dim"), max(args.rank("self"), 1))
-    values, indices = topk(ctx, args.tensor("self"), 1, dim, args.schema.base_name == "max", "top-1")
+    if args.schema.base_name == "max":
+        values, indices = topk(ctx, args.tensor("self"), 1, dim, True, "top-1")
+    else:
+        values, indices = smallest(ctx, args.tensor("self"), dim, "top-1")
     values = reshape(ctx, values, ctx.result_shape(0), "values")
     indices = reshape(ctx, cast(ctx, indices, torch.int64, "indices cast"), ctx.result_shape(1), "indices")
     return [values, indices]
@@ -183,7 +198,10 @@ def argmax(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
         dim = 0
     else:
         dim = normalize_dim(ctx, args.get_int("dim"), max(ctx.rank(x), 1))
-    _, indices = topk(ctx, x, 1, dim, args.schema.base_name == "argmax", "top-1")
+    if args.schema.base_name == "argmax":
+        _, indices = topk(ctx, x, 1, dim, True, "top-1")
+    else:
+        _, indices = smallest(ctx, x, dim, "top-1")
     return reshape(ctx, cast(ctx, indices, torch.int64, "indices cast"), ctx.result_shape(), "")
 
 
