@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -77,6 +77,27 @@ class BoundArguments:
         if isinstance(value, SSAValue):
             raise TypeError(f"{self.schema.key}: argument '{name}' is not a static value")
         return value  # pyright: ignore[reportReturnType]
+
+    def call_arguments(self, resolve: Callable[[ArgSpec, Any], Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments of a call of torch's overload, each argument's
+        bound value first passed through ``resolve(spec, value)``."""
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for spec in self.schema.args:
+            value = resolve(spec, self.values.get(spec.name))
+            if spec.kwarg_only:
+                keywords[spec.name] = value
+            else:
+                positional.append(value)
+        return positional, keywords
+
+
+def flat_results(result: Any) -> list[Any]:
+    """What torch's overload returned, one entry per op result (``Tensor[]`` flattened)."""
+    flat: list[Any] = []
+    for item in result if isinstance(result, tuple | list) else (result,):  # pyright: ignore
+        flat.extend(item if isinstance(item, list) else [item])  # pyright: ignore
+    return flat
 
 
 class TorchOp(IRDLOperation):
@@ -195,6 +216,15 @@ class AtenOp(TorchOp):
                     f"{self.name}: operand '{arg_name}' must have {rule} elements, "
                     f"got {value.type} (schema: {schema.text})"
                 )
+        _verify_result_types(self)
+
+
+def _verify_result_types(op: TorchOp) -> None:
+    """The declared result types are the ones torch computes (``result_types``)."""
+    from ziggurat.dialects.torch.result_types import verify_result_types
+
+    # pyright sees this file both as dialects.torch.ops_base and as ziggurat.dialects...
+    verify_result_types(op)  # pyright: ignore[reportArgumentType]
 
 
 def _element_matches(element: Attribute, rule: str) -> bool:
@@ -244,6 +274,9 @@ class OperatorOp(TorchOp):
     )
 
     irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        _verify_result_types(self)
 
     @property
     def op_schema(self) -> OpSchema:
@@ -314,6 +347,13 @@ class LiteralOp(IRDLOperation):
                 f"torch.literal: result type {self.result.type} differs from the value's "
                 f"type {self.value.get_type()}"
             )
+        if isinstance(self.value, DenseResourceAttr):
+            try:
+                self.tensor()  # decodes the blob once; its size must fit the type
+            except KeyError:
+                pass  # no data (printed with --elide-resources): nothing to check
+            except (ValueError, TypeError, RuntimeError) as e:
+                raise VerifyException(f"torch.literal: {e}") from None
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
+from typing import Any
 
 import torch
 
@@ -246,6 +247,15 @@ def parse_schema(text: str) -> OpSchema:
         args=tuple(args),
         returns=tuple(returns),
     )
+
+
+def torch_overload(schema: OpSchema) -> Any:
+    """``torch.ops.<ns>.<name>.<overload>`` of ``schema``, or None when torch has none."""
+    try:
+        packet = getattr(getattr(torch.ops, schema.namespace), schema.base_name)
+        return getattr(packet, schema.overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
 
 
 @cache

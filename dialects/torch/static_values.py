@@ -19,6 +19,7 @@ An optional argument that is ``None`` has no property at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from xdsl.dialects.builtin import (
@@ -145,6 +146,21 @@ def _decode_scalar(attr: Attribute) -> int | float | bool:
     raise StaticArgumentError(f"expected a number attribute, got {attr}")
 
 
+def _string(spec: ArgSpec, attr: Attribute) -> str:
+    if not isinstance(attr, StringAttr):
+        raise StaticArgumentError(f"argument '{spec.name}' expects a string, got {attr}")
+    return attr.data
+
+
+def _torch_constant(spec: ArgSpec, name: str, kind: type) -> Any:
+    """``torch.<name>`` when it is a ``kind`` (a dtype, layout or memory format)."""
+    value = getattr(torch, name, None)
+    if not isinstance(value, kind):
+        raise StaticArgumentError(f"argument '{spec.name}' ({spec.type_text}): '{name}' is not a torch "
+                                  f"{kind.__name__}")
+    return value
+
+
 def decode(spec: ArgSpec, attr: Attribute | None) -> StaticValue:
     """The Python value of a static argument's attribute (None when absent)."""
     if attr is None:
@@ -165,23 +181,25 @@ def decode(spec: ArgSpec, attr: Attribute | None) -> StaticValue:
                 return [int(v) for v in values]
             return [float(v) for v in values]
         case ArgKind.STR:
-            assert isinstance(attr, StringAttr)
-            return attr.data
+            return _string(spec, attr)
         case ArgKind.SCALAR_TYPE:
             if isinstance(attr, StringAttr):
-                return getattr(torch, attr.data)
+                return _torch_constant(spec, attr.data, torch.dtype)
             if isinstance(attr, TypeAttribute):
-                return torch_dtype(attr)
+                try:
+                    return torch_dtype(attr)
+                except UnsupportedTypeError as e:
+                    raise StaticArgumentError(f"argument '{spec.name}': {e}") from None
             raise StaticArgumentError(f"argument '{spec.name}' expects a dtype, got {attr}")
         case ArgKind.LAYOUT:
-            assert isinstance(attr, StringAttr)
-            return getattr(torch, attr.data)
+            return _torch_constant(spec, _string(spec, attr), torch.layout)
         case ArgKind.DEVICE:
-            assert isinstance(attr, StringAttr)
-            return torch.device(attr.data)
+            try:
+                return torch.device(_string(spec, attr))
+            except RuntimeError:
+                raise StaticArgumentError(f"argument '{spec.name}' expects a device, got {attr}") from None
         case ArgKind.MEMORY_FORMAT:
-            assert isinstance(attr, StringAttr)
-            return getattr(torch, attr.data)
+            return _torch_constant(spec, _string(spec, attr), torch.memory_format)
         case _:
             raise StaticArgumentError(f"argument '{spec.name}' has no static decoding")
 

@@ -17,19 +17,18 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import SSAValue
 
 from ziggurat.dialects.torch import ATEN_OPS, LiteralOp, OperatorOp, TorchOp
-from ziggurat.dialects.torch.schema import ArgKind, OpSchema
+from ziggurat.dialects.torch.ops_base import flat_results
+from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema, torch_overload
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.types import dtype_of, shape_of
 
 
 def _overload(schema: OpSchema) -> Any:
-    try:
-        return getattr(getattr(getattr(torch.ops, schema.namespace), schema.base_name),
-                       schema.overload or "default")
-    except AttributeError:
-        raise ZigguratError("torch has no implementation of this op", op=schema.key,
-                            schema=schema.text) from None
+    overload = torch_overload(schema)
+    if overload is None:
+        raise ZigguratError("torch has no implementation of this op", op=schema.key, schema=schema.text)
+    return overload
 
 
 def _resolve(value: Any, env: dict[SSAValue, Any]) -> Any:
@@ -45,21 +44,17 @@ def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
     env = dict(zip(op.operands, operand_values, strict=True))
     bound = op.arguments()
     schema = bound.schema
-    positional: list[Any] = []
-    keywords: dict[str, Any] = {}
-    for spec in schema.args:
-        value = _resolve(bound.values.get(spec.name), env)
+
+    def resolve(spec: ArgSpec, bound_value: Any) -> Any:
+        value = _resolve(bound_value, env)
         if spec.kind == ArgKind.TENSOR and spec.mutable and isinstance(value, torch.Tensor):
             value = value.clone()  # value semantics for in-place ops
-        if spec.kwarg_only:
-            keywords[spec.name] = value
-        else:
-            positional.append(value)
+        return value
+
+    positional, keywords = bound.call_arguments(resolve)
     with torch.no_grad():
         result = _overload(schema)(*positional, **keywords)
-    flat: list[Any] = []
-    for item in result if isinstance(result, tuple | list) else (result,):  # pyright: ignore
-        flat.extend(item if isinstance(item, list) else [item])  # pyright: ignore
+    flat = flat_results(result)
     if len(flat) != len(op.results):
         raise ZigguratError(f"produced {len(flat)} values for {len(op.results)} results",
                             op=schema.key, schema=schema.text, location=op_location(op))
