@@ -31,7 +31,9 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.mlir_text import check_string_literals
 from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.ssa_order import check_defined_before_use
 from ziggurat.ir.types import UnsupportedTypeError, format_type, parse_type_list
 
 MAGIC = b"ZIGGURAT-MODULE\n"
@@ -181,7 +183,10 @@ def _first_line(e: BaseException) -> str:
 def _module(ir: bytes, path: Path) -> ModuleOp:
     """The saved IR, parsed and verified."""
     try:
-        module = Parser(make_context(), ir.decode()).parse_module()
+        text = ir.decode()
+        check_string_literals(text, f"{path}:ir")
+        module = Parser(make_context(), text).parse_module()
+        check_defined_before_use(module)
         module.verify()
     except UnicodeDecodeError:
         raise LoadError(f"{path} is corrupt (its IR section is not UTF-8 text)", op="load") from None
@@ -233,9 +238,9 @@ def load(path: str | Path) -> CompiledModule:
         static = {int(k): v for k, v in header.get("static_inputs", {}).items()}
         return CompiledModule(executable, module, report, static, {}, getattr(executable, "device", "cpu"),
                               options=options, input_types=input_types)
-    except LoadError:
-        raise
     except ZigguratError as e:
+        if type(e) is not ZigguratError:
+            raise  # a LoadError, or an error of its own kind (TensorRT is not installed ...)
         raise LoadError(f"{path}: {e.message}", op="load") from None
     except Exception as e:  # noqa: BLE001 - the file is the only input: whatever breaks, it is bad
         raise LoadError(f"{path}: the saved {backend_name} executable does not match its IR "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -26,7 +27,9 @@ from xdsl.utils.frontend import Frontend
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.mlir_text import check_string_literals
 from ziggurat.ir.resources import elided_resources
+from ziggurat.ir.ssa_order import check_defined_before_use
 from ziggurat.ir.statistics import collect
 from ziggurat.tools.stages import available_stages
 
@@ -98,7 +101,14 @@ class ZigguratOptMain(xDSLOptMain):
                 raise ZigguratError(f"applies to the TorchScript frontends, not to "
                                     f"'{self.get_input_name()}' read as {frontend}", op="--input-types")
             self.args.frontend = f'{frontend}{{input-types="{self.args.input_types}"}}'
-        return super().parse_chunk(chunk, file_extension, start_offset)
+        if parse_spec(self.args.frontend or file_extension).name == "mlir":
+            data = chunk.read()
+            check_string_literals(data.decode(errors="replace"), self.get_input_name())
+            chunk = io.BytesIO(data)
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is not None:
+            check_defined_before_use(module)
+        return module
 
     def _takes_input_types(self, frontend: str) -> bool:
         factory = self.available_frontends.get(frontend)

@@ -12,7 +12,7 @@ without it the types annotated in the graph are used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO, ClassVar
+from typing import IO, Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -34,14 +34,26 @@ def _types(text: str) -> list | None:  # pyright: ignore[reportMissingTypeArgume
                            op="--input-types") from None
 
 
+def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
+    """Import runs the graph on example inputs of its input types: memory they cannot get
+    is a diagnostic about the input, not an internal error."""
+    try:
+        return import_torchscript(graph, input_types=_types(input_types))
+    except (MemoryError, RuntimeError) as e:
+        if not isinstance(e, MemoryError) and "can't allocate memory" not in str(e):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ImportError_(f"importing {input_name} runs its graph on example inputs of the given types, "
+                           f"and this process cannot allocate them ({first[:160]})", op="import") from None
+
+
 @dataclass(frozen=True)
 class TorchScriptFrontend(Frontend):
     name: ClassVar[str] = "torchscript"
     input_types: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        module = load_script_module(input.read(), input_name)
-        return import_torchscript(module, input_types=_types(self.input_types))
+        return _import(load_script_module(input.read(), input_name), self.input_types, input_name)
 
 
 @dataclass(frozen=True)
@@ -55,8 +67,7 @@ class TorchScriptIRFrontend(Frontend):
     input_types: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        text = input.read().decode("utf-8", errors="replace")
-        return import_torchscript(text, input_types=_types(self.input_types))
+        return _import(input.read().decode("utf-8", errors="replace"), self.input_types, input_name)
 
 
 @dataclass(frozen=True)
