@@ -26,12 +26,15 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from ziggurat.backends.json_shape import shape_problem
 from ziggurat.backends.serialization import LoadError
 from ziggurat.backends.tensorrt.partition_report import segment_functions
 from ziggurat.ir.errors import ZigguratError
 
 MAGIC = b"ZIGGURAT-TRT\n"
 KINDS = ("reference", "engines")
+HEADER_SHAPE = {"kind": str, "segments": [{"name": str, "signature": str, "layers": int, "engine_bytes": int,
+                                           "engine_sha256": str}]}
 
 
 class PayloadError(LoadError):
@@ -84,10 +87,15 @@ def _header(payload: bytes) -> tuple[dict[str, Any], int]:
         raise PayloadError(f"the payload is truncated (header of {length} bytes, {len(payload) - start} left)")
     try:
         header = json.loads(payload[start:start + length])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # JSON, UTF-8, too many digits, too deeply nested
         raise PayloadError("the payload is corrupt (unreadable header)") from None
-    if not isinstance(header, dict) or header.get("kind") not in KINDS or not isinstance(header.get("segments"), list):
-        raise PayloadError("the payload is corrupt (its header lacks kind/segments)")
+    problem = shape_problem(header, HEADER_SHAPE, "payload header")
+    if problem is None and header["kind"] not in KINDS:
+        problem = f"payload header.kind is {header['kind']!r}, not one of {', '.join(KINDS)}"
+    if problem is None and any(s["engine_bytes"] < 0 for s in header["segments"]):
+        problem = "payload header.segments has a negative engine size"
+    if problem is not None:
+        raise PayloadError(f"the payload is corrupt ({problem})")
     return header, start + length  # pyright: ignore[reportUnknownVariableType]
 
 

@@ -6,8 +6,10 @@ inside libtorch.  :func:`load_script_module` therefore
 
 1. checks the archive with :mod:`zipfile`: readable, every entry's CRC, one top-level
    folder holding ``data.pkl``, ``constants.pkl``, ``version`` and ``code/``;
-2. runs ``torch.jit.load`` once in a forked child (where fork exists): a child killed by a
-   signal, or raising, becomes an :class:`ImportError_` naming the file;
+2. runs ``torch.jit.load`` once in a forked child (where fork exists), and prints the
+   inlined forward graph there (which decodes the source ranges of the debug pickles, read
+   lazily when the importer locates ops): a child killed by a signal, or raising, becomes
+   an :class:`ImportError_` naming the file;
 3. only then loads the module in this process.
 """
 
@@ -66,7 +68,8 @@ def _probe(data: bytes, input_name: str) -> None:
         try:
             os.close(read_end)
             os.dup2(write_end, 2)  # libtorch's terminate message goes to the pipe, not the terminal
-            torch.jit.load(io.BytesIO(data), map_location="cpu")
+            module = torch.jit.load(io.BytesIO(data), map_location="cpu")
+            str(module.inlined_graph)  # decodes the debug pickles, as the importer's locations will
         except BaseException as e:  # noqa: BLE001
             os.write(write_end, f"\nerror: {_first_line(e)}\n".encode(errors="replace"))
             code = 3

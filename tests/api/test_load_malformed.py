@@ -207,3 +207,33 @@ print(float((ziggurat.load({path!r})(x) - model(x)).abs().max()))
 """)
     assert result.returncode == 0, result.stderr[-3000:]
     assert float(result.stdout.split()[-1]) < 1e-4
+
+
+def test_forged_tensorrt_payload_header_is_load_error(tmp_path: Path) -> None:
+    """The segment table of a TensorRT payload is checked against its schema too."""
+    import json
+    import struct
+
+    from ziggurat.backends.tensorrt.payload import MAGIC as TRT_MAGIC
+
+    models.seeded()
+    compiled = ziggurat.compile(models.MLP((8, 16, 16, 4)), (torch.randn(2, 8),), backend="tensorrt-reference")
+    path = tmp_path / "trt.zig"
+    compiled.save(path)
+    header, sections = split(path.read_bytes())
+    payload = sections["payload"]
+    start = len(TRT_MAGIC) + 8
+    (n,) = struct.unpack_from("<Q", payload, len(TRT_MAGIC))
+    table = json.loads(payload[start:start + n])
+    for edit, message in (
+        (lambda t: t["segments"][0].update(engine_bytes="0"), r"segments\[0\].engine_bytes is a string"),
+        (lambda t: t["segments"][0].update(engine_bytes=-4), "negative engine size"),
+        (lambda t: t.update(segments={"a": 1}), "segments is an object, not an array"),
+        (lambda t: t["segments"].append(7), r"segments\[1\] is an integer, not an object"),
+    ):
+        forged_table = copy.deepcopy(table)
+        edit(forged_table)
+        head = json.dumps(forged_table).encode()
+        sections["payload"] = TRT_MAGIC + struct.pack("<Q", len(head)) + head + payload[start + n:]
+        with pytest.raises(LoadError, match=message):
+            _load(tmp_path, join(header, sections))

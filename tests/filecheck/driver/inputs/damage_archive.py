@@ -4,7 +4,8 @@
 
 MODE: ``flip`` (one byte of a code entry flipped in place: its CRC no longer matches),
 ``forged`` (a code entry and its debug pickle damaged, the archive rewritten with valid
-CRCs: torch.jit.load aborts the process on it), ``torch-save`` (a torch.save archive, no
+CRCs: torch.jit.load aborts the process on it), ``debug-pickle`` (the debug pickles damaged,
+CRCs valid: read lazily, when the importer locates ops), ``torch-save`` (a torch.save archive, no
 code), ``truncated`` (the first half of the file).
 """
 import io
@@ -32,6 +33,16 @@ elif mode == "forged":
     entries[conv] = entries[conv][:-2] + b"t" + entries[conv][-1:]
     entries[conv + ".debug_pkl"] = entries[conv + ".debug_pkl"].replace(
         b"FORMAT_WITH_STRING_TABLE", b"FORMATfWITH_STRING_TABLE")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
+        for n in names:
+            forged.writestr(n, entries[n])
+    data = buffer.getvalue()
+elif mode == "debug-pickle":
+    entries = {n: archive.read(n) for n in names}
+    for n in names:
+        if n.endswith(".debug_pkl"):  # an opcode TorchScript's unpickler does not know
+            entries[n] = entries[n][:2] + b"P" + entries[n][3:]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
         for n in names:
