@@ -14,6 +14,16 @@ import zipfile
 
 import torch
 
+
+def rezip(entries: dict) -> bytes:
+    """A stored zip of ``entries``, with the CRCs of their (damaged) contents."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
+        for name, content in entries.items():
+            forged.writestr(name, content)
+    return buffer.getvalue()
+
+
 source, target, mode = sys.argv[1:4]
 data = open(source, "rb").read()
 archive = zipfile.ZipFile(io.BytesIO(data))
@@ -33,21 +43,13 @@ elif mode == "forged":
     entries[conv] = entries[conv][:-2] + b"t" + entries[conv][-1:]
     entries[conv + ".debug_pkl"] = entries[conv + ".debug_pkl"].replace(
         b"FORMAT_WITH_STRING_TABLE", b"FORMATfWITH_STRING_TABLE")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
-        for n in names:
-            forged.writestr(n, entries[n])
-    data = buffer.getvalue()
+    data = rezip(entries)
 elif mode == "debug-pickle":
     entries = {n: archive.read(n) for n in names}
     for n in names:
         if n.endswith(".debug_pkl"):  # an opcode TorchScript's unpickler does not know
             entries[n] = entries[n][:2] + b"P" + entries[n][3:]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
-        for n in names:
-            forged.writestr(n, entries[n])
-    data = buffer.getvalue()
+    data = rezip(entries)
 elif mode == "torch-save":
     buffer = io.BytesIO()
     torch.save({"weight": torch.ones(3)}, buffer)
