@@ -50,3 +50,34 @@ def test_linear_fused_broadcast_add(other_shape: tuple[int, ...]) -> None:
     compiled = compile_cpu(model, (x, o), frontend="torchscript")
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, o), model(x, o), rtol=1e-5, atol=1e-5)
+
+
+CONV_OTHER_SHAPES = [(3, 1, 1, 7), (1, 2, 1, 1), (2, 1, 1), (1,), (7,), (3, 2, 2, 7), (1, 1, 2, 1)]
+
+
+@pytest.mark.parametrize("post", ["sub_leaky_relu", "add_relu"])
+@pytest.mark.parametrize("other_shape", CONV_OTHER_SHAPES, ids=str)
+@pytest.mark.parametrize("weight_input", [False, True], ids=["constant_weight", "weight_input"])
+def test_conv_fused_broadcast_other(other_shape: tuple[int, ...], weight_input: bool, post: str) -> None:
+    """Fuzz program s4242_g138: F.leaky_relu(F.conv2d(x, w, b, stride=(2, 1), padding=(1, 5),
+    dilation=(2, 2)) - c, 0.2) with c of [3, 1, 1, 7]; the conv GEMM's epilogue permuted and
+    reshaped c as it stood instead of broadcasting it to the output first."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(3, 7, 1, 5, generator=g)
+    w = torch.randn(2, 7, 1, 5, generator=g)
+    b = torch.randn(2, generator=g)
+    c = torch.randn(*other_shape, generator=g)
+
+    def epilogue(y: torch.Tensor) -> torch.Tensor:
+        return F.leaky_relu(y - c, 0.2) if post == "sub_leaky_relu" else torch.relu(y + c)
+
+    def conv(t: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        return epilogue(F.conv2d(t, weight, b, stride=(2, 1), padding=(1, 5), dilation=(2, 2)))
+
+    if weight_input:
+        model, inputs = OpModule(conv), (x, w)
+    else:
+        model, inputs = OpModule(lambda t: conv(t, w)), (x,)
+    compiled = compile_cpu(model, inputs, frontend="torchscript")
+    assert any("conv" in k for k in compiled.report.native_ops), compiled.report.native_ops
+    torch.testing.assert_close(compiled(*inputs), model(*inputs), rtol=1e-5, atol=1e-4)

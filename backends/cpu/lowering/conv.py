@@ -32,7 +32,7 @@ from ziggurat.backends.cpu.lowering.ops import add, cast, compare, index, load_o
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value
-from ziggurat.backends.cpu.lowering.views import permute, reshape, slice_dim
+from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
 
 F32 = torch.float32
 
@@ -103,10 +103,16 @@ def conv_gemm(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tensor
     use_epilogue = g.groups == 1
     other_view = None
     if use_epilogue and epi.binary is not None and epi.other is not None:
-        o_nhwc = permute(ctx, epi.other, [0, *range(2, 2 + k), 1]) if epi.other.rank == 2 + k else None
-        if o_nhwc is None:
+        # broadcast to the NCHW output first (an other of [N, 1, 1, W] permuted and reshaped as
+        # it stood was read as [N, H*W, C] with the wrong elements), then channels-last
+        o_full = epi.other
+        if o_full.rank > len(out_shape) or \
+                tuple(torch.broadcast_shapes(o_full.shape, tuple(out_shape))) != tuple(out_shape):
             use_epilogue = False
         else:
+            if o_full.shape != tuple(out_shape):
+                o_full = expand(ctx, o_full, out_shape)
+            o_nhwc = permute(ctx, o_full, [0, *range(2, 2 + k), 1])
             other_view = _other_view(ctx, reshape(ctx, o_nhwc, (g.n, g.p, g.o)), (g.n,), g.p, g.o)
     bias_buf = ctx.realize(bias, "bias") if bias is not None else None
     for grp in range(g.groups):
