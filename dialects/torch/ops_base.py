@@ -351,7 +351,9 @@ class LiteralOp(IRDLOperation):
             try:
                 self.tensor()  # decodes the blob once; its size must fit the type
             except KeyError:
-                pass  # no data (printed with --elide-resources): nothing to check
+                raise VerifyException(
+                    f"torch.literal: {self.value} has no data (its blob is missing from the file's "
+                    "dialect_resources, or the IR was printed with --elide-resources)") from None
             except (ValueError, TypeError, RuntimeError) as e:
                 raise VerifyException(f"torch.literal: {e}") from None
 

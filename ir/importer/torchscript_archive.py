@@ -21,6 +21,7 @@ import select
 import signal
 import time
 import zipfile
+import zlib
 
 import torch
 
@@ -43,7 +44,7 @@ def check_archive(data: bytes, input_name: str) -> None:
             names = archive.namelist()
             bad = archive.testzip()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError,
-            OSError, RuntimeError) as e:  # RuntimeError: an encrypted entry
+            OSError, RuntimeError, zlib.error) as e:  # RuntimeError: an encrypted entry
         raise _error(input_name, f"not a readable zip archive ({e})") from None
     if bad is not None:
         raise _error(input_name, f"the archive is damaged (entry '{bad}' fails its CRC check)")

@@ -5,7 +5,8 @@
 MODE: ``flip`` (one byte of a code entry flipped in place: its CRC no longer matches),
 ``forged`` (a code entry and its debug pickle damaged, the archive rewritten with valid
 CRCs: torch.jit.load aborts the process on it), ``debug-pickle`` (the debug pickles damaged,
-CRCs valid: read lazily, when the importer locates ops), ``torch-save`` (a torch.save archive, no
+CRCs valid: read lazily, when the importer locates ops), ``deflate`` (a compressed entry whose
+deflate stream is damaged), ``torch-save`` (a torch.save archive, no
 code), ``truncated`` (the first half of the file).
 """
 import io
@@ -50,6 +51,18 @@ elif mode == "debug-pickle":
         if n.endswith(".debug_pkl"):  # an opcode TorchScript's unpickler does not know
             entries[n] = entries[n][:2] + b"P" + entries[n][3:]
     data = rezip(entries)
+elif mode == "deflate":
+    entries = {n: archive.read(n) for n in names}
+    code = next(n for n in names if n.endswith("/code/__torch__.py"))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as forged:
+        for n in names:  # the code entry compressed, then its deflate stream damaged
+            forged.writestr(n, entries[n], compress_type=zipfile.ZIP_DEFLATED if n == code else None)
+    info = zipfile.ZipFile(io.BytesIO(buffer.getvalue())).getinfo(code)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    out = bytearray(buffer.getvalue())
+    out[start + 2] ^= 0xFF
+    data = bytes(out)
 elif mode == "torch-save":
     buffer = io.BytesIO()
     torch.save({"weight": torch.ones(3)}, buffer)
