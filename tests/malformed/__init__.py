@@ -1,0 +1,2 @@
+"""Malformed input: mutated .mlir, TorchScript IR, .pt and saved modules must all end in a
+clean diagnostic (see ``harness.py``)."""
