@@ -4,7 +4,8 @@
 
 writes ``OUT/seeds.json`` (name, kind, file, the ziggurat-opt arguments of each seed) and
 the files: the ``torch``-level IR of two small models, their ``fused`` and ``loop`` levels,
-TorchScript IR text, a ``torch.jit.save`` file and modules saved by the ``cpu``,
+TorchScript IR text, a ``torch.jit.save`` file and modules saved by the ``cpu`` (vector
+code on one thread; scalar code on two, which calls libgomp and has an ``.eh_frame``),
 ``reference`` and ``tensorrt-reference`` backends.  It runs in its own process: the
 harness's runner forks and must not have run torch ops itself.
 """
@@ -95,10 +96,16 @@ def build(out: Path) -> list[dict[str, Any]]:
     seeds.append(_seed("convbn.pt", "pt", ["--input-types", "tensor<1x3x8x8xf32>"]))
     mlp = models.MLP((8, 16, 16, 4)).eval()  # three linears: one TensorRT segment
     mlp_x = torch.randn(2, 8)
-    for backend, kind in (("cpu", "zig-cpu"), ("reference", "zig"), ("tensorrt-reference", "zig")):
-        model, x = (convbn, conv_x) if backend == "reference" else (mlp, mlp_x)
-        compiled = ziggurat.compile(model, (x,), backend=backend, threads=1)
-        path = out / f"{backend}.zig"
+    saved: list[tuple[str, str, nn.Module, torch.Tensor, dict[str, Any]]] = [
+        ("cpu", "zig-cpu", mlp, mlp_x, {"threads": 1}),
+        # scalar code on two threads: calls into libgomp, and an .eh_frame section
+        ("cpu-scalar", "zig-cpu", convbn, torch.randn(2, 3, 16, 16), {"threads": 2, "isa": "scalar"}),
+        ("reference", "zig", convbn, conv_x, {}),
+        ("tensorrt-reference", "zig", mlp, mlp_x, {}),
+    ]
+    for name, kind, model, x, options in saved:
+        compiled = ziggurat.compile(model, (x,), backend=name.split("-scalar")[0], **options)
+        path = out / f"{name}.zig"
         compiled.save(path)
         seeds.append(_seed(path.name, kind))
     (out / "seeds.json").write_text(json.dumps(seeds, indent=1))
