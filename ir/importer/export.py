@@ -130,6 +130,9 @@ class ExportImporter:
                 args[spec.name] = self._arg(node.kwargs[spec.name])
             else:
                 args[spec.name] = spec.default if spec.has_default else None
+        if target is torch.ops.aten._assert_tensor_metadata.default:  # pyright: ignore[reportPrivateUsage]
+            self._check_metadata(node, args, schema.text)
+            return
         val = node.meta.get("val")
         examples = list(val) if isinstance(val, list | tuple) else [val]
         if any(isinstance(e, torch.Tensor) and not all(isinstance(d, int) for d in e.shape) for e in examples):
@@ -146,6 +149,25 @@ class ExportImporter:
             self.values[node] = results[0]
         else:
             self.values[node] = results
+
+    def _check_metadata(self, node: torch.fx.Node, args: dict[str, Any], schema: str) -> None:
+        """``aten._assert_tensor_metadata`` (what ``x.to(x.device)`` leaves in an exported
+        graph) checks static facts: checked here, once, and imported as nothing."""
+        example = args["a"].example if isinstance(args["a"], Dynamic) else None
+        if not isinstance(example, torch.Tensor):
+            return
+        wanted = {"size": args.get("size"), "stride": args.get("stride"), "dtype": args.get("dtype"),
+                  "device": args.get("device"), "layout": args.get("layout")}
+        actual = {"size": list(example.shape), "stride": list(example.stride()), "dtype": example.dtype,
+                  "device": example.device, "layout": example.layout}
+        for key, want in wanted.items():
+            if want is None or key == "stride":  # strides are not a property of compiled values
+                continue
+            have = actual[key]
+            same = (list(want) == have if isinstance(want, list | tuple)
+                    else torch.device(want) == have if key == "device" else want == have)
+            if not same:
+                raise self._error(node, f"asserts {key} {want}, but the tensor has {have}", schema)
 
     def _finish(self, node: torch.fx.Node, block: Block, arg_types: list[Attribute],
                 names: list[str]) -> ModuleOp:

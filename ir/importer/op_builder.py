@@ -158,14 +158,42 @@ def build_generic(
     return op
 
 
-def wrap_number(spec: ArgSpec, value: object) -> object:
-    """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal
-    (float -> the default dtype, int -> int64, bool -> bool, as torch promotes them)."""
-    if spec.kind == ArgKind.TENSOR and isinstance(value, bool | int | float):
+def wrap_number(spec: ArgSpec, value: object, operands: Sequence[torch.Tensor] = ()) -> object:
+    """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal.
+
+    Torch promotes a wrapped number by category only (``int32 0-d + 3`` stays int32), a 0-d
+    tensor by dtype (``int32 0-d + int64 0-d`` is int64). So the literal takes the dtype the
+    op computes in with the other tensor ``operands``: the same as theirs when the number's
+    category is not higher, the category's default dtype otherwise (``int32 * 2.5`` is
+    float32); with that dtype it promotes exactly as the wrapped number did."""
+    if spec.kind != ArgKind.TENSOR or not isinstance(value, bool | int | float):
+        return value
+    if operands:
+        from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
+
+        _, dtype = elementwise_dtypes(*operands, value,
+                                      type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
+    else:
         dtype = (torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int)
                  else torch.get_default_dtype())
-        return TensorConstant(torch.tensor(value, dtype=dtype), "scalar")
-    return value
+    exact = torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int) else torch.float64
+    try:  # converted as eager converts it (an int wraps into int32, a double rounds to float32)
+        literal = torch.tensor(value, dtype=exact).to(dtype)
+    except RuntimeError as e:
+        raise ImportError_(f"the number {value!r} does not fit a tensor: {e}", op="constant") from None
+    return TensorConstant(literal, "scalar")
+
+
+def _tensor_examples(schema: OpSchema, args: Mapping[str, object]) -> list[torch.Tensor]:
+    """The example values of the op's tensor operands (not the numbers given for tensors)."""
+    found: list[torch.Tensor] = []
+    for spec in schema.args:
+        value = args.get(spec.name)
+        if spec.kind == ArgKind.TENSOR and isinstance(value, Dynamic | TensorConstant):
+            example = value.example if isinstance(value, Dynamic) else value.tensor
+            if isinstance(example, torch.Tensor):
+                found.append(example)
+    return found
 
 
 def build_aten_op(
@@ -177,7 +205,8 @@ def build_aten_op(
     materialize: Materialize,
 ) -> Operation:
     """A typed op when possible, else ``torch.operator`` (see module docstring)."""
-    args = {spec.name: wrap_number(spec, args.get(spec.name)) for spec in schema.args}
+    operands = _tensor_examples(schema, args)
+    args = {spec.name: wrap_number(spec, args.get(spec.name), operands) for spec in schema.args}
     op_class = aten_op_class(schema.key)
     op: Operation | None = None
     if op_class is not None:

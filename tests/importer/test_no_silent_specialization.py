@@ -233,3 +233,27 @@ def test_input_writes_survive_save_and_load(backend: str, tmp_path: Any) -> None
     eager_x, our_x = x.clone(), x.clone()
     torch.testing.assert_close(loaded(our_x), _write_input_slice(eager_x))
     torch.testing.assert_close(our_x, eager_x)
+
+
+class WrappedNumbers(torch.nn.Module):
+    """Python numbers promote by category only: a 0-d int32 plus 3 stays int32."""
+
+    def forward(self, i: torch.Tensor, f: torch.Tensor, b: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (i + 3, i * 2.5, i > 1, f + 2, b + 1, b * 1.5, i.sum() + 1, v + 2**40, f + 1e300,
+                f * 0.1, torch.where(b, i, 7))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_numbers_in_tensor_positions_promote_as_wrapped_numbers(backend: str, frontend: str) -> None:
+    args = (torch.tensor(5, dtype=torch.int32), torch.tensor(1.5), torch.tensor(True),
+            torch.tensor([1, 2], dtype=torch.int32))
+    compiled = ziggurat.compile(WrappedNumbers(), args, backend=backend, frontend=frontend)
+    for got, want in zip(compiled(*args), WrappedNumbers()(*args), strict=True):
+        assert got.dtype == want.dtype and torch.equal(got, want), (got, want)
+
+
+def test_tensor_metadata_asserts_of_to_device_import_as_nothing() -> None:
+    model = Fn(lambda x, y: (x + y.to(x.device)).to(x.dtype))
+    x, y = torch.randn(3), torch.randn(3)
+    _check(model, (x, y), [(torch.randn(3), torch.randn(3))], "cpu", "export")
