@@ -94,3 +94,21 @@ def _conv_transpose_sweep(groups: int, every: int) -> None:
         assert compiled.report.fallback_ops == {}
         for got, expected in zip(compiled(x), graph(x), strict=True):
             torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose_infinite_weights() -> None:
+    """Fuzz program s99_g24: a tap that falls outside the input contributes nothing; it was
+    0 * weight, NaN where the weight is infinite (eager's col2im never forms that product)."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(1, 4, 1, 1, generator=g)
+    w = torch.randn(4, 2, 2, 4, generator=g)
+    w.view(-1)[::5] = float("inf")
+    w.view(-1)[3] = float("nan")
+
+    def fn(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return (F.conv_transpose2d(t, w, None, stride=(1, 2), output_padding=(0, 1)),
+                F.conv_transpose2d(t.expand(1, 4, 3, 2), w, None, stride=2, padding=1))
+
+    compiled = compile_cpu(OpModule(fn), (x,), frontend="torchscript")
+    for got, expected in zip(compiled(x), fn(x), strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)

@@ -67,3 +67,11 @@ def test_arg_extrema_special_values(case: str) -> None:
 def test_argmin_integers() -> None:
     x = torch.tensor([[3, -2**31, 5, -2**31], [7, 7, 1, 1]], dtype=torch.int32)
     _check(lambda t: (torch.argmin(t, dim=-1), torch.min(t, dim=1)), [x])
+
+
+@pytest.mark.parametrize("value", [0.0, -2.0])
+def test_threshold_keeps_nan(value: float) -> None:
+    """Fuzz program s99_g149: torch's threshold is x <= t ? value : x, so NaN stays NaN;
+    x > t ? x : value (and kTHRESHOLDED_RELU) replaced it."""
+    x = torch.tensor([NAN, 0.25, 0.1, 3.0, -INF, INF, -0.0])
+    _check(lambda t: F.threshold(t * 1.0, 0.25, value) * 1.0, [x])

@@ -31,7 +31,7 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, index, load_or, mul, where
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Value
+from ziggurat.backends.cpu.lowering.values import Const, Value
 from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
 
 F32 = torch.float32
@@ -248,10 +248,13 @@ def conv_transposed(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: 
                 sub.append(t)
         xv = cast(load_or(x, sub, 0.0), F32)
         prod = mul(xv, cast(w.load([grp * cg + ci, oc % og, *r]), F32), F32)
-        if conds:
-            from ziggurat.backends.cpu.lowering.ops import logical_and
+        # a tap with no input element contributes nothing (0 * an infinite weight would be NaN;
+        # eager's col2im never forms that product)
+        from ziggurat.backends.cpu.lowering.ops import in_bounds, logical_and
 
-            prod = where(logical_and(*conds), prod, 0.0, F32)
+        valid = logical_and(*conds, in_bounds([IndexExpr.of(s_) for s_ in sub], x.shape))
+        if not (isinstance(valid, Const) and valid.value):
+            prod = where(valid, prod, 0.0, F32)
         return prod
 
     total = ctx.reduction("sum", F32, tuple(out_shape), (cg, *ks), body, [x])

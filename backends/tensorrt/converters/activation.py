@@ -151,13 +151,14 @@ def softplus(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", validator=float_self)
 def threshold(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """``x <= threshold ? value : x`` as torch computes it: a NaN is not at or below the
+    threshold, so it stays NaN (``x > threshold ? x : value`` and kTHRESHOLDED_RELU replace it)."""
     x = _self(ctx, args)
     limit = args.get_float("threshold")
     value = args.get_float("value")
-    if value == 0.0:
-        return activation(ctx, x, A.kTHRESHOLDED_RELU, alpha=limit)
-    keep = elementwise(ctx, x, limit, E.kGREATER, suffix="above threshold")
-    return select(ctx, keep, x, value, dtype=ctx.dtype(x))
+    below = elementwise(ctx, elementwise(ctx, x, limit, E.kLESS, suffix="below threshold"),
+                        elementwise(ctx, x, limit, E.kEQUAL, suffix="at threshold"), E.kOR, suffix="at or below")
+    return select(ctx, below, value, x, dtype=ctx.dtype(x))
 
 
 @converter("aten::prelu(Tensor self, Tensor weight) -> Tensor", validator=float_self)
