@@ -10,7 +10,9 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.tensorrt.segments import ConversionReport, PartitionOptions
+from ziggurat.backends.compiled_module import forward_function
 from ziggurat.ir.importer import import_model
+from ziggurat.ir.signature import output_structure, rebuild
 from ziggurat.ir.interpreter import run
 from ziggurat.passes.convert_torch_to_trt import convert_module
 
@@ -63,7 +65,9 @@ def convert_and_run(
         run_pipeline(module, parse_pipeline(pre_passes))
     (report,) = convert_module(module, PartitionOptions(min_block_size, torch_executed_ops))
     module.verify()
-    outputs = run(module, [t.clone() for t in inputs])
+    results = run(module, [t.clone() for t in inputs])
+    # the model's outputs (not the results that write mutated inputs back)
+    outputs = _flat(rebuild(output_structure(forward_function(module)), results))
     return Converted(module, report, outputs, expected)
 
 
