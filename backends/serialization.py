@@ -132,7 +132,10 @@ def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
 
 
 def _check_versions(header: dict[str, Any], path: Path) -> None:
-    saved = header["versions"]
+    """Versions first: a file from another version may well have another header."""
+    saved = header.get("versions")
+    if not isinstance(saved, dict):
+        return  # the header check says what is wrong
     current = versions()
     for key in ("ziggurat", "torch", "xdsl", "llvmlite"):
         if saved.get(key) != current[key]:
@@ -209,8 +212,8 @@ def load(path: str | Path) -> CompiledModule:
     except OSError as e:
         raise LoadError(f"cannot read {path}: {e.strerror}", op="load") from None
     header, offset = _read_header(data, path)
-    _check_header(header, path)
     _check_versions(header, path)
+    _check_header(header, path)
     sections = _sections(data, offset, header, path)
     module = _module(sections["ir"], path)
     options_json = header.get("options", {})
