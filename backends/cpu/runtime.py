@@ -23,6 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.module import ForwardAbi
 from ziggurat.backends.cpu.jit import JitLibrary
+from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.dialects import loop
 from ziggurat.ir.errors import InputError
@@ -251,7 +252,10 @@ class CpuExecutable:
             # a buffer is a slice of the arena, whose storage is the whole arena: give an op that
             # addresses storage (as_strided) a tensor that owns its storage, as in eager
             values = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in values)
-        results = self._interpreter().run_op(op, values)
+        try:
+            results = self._interpreter().run_op(op, values)
+        except Exception as e:  # noqa: BLE001  (torch raising on call-time values: name the op)
+            raise torch_op_error(op, e) from None
         for res, value in zip(op.results, results, strict=True):
             if isinstance(res.type, TensorType) and isinstance(value, torch.Tensor):
                 value = value.contiguous()

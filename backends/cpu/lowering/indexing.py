@@ -1,10 +1,11 @@
 """Indexed loads: index_select, gather, take_along_dim, embedding, index.Tensor.
 
 The index tensor's element becomes an :class:`Indirect` subscript, checked at run time
-against the indexed dimension (``loop.check_index``): negative indices wrap where torch
-wraps them (``x[idx]``, ``take_along_dim``) and are out of range where it raises
-(``index_select``, ``gather``, ``embedding``); out-of-range ones raise an error naming the op after the call (the kernel reads
-element 0 instead, never outside the buffer).
+against the indexed dimension (``loop.check_index``) with eager's convention
+(``index_checks``): negative indices wrap where torch wraps them (``x[idx]``), are out of
+range where it raises (``index_select``, ``gather``, ``embedding``) and are taken modulo
+the size by ``take_along_dim``; out-of-range ones raise an error naming the op after the
+call (the kernel reads element 0 instead, never outside the buffer).
 """
 
 from __future__ import annotations
@@ -14,35 +15,25 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
-from ziggurat.backends.cpu.lowering.ops import cast, compare, const, where
+from ziggurat.backends.cpu.lowering.index_checks import checked_value, in_range, index_site, modulo_index
 from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Value
+from ziggurat.backends.cpu.lowering.values import Assert, Value
 from ziggurat.backends.cpu.lowering.views import norm_dim
-from ziggurat.ir.locations import op_location
-
-
-def _site_cache(ctx: LoweringContext, args: LoweringArgs, size: int, what: str) -> int:
-    where = op_location(args.op)
-    return ctx.error_site(f"{args.key}: {what} out of range for a dimension of size {size}"
-                          + (f" at {where}" if where else ""))
 
 
 def _checked(site: int, value: Value, size: int, wrap: bool = True) -> IndexExpr:
     """``value`` as a run-time checked subscript of a dimension of ``size``; ``wrap``: a
-    negative index counts from the end (``x[idx]``, ``take_along_dim``), else it is out of
-    range (``index_select``, ``gather``, ``embedding`` raise on it in eager)."""
+    negative index counts from the end (``x[idx]``), else it is out of range
+    (``index_select``, ``gather``, ``embedding`` raise on it in eager)."""
     return IndexExpr.of(Indirect(checked_value(value, size, wrap), size, site))
 
 
-def checked_value(value: Value, size: int, wrap: bool) -> Value:
-    """``value`` as an int64 index for ``Indirect`` (whose check wraps one negative index):
-    without ``wrap`` a negative index becomes ``size``, which the check reports."""
-    v = cast(value, torch.int64)
-    if wrap:
-        return v
-    return where(compare("lt", v, 0, torch.int64), const(size, torch.int64), v, torch.int64)
+def _scalar(x: TensorValue, index: TensorValue, idx: Index, site: int) -> Value:
+    """A 0-d ``x`` read at ``index`` (eager: a 1-element vector, so only 0 is in range)."""
+    pos = [IndexExpr.of(i) for i in idx] if index.rank == len(idx) else [IndexExpr.of(0)] * index.rank
+    return Assert(x.load([]), in_range(index.load(pos), 1, wrap=False), site)
 
 
 @lowering("aten::index_select")
@@ -51,12 +42,12 @@ def index_select(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     index = args.tensor("index")
     dim = norm_dim(int(args.static("dim")), x.rank)
     size = x.shape[dim] if x.rank else 1
-    site = _site_cache(ctx, args, size, "index")
+    site = index_site(ctx, args, size, "index")
 
     def element(idx: Index) -> Value:
         sub = [IndexExpr.of(i) for i in idx]
-        if x.rank == 0:
-            return x.load([])
+        if x.rank == 0:  # a 0-d tensor indexes like a 1-element vector
+            return _scalar(x, index, idx, site)
         pos = [sub[dim]] if index.rank == 1 else []
         sub[dim] = _checked(site, index.load(pos), size, wrap=False)
         return x.load(sub)
@@ -74,15 +65,20 @@ def gather(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         raise NotLowerable("take_along_dim without dim flattens the input")
     dim = norm_dim(int(dim), max(x.rank, 1))
     size = x.shape[dim] if x.rank else 1
-    site = _site_cache(ctx, args, size, "index")
+    along = args.name == "take_along_dim"
+    if along and size == 0:
+        raise NotLowerable("take_along_dim over an empty dimension")
+    site = index_site(ctx, args, size, "index")
 
     def element(idx: Index) -> Value:
-        if x.rank == 0:
-            return x.load([])
-        i_sub = broadcast_index(idx, index.shape, shape) if args.name == "take_along_dim" else list(idx)
-        x_sub = broadcast_index(idx, x.shape, shape) if args.name == "take_along_dim" else list(idx)
+        if x.rank == 0:  # a 0-d tensor gathers like a 1-element vector
+            return _scalar(x, index, idx, site)
+        i_sub = broadcast_index(idx, index.shape, shape) if along else list(idx)
+        x_sub = broadcast_index(idx, x.shape, shape) if along else list(idx)
         x_sub = [IndexExpr.of(i) for i in x_sub]
-        x_sub[dim] = _checked(site, index.load(i_sub), size, wrap=args.name == "take_along_dim")
+        i = index.load(i_sub)
+        # take_along_dim takes every index modulo the size (eager: indices % dim_size)
+        x_sub[dim] = _checked(site, modulo_index(i, size), size) if along else _checked(site, i, size, wrap=False)
         return x.load(x_sub)
 
     return ctx.lazy(shape, x.dtype, element, [x, index])
@@ -93,7 +89,7 @@ def embedding(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     weight = args.tensor("weight")
     ids = args.tensor("indices")
     size = weight.shape[0]
-    site = _site_cache(ctx, args, size, "index")
+    site = index_site(ctx, args, size, "index")
     k = ids.rank
 
     def element(idx: Index) -> Value:
@@ -119,7 +115,7 @@ def index_tensor(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     adjacent = present == list(range(present[0], present[-1] + 1)) if present else True
     first = present[0] if adjacent and present else 0
     nb = len(bshape)
-    sites = {d: _site_cache(ctx, args, x.shape[d], "index") for d in present}
+    sites = {d: index_site(ctx, args, x.shape[d], "index") for d in present}
 
     def element(idx: Index) -> Value:
         out = [IndexExpr.of(i) for i in idx]

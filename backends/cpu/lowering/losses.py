@@ -12,7 +12,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
-from ziggurat.backends.cpu.lowering.indexing import checked_value
+from ziggurat.backends.cpu.lowering.index_checks import checked_value
 from ziggurat.backends.cpu.lowering.normalization import softmax
 from ziggurat.backends.cpu.lowering.ops import (
     add,

@@ -10,12 +10,25 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
-from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, mul, sub, unary, where
+from ziggurat.backends.cpu.lowering.index_checks import asserted_index, index_site
+from ziggurat.backends.cpu.lowering.ops import (
+    add,
+    cast,
+    compare,
+    const,
+    index,
+    logical_and,
+    logical_not,
+    mul,
+    sub,
+    unary,
+    where,
+)
 from ziggurat.backends.cpu.lowering.pointwise import broadcast_index, pointwise
 from ziggurat.backends.cpu.lowering.reduce_util import reduce
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Value
+from ziggurat.backends.cpu.lowering.values import Binary, Value
 from ziggurat.backends.cpu.lowering.views import norm_dim, permute, reshape
 
 I64 = torch.int64
@@ -185,29 +198,49 @@ def cross(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::bucketize.Tensor")
 def bucketize(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    """Index of the bucket: the count of boundaries below (``right``: at or below) the value."""
+    """Eager's binary search itself (``cus_lower_bound``/``cus_upper_bound``), unrolled over
+    the ``n.bit_length()`` steps it can take: the lower bound moves right past a boundary
+    ``b`` with ``not b >= v`` (``right``: ``not b > v``).  The same steps give the same
+    bucket where a count of boundaries would not: NaN values or boundaries, unsorted ones."""
     x, bounds = args.tensor("self"), args.tensor("boundaries")
     right = bool(args.static("right", False))
-    dt = args.out_dtype
     compute = torch.promote_types(x.dtype, bounds.dtype)
     n = bounds.shape[0]
+    site = ctx.error_site(f"{args.key}: internal index")
 
-    def body(out: Index, red: Index) -> Value:
-        v, b = cast(x.load(out), compute), cast(bounds.load([red[0]]), compute)
-        return cast(compare("le" if right else "lt", b, v), I64)
+    def element(idx: Index) -> Value:
+        v = cast(x.load(idx), compute)
+        lo: Value = const(0, I64)
+        hi: Value = const(n, I64)
+        for _ in range(n.bit_length()):
+            active = compare("lt", lo, hi, I64)
+            mid = where(active, add(lo, Binary("floordiv", sub(hi, lo, I64), const(2, I64)), I64), 0, I64)
+            b = cast(bounds.load([IndexExpr.of(Indirect(mid, n, site))]), compute)
+            stop = compare("gt" if right else "ge", b, v)
+            right_of, left_of = logical_and(active, logical_not(stop)), logical_and(active, stop)
+            lo = where(right_of, add(mid, 1, I64), lo, I64)
+            hi = where(left_of, mid, hi, I64)
+        return cast(lo, args.out_dtype)
 
-    count = ctx.reduction("sum", I64, x.shape, (n,), body, [x, bounds])
-    return pointwise(ctx, [count], x.shape, dt, lambda c: c)
+    return ctx.lazy(x.shape, args.out_dtype, element, [x, bounds])
 
 
 @lowering("aten::one_hot")
 def one_hot(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
-    if int(args.static("num_classes", -1)) < 0:
+    classes = int(args.static("num_classes", -1))
+    if classes < 0:
         raise NotLowerable("one_hot without num_classes has a data-dependent shape")
+    if classes == 0:
+        raise NotLowerable("one_hot with no classes")
     shape = args.out_shape
-    return ctx.lazy(shape, I64, lambda idx: cast(compare("eq", cast(x.load(idx[:-1]), I64),
-                                                          index(IndexExpr.of(idx[-1])), I64), I64), [x])
+    site = index_site(ctx, args, classes, "class value")  # eager raises outside [0, num_classes)
+
+    def element(idx: Index) -> Value:
+        cls = asserted_index(x.load(idx[:-1]), classes, site, wrap=False)
+        return cast(compare("eq", cls, index(IndexExpr.of(idx[-1])), I64), I64)
+
+    return ctx.lazy(shape, I64, element, [x])
 
 
 @lowering("aten::hann_window", "aten::hann_window.periodic")

@@ -1,10 +1,12 @@
 """Writes at computed positions, as reads: slice/select/diagonal_scatter, scatter (src, value,
-add, reduce), index_put, index_add, masked_scatter.
+add, reduce), index_put.
 
 Kernels only write their own output index, so a scatter is computed from the output's
 side: ``out[p]`` reduces over the scattered sources whose index equals ``p`` (the last
 one for plain assignment, like torch's sequential CPU loop).  This costs the size of the
 scattered dimension per output element, and keeps every write in bounds by construction.
+Every index is checked as eager checks it (``index_checks``): one that eager rejects is a
+run-time error naming the op, never a dropped write.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
+from ziggurat.backends.cpu.lowering.index_checks import asserted_index, index_site
 from ziggurat.backends.cpu.lowering.ops import (
     add,
     cast,
@@ -109,6 +112,7 @@ def _scatter(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int,
     n = idx_t.shape[dim]
     rank = x.rank
     site = ctx.error_site(f"{args.key}: internal index")
+    index_error = index_site(ctx, args, x.shape[dim])
 
     def matches(out: Index, k: IndexExpr) -> tuple[Value, list[IndexExpr]]:
         """Whether source ``k`` along ``dim`` writes output ``out``, and its subscripts."""
@@ -118,9 +122,8 @@ def _scatter(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int,
         for d in range(rank):
             if d != dim and idx_t.shape[d] < x.shape[d]:
                 conds.append(compare("lt", index(IndexExpr.of(out[d])), idx_t.shape[d], I64))
-        with guarded_loads():
-            target = cast(idx_t.load(sub), I64)
-        target = where(compare("lt", target, 0, I64), add(target, x.shape[dim], I64), target, I64)
+        with guarded_loads():  # (outside the index's shape: 0, in range, not a source)
+            target = asserted_index(idx_t.load(sub), x.shape[dim], index_error, wrap=False)
         return logical_and(compare("eq", target, index(IndexExpr.of(out[dim])), I64), *conds), sub
 
     def value_at(sub: list[IndexExpr]) -> Value:
@@ -177,8 +180,8 @@ def scatter(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dim = norm_dim(int(args.static("dim")), max(x.rank, 1))
     idx_t = args.tensor("index")
     src = args.get("src") if args.has("src") else args.static("value")
-    if x.rank == 0 or idx_t.numel == 0:
-        raise NotLowerable("scatter into a 0-d tensor or with no indices")
+    if x.rank == 0 or idx_t.numel == 0 or x.numel == 0:
+        raise NotLowerable("scatter into a 0-d or empty tensor or with no indices")
     reduce = args.static("reduce") if args.has("reduce") else None
     if args.name.startswith("scatter_add"):
         mode = "sum"
@@ -204,7 +207,10 @@ def index_put(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     accumulate = bool(args.static("accumulate", False))
     if not indices or any(i is None or not isinstance(i, TensorValue) or i.dtype == torch.bool for i in indices):
         raise NotLowerable("index_put with None or boolean indices")
+    if x.numel == 0:
+        raise NotLowerable("index_put into an empty tensor")
     k = len(indices)
+    sites = [index_site(ctx, args, x.shape[d]) for d in range(k)]
     bshape = tuple(torch.broadcast_shapes(*[i.shape for i in indices]))
     m = 1
     for d in bshape:
@@ -221,8 +227,8 @@ def index_put(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         bidx = unflatten(j, bshape) if bshape else []
         hit: Value | None = None
         for d, t in enumerate(indices):
-            v = cast(t.load(broadcast_index(bidx, t.shape, bshape)), I64)
-            v = where(compare("lt", v, 0, I64), add(v, x.shape[d], I64), v, I64)
+            # eager: a negative index counts from the end, one outside [-size, size) raises
+            v = asserted_index(t.load(broadcast_index(bidx, t.shape, bshape)), x.shape[d], sites[d], wrap=True)
             h = compare("eq", v, index(IndexExpr.of(out[d])), I64)
             hit = h if hit is None else logical_and(hit, h)
         assert hit is not None

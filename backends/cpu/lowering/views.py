@@ -4,6 +4,7 @@ reads through the index map (a copy kernel appears only where a buffer is needed
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -182,21 +183,27 @@ def narrow_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::narrow.Tensor")
 def narrow_tensor(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    """``narrow`` with a 0-d tensor start: a data-dependent (checked) offset."""
+    """``narrow`` with a 0-d tensor start: a data-dependent (checked) offset.  As in eager, a
+    negative start counts from the end once, and the slice must fit: every subscript is
+    checked without a second wrap (start -1 of length 2 is an error, not rows n-1 and 0)."""
     from ziggurat.backends.cpu.lowering.index import Indirect
-    from ziggurat.backends.cpu.lowering.ops import add, cast, index
+    from ziggurat.backends.cpu.lowering.index_checks import checked_value, index_site
+    from ziggurat.backends.cpu.lowering.ops import add, cast, compare, index, where
 
     x = args.tensor("self")
     start = args.tensor("start")
     dim = norm_dim(int(args.static("dim")), x.rank)
     n = x.shape[dim]
-    site = ctx.error_site(f"{args.key}: start out of range for a dimension of size {n}")
+    if math.prod(args.out_shape) == 0:
+        raise NotLowerable("narrow of length 0 reads no element to check its start with")
+    site = index_site(ctx, args, n, "start")
     i64 = torch.int64
 
     def index_map(idx: Index) -> list[IndexExpr]:
         out = [IndexExpr.of(i) for i in idx]
         first = cast(start.load([IndexExpr.of(0)] * start.rank), i64)
-        out[dim] = IndexExpr.of(Indirect(add(first, index(out[dim]), i64), n, site))
+        first = where(compare("lt", first, 0, i64), add(first, n, i64), first, i64)
+        out[dim] = IndexExpr.of(Indirect(checked_value(add(first, index(out[dim]), i64), n, wrap=False), n, site))
         return out
 
     return ctx.lazy(args.out_shape, x.dtype, lambda idx: x.load(index_map(idx)), [x, start])
