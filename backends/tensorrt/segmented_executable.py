@@ -15,6 +15,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
+from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.tensorrt.partition_report import segment_functions
 from ziggurat.backends.tensorrt.reference_executor import run_trt_function
 from ziggurat.ir.errors import ZigguratError
@@ -62,11 +63,8 @@ class SegmentedExecutable:
                     results = self._interpreter.run_op(op, args)
                 except ZigguratError:
                     raise
-                except Exception as e:  # noqa: BLE001
-                    cause = e.__cause__ or e.__context__
-                    if isinstance(cause, ZigguratError):
-                        raise cause from None
-                    raise ZigguratError(str(e).strip().splitlines()[-1], op=op.name) from None
+                except Exception as e:  # noqa: BLE001  (torch raising on call-time values: name the op)
+                    raise torch_op_error(op, e) from None
             env.update(zip(op.results, results, strict=True))
         raise ZigguratError("@forward does not end with func.return", op="tensorrt")
 

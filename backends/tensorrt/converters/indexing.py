@@ -183,6 +183,18 @@ def _wrap_negative(ctx: ConversionContext, index: SSAValue, extent: int, suffix:
     return select(ctx, negative, shifted, t, dtype=dtype, suffix=f"{suffix} wrapped")
 
 
+def _modulo(ctx: ConversionContext, index: SSAValue, extent: int, suffix: str) -> SSAValue:
+    """index modulo extent, the sign of extent (``take_along_dim`` takes every index so)."""
+    literal = ctx.literal(index)
+    if literal is not None:
+        return ctx.constant(torch.remainder(literal, extent), suffix)
+    t = ctx.tensor(index)
+    dtype = ctx.dtype(t)
+    quotient = elementwise(ctx, t, extent, E.kFLOOR_DIV, dtype=dtype, suffix=f"{suffix} // size")
+    whole = elementwise(ctx, quotient, extent, E.kPROD, dtype=dtype, suffix=f"{suffix} // size * size")
+    return elementwise(ctx, t, whole, E.kSUB, dtype=dtype, suffix=f"{suffix} mod size")
+
+
 def _integer_index(args: ConverterArgs, name: str) -> str | None:
     dtype = args.dtype(name)
     if dtype.is_floating_point or dtype == torch.bool:
@@ -197,7 +209,7 @@ def index_select(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     if ctx.rank(x) == 0:  # a 0-d tensor indexes like a 1-element vector
         x = reshape(ctx, x, [1], "as 1-D")
     dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
-    index = _wrap_negative(ctx, args.tensor("index"), ctx.shape(x)[dim], "index")
+    index = ctx.tensor(args.tensor("index"))  # a negative index is out of range, as in eager
     if ctx.rank(index) == 0:
         index = reshape(ctx, index, [1], "index as vector")
     y = ctx.add(GatherOp(x, index, name=ctx.name(), axis=dim)).output
@@ -390,6 +402,7 @@ def take_along_dim(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     common = [max(a, b) for a, b in zip(sx, si, strict=True)]
     x = broadcast_to(ctx, x, [sx[d] if d == dim else common[d] for d in range(len(sx))], "expand self")
     index = broadcast_to(ctx, index, [si[d] if d == dim else common[d] for d in range(len(si))], "expand indices")
-    index = _wrap_negative(ctx, index, sx[dim], "indices")
+    if not args.is_none("dim"):  # eager: indices % size along a dim; flattened, a plain gather
+        index = _modulo(ctx, index, sx[dim], "indices")
     y = ctx.add(GatherOp(x, index, name=ctx.name(), mode=GatherMode.kELEMENT, axis=dim)).output
     return reshape(ctx, y, ctx.result_shape(), "result shape")
