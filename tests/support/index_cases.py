@@ -55,6 +55,20 @@ def _scatter_reduce(reduce: str, include_self: bool) -> IndexCase:
                       T([[1, 1, 0], [1, 4, 0]])))
 
 
+IMAGE = torch.linspace(-3.0, 4.0, 2 * 5 * 7).reshape(1, 2, 5, 7)
+GRID = torch.linspace(-1.2, 1.3, 24).reshape(1, 3, 4, 2)
+ODD_GRID = GRID.clone()
+ODD_GRID.view(-1)[:9] = T([NAN, 0.0, 0.0, NAN, NAN, NAN, INF, -INF, 1e30])
+
+
+def _grid_sample(mode: str, padding: str, align: bool) -> IndexCase:
+    """The grid's coordinates address the image: NaN, infinite and huge ones included."""
+    return IndexCase(f"grid_sample_{mode}_{padding}{'_align' if align else ''}", "grid_sampler",
+                     lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align),
+                     IMAGE, GRID, (GRID.flip(1), GRID * 3.7, ODD_GRID, GRID * 1e7), cpu_native=padding != "reflection",
+                     trt_native=padding != "reflection")
+
+
 def _setitem(x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
     y = x.clone()
     y[i] = 99
@@ -142,6 +156,8 @@ CASES: tuple[IndexCase, ...] = (
               T([0, 2, 1, 1]), (T([-100, 0, 1, 2]), T([-1, 0, 1, 2]), T([3, 0, 1, 2]))),
     IndexCase("narrow", "aten::narrow", lambda x, i: x.narrow(0, i, 2), X, T(1),
               (T(-2), T(2), T(0), T(-1), T(3), T(-5)), frontends=("torchscript",)),
+    *(_grid_sample(m, p, a) for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
+      for a in (False, True)),
     IndexCase("bucketize", "bucketize", lambda b, v: torch.bucketize(v, b), T([-1.0, 0.0, 2.5]),
               T([0.5, -3.0, 9.0]), (T([NAN, 0.0, 2.5]), T([INF, -INF, -1.0]))),
     IndexCase("bucketize_right", "bucketize", lambda b, v: torch.bucketize(v, b, right=True), T([-1.0, 0.0, 2.5]),

@@ -54,8 +54,8 @@ def grid_sampler(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
             v = mul(add(g, 1.0, F32), (size - 1) / 2.0, F32)
         else:
             v = mul(sub(mul(add(g, 1.0, F32), float(size), F32), 1.0, F32), 0.5, F32)
-        if pad == 1:  # border: clip the coordinate
-            v = minimum(maximum(v, 0.0, F32), float(size - 1), F32)
+        if pad == 1:  # border: clip the coordinate; a NaN one to 0 as eager (max(NaN, 0) is 0 there)
+            v = minimum(where(compare("gt", v, 0.0, F32), v, 0.0, F32), float(size - 1), F32)
         return v
 
     def tap(n: IndexExpr, c: IndexExpr, yi: Value, xi: Value) -> Value:

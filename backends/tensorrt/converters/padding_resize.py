@@ -12,6 +12,7 @@ from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
+    ElementWiseOperation,
     GridSampleOp,
     InterpolationMode,
     ResizeCoordinateTransformation,
@@ -192,11 +193,24 @@ def _grid_ok(args: ConverterArgs) -> str | None:
         return "bicubic grid sampling"
     if args.get_int("padding_mode") not in _GRID_PADDING:
         return f"padding mode {args.get_int('padding_mode')}"
+    if args.get_int("padding_mode") == 2:
+        # eager reflects in float32: beyond ~2e6 pixels its coordinates are rounding noise that
+        # kREFLECT need not reproduce (measured: they differ from 1e6 on)
+        return "reflection padding of far coordinates is rounding noise in eager, not TensorRT's"
     if args.rank("input") != 4:
         return "IGridSampleLayer samples 2-D images [N, C, H, W]"
     if args.dtype("input") not in FLOAT_DTYPES:
         return f"grid sampling of {args.dtype('input')} tensors"
     return None
+
+
+def _not_nan_grid(ctx: ConversionContext, grid: SSAValue) -> SSAValue:
+    """Border padding: eager clips a NaN coordinate to the first pixel, as it does -1 (TensorRT
+    leaves NaN undefined); an infinite one clamps to the nearer border by itself."""
+    from ziggurat.backends.tensorrt.converters.common import elementwise, select
+
+    ok = elementwise(ctx, grid, grid, ElementWiseOperation.kEQUAL, suffix="grid not NaN")
+    return select(ctx, ok, grid, -1.0, dtype=ctx.dtype(grid), suffix="grid NaN to -1")
 
 
 @converter("aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
@@ -207,6 +221,8 @@ def grid_sampler(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
     x = ctx.tensor(args.tensor("input"))
     grid = cast(ctx, ctx.tensor(args.tensor("grid")), ctx.dtype(x), "grid cast")
+    if args.get_int("padding_mode") == 1:
+        grid = _not_nan_grid(ctx, grid)
     return ctx.add(GridSampleOp(x, grid, name=ctx.name(), interpolation_mode=_GRID_INTERPOLATION[args.get_int("interpolation_mode")],
                                 align_corners=args.get_bool("align_corners"),
                                 sample_mode=_GRID_PADDING[args.get_int("padding_mode")])).output
