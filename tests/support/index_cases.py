@@ -31,6 +31,7 @@ LOGP = XF.log_softmax(1)
 SRC = torch.arange(6, dtype=torch.int64).reshape(2, 3) * 3 + 100
 SRCF = torch.linspace(0.5, 3.0, 6).reshape(2, 3)
 WEIGHT = T([0.5, 2.0, 1.5])
+LOGP4 = torch.linspace(-2.0, 2.5, 24).reshape(2, 3, 2, 2).log_softmax(1)
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,13 @@ CASES: tuple[IndexCase, ...] = (
     IndexCase("nll_loss_weight_none", "nll_loss",
               lambda x, i: F.nll_loss(x, i, weight=WEIGHT, ignore_index=7, reduction="none"), LOGP,
               T([0, 2, 1, 1]), (T([7, 0, 7, 2]), T([-1, 0, 1, 2]), T([0, 0, 1, 3]))),
+    IndexCase("nll_loss2d", "nll_loss", lambda x, i: F.nll_loss(x, i, weight=WEIGHT), LOGP4,
+              T([[[0, 2], [1, 1]], [[2, 0], [0, 1]]]),
+              (T([[[-100, 2], [1, 1]], [[2, 0], [0, 1]]]), T([[[0, 2], [1, 1]], [[2, 0], [3, 1]]]),
+               T([[[0, 2], [-1, 1]], [[2, 0], [0, 1]]]))),
+    IndexCase("cross_entropy_2d", "nll_loss|cross_entropy", lambda x, i: F.cross_entropy(x, i, reduction="none"),
+              LOGP4, T([[[0, 2], [1, 1]], [[2, 0], [0, 1]]]),
+              (T([[[-100, 2], [1, 1]], [[2, 0], [0, 1]]]), T([[[0, 2], [1, 1]], [[2, 0], [3, 1]]]))),
     IndexCase("cross_entropy", "nll_loss|cross_entropy", lambda x, i: F.cross_entropy(x, i, weight=WEIGHT), XF,
               T([0, 2, 1, 1]), (T([-100, 0, 1, 2]), T([-1, 0, 1, 2]), T([3, 0, 1, 2]))),
     IndexCase("narrow", "aten::narrow", lambda x, i: x.narrow(0, i, 2), X, T(1),
@@ -162,6 +170,9 @@ CASES: tuple[IndexCase, ...] = (
               T([0.5, -3.0, 9.0]), (T([NAN, 0.0, 2.5]), T([INF, -INF, -1.0]))),
     IndexCase("bucketize_right", "bucketize", lambda b, v: torch.bucketize(v, b, right=True), T([-1.0, 0.0, 2.5]),
               T([0.5, -3.0, 9.0]), (T([NAN, 0.0, 2.5]), T([INF, -INF, -1.0]))),
+    IndexCase("searchsorted", "searchsorted", lambda b, v: torch.searchsorted(b, v, side="right"),
+              T([-1.0, 0.0, 2.5]), T([0.5, -3.0, 9.0]), (T([NAN, 0.0, 2.5]), T([INF, -INF, -1.0])),
+              cpu_native=False),
     IndexCase("bucketize_nan_boundary", "bucketize", lambda v, b: torch.bucketize(v, b), T([0.5, -3.0, 9.0, NAN]),
               T([-1.0, 0.0, 2.5]), (T([-1.0, 0.0, NAN]), T([NAN, NAN, NAN]), T([2.5, -1.0, 0.0]))),
 )
