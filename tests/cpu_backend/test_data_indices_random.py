@@ -32,12 +32,16 @@ def _check(compiled: object, fn: Callable[..., torch.Tensor], args: tuple[torch.
         assert torch.equal(actual[once], expected[once]), (actual, expected)
 
 
+def _seeded(seed: int, size: int) -> tuple[random.Random, torch.Generator, list[int]]:
+    """The random streams of a seed and an output shape of rank 1-3, sizes 1 to ``size``."""
+    rng = random.Random(seed)
+    return rng, torch.Generator().manual_seed(seed), [rng.randint(1, size) for _ in range(rng.randint(1, 3))]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_random_scatter(seed: int) -> None:
-    rng = random.Random(seed)
-    g = torch.Generator().manual_seed(seed)
-    rank = rng.randint(1, 3)
-    xs = [rng.randint(1, 6) for _ in range(rank)]
+    rng, g, xs = _seeded(seed, 6)
+    rank = len(xs)
     dim = rng.randrange(rank)
     ish = [rng.randint(1, xs[d]) if d != dim else rng.randint(1, 7) for d in range(rank)]
     src = torch.randint(-9, 9, [max(s, rng.randint(1, 7)) for s in ish], generator=g)
@@ -70,11 +74,8 @@ def test_random_scatter(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_random_index_put(seed: int) -> None:
-    rng = random.Random(seed)
-    g = torch.Generator().manual_seed(seed)
-    rank = rng.randint(1, 3)
-    xs = [rng.randint(1, 5) for _ in range(rank)]
-    k = rng.randint(1, rank)
+    rng, g, xs = _seeded(seed, 5)
+    k = rng.randint(1, len(xs))
     bshape = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
     shapes = [[s if rng.random() < 0.6 else 1 for s in bshape][rng.randint(0, len(bshape)):] for _ in range(k)]
     vshape = list(torch.broadcast_shapes(*[tuple(s) for s in shapes])) + xs[k:]
