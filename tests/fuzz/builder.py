@@ -91,8 +91,10 @@ def _nonfinite(t: torch.Tensor) -> bool:
 
 
 class Builder:
-    def __init__(self, rng: random.Random, name: str, max_numel: int = 4096) -> None:
+    def __init__(self, rng: random.Random, name: str, max_numel: int = 4096, opinfo: bool = False) -> None:
         self.rng = rng
+        #: whether the OpInfo-sample spec may be used (loading the samples takes seconds)
+        self.opinfo = opinfo
         self.program = Program(name)
         self.env: dict[str, Any] = namespace()
         self.pool: list[Value] = []
@@ -176,6 +178,14 @@ class Builder:
             tensor = make_input(spec.shape, dtype, domain, layout, spec.seed)
         self.program.inputs.append(spec)
         return self._add(name, tensor, "input")
+
+    def new_literal_input(self, values: torch.Tensor) -> Value:
+        """An input holding exactly ``values`` (moved values at call time, never aliased)."""
+        name = f"x{len(self.program.inputs)}"
+        spec = TensorSpec(name, list(values.shape), dtype_name(values.dtype), "literal", 0,
+                          literal=values.reshape(-1).tolist())
+        self.program.inputs.append(spec)
+        return self._add(name, values.clone(), "input")
 
     def new_const(self, shape: Sequence[int], dtype: torch.dtype, domain: str | None = None,
                   literal: list[Any] | None = None) -> Value:

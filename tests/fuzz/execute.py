@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -90,6 +90,27 @@ def run_eager(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[A
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return flatten_outputs(module(*clone_inputs(inputs)))
+
+
+def run_statements(program: Program, inputs: Sequence[torch.Tensor],
+                   after: Callable[[torch.Tensor, list[torch.Tensor]], torch.Tensor]) -> list[Any]:
+    """The program's statements run one node at a time in eager; every tensor a node makes
+    is passed through ``after(tensor, operands)`` before later nodes read it (the
+    rounding-noise runs).  Nodes never mutate their operands, so replacing a value does
+    not change aliasing."""
+    module = build_module(program)
+    env = namespace()
+    env.update({spec.name: t for spec, t in zip(program.inputs, clone_inputs(inputs))})
+    env.update({c.name: getattr(module, c.name) for c in program.consts})
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for node in program.nodes:
+            operands = [env[u] for u in node.uses if isinstance(env.get(u), torch.Tensor)]
+            exec("\n".join(node.lines), env)
+            for name in node.outs:
+                if isinstance(env.get(name), torch.Tensor):
+                    env[name] = after(env[name], operands)
+    return [env[name] for name in program.outputs]
 
 
 def to_float64(inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:

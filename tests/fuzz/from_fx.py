@@ -31,11 +31,10 @@ def _tensor_spec(name: str, t: torch.Tensor, is_input: bool) -> TensorSpec:
                       literal=t.detach().reshape(-1).tolist())
 
 
-def _render(value: Any, names: dict[str, str]) -> str:
-    if isinstance(value, torch.fx.Node):
-        return names[value.name]
+def render_constant(value: Any) -> str:
+    """Source text of a non-tensor argument (numbers, dtypes, devices, layouts, strings)."""
     if isinstance(value, list | tuple):
-        items = [_render(v, names) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        items = [render_constant(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         text = ", ".join(items)
         return f"[{text}]" if isinstance(value, list) else f"({text}{',' if len(items) == 1 else ''})"
     if isinstance(value, float):
@@ -49,6 +48,15 @@ def _render(value: Any, names: dict[str, str]) -> str:
     if value is None or isinstance(value, bool | int | str):
         return repr(value)
     raise Unsupported(f"argument {value!r}")
+
+
+def _render(value: Any, names: dict[str, str]) -> str:
+    if isinstance(value, torch.fx.Node):
+        return names[value.name]
+    if isinstance(value, list | tuple) and any(isinstance(v, torch.fx.Node) for v in value):  # pyright: ignore
+        items = [_render(v, names) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return f"[{', '.join(items)}]" if isinstance(value, list) else f"({', '.join(items)},)"
+    return render_constant(value)
 
 
 def program_from_export(name: str, ep: torch.export.ExportedProgram, inputs: tuple[torch.Tensor, ...]) -> Program:

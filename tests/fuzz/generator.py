@@ -27,6 +27,8 @@ class Profile:
     max_ops: int = 10
     max_numel: int = 4096
     attempts: int = 40
+    #: draw ops with OpInfo sample arguments too (loads op_db once per process, seconds)
+    opinfo: bool = True
 
 
 DEFAULT = Profile()
@@ -34,7 +36,7 @@ DEFAULT = Profile()
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
-    "slice": Profile(min_ops=2, max_ops=7, max_numel=1024),
+    "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
 }
 #: spec name -> the last unexpected error it raised (bugs in specs; should stay empty)
 SPEC_ERRORS: dict[str, str] = {}
@@ -51,9 +53,10 @@ def generate(seed: int, index: int, profile: Profile = DEFAULT,
     A spec that fails with anything but :class:`Reject` has a bug: ``strict`` raises it,
     otherwise it is skipped like a rejection (and listed in ``SPEC_ERRORS``)."""
     rng = random.Random(f"ziggurat-fuzz:{seed}:{index}")
-    b = Builder(rng, program_name(seed, index), profile.max_numel)
+    b = Builder(rng, program_name(seed, index), profile.max_numel, profile.opinfo)
     specs = all_specs()
-    pool: list[OpSpec] = [s for s in specs.values() if only is None or s.name in only]
+    pool: list[OpSpec] = [s for s in specs.values() if (only is None or s.name in only)
+                          and (profile.opinfo or s.family != "opinfo")]
     weights = [s.weight for s in pool]
     integer_graph = rng.random() < 0.2
     for _ in range(rng.randint(1, 3)):

@@ -8,6 +8,7 @@ from tests.fuzz import (  # noqa: F401
     ops_losses,
     ops_mutation,
     ops_nn,
+    ops_opinfo,
     ops_pointwise,
     ops_reduce,
     ops_shape,

@@ -53,14 +53,8 @@ def _full_like(b: Builder) -> Emit:
 @spec("fill", weight=0.6, family="creation")
 def _fill(b: Builder) -> Emit:
     x = b.pick((torch.float32, torch.int64, torch.int32))
-    form = b.rng.randrange(4)
-    if form == 0:
-        return f"torch.fill({x}, 3)"
-    if form == 1:
-        return f"{x}.clone().zero_() + {x}"
-    if form == 2:
-        return f"{x}.clone().fill_({x}.reshape(-1)[0])"
-    return f"torch.full({tuple(x.shape)!r}, 2, dtype={x.dtype}) * {x}"
+    return b.choice([f"torch.fill({x}, 3)", f"{x}.clone().zero_() + {x}", f"{x}.clone().fill_({x}.reshape(-1)[0])",
+                     f"torch.full({tuple(x.shape)!r}, 2, dtype={x.dtype}) * {x}"])
 
 
 @spec("eye", weight=0.5, family="creation")

@@ -118,16 +118,8 @@ for _name, _tpl in UNARY_BOOL.items():
 def _clamp(b: Builder) -> Emit:
     x = b.pick_float()
     lo, hi = sorted(b.rng.sample([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0], 2))
-    form = b.rng.randrange(5)
-    if form == 0:
-        return f"torch.clamp({x}, min={lo})"
-    if form == 1:
-        return f"torch.clamp({x}, max={hi})"
-    if form == 2:
-        return f"torch.clip({x}, {lo}, {hi})"
-    if form == 3:
-        return f"torch.clamp_min({x}, {lo})"
-    return f"torch.clamp({x}, {lo}, {hi})"
+    return b.choice([f"torch.clamp({x}, min={lo})", f"torch.clamp({x}, max={hi})", f"torch.clip({x}, {lo}, {hi})",
+                     f"torch.clamp_min({x}, {lo})", f"torch.clamp({x}, {lo}, {hi})"])
 
 
 @spec("round_decimals", weight=0.3, family="unary")
@@ -278,14 +270,9 @@ def _where(b: Builder) -> Emit:
     x = b.pick((torch.float32, torch.int64, torch.int32, torch.bool))
     y = b.partner(x)
     cond = b.partner(x, torch.bool)
-    form = b.rng.randrange(4)
-    if form == 0:
-        return f"torch.where({cond}, {x}, {y})"
-    if form == 1:
-        return f"torch.where({cond}, {x}, {b.choice([0, 1.5, -2])})"
-    if form == 2:
-        return f"torch.where({cond}, {b.choice([0, 2.5])}, {x})"
-    return f"torch.where({cond}, 1.0, -1.0)"
+    forms = [lambda: f"torch.where({cond}, {x}, {y})", lambda: f"torch.where({cond}, {x}, {b.choice([0, 1.5, -2])})",
+             lambda: f"torch.where({cond}, {b.choice([0, 2.5])}, {x})", lambda: f"torch.where({cond}, 1.0, -1.0)"]
+    return b.choice(forms)()
 
 
 @spec("where_cmp", family="ternary")

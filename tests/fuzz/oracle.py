@@ -7,7 +7,8 @@ passed as one tensor), then calls it on the example inputs and on fresh call-tim
 ``ok``        every output within tolerance (``tolerance.py``) on both input sets;
 ``wrong``     a wrong value, shape or dtype, and no error;
 ``crash``     an exception that is not a ``ZigguratError``, or one that reports an internal
-              error (``LoweringBug``, "internal error");
+              error (``LoweringBug``, "internal error"), or an op the report says fell back
+              because of an internal error of its lowering (``fallback=True`` hides those);
 ``refused``   a clean ``ZigguratError`` (at compile, or at call: ``call: ...``), by reason;
 ``hang`` / ``segfault``  decided by the runner, which runs programs in subprocesses.
 
@@ -29,9 +30,10 @@ from typing import Any
 
 import torch
 
-from tests.fuzz.execute import build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64
+from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
+                                run_statements)
 from tests.fuzz.program import Program
-from tests.fuzz.tolerance import BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, perturbed
+from tests.fuzz.tolerance import BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, perturbed, rounding_step
 
 
 @dataclass(frozen=True)
@@ -120,13 +122,16 @@ def normalize(message: str) -> str:
     return _NUM.sub("N", _TYPES.sub("_", first))[:200]
 
 
+#: words by which a ZigguratError admits an internal inconsistency rather than refusing input
+INTERNAL_MARKERS = ("internal error", "LoweringBug", "Traceback", "but the IR declares")
+
+
 def is_internal(e: BaseException) -> bool:
     from ziggurat.ir.errors import ZigguratError
 
-    text = str(e)
     if not isinstance(e, ZigguratError):
         return True
-    return "internal error" in text or "LoweringBug" in text or "Traceback" in text
+    return any(marker in str(e) for marker in INTERNAL_MARKERS)
 
 
 def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
@@ -137,6 +142,9 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
     except Exception:
         e64 = None
     small = [run_eager(module, perturbed(inputs, SMALL_DELTA, s)) for s in (1, 2)]
+    for seed in (4, 5):
+        g = torch.Generator().manual_seed(seed)
+        small.append(run_statements(program, inputs, lambda t, operands: rounding_step(t, operands, g)))
     try:
         big: list[Any] | None = run_eager(module, perturbed(inputs, BIG_DELTA, 3))
     except Exception:
@@ -198,6 +206,13 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
             outcome.reason = f"{verdict.reason} ({label} inputs)"
             outcome.detail = verdict.detail
             return outcome
+    internal = [(op, why) for op, reasons in outcome.fallbacks.items() for why in reasons
+                if any(marker in why for marker in INTERNAL_MARKERS)]
+    if internal:  # an internal error turned into a fallback (fallback=True) is still a crash
+        op, why = internal[0]
+        outcome.kind = "crash"
+        outcome.reason = f"fallback: {op}: {normalize(why)}"
+        outcome.detail = f"{op} ran in torch after an internal error of its lowering: {why}"
     return outcome
 
 

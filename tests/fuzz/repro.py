@@ -111,3 +111,30 @@ def write_repro(directory: Path, stem: str, program: Program, options: dict[str,
     path.write_text(repro_source(program, options, kind, reason, detail, path.name))
     (directory / f"{stem}.json").write_text(program.to_json())
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.fuzz.repro tests/fuzz/repros/NAME.json [--out DIR]``: the standalone
+    repro of a saved regression program (``{"config", "kind", "note", "program"}``)."""
+    import argparse
+    import json
+
+    from tests.fuzz.oracle import Config
+    from tests.fuzz.triage import compile_options
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("saved")
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args(argv)
+    saved = json.loads(Path(args.saved).read_text())
+    program = Program.from_json(json.dumps(saved["program"]))
+    path = write_repro(Path(args.out), Path(args.saved).stem, program, compile_options(Config.parse(saved["config"])),
+                       saved["kind"], saved["note"], "")
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

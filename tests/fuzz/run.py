@@ -36,6 +36,8 @@ from tests.fuzz.summary import summarize
 from tests.fuzz.triage import FAILURES, compile_options
 
 ROOT = Path(__file__).resolve().parents[2]
+#: seconds a new worker may take to import torch and ziggurat
+STARTUP_TIMEOUT = 600.0
 
 
 class Worker:
@@ -47,6 +49,11 @@ class Worker:
                                      text=True, bufsize=1, cwd=ROOT)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
+        # the worker says when its imports are done; a hang is counted from then on
+        try:
+            self.ready = self.lines.get(timeout=STARTUP_TIMEOUT) is not None
+        except queue.Empty:
+            self.ready = False
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -141,7 +148,7 @@ def run(args: argparse.Namespace) -> Path:
     names: dict[str, str] = {}
     jobs: queue.Queue[str] = queue.Queue()
     if args.programs:
-        for path in sorted(Path(args.programs).glob("*.json")):
+        for path in sorted(p for p in Path(args.programs).glob("*.json") if not p.name.endswith(".outcome.json")):
             jobs.put(f"file {path.resolve()}")
             names[f"file {path.resolve()}"] = path.stem
     else:
@@ -268,7 +275,7 @@ def minimize_failures(failures: list[dict[str, Any]], args: argparse.Namespace, 
             except queue.Empty:
                 return
             src = Path(f["path"]).with_suffix(".json")
-            outcome_file = Path(f["path"]).with_suffix(".outcome.json")
+            outcome_file = Path(f["path"]).with_suffix(".outcome")
             outcome_file.write_text(json.dumps(f["outcome"]))
             cmd = [sys.executable, "-m", "tests.fuzz.minimize_cli", str(src), str(outcome_file), str(repro_dir),
                    "--budget", str(args.minimize_budget), "--cache-dir", cache, "--timeout", str(args.timeout)]

@@ -115,3 +115,42 @@ def test_repro_runs_standalone(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "example inputs, output 0: same" in proc.stdout
+
+
+def test_runner_records_a_segfault_and_a_hang(tmp_path: Path) -> None:
+    """A program that kills its worker, and one that stalls it, are recorded as such, and the
+    programs after them still run (in a new worker)."""
+    import json
+
+    from tests.fuzz import run
+
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    x = TensorSpec("x0", [3], "float32", "normal", 1)
+    bodies = {"a_segfault": "v1 = x0 + (__import__('os').kill(__import__('os').getpid(), 11) or 0)",
+              "b_hang": "v1 = x0 + (__import__('time').sleep(600) or 0)", "c_fine": "v1 = x0 * 2"}
+    for name, line in bodies.items():
+        p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
+        (programs / f"{name}.json").write_text(p.to_json())
+    out = tmp_path / "out"
+    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--timeout", "10",
+              "--minimize", "0", "--configs", "ref-ts"])
+    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    kinds = {name: [o["kind"] for o in r["result"]["outcomes"]] for name, r in records.items()}
+    assert kinds == {"a_segfault": ["segfault"], "b_hang": ["hang"], "c_fine": ["ok"]}, kinds
+    assert (out / "summary.md").exists() and list((out / "failures").glob("segfault-*.py"))
+
+
+def test_compare_allows_rounding_in_a_cancellation() -> None:
+    """kl_div(log_softmax(x), softmax(x)) is exactly 0 in eager (x passed twice); another
+    rounding of the two sides leaves ~1e-8: within tolerance, while 1e-3 is not."""
+    x = TensorSpec("x0", [4, 23], "float32", "normal", 3)
+    twin = TensorSpec("x1", [4, 23], "float32", "normal", 4, alias="x0")
+    line = "v1 = F.kl_div(F.log_softmax(x0, -1), F.softmax(x1, -1), reduction='none')"
+    program = Program("cancel", [x, twin], [], [Node([line], ["v1"], ["x0", "x1"], "kl_div")], ["v1"])
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    e = run_eager(build_module(program), inputs)[0]
+    assert bool((e == 0).any())
+    assert compare([torch.where(e == 0, torch.full_like(e, 2.0 ** -27), e)], ref).ok
+    assert not compare([torch.where(e == 0, torch.full_like(e, 1e-3), e)], ref).ok

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         program = Program.from_json(open(args.program).read())
         channel.write(json.dumps(check(program, configs, channel, args.program, args.threads, args.cache_dir)) + "\n")
         return 0
+    channel.write(json.dumps({"event": "ready"}) + "\n")  # imports done: the runner's clock starts now
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -1,0 +1,77 @@
+"""Every failure class the fuzzer found, as its minimized program (``repros/*.json``),
+checked under the configuration it failed on with the fuzzer's oracle.
+
+Each file holds ``{"config", "kind", "note", "program"}``; ``python -m tests.fuzz.repro
+tests/fuzz/repros/NAME.json --out DIR`` writes it as a standalone script.  A fixed class
+passes (a clean refusal or a fallback counts as fixed: no silent wrong answer); ``OPEN``
+lists the classes not fixed yet, as strict xfails, so a fix makes its entry leave.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.oracle import Config, check_program
+from tests.fuzz.program import Program
+
+REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
+
+#: file stem -> why it still fails (strict xfail)
+OPEN: dict[str, str] = {
+    'cpu_conv1d_one_pixel_input':
+        'conv1d whose input has one pixel (stride 3, padding 3): ConvSpecError in_pixel=1 < channels at codegen',
+    'cpu_conv_sigmoid_add_alpha':
+        'torch.add(other, sigmoid(conv(x)), alpha=2): the fused epilogue scales the residual instead of the conv result',
+    'cpu_cross_entropy_ignored_nan_row':
+        "cross_entropy(reduction='none', ignore_index): an ignored row holding NaN/inf gives NaN (eager 0) (class 8 family)",
+    'cpu_group_norm_inf_weight':
+        'group_norm with an infinite weight gives +-inf where eager gives NaN (then argmin differs)',
+    'cpu_hardshrink_nan':
+        'hardshrink(NaN) gives 0 (eager NaN)',
+    'cpu_hypot_inf_nan':
+        'hypot(inf, nan) gives NaN (eager inf)',
+    'cpu_instance_norm_inf_weight':
+        'instance_norm with an infinite weight gives -inf where eager gives NaN',
+    'cpu_isclose_inf':
+        'isclose(0.25, -inf) is True (eager False: infinities are close only to themselves)',
+    'cpu_lerp_infinite_end':
+        'lerp(start, inf, sigmoid(inf)) gives inf (eager NaN)',
+    'cpu_logcumsumexp_inf':
+        'logcumsumexp over a +inf gives NaN (eager inf)',
+    'cpu_row_stack_of_scalars':
+        'row_stack of 0-d tensors: IndexError in the lowering driver',
+    'cpu_sdpa_nan_scores':
+        'scaled_dot_product_attention whose scores are NaN (NaN query) gives 0 (eager NaN) (class 9 family)',
+    'cpu_softmax_one_element_nonfinite':
+        'softmax over a single element that is inf/NaN gives 1.0 (eager NaN)',
+    'cpu_softshrink_nan':
+        'softshrink(NaN) gives 0 (eager NaN)',
+    'cpu_tensor_split_negative_indices':
+        'tensor_split(x, [-23, -2], dim=-1): the middle piece has the wrong elements',
+    'trtref_grid_sample_inf':
+        'tensorrt-reference grid_sample (bilinear, reflection) of an inf pixel gives NaN (eager inf)',
+    'trtref_prelu_inf_weight':
+        'tensorrt-reference prelu with an infinite weight: positive inputs become NaN (eager keeps them)',
+}
+
+
+def _params() -> list[object]:
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(strict=True, reason=OPEN[p.stem])]
+                         if p.stem in OPEN else []) for p in REPROS]
+
+
+@pytest.mark.parametrize("path", _params())
+def test_failure_class_is_fixed(path: Path) -> None:
+    saved = json.loads(path.read_text())
+    program = Program.from_json(json.dumps(saved["program"]))
+    result = check_program(program, [Config.parse(saved["config"])])
+    assert not result.invalid, result.invalid
+    outcome = result.outcomes[0]
+    assert outcome.kind in ("ok", "refused"), f"{saved['note']}\n{outcome.kind}: {outcome.reason}\n{outcome.detail[:800]}"
+
+
+def test_every_open_class_has_its_file() -> None:
+    assert set(OPEN) <= {p.stem for p in REPROS}
