@@ -50,6 +50,14 @@ func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x5x3x3xf32>) -> te
 // CHECK: torch.aten.conv2d: torch refuses these operands and arguments: {{.*}}channel{{.*}} (schema: aten::conv2d(
 
 // -----
+// A stride of 0: the meta kernel divides by it (ZeroDivisionError was an internal error).
+func.func @conv_stride_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = torch.aten.conv2d %x, %w {stride = array<i64: 0, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return %0 : tensor<1x4x8x8xf32>
+}
+// CHECK: torch.aten.conv2d: torch refuses these operands and arguments: non-positive stride is not supported
+
+// -----
 func.func @mm_inner(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) -> tensor<2x5xf32> {
   %0 = torch.aten.mm %x, %y : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
   func.return %0 : tensor<2x5xf32>

@@ -1,0 +1,114 @@
+"""Types from torch's own shape functions: a computation run on *meta* tensors of the
+operand types (no data, no compute), shared by the verifiers of the ``torch`` dialect
+(``result_types``) and of the ``fused`` dialect.
+
+Where the meta implementation refuses the operands, the computation is run again on real
+zero-filled CPU tensors when they are small, so that a meta kernel stricter than the CPU
+kernel (which the importer used) is never an error.  Verification runs after every pass,
+so verdicts are cached by a key the caller chooses (op name, operand types, properties).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import VerifyException
+
+from ziggurat.ir.types import UnsupportedTypeError, dtype_of, tensor_type_of
+
+#: Operands at most this many elements in all are re-run on the CPU when the meta kernel
+#: refuses them (to tell a stricter meta kernel from an invalid op).
+CPU_CONFIRM_ELEMENTS = 1 << 16
+_CACHE_LIMIT = 1 << 16
+
+#: What torch says of a computation: the result types (None for a non-tensor result), or
+#: why it is invalid, or nothing (cannot tell).
+Verdict = tuple[tuple[Attribute | None, ...] | None, str | None]
+_cache: dict[Any, Verdict] = {}
+
+
+class CannotTell(Exception):
+    """torch cannot compute the result types without data (or at all)."""
+
+
+def tensors(types: Sequence[TensorType[Attribute]], device: str) -> list[torch.Tensor]:
+    """Meta tensors, or (small) zero-filled CPU tensors, of ``types``."""
+    make = torch.empty if device == "meta" else torch.zeros
+    try:
+        return [make(tuple(ty.get_shape()), dtype=dtype_of(ty), device=device) for ty in types]
+    except UnsupportedTypeError:
+        raise CannotTell from None
+
+
+def check_static(op: Operation) -> None:
+    """Every tensor operand and result of ``op`` has a static shape."""
+    for kind, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            ty = v.type
+            if isinstance(ty, TensorType) and any(d < 0 for d in ty.get_shape()):  # pyright: ignore
+                raise VerifyException(f"{op.name}: {kind} {i} has a dynamic dimension ({ty}); "
+                                      f"Ziggurat compiles static shapes")
+
+
+def numel(ty: Attribute) -> int:
+    if not isinstance(ty, TensorType):
+        return 0
+    n = 1
+    for d in ty.get_shape():  # pyright: ignore[reportUnknownVariableType]
+        n *= max(int(d), 0)  # pyright: ignore[reportUnknownArgumentType]
+    return n
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]) -> Verdict:
+    """What torch says of ``run(device)``: called on ``"meta"``, then on ``"cpu"`` (operands
+    of ``operand_types``, small) if the meta kernels refuse; ``run`` raises ``CannotTell``
+    where torch cannot say."""
+    try:
+        results = run("meta")
+    except CannotTell:
+        return None, None
+    except NotImplementedError:
+        return None, None  # no meta kernel, or a data-dependent result shape
+    except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError) as e:
+        if "meta" in str(e).lower():
+            return None, None  # e.g. Tensor.item() cannot be called on meta tensors
+        if sum(numel(ty) for ty in operand_types) > CPU_CONFIRM_ELEMENTS:
+            return None, first_line(e)
+        try:
+            results = run("cpu")
+        except CannotTell:
+            return None, None
+        except Exception as cpu_error:  # noqa: BLE001 - torch refuses the op: the IR is invalid
+            return None, first_line(cpu_error)
+    types: list[Attribute | None] = []
+    for value in results:
+        try:
+            types.append(tensor_type_of(value) if isinstance(value, torch.Tensor) else None)
+        except UnsupportedTypeError:
+            types.append(None)
+    return tuple(types), None
+
+
+def cached(key: Hashable, compute: Callable[[], Verdict]) -> Verdict:
+    """``compute()``, remembered under ``key`` (computed each time if ``key`` is unhashable)."""
+    try:
+        hit = _cache.get(key)
+    except TypeError:  # an unhashable property: no caching
+        return compute()
+    if hit is None:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        hit = _cache[key] = compute()
+    return hit
+
+
+__all__ = ["CPU_CONFIRM_ELEMENTS", "CannotTell", "Verdict", "cached", "check_static", "evaluate", "first_line", "numel", "tensors"]
