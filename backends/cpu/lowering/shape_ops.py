@@ -1,4 +1,4 @@
-"""cat/stack/split/chunk/unbind/meshgrid/repeat_interleave: still index arithmetic.
+"""cat/stack/atleast_nd/split/chunk/unbind/meshgrid/repeat_interleave: still index arithmetic.
 
 ``cat`` is one element function choosing its source by the index along the concatenated
 dimension (guarded loads, so a vector that straddles two sources loads each part masked);
@@ -19,7 +19,7 @@ from ziggurat.backends.cpu.lowering.pointwise import map_tensor
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value, guarded_loads
-from ziggurat.backends.cpu.lowering.views import expand, norm_dim, reshape, slice_dim
+from ziggurat.backends.cpu.lowering.views import expand, norm_dim, reshape, slice_bounds, slice_dim
 
 
 def concat(ctx: LoweringContext, parts: Sequence[TensorValue], dim: int, dtype: torch.dtype,
@@ -58,8 +58,30 @@ def cat(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return concat(ctx, parts, dim, args.out_dtype, shape)
 
 
+def atleast_shape(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    """The shape ``torch.atleast_{rank}d`` gives: a 0-d tensor becomes ones, ``[n]`` becomes
+    ``[1, n]`` (``[1, n, 1]`` for rank 3), ``[m, n]`` becomes ``[m, n, 1]``."""
+    if len(shape) >= rank:
+        return shape
+    padded = (1, *shape) if len(shape) == 1 else shape
+    return padded + (1,) * (rank - len(padded))
+
+
+def atleast(ctx: LoweringContext, x: TensorValue, rank: int) -> TensorValue:
+    return reshape(ctx, x, atleast_shape(x.shape, rank))
+
+
+@lowering("aten::atleast_1d.Sequence", "aten::atleast_2d.Sequence", "aten::atleast_3d.Sequence")
+def atleast_sequence(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    rank = int(args.name.removeprefix("atleast_").removesuffix("d"))
+    return [atleast(ctx, t, rank) for t in args.tensors("tensors")]
+
+
 @lowering("aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack", "aten::row_stack")
 def stack(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``stack`` inserts the new dim; the others concatenate their inputs made at least 1-d
+    (``hstack``: along dim 0 when the first is then 1-d, else dim 1), 2-d (``vstack``), 3-d
+    (``dstack``) as eager does, or (``column_stack``) 0-d and 1-d inputs made columns."""
     parts = args.tensors("tensors")
     shape = args.out_shape
     name = args.name
@@ -67,38 +89,31 @@ def stack(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         dim = norm_dim(int(args.static("dim", 0)), len(shape))
         shaped = [reshape(ctx, p, p.shape[:dim] + (1,) + p.shape[dim:]) for p in parts]
         return concat(ctx, shaped, dim, args.out_dtype, shape)
-    if name == "hstack":
-        dim = 0 if all(p.rank == 1 for p in parts) else 1
-        return concat(ctx, parts, dim, args.out_dtype, shape)
-    if name in ("vstack", "row_stack"):
-        shaped = [reshape(ctx, p, (1, p.shape[0])) if p.rank == 1 else p for p in parts]
-        return concat(ctx, shaped, 0, args.out_dtype, shape)
     if name == "column_stack":
         shaped = [reshape(ctx, p, (p.numel, 1)) if p.rank <= 1 else p for p in parts]
         return concat(ctx, shaped, 1, args.out_dtype, shape)
-    shaped = []
-    for p in parts:
-        if p.rank == 1:
-            p = reshape(ctx, p, (1, p.shape[0], 1))
-        elif p.rank == 2:
-            p = reshape(ctx, p, (*p.shape, 1))
-        shaped.append(p)
-    return concat(ctx, shaped, 2, args.out_dtype, shape)
+    rank = {"hstack": 1, "vstack": 2, "row_stack": 2, "dstack": 3}[name]
+    shaped = [atleast(ctx, p, rank) for p in parts]
+    dim = {"hstack": 0 if shaped and shaped[0].rank == 1 else 1, "vstack": 0, "row_stack": 0, "dstack": 2}[name]
+    return concat(ctx, shaped, dim, args.out_dtype, shape)
 
 
 @lowering("aten::split.Tensor", "aten::split_with_sizes", "aten::split.sizes", "aten::chunk",
           "aten::unsafe_split.Tensor", "aten::unsafe_chunk", "aten::tensor_split.sections",
           "aten::tensor_split.indices")
 def split(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
+    """Consecutive pieces sized by the result types; ``tensor_split`` at indices starts piece
+    ``i`` at ``x[indices[i-1]:]`` as eager slices it (a negative index counts from the end,
+    then clamps to the dim), whatever the previous piece's end was."""
     x = args.tensor("self")
     dim = norm_dim(int(args.static("dim", 0)), x.rank)
+    indices = args.ints("indices") if args.name == "tensor_split" and args.has("indices") else None
     out: list[TensorValue] = []
     start = 0
     for i in range(len(args.op.results)):
         length = args.result_shape(i)[dim]
-        if args.name == "tensor_split" and args.has("indices"):
-            idx = args.ints("indices")
-            start = 0 if i == 0 else min(max(idx[i - 1], 0), x.shape[dim])
+        if indices is not None and i > 0:
+            start = slice_bounds(x.shape[dim], indices[i - 1], None, 1)[0]
         out.append(slice_dim(ctx, x, dim, start, 1, length))
         start += length
     return out

@@ -111,7 +111,8 @@ def slice_bounds(n: int, start: int | None, end: int | None, step: int) -> tuple
 
 @lowering("aten::view", "aten::reshape", "aten::_unsafe_view", "aten::flatten.using_ints",
           "aten::unflatten.int", "aten::squeeze", "aten::squeeze.dim", "aten::squeeze.dims", "aten::unsqueeze",
-          "aten::view_as", "aten::reshape_as", "aten::atleast_1d", "aten::atleast_2d", "aten::contiguous",
+          "aten::view_as", "aten::reshape_as", "aten::atleast_1d", "aten::atleast_2d", "aten::atleast_3d",
+          "aten::contiguous",
           "aten::clone", "aten::alias", "aten::detach", "aten::lift_fresh_copy", "aten::detach_", "aten::squeeze_",
           "aten::unsqueeze_", "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
           "aten::numpy_T", "aten::ravel")
