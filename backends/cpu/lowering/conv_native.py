@@ -25,8 +25,9 @@ import math
 
 import torch
 
-from ziggurat.backends.cpu.isa import vector_width
+from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_igemm import igemm_supported, panel_width
+from ziggurat.backends.cpu.kernels.conv_spec import ConvSpecError, conv_spec_from_dict
 from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported, pack_depthwise_weight
 from ziggurat.backends.cpu.kernels.pack import pack_conv_weight_gemm
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
@@ -35,7 +36,7 @@ from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast, load_or
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Buffer, Value
+from ziggurat.backends.cpu.lowering.values import Buffer, LoweringBug, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
 
 if TYPE_CHECKING:
@@ -91,13 +92,31 @@ def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView
     x4 = x if g.k == 2 else reshape(ctx, x, (g.n, g.c, 1, sp[1]))
     nhwc = permute(ctx, x4, [0, 2, 3, 1])
     view = ctx.strided_view(nhwc)
-    if view is not None and nhwc.dtype == F32:
-        buf, off, strides = view
-        if strides[3] == 1 and min(strides) >= 0 and buf.dtype == F32:
-            return NhwcView(buf, off, strides[0], strides[1], strides[2])
+    if view is not None and nhwc.dtype == F32 and view[0].dtype == F32:
+        strides = kernel_strides(nhwc.shape, view[2])
+        if strides is not None:
+            return NhwcView(view[0], view[1], *strides)
     buf = ctx.realize(_cast32(ctx, nhwc), "nhwc")
     h, w, c = nhwc.shape[1:]
     return NhwcView(buf, 0, h * w * c, w * c, c)
+
+
+def kernel_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int, int] | None:
+    """The ``(batch, row, pixel)`` strides with which the kernels read an ``[N, H, W, C]`` view
+    of a buffer with ``strides``, or None when they cannot read it in place.  They take
+    channels at unit stride and each pixel, row and image at a positive stride, a pixel's
+    at least ``C`` (``ConvSpec``: a stride of 0 means "dense").  The stride of a dim of
+    size 1 is never stepped over, whatever it is (a one-pixel input's pixel stride is 1):
+    it reads as the dense one."""
+    n, h, w, c = shape
+    if c > 1 and strides[3] != 1:
+        return None
+    pixel = strides[2] if w > 1 else c
+    row = strides[1] if h > 1 else w * pixel
+    batch = strides[0] if n > 1 else h * row
+    if pixel < c or row < 1 or batch < 1:
+        return None  # pixels that overlap, or a broadcast (stride 0) dim: read from a copy
+    return batch, row, pixel
 
 
 def _cast32(ctx: LoweringContext, t: TensorValue) -> TensorValue:
@@ -220,6 +239,11 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
     if bias_buf is not None:
         spec["bias"] = True
     other = _epilogue_spec(ctx, epi, g, spec)
+    try:  # what codegen will build (its checks do not depend on the ISA, which lowering may not
+        # run on): an inconsistent call is this op's internal error, a fallback
+        conv_spec_from_dict(spec, Isa.SCALAR, 1, "check")
+    except ConvSpecError as e:
+        raise LoweringBug(f"native convolution call: {e}") from None
     calls = len(w_offsets)
     for grp in range(calls):
         ch_in = grp * g.cg if calls > 1 else 0
