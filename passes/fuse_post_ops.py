@@ -176,17 +176,23 @@ class FuseBinary(RewritePattern):
         args = op.arguments()
         lhs, rhs = args["self"], args["other"]
         kind = op.op_schema.base_name.rstrip("_")
-        for producer_value, other in ((lhs, rhs), (rhs, lhs)) if kind == "add" else ((lhs, rhs),):
+        # add/sub(x, y, alpha) is x +/- alpha * y and the post-op computes producer +/- alpha * other:
+        # the producer may be the second operand only of an add that does not scale (alpha 1)
+        swapped = ((rhs, lhs),) if kind == "add" and float(args["alpha"]) == 1.0 else ()
+        for producer_value, other in ((lhs, rhs), *swapped):
             producer = producer_value.owner
             # conv -> add, or conv -> unary -> add (the binary then applies after the unary)
             if not isinstance(producer, FusedOp) or producer.binary() is not None:
                 continue
             if op.results[0].type != producer.results[0].type or not _broadcasts_to(other, producer_value):
                 continue
+            alpha = float(args["alpha"])
+            if not math.isfinite(alpha):
+                return  # the fused op's alpha must be finite (the GEMM epilogue's contract)
             shared = not producer_value.has_one_use()
             if shared and not self.duplicate:
                 continue
-            post = BinaryPostOpAttr(kind, float(args["alpha"]))
+            post = BinaryPostOpAttr(kind, alpha)
             fused = rebuild(producer, [*producer.post_ops.data, post], other, op.results[0].type)
             rewriter.replace(op, fused)
             if not shared:

@@ -51,8 +51,6 @@ OPEN: dict[str, str] = {
         'softshrink(NaN) gives 0 (eager NaN)',
     'cpu_tensor_split_negative_indices':
         'tensor_split(x, [-23, -2], dim=-1): the middle piece has the wrong elements',
-    'trtref_grid_sample_inf':
-        'tensorrt-reference grid_sample (bilinear, reflection) of an inf pixel gives NaN (eager inf)',
     'trtref_prelu_inf_weight':
         'tensorrt-reference prelu with an infinite weight: positive inputs become NaN (eager keeps them)',
 }

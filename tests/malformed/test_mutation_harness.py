@@ -70,12 +70,8 @@ def test_classification(result: dict[str, Any], outcome: str) -> None:
     assert classify(result) == outcome
 
 
-_FUSED_GROUPS = ("input 121 of seed 3: fused.conv2d with groups = 2147483648 verifies and convert-torch-to-loop "
-                 "runs for minutes (the fused dialect's verifier does not check groups against the channels)")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, pytest.param(3, marks=pytest.mark.xfail(reason=_FUSED_GROUPS))])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_issue_sized_run(corpus: Path, tmp_path: Path, seed: int) -> None:
     summary = run_harness(300, seed=seed, workers=2, work=tmp_path, corpus=corpus)
     print(summary.format())

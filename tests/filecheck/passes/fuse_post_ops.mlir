@@ -76,6 +76,41 @@ func.func @two_users(%x: tensor<1x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> (tenso
 
 // -----
 
+// The GEMM result as the second operand of add/sub.  add(y, gemm) is gemm + y and fuses;
+// add(y, gemm, alpha=2) is y + 2 * gemm, which the post-op (gemm + alpha * other) cannot
+// express, nor sub(y, gemm): they stay torch ops (the unary before them still fuses).
+// The GEMM result first fuses with any alpha.  (Fused, the first form scaled y instead.)
+// CHECK-LABEL: func.func @producer_second
+// CHECK-NEXT:    %a1 = fused.linear %x, %w other(%y : tensor<4x6xf32>) {post_ops = [#fused.binary<add, 1.0>]}
+// CHECK-NEXT:    %[[S2:.*]] = fused.linear %x, %w {post_ops = [#fused.unary<sigmoid>]}
+// CHECK-NEXT:    %a2 = torch.aten.add.Tensor %y, %[[S2]] {alpha = 2 : i64}
+// CHECK-NEXT:    %[[M3:.*]] = fused.matmul %x, %m {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64} :
+// CHECK-NEXT:    %a3 = torch.aten.add.Tensor %y, %[[M3]] {alpha = -5.000000e-01 : f64}
+// CHECK-NEXT:    %[[L4:.*]] = fused.linear %x, %w :
+// CHECK-NEXT:    %a4 = torch.aten.sub.Tensor %y, %[[L4]] {alpha = 1 : i64}
+// CHECK-NEXT:    %a5 = fused.linear %x, %w other(%y : tensor<4x6xf32>) {post_ops = [#fused.binary<add, 2.0>]}
+// CHECK-NEXT:    %[[S6:.*]] = fused.conv2d %cx, %cw {{{.*}}post_ops = [#fused.unary<sigmoid>]}
+// CHECK-NEXT:    %a6 = torch.aten.add.Tensor %r, %[[S6]] {alpha = 2 : i64}
+func.func @producer_second(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %m: tensor<8x6xf32>, %y: tensor<4x6xf32>, %cx: tensor<1x3x5x5xf32>, %cw: tensor<4x3x3x3xf32>, %r: tensor<1x4x3x3xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<1x4x3x3xf32>) {
+  %l1 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %a1 = torch.aten.add.Tensor %y, %l1 {alpha = 1 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l2 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %s2 = torch.aten.sigmoid %l2 : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %a2 = torch.aten.add.Tensor %y, %s2 {alpha = 2 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %m3 = torch.aten.matmul %x, %m : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %a3 = torch.aten.add.Tensor %y, %m3 {alpha = -0.5 : f64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l4 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %a4 = torch.aten.sub.Tensor %y, %l4 {alpha = 1 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l5 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %a5 = torch.aten.add.Tensor %l5, %y {alpha = 2 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %c6 = torch.aten.conv2d %cx, %cw {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %s6 = torch.aten.sigmoid %c6 : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %a6 = torch.aten.add.Tensor %r, %s6 {alpha = 2 : i64} : (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  func.return %a1, %a2, %a3, %a4, %a5, %a6 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<1x4x3x3xf32>
+}
+
+// -----
+
 // A binary after a unary fuses in that order; negative: an add that broadcasts the GEMM
 // result itself (other is bigger) is not fused.
 // CHECK-LABEL: func.func @not_fusable
@@ -89,4 +124,16 @@ func.func @not_fusable(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4x6x
   %l2 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
   %b = torch.aten.add.Tensor %l2, %big {alpha = 1 : i64} : (tensor<4x6xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
   func.return %a, %b : tensor<4x6xf32>, tensor<2x4x6xf32>
+}
+
+// -----
+// Negative: an add with an infinite alpha stays an add (a fused op's alpha must be finite,
+// as the GEMM epilogue's; fused, the model failed to compile).
+// CHECK-LABEL: func.func @infinite_alpha
+// CHECK:         %[[L:.*]] = fused.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    torch.aten.add.Tensor %[[L]], %y {alpha = 0x7ff0000000000000 : f64}
+func.func @infinite_alpha(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %l = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %a = torch.aten.add.Tensor %l, %y {alpha = 0x7FF0000000000000 : f64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  func.return %a : tensor<4x6xf32>
 }

@@ -17,6 +17,10 @@ A weight that ``prepack-weights`` rewrote carries its layout in ``weight_layout`
 logical shape in ``weight_shape`` (``"KN32n"``: GEMM panels of 32 output columns, for a
 conv per group over K = kh*kw*I; ``"OIhw16i16o"``: blocked conv weights); the weight
 operand then has the packed shape.  ``backends/cpu/kernels/pack.py`` defines the layouts.
+
+Every op's verifier (``verify.py``) checks its attributes and its types against eager
+semantics: torch's shape functions on meta tensors of the operand types, conv attribute
+ranges, ``bias``/``other`` broadcasting to the result, the packed weight's shape.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ BINARY_KINDS: tuple[str, ...] = ("add", "sub")
 def _print_params(printer: Printer, kind: str, params: Sequence[float]) -> None:
     printer.print_string("<" + kind)
     for p in params:
-        printer.print_string(", " + repr(float(p)).replace("inf", "inf"))
+        printer.print_string(", " + repr(float(p)))  # inf, -inf and nan parse back
     printer.print_string(">")
 
 
@@ -70,6 +74,8 @@ def _parse_params(parser: AttrParser) -> tuple[str, list[float]]:
             negative = parser.parse_optional_punctuation("-") is not None
             if parser.parse_optional_keyword("inf") is not None:
                 value = math.inf
+            elif parser.parse_optional_keyword("nan") is not None:
+                value = math.nan
             else:
                 value = float(parser.parse_number())
             params.append(-value if negative else value)
@@ -106,6 +112,8 @@ class UnaryPostOpAttr(ParametrizedAttribute):
                 f"unary post-op {self.kind.data} takes {len(expected)} parameter(s) "
                 f"({', '.join(expected)}), got {len(self.params.data)}"
             )
+        if self.kind.data == "hardtanh" and self.values[0] > self.values[1]:
+            raise VerifyException(f"hardtanh: min_val {self.values[0]} is greater than max_val {self.values[1]}")
 
     def print_parameters(self, printer: Printer) -> None:
         _print_params(printer, self.kind.data, self.values)
@@ -160,6 +168,12 @@ class FusedOp(IRDLOperation):
     def binary(self) -> BinaryPostOpAttr | None:
         return next((p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)), None)
 
+    def verify_(self) -> None:
+        from ziggurat.dialects.fused.verify import verify_fused
+
+        # pyright sees this file both as dialects.fused and as ziggurat.dialects.fused
+        verify_fused(self)  # pyright: ignore[reportArgumentType]
+
     def verify_post_ops(self, other: object) -> None:
         unary = [p for p in self.post_ops.data if isinstance(p, UnaryPostOpAttr)]
         binary = [p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)]
@@ -199,10 +213,6 @@ class Conv2dOp(FusedOp):
         "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
     )
 
-    def verify_(self) -> None:
-        self.verify_post_ops(self.other)
-        if len(self.input.type.get_shape()) != 4:  # pyright: ignore
-            raise VerifyException(f"fused.conv2d: input must be NCHW (rank 4), got {self.input.type}")
 
 
 @irdl_op_definition
@@ -226,8 +236,6 @@ class LinearOp(FusedOp):
         "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
     )
 
-    def verify_(self) -> None:
-        self.verify_post_ops(self.other)
 
 
 @irdl_op_definition
@@ -253,8 +261,6 @@ class MatmulOp(FusedOp):
         "`:` `(` type($a) `,` type($b) `)` `->` type($result)"
     )
 
-    def verify_(self) -> None:
-        self.verify_post_ops(self.other)
 
 
 FUSED_OPS = (Conv2dOp, LinearOp, MatmulOp)

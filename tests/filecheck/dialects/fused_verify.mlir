@@ -1,0 +1,229 @@
+// RUN: ziggurat-opt %s --split-input-file --verify-diagnostics 2>&1 | filecheck %s
+// The fused ops' verifiers check attributes and types against eager semantics (torch's
+// shape functions on meta tensors, conv attribute ranges, bias/other broadcasting, the
+// packed weight's shape), so that malformed IR is a diagnostic at the op.
+
+// The mutation harness's case: groups = 2**31 verified and convert-torch-to-loop ran for minutes.
+func.func @groups_huge(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2147483648 : i64, post_ops = [#fused.unary<relu>]} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: groups = 2147483648 does not fit 8 input channels and a weight of shape [8, 8, 3, 3]
+
+// -----
+// groups = 3 with 8 channels lowered without any error.
+func.func @groups_not_dividing(%x: tensor<1x9x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 3 : i64} : (tensor<1x9x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: groups = 3 does not fit 9 input channels and a weight of shape [8, 3, 3, 3]
+
+// -----
+func.func @groups_zero(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 0 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: groups = 0 does not fit
+
+// -----
+func.func @stride_zero(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 0, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: stride must be two positive integers, got [0, 1]
+
+// -----
+// torch's meta kernel takes a negative padding; eager does not.
+func.func @padding_negative(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x4x6xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: -1, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x6xf32>
+  func.return %0 : tensor<1x8x4x6xf32>
+}
+// CHECK: fused.conv2d: padding must be two non-negative integers, got [-1, 0]
+
+// -----
+func.func @dilation_zero(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x10x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 0, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x10x8xf32>
+  func.return %0 : tensor<1x8x10x8xf32>
+}
+// CHECK: fused.conv2d: dilation must be two positive integers, got [0, 1]
+
+// -----
+func.func @stride_three_values(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: stride must be two positive integers, got [1, 1, 1]
+
+// -----
+// The declared result type is checked against torch's: stride 2 halves the image.
+func.func @conv_result_shape(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: result is declared tensor<1x8x8x8xf32>, but the op computes tensor<1x8x4x4xf32> for these operands and attributes
+
+// -----
+// torch's meta kernel takes any bias; eager wants one per output channel.
+func.func @conv_bias_shape(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w bias(%b : tensor<3xf32>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: bias must have one element per output channel, [8], got tensor<3xf32>
+
+// -----
+func.func @conv_rank(%x: tensor<8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x8xf32>
+  func.return %0 : tensor<8x8x8xf32>
+}
+// CHECK: fused.conv2d: input must be NCHW (rank 4), got tensor<8x8x8xf32>
+
+// -----
+// Operands torch refuses: the inner dimensions of a linear disagree.
+func.func @linear_inner(%x: tensor<2x3xf32>, %w: tensor<4x5xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.linear: torch refuses these operands and attributes: mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)
+
+// -----
+// A bias that widens the result instead of broadcasting to it.
+func.func @linear_bias_widens(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<3x2x4xf32>) -> tensor<3x2x4xf32> {
+  %0 = fused.linear %x, %w bias(%b : tensor<3x2x4xf32>) : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<3x2x4xf32>
+  func.return %0 : tensor<3x2x4xf32>
+}
+// CHECK: fused.linear: bias of type tensor<3x2x4xf32> does not broadcast to the result shape [2, 4]: it widens it to [3, 2, 4]
+
+// -----
+func.func @linear_bias_dtype(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf64>) -> tensor<2x4xf64> {
+  %0 = fused.linear %x, %w bias(%b : tensor<4xf64>) : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf64>
+  func.return %0 : tensor<2x4xf64>
+}
+// CHECK: fused.linear: input, weight, bias must share one element type, got f32, f32, f64
+
+// -----
+// An other that widens the result.
+func.func @matmul_other_widens(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %o: tensor<3x2x4xf32>) -> tensor<3x2x4xf32> {
+  %0 = fused.matmul %a, %b other(%o : tensor<3x2x4xf32>) {alpha = 1.0 : f64, beta = 1.0 : f64, post_ops = [#fused.binary<add, 1.0>]} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<3x2x4xf32>
+  func.return %0 : tensor<3x2x4xf32>
+}
+// CHECK: fused.matmul: other of type tensor<3x2x4xf32> does not broadcast to the result shape [2, 4]: it widens it to [3, 2, 4]
+
+// -----
+// f32 + alpha * f64 is f64 in eager.
+func.func @matmul_other_promotes(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %o: tensor<4xf64>) -> tensor<2x4xf32> {
+  %0 = fused.matmul %a, %b other(%o : tensor<4xf64>) {alpha = 1.0 : f64, beta = 1.0 : f64, post_ops = [#fused.binary<sub, 1.0>]} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.matmul: result is declared tensor<2x4xf32>, but the op computes tensor<2x4xf64>
+
+// -----
+func.func @matmul_batch(%a: tensor<2x3x8xf32>, %b: tensor<3x8x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = fused.matmul %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64} : (tensor<2x3x8xf32>, tensor<3x8x4xf32>) -> tensor<2x3x4xf32>
+  func.return %0 : tensor<2x3x4xf32>
+}
+// CHECK: fused.matmul: torch refuses these operands and attributes: The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0
+
+// -----
+func.func @binary_alpha_inf(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %o: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = fused.matmul %a, %b other(%o : tensor<2x4xf32>) {alpha = 1.0 : f64, beta = 1.0 : f64, post_ops = [#fused.binary<add, inf>]} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.matmul: the binary post-op's alpha must be finite, got inf
+
+// -----
+func.func @binary_without_other(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %0 = fused.matmul %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64, post_ops = [#fused.binary<add, 1.0>]} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.matmul: a binary post-op needs exactly one 'other' operand
+
+// -----
+// Eager's hardtanh refuses min_val > max_val.
+func.func @hardtanh_bounds(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.unary<hardtanh, 6.0, 0.0>]} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: hardtanh: min_val 6.0 is greater than max_val 0.0
+
+// -----
+func.func @integer_result(%x: tensor<2x8xi64>, %w: tensor<4x8xi64>) -> tensor<2x4xi64> {
+  %0 = fused.linear %x, %w : (tensor<2x8xi64>, tensor<4x8xi64>) -> tensor<2x4xi64>
+  func.return %0 : tensor<2x4xi64>
+}
+// CHECK: fused.linear: fused ops compute in floating point; the result is tensor<2x4xi64>
+
+// -----
+func.func @dynamic(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fused.linear %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  func.return %0 : tensor<?x4xf32>
+}
+// CHECK: fused.linear: operand 0 has a dynamic dimension (tensor<?x8xf32>); Ziggurat compiles static shapes
+
+// -----
+// Packed weights: the packed operand must have the shape of weight_shape in weight_layout.
+// A [40, 8] linear weight in 32-column panels is [2, 8, 32].
+func.func @packed_linear_shape(%x: tensor<3x8xf32>, %p: tensor<1x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "KN32n", weight_shape = array<i64: 40, 8>} : (tensor<3x8xf32>, tensor<1x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: the weight packed as KN32n from weight_shape [40, 8] has shape [2, 8, 32], the operand is tensor<1x8x32xf32>
+
+// -----
+// The logical shape is then checked against the other operands as an unpacked weight.
+func.func @packed_linear_inner(%x: tensor<3x7xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "KN32n", weight_shape = array<i64: 40, 8>} : (tensor<3x7xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: torch refuses these operands and attributes: mat1 and mat2 shapes cannot be multiplied (3x7 and 8x40)
+
+// -----
+func.func @layout_without_shape(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "KN32n"} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: weight_layout and weight_shape describe a packed weight together; one is missing
+
+// -----
+func.func @layout_unknown(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "OIhw8i8o", weight_shape = array<i64: 40, 8>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: unknown weight layout 'OIhw8i8o' for linear (known: KN{nr}n)
+
+// -----
+func.func @layout_zero_panel(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "KN0n", weight_shape = array<i64: 40, 8>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: unknown weight layout 'KN0n' for linear
+
+// -----
+// A matmul's B[K, N] = [8, 40] packs to [2, 8, 32]; a weight_shape of another rank has no layout.
+func.func @packed_matmul_rank(%a: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.matmul %a, %p {alpha = 1.0 : f64, beta = 1.0 : f64, weight_layout = "KN32n", weight_shape = array<i64: 1, 8, 40>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.matmul: weight_shape of a packed matmul weight must have 2 dimensions, got [1, 8, 40]
+
+// -----
+// A conv weight [16, 3, 3, 3] in 32-column panels per group is [1, 1, 27, 32]; with groups = 1, not [1, 1, 9, 32].
+func.func @packed_conv_shape(%x: tensor<1x3x8x8xf32>, %p: tensor<1x1x9x32xf32>) -> tensor<1x16x6x6xf32> {
+  %0 = fused.conv2d %x, %p {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight_layout = "KN32n", weight_shape = array<i64: 16, 3, 3, 3>} : (tensor<1x3x8x8xf32>, tensor<1x1x9x32xf32>) -> tensor<1x16x6x6xf32>
+  func.return %0 : tensor<1x16x6x6xf32>
+}
+// CHECK: fused.conv2d: the weight packed as KN32n from weight_shape [16, 3, 3, 3] has shape [1, 1, 27, 32], the operand is tensor<1x1x9x32xf32>
+
+// -----
+// Blocked conv weights [16, 3, 3, 3] in OIhw8i8o are [2, 1, 3, 3, 8, 8].
+func.func @packed_conv_blocked(%x: tensor<1x3x8x8xf32>, %p: tensor<2x1x3x3x8x4xf32>) -> tensor<1x16x6x6xf32> {
+  %0 = fused.conv2d %x, %p {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight_layout = "OIhw8i8o", weight_shape = array<i64: 16, 3, 3, 3>} : (tensor<1x3x8x8xf32>, tensor<2x1x3x3x8x4xf32>) -> tensor<1x16x6x6xf32>
+  func.return %0 : tensor<1x16x6x6xf32>
+}
+// CHECK: fused.conv2d: the weight packed as OIhw8i8o from weight_shape [16, 3, 3, 3] has shape [2, 1, 3, 3, 8, 8], the operand is tensor<2x1x3x3x8x4xf32>
+
+// -----
+func.func @packed_conv_groups(%x: tensor<1x4x8x8xf32>, %p: tensor<3x1x18x32xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = fused.conv2d %x, %p {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 4 : i64, weight_layout = "KN32n", weight_shape = array<i64: 6, 1, 3, 3>} : (tensor<1x4x8x8xf32>, tensor<3x1x18x32xf32>) -> tensor<1x6x6x6xf32>
+  func.return %0 : tensor<1x6x6x6xf32>
+}
+// CHECK: fused.conv2d: KN32n: 6 output channels are not divisible by groups = 4
