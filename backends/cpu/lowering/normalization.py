@@ -73,18 +73,16 @@ def softmax_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return pointwise(ctx, [masked, result], x.shape, dt, lambda m, r: where(m, 0.0, r, dt))
 
 
-def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
-              weight: TensorValue | None, bias: TensorValue | None, affine_dims: Sequence[int],
-              dt: torch.dtype, rms: bool = False) -> tuple[TensorValue, TensorValue, TensorValue]:
-    """``(x - mean) * rstd * weight + bias`` over ``dims``; ``weight``/``bias`` span ``affine_dims``
-    of x.  Returns (output, mean, rstd), the statistics with ``dims`` kept as size 1."""
+def statistics(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float, dt: torch.dtype,
+               rms: bool = False) -> tuple[TensorValue, TensorValue]:
+    """(mean, rstd) over ``dims`` (kept as size 1): the mean, then the squared deviations from
+    it, in float32; ``rms``: a zero mean and the root of the mean square."""
     dims = list(dims)
     n = numel([x.shape[d] for d in dims])
     rank = x.rank
     if rms:
         sq = reduce(ctx, x, dims, True, "sum", dt, lambda v, o: mul(v, v, dt))
         mean = pointwise(ctx, [sq], sq.shape, dt, lambda s: const(0.0, dt))
-        rstd = pointwise(ctx, [sq], sq.shape, dt, lambda s: unary("rsqrt", add(div(s, float(n), dt), eps, dt)))
     else:
         total = reduce(ctx, x, dims, True, "sum", dt)
         mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt))
@@ -95,7 +93,29 @@ def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: fl
             return mul(d, d, dt)
 
         sq = ctx.reduction("sum", dt, mean.shape, tuple(x.shape[d] for d in dims), body, [x])
-        rstd = pointwise(ctx, [sq], sq.shape, dt, lambda s: unary("rsqrt", add(div(s, float(n), dt), eps, dt)))
+    rstd = pointwise(ctx, [sq], sq.shape, dt, lambda s: unary("rsqrt", add(div(s, float(n), dt), eps, dt)))
+    return mean, rstd
+
+
+def scale_shift(xv: Value, mean: Value, rstd: Value, weight: Value | None, bias: Value | None,
+                dt: torch.dtype) -> Value:
+    """Eager's batch, instance and group norm kernels: ``x * a + (bias - mean * a)`` with
+    ``a = rstd * weight``.  Only finite values round alike in ``(x - mean) * rstd * weight``:
+    an infinite weight gives NaN here wherever ``x`` or ``mean`` is 0 or their signs differ."""
+    a = rstd if weight is None else mul(rstd, weight, dt)
+    shift = sub(bias if bias is not None else const(0.0, dt), mul(mean, a, dt), dt)
+    return add(mul(xv, a, dt), shift, dt)
+
+
+def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
+              weight: TensorValue | None, bias: TensorValue | None, affine_dims: Sequence[int],
+              dt: torch.dtype, rms: bool = False) -> tuple[TensorValue, TensorValue, TensorValue]:
+    """Eager's layer/RMS norm over ``dims``: ``(x - mean) * rstd * weight + bias`` (layer norm
+    adds a zero bias when there is none, as eager does: ``-0`` becomes ``0``), ``x * rstd * weight``
+    (RMS); ``weight``/``bias`` span ``affine_dims`` of x.  Returns (output, mean, rstd), the
+    statistics with ``dims`` kept as size 1."""
+    dims = list(dims)
+    mean, rstd = statistics(ctx, x, dims, eps, dt, rms)
 
     def element(idx: Index) -> Value:
         k = _kept(idx, dims)
@@ -106,16 +126,46 @@ def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: fl
             y = mul(y, cast(weight.load(_fit(weight, affine_idx)), dt), dt)
         if bias is not None:
             y = add(y, cast(bias.load(_fit(bias, affine_idx)), dt), dt)
+        elif not rms:
+            y = add(y, const(0.0, dt), dt)
         return y
 
     out = ctx.lazy(x.shape, dt, element, [x])
     return out, mean, rstd
 
 
+def _linear_norm(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
+                 weight: TensorValue | None, bias: TensorValue | None,
+                 dt: torch.dtype) -> tuple[TensorValue, TensorValue, TensorValue]:
+    """Instance norm and batch norm with batch statistics over ``dims``, per-channel (dim 1)
+    ``weight``/``bias``, in eager's :func:`scale_shift` form.  Returns (output, mean, rstd)."""
+    dims = list(dims)
+    mean, rstd = statistics(ctx, x, dims, eps, dt)
+
+    def element(idx: Index) -> Value:
+        k = _kept(idx, dims)
+        ch = [IndexExpr.of(idx[1])]
+        return scale_shift(cast(x.load(idx), dt), mean.load(k), rstd.load(k),
+                           cast(weight.load(ch), dt) if weight is not None else None,
+                           cast(bias.load(ch), dt) if bias is not None else None, dt)
+
+    return ctx.lazy(x.shape, dt, element, [x]), mean, rstd
+
+
 def _fit(t: TensorValue, idx: list[IndexExpr]) -> list[IndexExpr]:
     """``idx`` for a parameter tensor that may have fewer dims or size-1 dims."""
     idx = idx[len(idx) - t.rank:] if t.rank <= len(idx) else idx
     return [IndexExpr.of(0) if n == 1 else i for i, n in zip(idx, t.shape, strict=True)]
+
+
+def _refuse_welford_mean(args: LoweringArgs) -> None:
+    """native_layer_norm / native_group_norm whose mean output is read run in torch: eager
+    accumulates it with a vectorized Welford cascade, where a row holding an infinity gives
+    NaN or inf depending on where the infinity sits and on the host's vector width (the
+    normalized output and rstd are NaN for such rows either way)."""
+    if len(args.op.results) > 1 and list(args.op.results[1].uses):
+        raise NotLowerable(f"the mean output of {args.name} (eager's Welford accumulation: a row holding "
+                           "an infinity gives NaN or inf depending on its position and the host's vector width)")
 
 
 def _normalized_dims(args: LoweringArgs, x: TensorValue) -> list[int]:
@@ -126,6 +176,7 @@ def _normalized_dims(args: LoweringArgs, x: TensorValue) -> list[int]:
 
 @lowering("aten::layer_norm", "aten::native_layer_norm", validator=_float)
 def layer_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    _refuse_welford_mean(args)
     x = args.tensor("input")
     dims = _normalized_dims(args, x)
     eps = float(args.static("eps", 1e-5))
@@ -148,6 +199,7 @@ def rms_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::group_norm", "aten::native_group_norm", validator=_float)
 def group_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
+    _refuse_welford_mean(args)
     x = args.tensor("input")
     groups = int(args.static("num_groups") if args.has("num_groups") else args.static("group"))
     eps = float(args.static("eps", 1e-5))
@@ -156,18 +208,17 @@ def group_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
     per = c // groups
     grouped = reshape(ctx, x, (n, groups, per * numel(spatial)))
     dt = args.result_dtype(0)
-    _, mean, rstd = normalize(ctx, grouped, [2], eps, None, None, [], dt)
+    mean, rstd = statistics(ctx, grouped, [2], eps, dt)
     weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
 
     def element(idx: Index) -> Value:
         g = [IndexExpr.of(idx[0]), IndexExpr.of(idx[1]) // per, IndexExpr.of(0)]
-        y = mul(sub(cast(x.load(idx), dt), mean.load(g), dt), rstd.load(g), dt)
+        xv = cast(x.load(idx), dt)
+        if weight is None and bias is None:  # eager: (x - mean) * rstd without an affine
+            return mul(sub(xv, mean.load(g), dt), rstd.load(g), dt)
         ch = [IndexExpr.of(idx[1])]
-        if weight is not None:
-            y = mul(y, weight.load(ch), dt)
-        if bias is not None:
-            y = add(y, bias.load(ch), dt)
-        return y
+        return scale_shift(xv, mean.load(g), rstd.load(g), cast(weight.load(ch), dt) if weight is not None else None,
+                           cast(bias.load(ch), dt) if bias is not None else None, dt)
 
     out = ctx.lazy(x.shape, dt, element, [x])
     if args.name == "native_group_norm":
@@ -184,8 +235,8 @@ def instance_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if not bool(args.static("use_input_stats", True)):
         return _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
                                 weight, bias, eps, dt)
-    dims = list(range(2, x.rank))
-    out, _, _ = normalize(ctx, x, dims, eps, weight, bias, [1], dt)
+    # eager: batch_norm with batch statistics over [1, N * C, *spatial]
+    out, _, _ = _linear_norm(ctx, x, range(2, x.rank), eps, weight, bias, dt)
     return out
 
 
@@ -196,12 +247,10 @@ def _batch_norm_eval(ctx: LoweringContext, x: TensorValue, mean: TensorValue | N
 
     def element(idx: Index) -> Value:
         ch = [IndexExpr.of(idx[1])] if x.rank > 1 else [IndexExpr.of(0)]
-        y = mul(sub(cast(x.load(idx), dt), mean.load(ch), dt), unary("rsqrt", add(var.load(ch), eps, dt)), dt)
-        if weight is not None:
-            y = mul(y, weight.load(ch), dt)
-        if bias is not None:
-            y = add(y, bias.load(ch), dt)
-        return y
+        rstd = unary("rsqrt", add(cast(var.load(ch), dt), eps, dt))  # 1 / sqrt(var + eps) as eager
+        return scale_shift(cast(x.load(idx), dt), cast(mean.load(ch), dt), rstd,
+                           cast(weight.load(ch), dt) if weight is not None else None,
+                           cast(bias.load(ch), dt) if bias is not None else None, dt)
 
     return ctx.lazy(x.shape, dt, element, [x])
 
@@ -215,8 +264,7 @@ def batch_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
     weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
     training = bool(args.static("training", False))
     if training:
-        dims = [0] + list(range(2, x.rank))
-        out, mean, rstd = normalize(ctx, x, dims, eps, weight, bias, [1], dt)
+        out, mean, rstd = _linear_norm(ctx, x, [0, *range(2, x.rank)], eps, weight, bias, dt)
     else:
         out = _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
                                weight, bias, eps, dt)
