@@ -141,10 +141,11 @@ def _nll(ctx: LoweringContext, args: LoweringArgs, logp: TensorValue, target: Te
         cls = IndexExpr.of(Indirect(safe, c, site))
         sub_ = [IndexExpr.of(idx[0]), cls, *[IndexExpr.of(i) for i in idx[1:]]] if batched else [cls]
         wv = cast(weight.load([cls]), F32) if weight is not None else const(1.0, F32)
-        wv = where(valid, wv, const(0.0, F32), F32)
         if want_weight:
-            return wv
-        return mul(mul(cast(logp.load(sub_), F32), wv, F32), -1.0, F32)
+            return where(valid, wv, const(0.0, F32), F32)
+        # an ignored element is exactly 0 as in eager, also where its row holds NaN or inf
+        # (a weight of 0 times that NaN/inf would be NaN)
+        return where(valid, mul(mul(cast(logp.load(sub_), F32), wv, F32), -1.0, F32), const(0.0, F32), F32)
 
     loss = ctx.lazy(tshape, F32, lambda idx: per_element(idx, False), [logp, target])
     wsum = ctx.lazy(tshape, F32, lambda idx: per_element(idx, True), [target])
