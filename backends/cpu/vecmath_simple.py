@@ -9,6 +9,8 @@ NaN handling follows ATen's vectorized kernels: ``relu``, ``relu6``, ``hardtanh`
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 
 from ziggurat.backends.cpu.vecmath_ir import VB
@@ -21,8 +23,11 @@ def _bound(v: VB, c: float | ir.Value) -> ir.Value:
 
 
 def clamp(b: ir.IRBuilder, x: ir.Value, min: Bound = None, max: Bound = None) -> ir.Value:  # noqa: A002
-    """torch.clamp: min(max(x, min), max); None means unbounded; NaN propagates."""
+    """torch.clamp: min(max(x, min), max); None means unbounded; NaN propagates (a NaN bound
+    given as a number makes every element NaN, as in torch)."""
     v = VB(b, x)
+    if any(isinstance(c, float) and math.isnan(c) for c in (min, max)):
+        return v.c(math.nan)
     res = x
     if min is not None:
         res = v.max_prop(res, _bound(v, min))

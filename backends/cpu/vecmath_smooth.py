@@ -90,7 +90,8 @@ def mish(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 def elu(b: ir.IRBuilder, x: ir.Value, alpha: float = 1.0, scale: float = 1.0,
         input_scale: float = 1.0) -> ir.Value:
-    """torch ELU family: x > 0 ? scale*x : alpha*scale*expm1(input_scale*x)."""
+    """torch ELU family: x < 0 ? alpha*scale*expm1(input_scale*x) : scale*x (a zero takes the
+    linear branch: 0 with an infinite alpha, and a zero of its own sign)."""
     v = VB(b, x)
     if v.is_f32:  # torch forms the coefficients in the tensor's dtype
         negcoef = f32_round(f32_round(alpha) * f32_round(scale))
@@ -99,7 +100,7 @@ def elu(b: ir.IRBuilder, x: ir.Value, alpha: float = 1.0, scale: float = 1.0,
     xin = x if input_scale == 1.0 else v.mul(x, v.c(input_scale))
     neg = v.mul(expm1(b, xin), v.c(negcoef))
     pos = x if scale == 1.0 else v.mul(x, v.c(scale))
-    return v.sel(v.gt(x, v.c(0.0)), pos, neg)
+    return v.sel(v.lt(x, v.c(0.0)), neg, pos)
 
 
 def selu(b: ir.IRBuilder, x: ir.Value) -> ir.Value:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 from collections.abc import Mapping
 from types import ModuleType
 
@@ -127,6 +128,8 @@ def emit_unary(
                 f"{type(exc).__name__}: {exc}"
             ) from exc
     zero = vec.const(0.0)
+    if kind in ("hardtanh", "clamp") and any(v is not None and math.isnan(v) for v in p.values()):
+        return vec.const(math.nan)  # torch: a NaN bound makes every element NaN
     if kind == "relu":
         return vec.max(b, x, zero)
     if kind == "relu6":

@@ -31,7 +31,10 @@ def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
             from ziggurat.dialects.fused import UNARY_KINDS
 
             names = UNARY_KINDS[post.kind.data]
-            epi.unary_params = {n: (None if math.isinf(v) else v) for n, v in zip(names, post.values, strict=True)}
+            # an infinite clamp bound is no bound; other parameters keep their value (an
+            # infinite leaky_relu slope or hardtanh bound is not the kind's default)
+            epi.unary_params = {n: (None if math.isinf(v) and post.kind.data == "clamp" else v)
+                                for n, v in zip(names, post.values, strict=True)}
             epi.binary_first = seen_binary
         elif isinstance(post, BinaryPostOpAttr):
             seen_binary = True
