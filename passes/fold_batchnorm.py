@@ -5,6 +5,12 @@ Only when the batch norm is in inference mode, its statistics (and affine parame
 any) and the conv/linear weight and bias are constants, and the conv/linear result has no
 other user.  With ``s = gamma / sqrt(var + eps)``: ``w' = w * s`` (per output channel),
 ``b' = (b - mean) * s + beta``.
+
+Only finite values fold: eager computes ``y * a + (beta - mean * a)`` on the conv's output
+``y`` with ``a = gamma / sqrt(var + eps)``, so an infinite or NaN ``a`` or shift (an
+infinite gamma, a negative variance, ...) gives NaN/inf where the folded conv would give
+other ones (``0 * inf`` inside the sums), and so would a folded weight or bias that over-
+or underflows float32.  Such batch norms stay (counted as "kept: non-finite").
 """
 
 from __future__ import annotations
@@ -30,6 +36,22 @@ from ziggurat.ir.rewriting import aten, build_aten, literal_value, new_literal, 
 from ziggurat.ir.statistics import record
 
 NAME = "fold-batchnorm"
+
+
+def _finite_fold(weight: torch.Tensor, bias: torch.Tensor | None, gamma: torch.Tensor, beta: torch.Tensor,
+                 mean: torch.Tensor, var: torch.Tensor, eps: float, new_weight: torch.Tensor,
+                 new_bias: torch.Tensor) -> bool:
+    """Whether the folded conv gives eager's values wherever they are not finite: every input
+    and every folded value finite, and no folded weight flushed to zero (see the module doc)."""
+    f32 = torch.float32
+    alpha = gamma.to(f32) * (1 / torch.sqrt(var.to(f32) + eps))  # eager's per-channel terms
+    shift = beta.to(f32) - mean.to(f32) * alpha
+    tensors = [weight, alpha, shift, new_weight, new_bias] + ([bias] if bias is not None else [])
+    if not all(bool(torch.isfinite(t).all()) for t in tensors):
+        return False
+    scale = alpha.reshape(-1, *([1] * (weight.dim() - 1)))
+    flushed = (new_weight == 0) & (weight != 0) & (scale != 0)
+    return not bool(flushed.any())
 
 
 def _inference_bn(op: AtenOp) -> dict[str, object] | None:
@@ -91,6 +113,10 @@ class FoldBatchNormIntoProducer(RewritePattern):
         new_weight = (w64 * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(weight.dtype)
         b64 = bias.double() if bias is not None else torch.zeros(channels, dtype=torch.float64)
         new_bias = ((b64 - m64) * scale + beta.double()).to(weight.dtype)
+        if not _finite_fold(weight, bias, gamma, beta, mean, var, float(bn["eps"]),  # pyright: ignore[reportArgumentType]
+                            new_weight, new_bias):
+            record(NAME, "kept: non-finite")
+            return
         base = (args["weight"].name_hint or "weight").removesuffix("_weight")  # pyright: ignore
         w_lit = new_literal(new_weight, f"{base}.weight_bn")
         b_lit = new_literal(new_bias, f"{base}.bias_bn")

@@ -68,3 +68,31 @@ func.func @dynamic_stats(%x: tensor<1x1x3x3xf32>, %mean: tensor<2xf32>) -> tenso
   %y = torch.aten.batch_norm %c running_mean(%mean : tensor<2xf32>) running_var(%var : tensor<2xf32>) {training = false, momentum = 0.1 : f64, eps = 1.0 : f64, cudnn_enabled = true} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
   func.return %y : tensor<1x2x3x3xf32>
 }
+
+// Negative: var + eps = 0 in channel 1 makes eager's scale infinite (y * inf + ...): the
+// folded conv would multiply inside its sums (0 * inf), so the batch norm stays.
+// CHECK-LABEL: func.func @nonfinite_scale
+// CHECK:         torch.aten.conv2d %x, %{{.*}} {
+// CHECK-NEXT:    torch.aten.batch_norm
+func.func @nonfinite_scale(%x: tensor<1x1x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %w = torch.literal dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %mean = torch.literal dense<[0.0, 1.0]> : tensor<2xf32>
+  %var = torch.literal dense<[3.0, -1.0]> : tensor<2xf32>
+  %c = torch.aten.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %y = torch.aten.batch_norm %c running_mean(%mean : tensor<2xf32>) running_var(%var : tensor<2xf32>) {training = false, momentum = 0.1 : f64, eps = 1.0 : f64, cudnn_enabled = true} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  func.return %y : tensor<1x2x3x3xf32>
+}
+
+// Negative: a folded weight that overflows float32 (3e38 * 4) is not folded either.
+// CHECK-LABEL: func.func @overflowing_weight
+// CHECK:         torch.aten.linear
+// CHECK-NEXT:    torch.aten.batch_norm
+func.func @overflowing_weight(%x: tensor<4x1xf32>) -> tensor<4x2xf32> {
+  %w = torch.literal dense<[[1.0], [3.0e+38]]> : tensor<2x1xf32>
+  %gamma = torch.literal dense<[1.0, 4.0]> : tensor<2xf32>
+  %mean = torch.literal dense<[0.0, 1.0]> : tensor<2xf32>
+  %var = torch.literal dense<[0.0, 0.0]> : tensor<2xf32>
+  %c = torch.aten.linear %x, %w : (tensor<4x1xf32>, tensor<2x1xf32>) -> tensor<4x2xf32>
+  %y = torch.aten.batch_norm %c weight(%gamma : tensor<2xf32>) running_mean(%mean : tensor<2xf32>) running_var(%var : tensor<2xf32>) {training = false, momentum = 0.1 : f64, eps = 1.0 : f64, cudnn_enabled = true} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  func.return %y : tensor<4x2xf32>
+}
