@@ -17,6 +17,12 @@ _HINT = (
 )
 
 
+#: The TensorRT release the emitter's API calls are checked against (``tools/check_tensorrt_api.py``
+#: reads that release's ``tensorrt_bindings/tensorrt.so``); another major version is refused.
+CHECKED_TENSORRT_VERSION = "11.4.0.106"
+CHECKED_TENSORRT_MAJOR = int(CHECKED_TENSORRT_VERSION.split(".")[0])
+
+
 class TensorRTUnavailableError(ZigguratError):
     """The real TensorRT (or a CUDA device for it) is missing."""
 
@@ -24,8 +30,23 @@ class TensorRTUnavailableError(ZigguratError):
         super().__init__(f"{what}; {_HINT}", op="backend 'tensorrt'")
 
 
+def check_tensorrt_version(module: object) -> str:
+    """``module.__version__`` if its major version is the one the emitter is checked against,
+    else :class:`TensorRTUnavailableError` saying which version is installed and which is needed."""
+    version = getattr(module, "__version__", None)
+    if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        raise TensorRTUnavailableError(f"the `tensorrt` module has no readable __version__ ({version!r})")
+    if int(version.split(".")[0]) != CHECKED_TENSORRT_MAJOR:
+        raise TensorRTUnavailableError(
+            f"TensorRT {version} is installed, but the emitter is checked only against TensorRT "
+            f"{CHECKED_TENSORRT_MAJOR}.x ({CHECKED_TENSORRT_VERSION}); install `tensorrt=={CHECKED_TENSORRT_MAJOR}.*`"
+        )
+    return version
+
+
 def import_tensorrt() -> ModuleType:
-    """The ``tensorrt`` module, or :class:`TensorRTUnavailableError` saying what is missing."""
+    """The ``tensorrt`` module (of the checked major version), or :class:`TensorRTUnavailableError`
+    saying what is missing."""
     try:
         module = importlib.import_module("tensorrt")
     except ImportError as e:  # ModuleNotFoundError, or a broken install missing libnvinfer
@@ -34,6 +55,7 @@ def import_tensorrt() -> ModuleType:
         # e.g. a directory called "tensorrt" on sys.path imported as a namespace package
         where = list(getattr(module, "__path__", [])) or getattr(module, "__file__", "?")
         raise TensorRTUnavailableError(f"the `tensorrt` module found at {where} is not TensorRT (it has no Builder)")
+    check_tensorrt_version(module)
     return module
 
 

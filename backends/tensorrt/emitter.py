@@ -127,10 +127,7 @@ def populate_network(plan: NetworkPlan, trt: ModuleType, network: Any) -> dict[s
 
 def _configure(trt: ModuleType, builder: Any, options: BuilderOptions) -> Any:
     config = builder.create_builder_config()
-    if hasattr(config, "set_memory_pool_limit"):
-        config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, options.workspace_size)
-    else:  # TensorRT < 8.4
-        config.max_workspace_size = options.workspace_size
+    config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, options.workspace_size)
     if options.fp16:
         config.set_flag(trt.BuilderFlag.FP16)
     if options.int8:
@@ -145,10 +142,7 @@ def build_engine(func_op: FuncOp, options: BuilderOptions | None = None) -> byte
     trt = import_tensorrt()
     logger = trt.Logger(getattr(trt.Logger, options.log_severity))
     builder = trt.Builder(logger)
-    flags = 0
-    if hasattr(trt.NetworkDefinitionCreationFlag, "EXPLICIT_BATCH"):  # implicit in TensorRT >= 10
-        flags |= 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
-    network = builder.create_network(flags)
+    network = builder.create_network(0)  # explicit batch is the only mode since TensorRT 10
     populate_network(plan, trt, network)
     config = _configure(trt, builder, options)
     # ``plan`` (and the weights arrays it owns) stays referenced until the build returns.

@@ -18,10 +18,6 @@ from typing import Any
 import numpy as np
 import torch
 
-#: Enum classes renamed across TensorRT releases: new name -> older name.
-_ENUM_ALIASES = {"SampleMode": "SliceMode", "InterpolationMode": "ResizeMode"}
-_MEMBER_ALIASES = {("SliceMode", "STRICT_BOUNDS"): "DEFAULT"}
-
 #: torch dtype -> TensorRT DataType member.
 TRT_DATA_TYPES: dict[torch.dtype, str] = {
     torch.float32: "FLOAT",
@@ -55,14 +51,9 @@ class EnumRef:
 
     def resolve(self, trt: ModuleType) -> Any:
         cls = getattr(trt, self.enum, None)
-        member = self.member
-        if cls is None and self.enum in _ENUM_ALIASES:
-            old = _ENUM_ALIASES[self.enum]
-            cls = getattr(trt, old, None)
-            member = _MEMBER_ALIASES.get((old, member), member)
-        if cls is None or not hasattr(cls, member):
+        if cls is None or not hasattr(cls, self.member):
             raise AttributeError(f"this TensorRT ({getattr(trt, '__version__', '?')}) has no {self.enum}.{self.member}")
-        return getattr(cls, member)
+        return getattr(cls, self.member)
 
 
 @dataclass(frozen=True)

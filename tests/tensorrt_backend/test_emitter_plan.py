@@ -7,6 +7,7 @@ these tests check which ``INetworkDefinition`` calls each trt op becomes.
 from __future__ import annotations
 
 import enum
+import re
 import types
 from pathlib import Path
 
@@ -16,7 +17,13 @@ import torch
 from xdsl.parser import Parser
 
 from trt_builders import build_function, constant
-from ziggurat.backends.tensorrt.availability import TensorRTUnavailableError, tensorrt_unavailable_reason
+from ziggurat.backends.tensorrt.availability import (
+    CHECKED_TENSORRT_MAJOR,
+    CHECKED_TENSORRT_VERSION,
+    TensorRTUnavailableError,
+    check_tensorrt_version,
+    tensorrt_unavailable_reason,
+)
 from ziggurat.backends.tensorrt.emitter import BuilderOptions, build_engine, plan_network
 from ziggurat.backends.tensorrt.layer_calls import EMITTERS, PlanError
 from ziggurat.backends.tensorrt.network_plan import DataTypeRef, EnumRef, TensorRef, Weights
@@ -121,17 +128,28 @@ def test_weights_own_contiguous_arrays() -> None:
     assert b.array.tolist() == torch.tensor([1.0, -2.0], dtype=torch.bfloat16).view(torch.int16).tolist()
 
 
-def test_enum_names_across_tensorrt_releases() -> None:
-    class SliceMode(enum.Enum):  # TensorRT 8's name and members
-        DEFAULT = 0
+def test_enum_refs_resolve_by_name_and_name_a_missing_member() -> None:
+    class SampleMode(enum.Enum):  # stands for the module's enum class (only names are read)
+        STRICT_BOUNDS = 0
         WRAP = 1
 
-    old = types.ModuleType("tensorrt_8_namespace")
-    old.SliceMode = SliceMode  # type: ignore[attr-defined]
-    assert EnumRef("SampleMode", "STRICT_BOUNDS").resolve(old) is SliceMode.DEFAULT
-    assert EnumRef("SampleMode", "WRAP").resolve(old) is SliceMode.WRAP
+    namespace = types.ModuleType("tensorrt_namespace")
+    namespace.SampleMode = SampleMode  # type: ignore[attr-defined]
+    assert EnumRef("SampleMode", "WRAP").resolve(namespace) is SampleMode.WRAP
     with pytest.raises(AttributeError, match="no SampleMode.REFLECT"):
-        EnumRef("SampleMode", "REFLECT").resolve(old)
+        EnumRef("SampleMode", "REFLECT").resolve(namespace)
+
+
+def test_only_the_checked_tensorrt_major_version_is_accepted() -> None:
+    major = CHECKED_TENSORRT_MAJOR
+    assert check_tensorrt_version(types.SimpleNamespace(__version__=CHECKED_TENSORRT_VERSION)) == CHECKED_TENSORRT_VERSION
+    assert check_tensorrt_version(types.SimpleNamespace(__version__=f"{major}.0.1")) == f"{major}.0.1"
+    for other in (f"{major - 1}.3.0.30", f"{major + 1}.0.0", "8.6.1"):
+        with pytest.raises(TensorRTUnavailableError, match=rf"TensorRT {re.escape(other)} is installed.*checked only against TensorRT {major}\.x"):
+            check_tensorrt_version(types.SimpleNamespace(__version__=other))
+    for broken in (types.SimpleNamespace(), types.SimpleNamespace(__version__="dev"), types.SimpleNamespace(__version__=11)):
+        with pytest.raises(TensorRTUnavailableError, match="no readable __version__"):
+            check_tensorrt_version(broken)
 
 
 def test_plan_rejects_non_trt_ops() -> None:
