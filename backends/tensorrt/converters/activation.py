@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from xdsl.ir import SSAValue
 
@@ -12,6 +14,7 @@ from ziggurat.backends.tensorrt.converters.common import (
     activation,
     elementwise,
     float_input,
+    reshape,
     select,
 )
 from ziggurat.backends.tensorrt.registry import converter
@@ -52,7 +55,22 @@ def tanh(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     validator=float_self,
 )
 def leaky_relu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return activation(ctx, _self(ctx, args), A.kLEAKY_RELU, alpha=args.get_float("negative_slope"))
+    return leaky(ctx, _self(ctx, args), args.get_float("negative_slope"))
+
+
+def leaky(ctx: ConversionContext, x: SSAValue, slope: float, suffix: str = "") -> SSAValue:
+    """Eager's ``x > 0 ? x : x * slope``.  kLEAKY_RELU (``x >= 0 ? x : slope * x``) agrees for a
+    finite slope >= 0; otherwise a zero input differs (``0 * inf`` is NaN, ``0 * -0.5`` is -0),
+    so the select is built from layers."""
+    if math.isfinite(slope) and slope >= 0:
+        return activation(ctx, x, A.kLEAKY_RELU, alpha=slope, suffix=suffix)
+    return positive_or(ctx, x, elementwise(ctx, x, slope, E.kPROD, suffix=f"{suffix} slope".strip()), suffix)
+
+
+def positive_or(ctx: ConversionContext, x: SSAValue, other: SSAValue, suffix: str = "") -> SSAValue:
+    """``x > 0 ? x : other`` (a NaN ``x`` takes ``other``)."""
+    positive = elementwise(ctx, x, 0.0, E.kGREATER, suffix=f"{suffix} positive".strip())
+    return select(ctx, positive, x, other, dtype=ctx.dtype(x), suffix=suffix)
 
 
 def _plain_elu(args: ConverterArgs) -> str | None:
@@ -66,7 +84,15 @@ def _plain_elu(args: ConverterArgs) -> str | None:
 
 @converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", validator=_plain_elu)
 def elu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return activation(ctx, _self(ctx, args), A.kELU, alpha=args.get_float("alpha"))
+    """kELU: ``x >= 0 ? x : alpha * (exp(x) - 1)``.  Eager multiplies ``expm1(x)``, which is never
+    0 for x < 0: with an infinite or NaN alpha every negative input is ``x * alpha`` (exp(x) - 1
+    rounds to 0 near 0, and 0 * inf would be NaN)."""
+    x = _self(ctx, args)
+    alpha = args.get_float("alpha")
+    if math.isfinite(alpha):
+        return activation(ctx, x, A.kELU, alpha=alpha)
+    below = elementwise(ctx, x, 0.0, E.kLESS, suffix="negative")
+    return select(ctx, below, elementwise(ctx, x, alpha, E.kPROD, suffix="alpha"), x, dtype=ctx.dtype(x))
 
 
 @converter("aten::selu(Tensor self) -> Tensor", validator=float_self)
@@ -139,13 +165,22 @@ def mish(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     return elementwise(ctx, x, activation(ctx, soft, A.kTANH, suffix="tanh"), E.kPROD)
 
 
-@converter("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", validator=float_self)
+def _softplus_ok(args: ConverterArgs) -> str | None:
+    if args.get_float("beta") == 0.0:
+        return "softplus with beta = 0 (kSOFTPLUS takes alpha = 1 / beta)"
+    return float_self(args)
+
+
+@converter("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", validator=_softplus_ok)
 def softplus(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """kSOFTPLUS = alpha*log(exp(beta*x)+1) with alpha = 1/beta; above ``threshold`` torch returns x."""
+    """kSOFTPLUS = alpha*log(exp(beta*x)+1) with alpha = 1/beta; where ``x * beta > threshold``
+    torch returns x (the product, as eager compares it: ``x > threshold / beta`` flips with a
+    negative beta, and an infinite one makes it 0)."""
     beta = args.get_float("beta")
     x = _self(ctx, args)
     soft = activation(ctx, x, A.kSOFTPLUS, alpha=1.0 / beta, beta=beta, suffix="softplus")
-    linear = elementwise(ctx, x, args.get_float("threshold") / beta, E.kGREATER, suffix="above threshold")
+    scaled = elementwise(ctx, x, beta, E.kPROD, suffix="beta * x")
+    linear = elementwise(ctx, scaled, args.get_float("threshold"), E.kGREATER, suffix="above threshold")
     return select(ctx, linear, x, soft, dtype=ctx.dtype(x))
 
 
@@ -163,21 +198,15 @@ def threshold(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter("aten::prelu(Tensor self, Tensor weight) -> Tensor", validator=float_self)
 def prelu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """max(0, x) + weight * min(0, x), weight per channel (dim 1) or shared."""
+    """Eager's ``x > 0 ? x : weight * x``, weight per channel (dim 1) or shared.  (``max(0, x) +
+    weight * min(0, x)`` made every positive x NaN for an infinite weight: ``inf * 0``.)"""
     x = _self(ctx, args)
     weight = ctx.tensor(args.tensor("weight"))
     rank = ctx.rank(x)
     count = ctx.shape(weight)[0] if ctx.rank(weight) else 1
     if count != 1 and rank >= 2:
-        from ziggurat.backends.tensorrt.converters.common import reshape
-
         weight = reshape(ctx, weight, [1, count] + [1] * (rank - 2), "weight per channel")
-    positive = activation(ctx, x, A.kRELU, suffix="positive part")
-    negative = elementwise(ctx, x, 0.0, E.kMIN, suffix="negative part")
-    scaled = elementwise(ctx, negative, weight, E.kPROD, suffix="slope")
-    y = elementwise(ctx, positive, scaled, E.kSUM, suffix="sum")
-    from ziggurat.backends.tensorrt.converters.common import reshape
-
+    y = positive_or(ctx, x, elementwise(ctx, x, weight, E.kPROD, suffix="slope"))
     return reshape(ctx, y, ctx.result_shape(), "result shape")
 
 

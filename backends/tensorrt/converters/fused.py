@@ -8,6 +8,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.converters.activation import leaky
 from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, activation, elementwise, reshape
 from ziggurat.backends.tensorrt.converters.convolution import ConvParams, convolve
 from ziggurat.backends.tensorrt.converters.linear import matmul
@@ -50,7 +51,7 @@ def unary_post_op(ctx: ConversionContext, y: SSAValue, post: UnaryPostOpAttr) ->
         gate = activation(ctx, y, A.kSIGMOID, suffix=f"{suffix} gate")
         return elementwise(ctx, y, gate, E.kPROD, suffix=suffix)
     if kind == "leaky_relu":
-        return activation(ctx, y, A.kLEAKY_RELU, post.param("negative_slope"), suffix=suffix)
+        return leaky(ctx, y, post.param("negative_slope"), suffix=suffix)
     low, high = (post.param("min_val"), post.param("max_val")) if kind == "hardtanh" else \
         (post.param("min"), post.param("max"))
     if math.isfinite(low) and math.isfinite(high) and low <= high:

@@ -1,4 +1,13 @@
-"""Normalizations: batch norm -> IScaleLayer (folded statistics); layer/instance/group norm -> INormalizationLayer."""
+"""Normalizations: batch norm -> IScaleLayer (folded statistics); layer/instance/group norm -> INormalizationLayer.
+
+Eager's batch, instance and group norm kernels compute ``x * a + (bias - mean * a)`` with
+``a = rstd * weight``; INormalizationLayer computes ``(x - mean) * rstd * weight + bias``.
+The two agree wherever the weight and bias are finite, not elsewhere (an infinite weight:
+NaN where ``x`` or ``mean`` is 0 or their signs differ, against +-inf).  So instance and
+group norm use INormalizationLayer only with constant, finite affine parameters, and
+otherwise build eager's form from reduce and elementwise layers (:func:`_scale_shift_norm`).
+Layer norm is ``(x - mean) * rstd * weight + bias`` in eager too.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +16,12 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reshape, unary
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reduce, reshape, unary
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ElementWiseOperation,
     NormalizationOp,
+    ReduceOperation,
     ScaleMode,
     ScaleOp,
     UnaryOperation,
@@ -63,7 +73,7 @@ def batch_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     if all(s is not None for s in stats):
         weight, bias, mean, var = stats  # pyright: ignore[reportGeneralTypeIssues]
         assert weight is not None and bias is not None and mean is not None and var is not None
-        scale = weight / torch.sqrt(var + eps)
+        scale = (1 / torch.sqrt(var + eps)) * weight  # eager's alpha and beta, in float32
         shift = bias - mean * scale
         if ctx.rank(x) >= 3:
             return ctx.add(ScaleOp(x, ScaleMode.kCHANNEL, name=ctx.name(), scale=ctx.constant(scale.to(dtype), "scale"),
@@ -72,17 +82,63 @@ def batch_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
                                             suffix="scale"), ctx.constant(shift.reshape(shape).to(dtype), "shift"),
                            E.kSUM)
     # Statistics computed at run time: the same formula in elementwise layers.
-    def vec(name: str, default: float) -> SSAValue:
+    def vec(name: str) -> SSAValue | None:
         value = args.optional_tensor(name)
-        if value is None:
-            return ctx.constant(torch.full(shape, default, dtype=dtype), name)
-        return reshape(ctx, cast(ctx, ctx.tensor(value), dtype, f"{name} cast"), shape, name)
+        return None if value is None else reshape(ctx, cast(ctx, ctx.tensor(value), dtype, f"{name} cast"), shape, name)
 
-    inv = unary(ctx, elementwise(ctx, vec("running_var", 1.0), eps, E.kSUM, suffix="var + eps"),
-                UnaryOperation.kSQRT, "std")
-    scale = elementwise(ctx, vec("weight", 1.0), inv, E.kDIV, suffix="scale")
-    centered = elementwise(ctx, x, vec("running_mean", 0.0), E.kSUB, suffix="centered")
-    return elementwise(ctx, elementwise(ctx, centered, scale, E.kPROD, suffix="scaled"), vec("bias", 0.0), E.kSUM)
+    running_mean, running_var = vec("running_mean"), vec("running_var")
+    assert running_mean is not None and running_var is not None
+    std = unary(ctx, elementwise(ctx, running_var, eps, E.kSUM, suffix="var + eps"), UnaryOperation.kSQRT, "std")
+    rstd = elementwise(ctx, 1.0, std, E.kDIV, dtype=dtype, suffix="rstd")
+    return _scale_shift(ctx, x, running_mean, rstd, vec("weight"), vec("bias"))
+
+
+def _scale_shift(ctx: ConversionContext, x: SSAValue, mean: SSAValue, rstd: SSAValue, weight: SSAValue | None,
+                 bias: SSAValue | None) -> SSAValue:
+    """Eager's ``x * a + (bias - mean * a)`` with ``a = rstd * weight`` (all broadcast to x)."""
+    a = rstd if weight is None else elementwise(ctx, rstd, weight, E.kPROD, suffix="alpha")
+    moved = elementwise(ctx, mean, a, E.kPROD, suffix="mean * alpha")
+    shift = elementwise(ctx, 0.0 if bias is None else bias, moved, E.kSUB, dtype=ctx.dtype(x), suffix="beta")
+    return elementwise(ctx, elementwise(ctx, x, a, E.kPROD, suffix="x * alpha"), shift, E.kSUM, suffix="x * alpha + beta")
+
+
+def _finite_constants(ctx: ConversionContext, *values: SSAValue | None) -> bool:
+    """Each value absent or a constant without NaN or infinities."""
+    for value in values:
+        if value is None:
+            continue
+        literal = ctx.literal(value)
+        if literal is None or not bool(torch.isfinite(literal.float()).all()):
+            return False
+    return True
+
+
+def _scale_shift_norm(ctx: ConversionContext, args: ConverterArgs, groups: int) -> SSAValue:
+    """Instance norm (``groups`` = C) and group norm as eager computes them: statistics per
+    (sample, group) from reduce layers over ``x`` seen as [N, G, C/G, spatial], then
+    :func:`_scale_shift` with the per-channel weight and bias as [1, G, C/G, 1]."""
+    x = ctx.tensor(args.tensor("input"))
+    shape = ctx.shape(x)
+    dtype = ctx.dtype(x)
+    n, channels = shape[0], shape[1]
+    per = channels // groups
+    spatial = 1
+    for d in shape[2:]:
+        spatial *= d
+    grouped = reshape(ctx, x, [n, groups, per, spatial], "grouped")
+    mean = reduce(ctx, grouped, ReduceOperation.kAVG, [2, 3], True, "mean")
+    centered = elementwise(ctx, grouped, mean, E.kSUB, suffix="centered")
+    var = reduce(ctx, elementwise(ctx, centered, centered, E.kPROD, suffix="squared"), ReduceOperation.kAVG,
+                 [2, 3], True, "variance")
+    std = unary(ctx, elementwise(ctx, var, args.get_float("eps"), E.kSUM, suffix="var + eps"), UnaryOperation.kSQRT,
+                "std")
+    rstd = elementwise(ctx, 1.0, std, E.kDIV, dtype=dtype, suffix="rstd")
+    affine = [1, groups, per, 1]
+    weight, bias = args.optional_tensor("weight"), args.optional_tensor("bias")
+    y = _scale_shift(ctx, grouped, mean, rstd,
+                     None if weight is None else _affine(ctx, weight, affine, 1.0, dtype, "weight"),
+                     None if bias is None else _affine(ctx, bias, affine, 0.0, dtype, "bias"))
+    return reshape(ctx, y, list(shape), "result shape")
 
 
 def _affine(ctx: ConversionContext, value: SSAValue | None, shape: list[int], default: float, dtype: torch.dtype,
@@ -125,6 +181,8 @@ def _instance_norm_ok(args: ConverterArgs) -> str | None:
     validator=_instance_norm_ok,
 )
 def instance_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    if not _finite_constants(ctx, args.optional_tensor("weight"), args.optional_tensor("bias")):
+        return _scale_shift_norm(ctx, args, ctx.shape(ctx.tensor(args.tensor("input")))[1])
     x = ctx.tensor(args.tensor("input"))
     rank = ctx.rank(x)
     channels = ctx.shape(x)[1]
@@ -149,7 +207,10 @@ def _group_norm_ok(args: ConverterArgs) -> str | None:
     validator=_group_norm_ok,
 )
 def group_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """INormalizationLayer with num_groups (unit [1, G, 1, ...] scale/bias), then the per-channel affine."""
+    """INormalizationLayer with num_groups (unit [1, G, 1, ...] scale/bias), then the per-channel affine
+    (constant, finite weight and bias); eager's scale-shift form otherwise."""
+    if not _finite_constants(ctx, args.optional_tensor("weight"), args.optional_tensor("bias")):
+        return _scale_shift_norm(ctx, args, args.get_int("num_groups"))
     x = ctx.tensor(args.tensor("input"))
     rank = ctx.rank(x)
     groups = args.get_int("num_groups")
