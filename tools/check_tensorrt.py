@@ -1,17 +1,21 @@
-"""Check the TensorRT path on a machine with TensorRT and a GPU: engines vs eager.
+"""Check the TensorRT path on a machine with TensorRT and a GPU: engines against eager and the reference.
 
     python -m ziggurat.tools.check_tensorrt                      # the example CNN + the smoke zoo
-    python -m ziggurat.tools.check_tensorrt --models resnet18 bert-base --fp16
-    python -m ziggurat.tools.check_tensorrt --reference          # no GPU: the CPU reference executor
+    python -m ziggurat.tools.check_tensorrt --models resnet18 bert-base
+    python -m ziggurat.tools.check_tensorrt --reference          # no GPU: the harness on the CPU reference
 
-For each model: import, ``graph-opt{prepack=false}``, ``convert-torch-to-trt``, one engine
-per segment through the real TensorRT API, run on CUDA, compare with eager (max relative
-error); then the executable's payload (the serialized engines, as ``compiled.save`` writes
-it) is loaded back without converting or building and must give the same outputs.
-``--reference`` runs the same ``trt`` IR on the CPU reference executor instead and
-still plans every segment's TensorRT API calls.  Without TensorRT or
-a GPU it exits with status 2 and says what is missing (``--reference`` still checks the IR).
-Exit status: 0 all models within tolerance, 1 some model failed, 2 TensorRT unavailable.
+Prints one table.  A row per zoo model: import, ``graph-opt{prepack=false}``,
+``convert-torch-to-trt``, one engine per segment (the ``tensorrt`` backend), run on CUDA;
+whether every engine built, the max relative error against eager and against the
+``tensorrt-reference`` backend (TensorRT's documented semantics on the CPU), and whether the
+saved payload loads back to the same outputs.  A row per ``trt`` op kind: each layer of that
+kind in the models' segments, alone in a function whose inputs are the values the reference
+computed for it there, built into an engine and compared with the reference's result (eager
+has no value for one layer: ``-``).  ``--reference`` runs the reference executor in place of
+TensorRT, which checks the harness itself (every error is then 0).
+
+Exit status: 0 every row built and is within tolerance, 1 some row failed, 2 TensorRT (or a
+GPU) is not available here (it says what is missing).
 """
 
 from __future__ import annotations
@@ -20,30 +24,38 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import SSAValue
 
 DEFAULT_MODELS = ("small-cnn", "mlp-b1", "resnet18", "mobilenet_v2", "bert-base")
+ModelBuild = Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]
+Runner = Callable[[FuncOp, list[torch.Tensor]], list[torch.Tensor]]
+#: max relative error of one layer against the reference
+LAYER_TOLERANCE = 1e-4
 
 
 @dataclass
-class Result:
-    model: str
-    ok: bool
-    error: float | None = None
+class Row:
+    kind: str  # "model" or "op"
+    name: str
+    built: str = "-"  # "yes", "no", "3/3"
+    vs_eager: float | None = None
+    vs_reference: float | None = None
+    ok: bool = False
     detail: str = ""
     seconds: float = 0.0
 
 
-def _example_models() -> dict[str, tuple[Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]], float]]:
+def example_models() -> dict[str, tuple[ModelBuild, float]]:
     """name -> (build returning (model, inputs), fp32 tolerance on max relative error)."""
     from ziggurat.examples.small_cnn import build as small_cnn
 
-    models: dict[str, tuple[Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]], float]] = {
-        "small-cnn": (small_cnn, 1e-4),
-    }
+    models: dict[str, tuple[ModelBuild, float]] = {"small-cnn": (small_cnn, 1e-4)}
     try:
         from ziggurat.bench.models import MODELS
     except ImportError:
@@ -53,14 +65,28 @@ def _example_models() -> dict[str, tuple[Callable[[], tuple[torch.nn.Module, tup
     return models
 
 
-def _relative_error(got: Sequence[Any], want: Sequence[Any]) -> float:
+def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor], min_block_size: int = 1) -> ModuleOp:
+    """``model`` imported and converted as the TensorRT backends do (segments of ``trt`` ops)."""
+    from ziggurat.backends.options import CompileOptions
+    from ziggurat.backends.tensorrt.backend import TensorRTReferenceBackend
+    from ziggurat.ir.importer import import_model
+    from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+
+    backend = TensorRTReferenceBackend()
+    options = CompileOptions(backend=backend.name, extra={"min_block_size": min_block_size})
+    module = import_model(model, list(inputs), frontend="torchscript")
+    run_pipeline(module, parse_pipeline(backend.default_pipeline(options)))
+    return module
+
+
+def relative_error(got: Sequence[Any], want: Sequence[Any]) -> float:
     worst = 0.0
     for g, w in zip(got, want, strict=True):
-        if isinstance(w, torch.Tensor):
+        if isinstance(w, torch.Tensor) and w.numel():
             g = g.detach().cpu().to(torch.float64)
             w = w.detach().cpu().to(torch.float64)
-            scale = max(float(w.abs().max()) if w.numel() else 0.0, 1e-12)
-            worst = max(worst, float((g - w).abs().max()) / scale if w.numel() else 0.0)
+            scale = max(float(w.abs().max()), 1e-12)
+            worst = max(worst, float((g - w).abs().max()) / scale)
     return worst
 
 
@@ -70,57 +96,198 @@ def _flat(value: Any) -> list[Any]:
     return [value]
 
 
-def _planned_layers(module: Any) -> int:
-    from xdsl.dialects.func import FuncOp
-
-    from ziggurat.backends.tensorrt.emitter import plan_network
+def segments(module: ModuleOp) -> list[FuncOp]:
     from ziggurat.backends.tensorrt.segments import BACKEND_ATTR
 
-    segments = [op for op in module.ops if isinstance(op, FuncOp) and BACKEND_ATTR in op.attributes]
-    return sum(len(plan_network(seg).layers) for seg in segments)
+    return [op for op in module.ops if isinstance(op, FuncOp) and BACKEND_ATTR in op.attributes]
 
 
-def check_model(name: str, build: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]], tolerance: float,
-                *, reference: bool, fp16: bool, min_block_size: int) -> Result:
+# -- runners: real engines, or the reference in their place -------------------------------------
+
+
+def engine_runner() -> Runner:
+    from ziggurat.backends.tensorrt.emitter import BuilderOptions, build_engine
+    from ziggurat.backends.tensorrt.runtime import TensorRTEngine
+
+    def run(func: FuncOp, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        engine = TensorRTEngine(build_engine(func, BuilderOptions()))
+        return [o.cpu() for o in engine.run([x.to("cuda") for x in inputs])]
+
+    return run
+
+
+def reference_runner(func: FuncOp, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    from ziggurat.backends.tensorrt.reference_executor import run_trt_function
+
+    return run_trt_function(func, inputs)
+
+
+# -- one layer at a time ------------------------------------------------------------------------
+
+
+@dataclass
+class LayerCase:
+    """One layer alone in a function, with the inputs and outputs the reference gave it in its model."""
+
+    func: FuncOp
+    inputs: list[torch.Tensor]
+    expected: list[torch.Tensor]
+    origin: str
+
+
+def isolate(op: Any, values: dict[SSAValue, torch.Tensor], origin: str) -> LayerCase:
+    """``op`` (a trt layer) in a function of its own: constants stay constants, other operands are inputs."""
+    from ziggurat.dialects.trt import ConstantOp
+
+    outer: list[SSAValue] = []
+    for v in op.operands:
+        if not isinstance(v.owner, ConstantOp) and v not in outer:
+            outer.append(v)
+    func = FuncOp(f"single_{op.name.replace('.', '_')}", ([v.type for v in outer], [r.type for r in op.results]))
+    block = func.body.blocks.first
+    assert block is not None
+    mapping: dict[SSAValue, SSAValue] = dict(zip(outer, block.args, strict=True))
+    for v in op.operands:
+        if isinstance(v.owner, ConstantOp) and v not in mapping:
+            constant = v.owner.clone()
+            block.add_op(constant)
+            mapping[v] = constant.results[0]
+    layer = op.clone(value_mapper=mapping)
+    block.add_op(layer)
+    block.add_op(ReturnOp(*layer.results))
+    return LayerCase(func, [values[v] for v in outer], [values[r] for r in op.results], origin)
+
+
+def layer_cases(name: str, module: ModuleOp, inputs_of: dict[str, list[torch.Tensor]]) -> dict[str, list[LayerCase]]:
+    """Per trt op kind, every non-constant layer of ``module``'s segments, isolated."""
+    from ziggurat.backends.tensorrt.reference_executor import run_trt_function
+    from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
+
+    cases: dict[str, list[LayerCase]] = {}
+    for seg in segments(module):
+        if seg.sym_name.data not in inputs_of:
+            continue
+        values: dict[SSAValue, torch.Tensor] = {}
+        run_trt_function(seg, inputs_of[seg.sym_name.data], values)
+        body = seg.body.blocks.first
+        for op in body.ops if body is not None else ():
+            if isinstance(op, TrtLayerOp) and not isinstance(op, ConstantOp):
+                cases.setdefault(op.name, []).append(isolate(op, values, f"{name} @{seg.sym_name.data} '{op.layer}'"))
+    return cases
+
+
+def segment_inputs(module: ModuleOp, inputs: Sequence[torch.Tensor]) -> dict[str, list[torch.Tensor]]:
+    """The inputs each segment receives when the model runs (the reference backend, recorded)."""
+    from ziggurat.backends.options import CompileOptions
+    from ziggurat.backends.executable import CompileReport
+    from ziggurat.backends.tensorrt.backend import TensorRTReferenceBackend
+    from ziggurat.backends.tensorrt.segmented_executable import SegmentRunner
+
+    backend = TensorRTReferenceBackend()
+    executable = backend.build(module.clone(), CompileOptions(backend=backend.name), CompileReport(backend.name))
+    recorded: dict[str, list[torch.Tensor]] = {}
+    runners: dict[str, SegmentRunner] = executable.runners
+    for seg_name, runner in list(runners.items()):
+        def record(xs: Sequence[torch.Tensor], runner: SegmentRunner = runner, seg_name: str = seg_name) -> list[torch.Tensor]:
+            recorded.setdefault(seg_name, [x.detach().cpu().clone() for x in xs])
+            return runner(xs)
+
+        runners[seg_name] = record
+    executable.run(list(inputs))
+    return recorded
+
+
+# -- rows ------------------------------------------------------------------------------------------
+
+
+def model_row(name: str, build: ModelBuild, tolerance: float, *, reference: bool,
+              cases: dict[str, list[LayerCase]]) -> Row:
     from ziggurat.backends.executable import CompileReport
     from ziggurat.backends.options import CompileOptions
     from ziggurat.backends.tensorrt.backend import TensorRTBackend, TensorRTReferenceBackend
-    from ziggurat.ir.importer import import_model
-    from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
 
     start = time.perf_counter()
+    row = Row("model", name)
     model, inputs = build()
     with torch.no_grad():
         expected = _flat(model(*inputs))
-    backend = TensorRTReferenceBackend() if reference else TensorRTBackend()
-    options = CompileOptions(backend=backend.name, extra={"min_block_size": min_block_size, "fp16": fp16})
-    module = import_model(model, list(inputs), frontend="torchscript")
-    run_pipeline(module, parse_pipeline(backend.default_pipeline(options)))
+    module = convert_model(model, inputs)
+    for kind, found in layer_cases(name, module, segment_inputs(module, inputs)).items():
+        cases.setdefault(kind, []).extend(found)
+    ref_backend = TensorRTReferenceBackend()
+    ref_options = CompileOptions(backend=ref_backend.name)
+    reference_out = ref_backend.build(module.clone(), ref_options, CompileReport(ref_backend.name)).run(list(inputs))
+    backend = ref_backend if reference else TensorRTBackend()
+    options = CompileOptions(backend=backend.name, extra={"min_block_size": 1})
     report = CompileReport(backend=backend.name)
-    executable = backend.build(module, options, report)
-    layers = _planned_layers(module)  # every segment must map onto the TensorRT API
+    n = len(segments(module))
+    try:
+        executable = backend.build(module, options, report)
+    except Exception as e:  # noqa: BLE001  (the row says why)
+        row.built, row.detail = f"0/{n}", _first_line(e)
+        return row
+    row.built = f"{n}/{n}"
     outputs = executable.run(list(inputs))
-    error = _relative_error(outputs, expected)
-    limit = tolerance if not fp16 else max(tolerance, 2e-2)
+    row.vs_eager = relative_error(outputs, expected)
+    row.vs_reference = relative_error(outputs, reference_out)
+    reloaded = relative_error(backend.load(executable.serialize(), module, options).run(list(inputs)), outputs)
     fallback = sum(len(v) for v in report.fallback_ops.values())
-    detail = f"{sum(report.native_ops.values())} ops on TensorRT ({layers} layers), {fallback} in torch"
-    reloaded = backend.load(executable.serialize(), module, options).run(list(inputs))
-    reload_error = _relative_error(reloaded, outputs)
-    if reload_error > 0.0:
-        detail += f"; reloaded payload differs by {reload_error:.2e}"
-    return Result(name, error <= limit and reload_error == 0.0, error, detail, time.perf_counter() - start)
+    row.detail = f"{sum(report.native_ops.values())} ops on TensorRT, {fallback} in torch"
+    if reloaded > 0.0:
+        row.detail += f"; reloaded payload differs by {reloaded:.2e}"
+    row.ok = row.vs_eager <= tolerance and reloaded == 0.0
+    row.seconds = time.perf_counter() - start
+    return row
+
+
+def op_row(kind: str, cases: list[LayerCase], run: Runner) -> Row:
+    start = time.perf_counter()
+    row = Row("op", kind)
+    built = 0
+    worst = 0.0
+    failures: list[str] = []
+    for case in cases:
+        try:
+            got = run(case.func, case.inputs)
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{case.origin}: {_first_line(e)}")
+            continue
+        built += 1
+        worst = max(worst, relative_error(got, case.expected))
+    row.built = f"{built}/{len(cases)}"
+    row.vs_reference = worst if built else None
+    row.ok = built == len(cases) and worst <= LAYER_TOLERANCE
+    row.detail = failures[0] if failures else f"{len(cases)} layers"
+    row.seconds = time.perf_counter() - start
+    return row
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+
+
+def _error(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2e}"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    width = max([len(r.name) for r in rows] + [10])
+    lines = [f"{'':4}  {'kind':5}  {'name':<{width}}  {'built':>6}  {'vs eager':>9}  {'vs ref':>9}  {'s':>6}  detail"]
+    for r in rows:
+        lines.append(f"{'PASS' if r.ok else 'FAIL'}  {r.kind:5}  {r.name:<{width}}  {r.built:>6}  {_error(r.vs_eager):>9}  "
+                     f"{_error(r.vs_reference):>9}  {r.seconds:6.1f}  {r.detail}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="*", default=list(DEFAULT_MODELS), help="model names (see --list)")
     parser.add_argument("--list", action="store_true", help="list the models and exit")
-    parser.add_argument("--fp16", action="store_true", help="build engines with BuilderFlag.FP16")
-    parser.add_argument("--min-block-size", type=int, default=1)
     parser.add_argument("--reference", action="store_true",
-                        help="run the trt IR on the CPU reference executor instead of TensorRT")
+                        help="run the reference executor in place of TensorRT (checks the harness without a GPU)")
     args = parser.parse_args(argv)
-    models = _example_models()
+    models = example_models()
     if args.list:
         print("\n".join(sorted(models)))
         return 0
@@ -134,24 +301,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         reason = tensorrt_unavailable_reason()
         if reason is not None:
-            print(f"check_tensorrt: cannot build TensorRT engines here: {reason}", file=sys.stderr)
+            print(f"check_tensorrt: TensorRT is not available here, so no engine can be built: {reason}",
+                  file=sys.stderr)
             return 2
-    results: list[Result] = []
+    rows: list[Row] = []
+    cases: dict[str, list[LayerCase]] = {}
     for name in args.models:
         build, tolerance = models[name]
         try:
-            result = check_model(name, build, tolerance, reference=args.reference, fp16=args.fp16,
-                                 min_block_size=args.min_block_size)
+            rows.append(model_row(name, build, tolerance, reference=args.reference, cases=cases))
         except Exception as e:  # noqa: BLE001  (report every model, then fail)
-            text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            result = Result(name, False, None, f"{type(e).__name__}: {text}")
-        results.append(result)
-        error = "-" if result.error is None else f"{result.error:.2e}"
-        print(f"{'PASS' if result.ok else 'FAIL'}  {name:<20} max rel err {error:>9}  {result.seconds:6.1f} s  "
-              f"{result.detail}", flush=True)
-    failed = [r.model for r in results if not r.ok]
-    print(f"{len(results) - len(failed)}/{len(results)} models match eager"
-          + (f" (failed: {', '.join(failed)})" if failed else ""))
+            rows.append(Row("model", name, detail=_first_line(e)))
+    run = reference_runner if args.reference else engine_runner()
+    rows += [op_row(kind, found, run) for kind, found in sorted(cases.items())]
+    print(format_table(rows), flush=True)
+    failed = [f"{r.kind} {r.name}" for r in rows if not r.ok]
+    print(f"{len(rows) - len(failed)}/{len(rows)} rows pass" + (f" (failed: {', '.join(failed)})" if failed else ""))
     return 1 if failed else 0
 
 

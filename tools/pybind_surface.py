@@ -71,6 +71,8 @@ class PyClass:
     properties: dict[str, Property] = field(default_factory=dict[str, Property])
     members: list[str] = field(default_factory=list[str])
     is_enum: bool = False
+    #: ``export_values()``: the members are attributes of the enclosing class too
+    exported: bool = False
 
 
 @dataclass
@@ -80,6 +82,8 @@ class ApiSurface:
     unresolved: list[str] = field(default_factory=list[str])
     #: ``py::implicitly_convertible<From, To>``: C++ type To -> the types From
     conversions: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    #: names the package defines in Python besides the extension's classes (``__version__``, ...)
+    package_names: set[str] = field(default_factory=set[str])
 
     def by_cxx(self, cxx: str) -> PyClass | None:
         for c in self.classes.values():
@@ -109,6 +113,19 @@ class ApiSurface:
         for c in self.lineage(cls):
             if name in c.properties:
                 return c.properties[name]
+        return None
+
+    def attribute(self, cls: str, name: str) -> str | None:
+        """What ``cls.name`` is besides methods and properties: ``"class:X"`` for a nested class
+        or enum, ``"member:E"`` for a member that enum E exports into it; else None."""
+        for c in self.lineage(cls):
+            for inner in self.classes.values():
+                if inner.cxx.rsplit("::", 1)[0] != c.cxx:
+                    continue
+                if inner.name == name:
+                    return f"class:{inner.name}"
+                if inner.is_enum and inner.exported and name in inner.members:
+                    return f"member:{inner.name}"
         return None
 
     def python_name(self, cxx: str) -> str:
@@ -253,12 +270,15 @@ class _SurfaceBuilder:
             self._new_class(call, is_enum=True)
         elif r.is_call_to(call, "6class_I") and r.is_call_to(call, "EEC2", "EEC1"):
             self._new_class(call, is_enum=False)
-        elif r.is_call_to(call, "5enum_I") and r.is_call_to(call, "E5valueEPKc"):
+        elif (r.is_call_to(call, "5enum_I") and r.is_call_to(call, "E5valueEPKc")) or r.is_call_to(call, "enum_base5valueEPKc"):
             name = r.identifier(call.arg("rsi"))
             if self.current is not None and name is not None:
                 self.current.members.append(name)
             else:
                 self.surface.unresolved.append(f"{call.at:#x}: enum member")
+        elif r.is_call_to(call, "enum_base13export_values"):
+            if self.current is not None and self.current.is_enum:
+                self.current.exported = True
         elif r.is_call_to(call, "16add_class_method"):
             self._method(call, seg, r.identifier(call.arg("rsi")))
         elif r.is_call_to(call, "E3defI", "E10def_staticI"):

@@ -1,6 +1,6 @@
 """Build a TensorRT engine from a ``trt`` function through the real TensorRT Python API.
 
-    engine_bytes = build_engine(func_op, BuilderOptions(fp16=True))
+    engine_bytes = build_engine(func_op, BuilderOptions(workspace_size=1 << 28))
 
 :func:`plan_network` walks the function into a :class:`NetworkPlan` (pure
 Python, see ``layer_calls.py``); :func:`populate_network` replays it on an
@@ -43,6 +43,8 @@ class BuilderOptions:
     """IBuilderConfig settings."""
 
     workspace_size: int = 1 << 30
+    #: refused: TensorRT 11 builds strongly typed networks only (no BuilderFlag.FP16/INT8);
+    #: an engine computes in the types of its tensors
     fp16: bool = False
     int8: bool = False
     #: ``trt.Logger.Severity`` member name
@@ -128,16 +130,18 @@ def populate_network(plan: NetworkPlan, trt: ModuleType, network: Any) -> dict[s
 def _configure(trt: ModuleType, builder: Any, options: BuilderOptions) -> Any:
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, options.workspace_size)
-    if options.fp16:
-        config.set_flag(trt.BuilderFlag.FP16)
-    if options.int8:
-        config.set_flag(trt.BuilderFlag.INT8)
     return config
 
 
 def build_engine(func_op: FuncOp, options: BuilderOptions | None = None) -> bytes:
     """Serialized TensorRT engine of a ``trt`` function (needs TensorRT and a GPU)."""
     options = options or BuilderOptions()
+    if options.fp16 or options.int8:
+        raise EngineBuildError(
+            "TensorRT 11 builds strongly typed networks only (BuilderFlag.FP16 and INT8 are gone): an engine "
+            "computes in its tensors' types, so compile a model converted to that precision instead",
+            op=f"@{func_op.sym_name.data}",
+        )
     plan = plan_network(func_op)
     trt = import_tensorrt()
     logger = trt.Logger(getattr(trt.Logger, options.log_severity))

@@ -54,13 +54,17 @@ def _check_inputs(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> None:
             )
 
 
-def run_trt_function(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    """Execute ``func_op`` (``trt`` ops and ``func.return``) on CPU tensors."""
+def run_trt_function(
+    func_op: FuncOp, inputs: Sequence[torch.Tensor], values: dict[SSAValue, torch.Tensor] | None = None
+) -> list[torch.Tensor]:
+    """Execute ``func_op`` (``trt`` ops and ``func.return``) on CPU tensors; ``values``, when
+    given, receives every argument and layer result (for checking layers one by one)."""
     _check_inputs(func_op, inputs)
     body = func_op.body.blocks.first
     if body is None:
         raise ReferenceExecutionError(f"@{func_op.sym_name.data} has no body")
-    env: dict[SSAValue, torch.Tensor] = {arg: t.detach().cpu() for arg, t in zip(body.args, inputs, strict=True)}
+    env: dict[SSAValue, torch.Tensor] = {} if values is None else values
+    env.update({arg: t.detach().cpu() for arg, t in zip(body.args, inputs, strict=True)})
     for op in body.ops:
         if isinstance(op, ReturnOp):
             return [env[v] for v in op.arguments]

@@ -24,7 +24,7 @@ from ziggurat.backends.tensorrt.availability import (
     check_tensorrt_version,
     tensorrt_unavailable_reason,
 )
-from ziggurat.backends.tensorrt.emitter import BuilderOptions, build_engine, plan_network
+from ziggurat.backends.tensorrt.emitter import BuilderOptions, EngineBuildError, build_engine, plan_network
 from ziggurat.backends.tensorrt.layer_calls import EMITTERS, PlanError
 from ziggurat.backends.tensorrt.network_plan import DataTypeRef, EnumRef, TensorRef, Weights
 from ziggurat.backends.tensorrt.reference_executor import find_function
@@ -152,6 +152,13 @@ def test_only_the_checked_tensorrt_major_version_is_accepted() -> None:
             check_tensorrt_version(broken)
 
 
+def test_reduced_precision_flags_are_refused_with_the_reason() -> None:
+    func = build_function([tensor_type((2,), torch.float32)], lambda x: x)
+    for options in (BuilderOptions(fp16=True), BuilderOptions(int8=True)):
+        with pytest.raises(EngineBuildError, match="strongly typed networks only"):
+            build_engine(func, options)
+
+
 def test_plan_rejects_non_trt_ops() -> None:
     text = "func.func @f(%x: tensor<2xi32>) -> tensor<2xi32> {\n %0 = arith.addi %x, %x : tensor<2xi32>\n func.return %0 : tensor<2xi32>\n}"
     with pytest.raises(PlanError, match="only trt ops"):
@@ -162,7 +169,7 @@ def test_plan_rejects_non_trt_ops() -> None:
 def test_without_tensorrt_a_clear_error_suggests_the_reference_backend() -> None:
     func = build_function([tensor_type((2,), torch.float32)], lambda x: x)
     with pytest.raises(TensorRTUnavailableError) as info:
-        build_engine(func, BuilderOptions(fp16=True))
+        build_engine(func, BuilderOptions())
     message = str(info.value)
     assert "tensorrt" in message and 'backend="tensorrt-reference"' in message
     with pytest.raises(TensorRTUnavailableError):
