@@ -168,9 +168,26 @@ def _call(compiled: Any, inputs: tuple[torch.Tensor, ...], outcome: Outcome) -> 
         return compiled(*_contiguous(inputs))
 
 
+def exported(program: Program, example: tuple[torch.Tensor, ...]) -> Any:
+    """The program exported once for every ``export`` configuration (``torch.export`` and its
+    functionalization are most of a compile's time), as ``compile`` would export it: from
+    copies of the example inputs.  ``None`` when torch refuses: each configuration then
+    compiles the module itself, so the refusal reads as a user's would."""
+    from ziggurat.ir.importer import fresh_examples
+    from ziggurat.ir.importer.export import export, functional
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return functional(export(build_module(program), fresh_examples(example)))
+    except Exception:
+        return None
+
+
 def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],
-               threads: int = 1, cache_dir: str | None = None) -> Outcome:
-    """Compile and run ``program`` under ``config``; compare with each reference input set."""
+               threads: int = 1, cache_dir: str | None = None, source: Any = None) -> Outcome:
+    """Compile and run ``program`` under ``config`` (from ``source`` when given: the program
+    already exported); compare with each reference input set."""
     import ziggurat
 
     outcome = Outcome(config.name, "ok")
@@ -183,7 +200,7 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compiled = ziggurat.compile(build_module(program), example, **options)
+            compiled = ziggurat.compile(source if source is not None else build_module(program), example, **options)
     except Exception as e:
         return _failure(outcome, e, "compile")
     report = compiled.report
@@ -249,8 +266,11 @@ def check_program(program: Program, configs: list[Config] | None = None, threads
             refs["fresh"] = (call, reference(program, call))
         except Exception:
             result.fresh_checked = False  # eager refuses the call-time values: only examples
+    sources: dict[str, Any] = {}
     for config in configs if configs is not None else all_configs():
         if progress is not None:
             progress(config)
-        result.outcomes.append(run_config(program, config, refs, threads, cache_dir))
+        if config.frontend == "export" and "export" not in sources:
+            sources["export"] = exported(program, example)
+        result.outcomes.append(run_config(program, config, refs, threads, cache_dir, sources.get(config.frontend)))
     return result

@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> Path:
             "--threads", str(args.threads), "--cache-dir", cache]
     if args.configs:
         argv += ["--configs", args.configs]
+    if args.programs:
+        argv += ["--files"]
     results: list[dict[str, Any]] = []
     lock = threading.Lock()
     start = time.perf_counter()
