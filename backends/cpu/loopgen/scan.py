@@ -31,20 +31,23 @@ PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
 def _logaddexp(scope: Scope, em: KernelEmitter, acc: SSAValue, x: SSAValue) -> SSAValue:
+    """Eager's step (``_log_add_exp_helper``): ``log1p(exp(min - max)) + max`` with NaN
+    propagating through min and max, except where ``x`` and the running value are the same
+    infinity (``inf - inf`` would be NaN): that infinity."""
     def put(op):  # type: ignore[no-untyped-def]
         scope.insert(op)
         return op.results[0]
 
-    m = put(arith.MaximumfOp(acc, x))
-    d = put(arith.SubfOp(acc, x))
-    ad = put(loop.UnaryOp("abs", d))
-    nad = put(arith.NegfOp(ad))
-    e = put(loop.UnaryOp("exp", nad))
+    mx = put(arith.MaximumfOp(acc, x))
+    mn = put(arith.MinimumfOp(acc, x))
+    d = put(arith.SubfOp(mn, mx))
+    e = put(loop.UnaryOp("exp", d))
     lp = put(loop.UnaryOp("log1p", e))
-    s = put(arith.AddfOp(m, lp))
-    ninf = em.const(scope, -float("inf"), acc.type)
-    is_ninf = put(make_cmp("oeq", m, ninf))
-    return put(make_select(is_ninf, m, s))
+    s = put(arith.AddfOp(lp, mx))
+    inf = em.const(scope, float("inf"), acc.type)
+    same = put(make_cmp("oeq", acc, x))
+    infinite = put(make_cmp("oeq", put(loop.UnaryOp("abs", x)), inf))
+    return put(make_select(put(arith.AndIOp(same, infinite)), x, s))
 
 
 def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
@@ -58,7 +61,7 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
     root = node.src.load([IndexExpr.of(v) for v in vars_])
     out_dt = node.out.dtype
     # torch accumulates float32 scans in float64 (its CPU accumulate type)
-    acc_dt = torch.float64 if out_dt == torch.float32 and node.kind in ("sum", "prod") else out_dt
+    acc_dt = torch.float64 if out_dt == torch.float32 and node.kind in ("sum", "prod", "logaddexp") else out_dt
     if root.dtype != acc_dt:
         root = Cast(root, acc_dt)
     others = [v for v in vars_ if v is not dim_var]

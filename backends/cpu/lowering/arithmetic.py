@@ -153,8 +153,7 @@ def copysign(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::hypot")
 def hypot(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    return _binary(ctx, args, _self(args), _other(args),
-                   lambda x, y: unary("sqrt", add(mul(x, x, x.dtype), mul(y, y, y.dtype), x.dtype)))
+    return _binary(ctx, args, _self(args), _other(args), mf.hypot)
 
 
 @lowering("aten::logaddexp", "aten::logaddexp2")
@@ -203,10 +202,10 @@ def lerp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
     w = args.scalar_or_tensor("weight")
 
-    def fn(s: Value, e: Value, wv: Value) -> Value:
-        return add(s, mul(wv, sub(e, s, dt), dt), dt)
-
-    return pointwise(ctx, [_self(args), args.tensor("end"), w], args.out_shape, dt, fn)
+    if isinstance(w, TensorValue):
+        return pointwise(ctx, [_self(args), args.tensor("end"), w], args.out_shape, dt, mf.lerp)
+    wv = const(w, dt)
+    return pointwise(ctx, [_self(args), args.tensor("end")], args.out_shape, dt, lambda s, e: mf.lerp(s, e, wv))
 
 
 @lowering(*with_inplace("aten::addcmul", "aten::addcdiv"))
@@ -216,6 +215,8 @@ def addcmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     op = "mul" if args.name == "addcmul" else "div"
 
     def fn(s: Value, t1: Value, t2: Value) -> Value:
-        return add(s, mul(Binary(op, t1, t2), value, dt), dt)
+        # eager's order, ``self + value * t1 * t2`` (``/ t2``): value * t1 first, so a product
+        # or quotient that overflows alone may not overflow there
+        return add(s, Binary(op, mul(t1, value, dt) if value != 1 else t1, t2), dt)
 
     return pointwise(ctx, [_self(args), args.tensor("tensor1"), args.tensor("tensor2")], args.out_shape, dt, fn)

@@ -22,8 +22,8 @@ from ziggurat.backends.cpu.lowering.ops import (
     compare,
     const,
     div,
+    logical_and,
     logical_not,
-    logical_or,
     maximum,
     minimum,
     mul,
@@ -33,7 +33,7 @@ from ziggurat.backends.cpu.lowering.ops import (
     where,
 )
 from ziggurat.backends.cpu.lowering.pointwise import Operand, pointwise
-from ziggurat.backends.cpu.lowering.registry import lowering
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.backends.cpu.lowering.values import Binary, Value
 from ziggurat.dialects.torch.schema import registered_schemas
@@ -145,6 +145,16 @@ def leaky_relu(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
                      _float_unary("leaky_relu", negative_slope=slope))
 
 
+@lowering(*with_inplace("aten::rrelu"))
+def rrelu(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """Eval-mode rrelu is eager's leaky_relu with the mean slope ``(lower + upper) / 2``."""
+    if bool(args.static("training", False)):
+        raise NotLowerable("rrelu in training mode draws random slopes")
+    slope = (float(args.static("lower", 0.125)) + float(args.static("upper", 1.0 / 3.0))) / 2
+    return pointwise(ctx, [_self(args)], args.out_shape, args.out_dtype,
+                     _float_unary("leaky_relu", negative_slope=slope))
+
+
 @lowering(*with_inplace("aten::hardtanh"))
 def hardtanh(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     lo, hi = float(args.static("min_val", -1.0)), float(args.static("max_val", 1.0))
@@ -185,12 +195,15 @@ def shrink(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
     soft = args.name == "softshrink"
 
+    # eager's forms: hardshrink is ``-lambd <= x <= lambd ? 0 : x`` and softshrink
+    # ``x > lambd ? x - lambd : (x < -lambd ? x + lambd : x * 0)``, so a NaN falls through
+    # every ordered compare and stays NaN
     def fn(x: Value) -> Value:
-        keep = logical_or(compare("gt", x, lam, dt), compare("lt", x, -lam, dt))
         if not soft:
-            return where(keep, x, 0.0, dt)
-        shrunk = where(compare("gt", x, lam, dt), sub(x, lam, dt), add(x, lam, dt), dt)
-        return where(keep, shrunk, 0.0, dt)
+            inside = logical_and(compare("ge", x, -lam, dt), compare("le", x, lam, dt))
+            return where(inside, 0.0, x, dt)
+        below = where(compare("lt", x, -lam, dt), add(x, lam, dt), mul(x, 0.0, dt), dt)
+        return where(compare("gt", x, lam, dt), sub(x, lam, dt), below, dt)
 
     return pointwise(ctx, [_self(args)], args.out_shape, dt, fn)
 

@@ -162,19 +162,29 @@ def to_dtype(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::isclose")
 def isclose(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """Eager's rule: ``x == y``, or both NaN with ``equal_nan``, or (unless both tolerances are
+    0) a *finite* ``|x - y|`` within ``atol + |rtol * y|`` (so an infinity is close only to
+    itself, even with an infinite tolerance).  Integers subtract in their dtype (wrapping as
+    eager) and compare with the tolerance in float32; bools compute in float32."""
     rtol, atol = float(args.static("rtol", 1e-5)), float(args.static("atol", 1e-8))
     equal_nan = bool(args.static("equal_nan", False))
     a, c = _self(args), args.tensor("other")
     compute = torch.promote_types(a.dtype, c.dtype)
-    if not compute.is_floating_point:
-        compute = torch.float32
+    tol_dt = compute if compute.is_floating_point else torch.float32
 
     def fn(x: Value, y: Value) -> Value:
-        dt = x.dtype
-        close = compare("le", unary("abs", sub(x, y, dt)), add(atol, mul(rtol, unary("abs", y), dt), dt))
-        close = logical_or(close, compare("eq", x, y))
-        if equal_nan:
+        close = compare("eq", x, y)
+        if equal_nan and compute.is_floating_point:
             close = logical_or(close, logical_and(predicate("isnan", x), predicate("isnan", y)))
-        return close
+        if rtol == 0 and atol == 0:
+            return close
+        if compute == torch.bool:
+            x, y = cast(x, tol_dt), cast(y, tol_dt)
+        allowed = add(atol, unary("abs", mul(rtol, cast(y, tol_dt), tol_dt), tol_dt), tol_dt)
+        actual = cast(unary("abs", sub(x, y, x.dtype), x.dtype), tol_dt)
+        within = compare("le", actual, allowed, tol_dt)
+        if tol_dt.is_floating_point:
+            within = logical_and(predicate("isfinite", actual), within)
+        return logical_or(close, within)
 
     return pointwise(ctx, [a, c], args.out_shape, torch.bool, fn, compute)

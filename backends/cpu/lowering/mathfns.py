@@ -14,7 +14,7 @@ import math
 import torch
 
 from ziggurat.backends.cpu.lowering.ops import Number, cast, compare, const, unary, where
-from ziggurat.backends.cpu.lowering.values import Binary, Value
+from ziggurat.backends.cpu.lowering.values import Binary, Const, Value
 
 F = torch.float32
 
@@ -130,19 +130,68 @@ def is_integer(x: Value) -> Value:
 
 
 def pow_tensor(a: Value, e: Value) -> Value:
-    """``a ** e`` elementwise for float tensors (computed in float64 lanes)."""
+    """``a ** e`` elementwise for float tensors (computed in float64 lanes), with C's ``pow``
+    special values as eager: ``|a| ** e`` is ``exp(e log|a|)`` (0 and inf for a zero or
+    infinite ``a`` or ``e`` through the arithmetic); a negative ``a`` (-0 and -inf included)
+    with an odd integer ``e`` negates it; a finite negative ``a`` with a finite non-integer
+    ``e`` is NaN; ``pow(-1, +-inf)``, ``pow(1, e)`` and ``pow(a, 0)`` are 1, even for NaN."""
     dt = a.dtype
     d = torch.float64
     a64, e64 = cast(a, d), cast(e, d)
     mag = unary("exp", b("mul", e64, unary("log", unary("abs", a64))), d)
+    finite_e = unary_pred("isfinite", e64)
+    integer = b("and", is_integer(e64), finite_e)
     half = b("mul", e64, 0.5)
-    odd = b("and", is_integer(e64), compare("ne", unary("floor", half), half))
-    neg = compare("lt", a64, 0.0)
-    signed = where(b("and", neg, odd), unary("neg", mag), mag, d)
-    res = where(b("and", neg, compare("eq", is_integer(e64), False, torch.bool)), const(math.nan, d), signed, d)
-    res = where(compare("eq", e64, 0.0), const(1.0, d), res, d)
-    res = where(compare("eq", a64, 1.0), const(1.0, d), res, d)
+    odd = b("and", integer, compare("ne", unary("floor", half), half))
+    signed = where(b("and", unary_pred("signbit", a64), odd), unary("neg", mag), mag, d)
+    bad = b("and", b("and", compare("lt", a64, 0.0), unary_pred("isfinite", a64)),
+            b("and", finite_e, compare("eq", integer, False, torch.bool)))
+    res = where(bad, const(math.nan, d), signed, d)
+    one = b("or", b("or", compare("eq", e64, 0.0), compare("eq", a64, 1.0)),
+            b("and", compare("eq", a64, -1.0), unary_pred("isinf", e64)))
+    res = where(one, const(1.0, d), res, d)
     return cast(res, dt)
+
+
+def hypot(x: Value, y: Value) -> Value:
+    """``sqrt(x^2 + y^2)`` without overflow or underflow, and +inf when either is infinite,
+    even with a NaN (C's ``hypot``, which eager calls).  float32 squares and sums exactly
+    enough in float64; float64 is scaled by the larger magnitude."""
+    dt = x.dtype
+    ax, ay = unary("abs", x), unary("abs", y)
+    if dt == torch.float32:
+        d = torch.float64
+        x64, y64 = cast(ax, d), cast(ay, d)
+        r = cast(unary("sqrt", b("add", b("mul", x64, x64), b("mul", y64, y64)), d), dt)
+    else:
+        big, small = b("max", ax, ay), b("min", ax, ay)
+        ratio = b("div", small, big)
+        r = b("mul", big, unary("sqrt", b("add", b("mul", ratio, ratio), 1.0)))
+        r = where(compare("eq", big, 0.0), const(0.0, dt), r, dt)
+    inf = b("or", compare("eq", ax, math.inf), compare("eq", ay, math.inf))
+    return where(inf, const(math.inf, dt), r, dt)
+
+
+def lerp(start: Value, end: Value, weight: Value) -> Value:
+    """torch.lerp in eager's two forms, each one fused multiply-add: ``start + w (end - start)``
+    where ``|w| < 0.5``, else ``end + (w - 1) (end - start)`` (they differ on infinite ends:
+    lerp(0, inf, 1) is NaN; and the single rounding keeps lerp(0, 3e38, -1) finite).  float32
+    forms the product and sum in float64 (the product is exact there); a constant weight picks
+    its form at compile time."""
+    dt = start.dtype
+    diff = b("sub", end, start)
+
+    def fused(coeff: Value, base: Value) -> Value:
+        if dt != torch.float32:
+            return b("add", b("mul", coeff, diff), base)
+        d = torch.float64
+        return cast(b("add", b("mul", cast(coeff, d), cast(diff, d)), cast(base, d)), dt)
+
+    if isinstance(weight, Const):
+        w = float(weight.value)
+        return fused(weight, start) if abs(w) < 0.5 else fused(b("sub", weight, 1.0), end)
+    small = compare("lt", unary("abs", weight), 0.5)
+    return fused(where(small, weight, b("sub", weight, 1.0), dt), where(small, start, end, dt))
 
 
 def pow_scalar(x: Value, exponent: float) -> Value:
