@@ -5,7 +5,9 @@
 * ``aten::_native_multi_head_attention`` (``nn.MultiheadAttention``) -> q/k/v projections,
   per-head attention, output projection (when the attention weights are not used);
 * ``aten::scaled_dot_product_attention`` -> ``matmul(q, k^T) * scale (+ mask) -> softmax
-  (0 on rows masked entirely, as torch's ``_safe_softmax``) -> matmul(., v)`` (no dropout).
+  (0 on rows masked entirely, as torch's ``_safe_softmax``) -> matmul(., v)`` (no dropout);
+  masks are added as 0 / -inf (a NaN score they hide stays NaN), except the causal mask of
+  the shapes eager's flash kernel takes, which replaces the hidden scores.
 
 The semantics follow PyTorch's native implementations (``transformer.cpp``,
 ``attention.cpp``); ops with a mask type or dropout these rules do not cover are left alone.
@@ -14,6 +16,7 @@ The semantics follow PyTorch's native implementations (``transformer.cpp``,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +67,16 @@ class Emitter:
         return lit.result
 
 
+def eager_flash_attention(q: Sequence[int], k: Sequence[int], v: Sequence[int]) -> bool:
+    """Whether eager's CPU attention takes its flash kernel for these shapes (``sdp_utils_cpp``:
+    4-D operands with equal batch and head counts, equal head dims, non-empty sequences; a unit
+    stride in the last dim is assumed) rather than the math path.  They differ on a causal
+    mask: the flash kernel never computes the scores it hides (a NaN or +inf key beyond the
+    diagonal is ignored), the math path adds -inf to them (NaN + -inf is NaN)."""
+    return (len(q) == len(k) == len(v) == 4 and q[0] == k[0] == v[0] and q[1] == k[1] == v[1]
+            and q[-1] == k[-1] == v[-1] and q[2] > 0 and k[2] > 0)
+
+
 def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None,
               is_causal: bool, scale: float | None) -> SSAValue:
     """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands."""
@@ -72,14 +85,19 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
     scores = e("aten::mul.Scalar", self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
     length, source = shape_of(scores.type)[-2:]
     if is_causal:
-        causal = torch.full((length, source), float("-inf")).triu(1)
-        scores = e("aten::add.Tensor", self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
+        hidden = torch.ones(length, source, dtype=torch.bool).triu(1)
+        if eager_flash_attention(shape_of(q.type), shape_of(k.type), shape_of(v.type)):
+            scores = e("aten::masked_fill.Scalar", self=scores, mask=e.literal(hidden, "causal_mask"),
+                       value=float("-inf"))
+        else:
+            causal = torch.zeros(length, source).masked_fill(hidden, float("-inf"))
+            scores = e("aten::add.Tensor", self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
     if mask is not None:
         if shape_of(mask.type) and str(mask.type.get_element_type()) == "i1":  # pyright: ignore
-            keep = e("aten::logical_not", self=mask)
-            scores = e("aten::masked_fill.Scalar", self=scores, mask=keep, value=float("-inf"))
-        else:
-            scores = e("aten::add.Tensor", self=scores, other=mask, alpha=1)
+            # torch adds a boolean mask as 0 / -inf, so a NaN or +inf score it hides stays NaN
+            # (masked_fill would hide it as -inf)
+            mask = e("aten::where.Scalar", condition=mask, self=0.0, other=float("-inf"))
+        scores = e("aten::add.Tensor", self=scores, other=mask, alpha=1)
     probs = e("aten::softmax.int", self=scores, dim=-1)
     # torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked
     # query) attends to nothing and gives 0, where softmax gives NaN

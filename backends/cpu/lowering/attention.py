@@ -1,5 +1,8 @@
 """``scaled_dot_product_attention``: a batched GEMM for the scores (scale and mask fused into
-the softmax kernel, one kernel per row), then a batched GEMM with the values."""
+the softmax kernel, one kernel per row), then a batched GEMM with the values.  As torch's,
+the masks are added to the scores (0 / -inf; the causal mask of the shapes eager's flash
+kernel takes replaces them instead) and the softmax is ``_safe_softmax`` (a fully masked row
+gives 0)."""
 
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.linalg import matmul
-from ziggurat.backends.cpu.lowering.normalization import softmax
+from ziggurat.backends.cpu.lowering.normalization import safe_softmax
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, mul, where
 from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value
 from ziggurat.backends.cpu.lowering.views import transpose
+from ziggurat.passes.decompose_torch_ops import eager_flash_attention
 
 F32 = torch.float32
 
@@ -39,19 +43,22 @@ def sdpa(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     s_shape = (*q.shape[:-1], k.shape[-2])
     scores = matmul(ctx, q, transpose(ctx, k, -2, -1), s_shape)
 
+    flash = eager_flash_attention(q.shape, k.shape, v.shape)
+
     def masked(idx: Index) -> Value:
         s = mul(scores.load(idx), scale, F32)
         if causal:
             keep = compare("le", index(IndexExpr.of(idx[-1])), index(IndexExpr.of(idx[-2])))
-            s = where(keep, s, const(-math.inf, F32), F32)
+            hide = const(-math.inf, F32)
+            s = where(keep, s, hide, F32) if flash else add(s, where(keep, const(0.0, F32), hide, F32), F32)
         if mask is not None:
             m = mask.load(broadcast_index(idx, mask.shape, s_shape))
             if mask.dtype == torch.bool:
-                s = where(m, s, const(-math.inf, F32), F32)
-            else:
-                s = add(s, cast(m, F32), F32)
+                # added as 0 / -inf as torch does: a NaN or +inf score it hides stays NaN
+                m = where(m, const(0.0, F32), const(-math.inf, F32), F32)
+            s = add(s, cast(m, F32), F32)
         return s
 
     logits = ctx.lazy(s_shape, F32, masked, [scores])
-    probs = softmax(ctx, logits, -1, False, F32)
+    probs = safe_softmax(ctx, logits, -1, F32)
     return matmul(ctx, probs, v, args.out_shape)

@@ -36,7 +36,12 @@ def _kept(idx: Index, dims: Sequence[int]) -> list[IndexExpr]:
 def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch.dtype) -> TensorValue:
     dim = norm_dim(dim, x.rank)
     if x.rank == 0:
-        return pointwise(ctx, [x], (), dt, lambda v: const(0.0 if log else 1.0, dt))
+        # eager's x - max(x) is NaN for an infinite or NaN element, so is the result
+        def single(v: Value) -> Value:
+            shifted = sub(v, v, dt)
+            return shifted if log else unary("exp", shifted)
+
+        return pointwise(ctx, [x], (), dt, single)
     m = reduce(ctx, x, [dim], True, "shift_max", dt)
     rank = x.rank
 
@@ -63,11 +68,16 @@ def softmax_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     log = "log" in args.name
     dt = args.out_dtype
-    result = softmax(ctx, x, int(args.static("dim")), log, dt)
-    if args.name != "safe_softmax":
-        return result
-    # a row whose every element is -inf (attention fully masked) is 0 instead of NaN
-    dim = norm_dim(int(args.static("dim")), max(x.rank, 1))
+    if args.name == "safe_softmax":
+        return safe_softmax(ctx, x, int(args.static("dim")), dt)
+    return softmax(ctx, x, int(args.static("dim")), log, dt)
+
+
+def safe_softmax(ctx: LoweringContext, x: TensorValue, dim: int, dt: torch.dtype) -> TensorValue:
+    """torch's ``_safe_softmax`` (attention's): a row whose every element is -inf (fully
+    masked) is 0 instead of NaN."""
+    result = softmax(ctx, x, dim, False, dt)
+    dim = norm_dim(dim, max(x.rank, 1))
     neg_inf = pointwise(ctx, [x], x.shape, torch.bool, lambda v: compare("eq", v, -math.inf, v.dtype), x.dtype)
     masked = reduce(ctx, neg_inf, [dim], True, "all", torch.bool) if x.rank else neg_inf
     return pointwise(ctx, [masked, result], x.shape, dt, lambda m, r: where(m, 0.0, r, dt))

@@ -14,6 +14,7 @@ from ziggurat.backends.tensorrt.converters.common import (
     activation,
     cast,
     elementwise,
+    reduce,
     reshape,
     select,
     slice_dim,
@@ -23,10 +24,12 @@ from ziggurat.backends.tensorrt.converters.common import (
 from ziggurat.backends.tensorrt.converters.linear import matmul
 from ziggurat.backends.tensorrt.converters.reduction import softmax
 from ziggurat.backends.tensorrt.registry import converter
-from ziggurat.dialects.trt import ActivationType, ElementWiseOperation, UnaryOperation
+from ziggurat.dialects.trt import ActivationType, ElementWiseOperation, ReduceOperation, UnaryOperation
+from ziggurat.passes.decompose_torch_ops import eager_flash_attention
 
 A = ActivationType
 E = ElementWiseOperation
+R = ReduceOperation
 U = UnaryOperation
 
 
@@ -47,7 +50,9 @@ def _sdpa_ok(args: ConverterArgs) -> str | None:
     validator=_sdpa_ok,
 )
 def scaled_dot_product_attention(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """softmax(q @ k^T * scale + mask) @ v; a bool mask (or is_causal) selects -inf where False."""
+    """softmax(q @ k^T * scale + mask) @ v as eager: masks add 0 / -inf (a NaN or +inf score
+    they hide stays NaN), except the causal mask of the shapes eager's flash kernel takes,
+    which replaces the hidden scores; a row whose scores are all -inf gives 0 (_safe_softmax)."""
     q, k, v = (ctx.tensor(args.tensor(n)) for n in ("query", "key", "value"))
     dtype = ctx.dtype(q)
     scale = args.get_optional_float("scale")
@@ -58,16 +63,27 @@ def scaled_dot_product_attention(ctx: ConversionContext, args: ConverterArgs) ->
     scores = elementwise(ctx, matmul(ctx, q, k_t, suffix="scores"), scale, E.kPROD, dtype=dtype, suffix="scaled")
     length, source = ctx.shape(q)[-2], ctx.shape(k)[-2]
     if args.get_bool("is_causal"):
-        causal = torch.ones(length, source, dtype=torch.bool).tril()
-        scores = select(ctx, ctx.constant(causal, "causal mask"), scores, float("-inf"), dtype=dtype, suffix="causal")
-    if not args.is_none("attn_mask"):
-        mask = args.tensor("attn_mask")
-        if ctx.dtype(mask) == torch.bool:
-            scores = select(ctx, mask, scores, float("-inf"), dtype=dtype, suffix="mask")
+        causal = ctx.constant(torch.ones(length, source, dtype=torch.bool).tril(), "causal mask")
+        if eager_flash_attention(ctx.shape(q), ctx.shape(k), ctx.shape(v)):
+            scores = select(ctx, causal, scores, -math.inf, dtype=dtype, suffix="causal")
         else:
-            scores = elementwise(ctx, scores, mask, E.kSUM, dtype=dtype, suffix="mask")
+            scores = _add_mask(ctx, scores, causal, dtype, "causal")
+    if not args.is_none("attn_mask"):
+        scores = _add_mask(ctx, scores, args.tensor("attn_mask"), dtype, "mask")
     weights = softmax(ctx, scores, -1, "softmax")
+    live = elementwise(ctx, scores, -math.inf, E.kEQUAL, suffix="hidden")
+    live = cast(ctx, unary(ctx, live, U.kNOT, "not hidden"), dtype, "not hidden as float")
+    masked_row = elementwise(ctx, reduce(ctx, live, R.kMAX, [-1], True, "any not hidden"), 0.0, E.kEQUAL,
+                             suffix="row hidden")
+    weights = select(ctx, masked_row, 0.0, weights, dtype=dtype, suffix="safe softmax")
     return reshape(ctx, matmul(ctx, weights, v, suffix="weighted values"), ctx.result_shape(), "result shape")
+
+
+def _add_mask(ctx: ConversionContext, scores: SSAValue, mask: SSAValue, dtype: torch.dtype, suffix: str) -> SSAValue:
+    """``scores + mask``, a bool mask as 0 where True and -inf where False."""
+    if ctx.dtype(ctx.tensor(mask)) == torch.bool:
+        mask = select(ctx, mask, 0.0, -math.inf, dtype=dtype, suffix=f"{suffix} as float")
+    return elementwise(ctx, scores, mask, E.kSUM, dtype=dtype, suffix=suffix)
 
 
 # -- recurrent cells ---------------------------------------------------------------------------------

@@ -20,12 +20,14 @@ func.func @sdpa(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf
   func.return %0 : tensor<2x3x4xf32>
 }
 
-// A boolean mask: masked_fill(-inf) where it is False; a row it masks entirely comes out 0.
+// A boolean mask is added as torch adds it, 0 where True and -inf where False (a NaN score it
+// hides stays NaN, masked_fill would make it -inf); a row it masks entirely comes out 0.
 // CHECK-LABEL: func.func @sdpa_bool_mask
 // CHECK:         %[[S:.*]] = torch.aten.mul.Scalar
-// CHECK-NEXT:    %[[KEEP:.*]] = torch.aten.logical_not %m
-// CHECK-NEXT:    %[[SM:.*]] = torch.aten.masked_fill.Scalar %[[S]], %[[KEEP]] {value = 0xfff0000000000000 : f64}
-// CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
+// CHECK-NEXT:    %[[BIAS:.*]] = torch.aten.where.Scalar %m {self_ = 0.000000e+00 : f64, other = 0xfff0000000000000 : f64} : (tensor<3x5xi1>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[SM:.*]] = torch.aten.add.Tensor %[[S]], %[[BIAS]] {alpha = 1 : i64}
+// CHECK-NOT:     masked_fill
+// CHECK:         %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
 // CHECK-NEXT:    %[[INF:.*]] = torch.aten.eq.Scalar %[[SM]] {other = 0xfff0000000000000 : f64}
 // CHECK-NEXT:    %[[ROWS:.*]] = torch.aten.all.dim %[[INF]] {dim = -1 : i64, keepdim = true}
 // CHECK-NEXT:    %[[SAFE:.*]] = torch.aten.masked_fill.Scalar %[[P]], %[[ROWS]] {value = 0.000000e+00 : f64}
@@ -33,6 +35,21 @@ func.func @sdpa(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf
 func.func @sdpa_bool_mask(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %m: tensor<3x5xi1>) -> tensor<2x3x4xf32> {
   %0 = torch.aten.scaled_dot_product_attention %q, %k, %v attn_mask(%m) {dropout_p = 0.0 : f64, is_causal = false, enable_gqa = false} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<3x5xi1>) -> tensor<2x3x4xf32>
   func.return %0 : tensor<2x3x4xf32>
+}
+
+// The causal mask of 4-D operands of equal batch, heads and head dims (eager's flash kernel)
+// replaces the hidden scores instead: that kernel never computes them, so a NaN key beyond
+// the diagonal is ignored.
+// CHECK-LABEL: func.func @sdpa_causal_flash
+// CHECK:         %[[SS:.*]] = torch.aten.mul.Scalar
+// CHECK-NEXT:    %[[H:.*]] = torch.literal dense<{{\[\[}}false, true, true], [false, false, true], [false, false, false]]> : tensor<3x3xi1>
+// CHECK-NEXT:    %[[SM:.*]] = torch.aten.masked_fill.Scalar %[[SS]], %[[H]] {value = 0xfff0000000000000 : f64}
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
+// CHECK-NOT:     torch.aten.add.Tensor
+// CHECK:         func.return
+func.func @sdpa_causal_flash(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v {dropout_p = 0.0 : f64, is_causal = true, enable_gqa = false} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  func.return %0 : tensor<1x2x3x4xf32>
 }
 
 // Negative: with dropout the op is random and stays.
