@@ -172,8 +172,17 @@ def remainder(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     validator=_no_bool_arithmetic,
 )
 def pow_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return elementwise(ctx, args.tensor_or_scalar("self"), args.tensor_or_scalar("exponent"), E.kPOW,
-                       dtype=ctx.result_dtype())
+    """kPOW (C's ``pow``), except the exponents eager computes as roots: ``x ** 0.5`` is
+    ``sqrt(x)`` and ``x ** -0.5`` is ``1 / sqrt(x)``, NaN for -inf (``pow`` gives inf and 0)
+    and signed for -0."""
+    dtype = ctx.result_dtype()
+    exponent = args.tensor_or_scalar("exponent")
+    base = args.tensor_or_scalar("self")
+    if isinstance(base, SSAValue) and not isinstance(exponent, SSAValue) and dtype.is_floating_point \
+            and exponent in (0.5, -0.5):
+        root = unary(ctx, cast(ctx, ctx.tensor(base), dtype, "base cast"), U.kSQRT, "sqrt")
+        return root if exponent == 0.5 else unary(ctx, root, U.kRECIP, "reciprocal")
+    return elementwise(ctx, base, exponent, E.kPOW, dtype=dtype)
 
 
 @converter("aten::square(Tensor self) -> Tensor", validator=_no_bool_arithmetic)
@@ -202,19 +211,38 @@ def minimum(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter("aten::atan2(Tensor self, Tensor other) -> Tensor")
 def atan2(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """atan(y / x), shifted by +-pi where x < 0; 0 where x = y = 0."""
+    """atan2 as C's: ``atan(min(|y|, |x|) / max(|y|, |x|))`` (0 for 0/0, 1 for inf/inf), from pi/2
+    where ``|y| > |x|``, from pi where ``x`` is negative (-0 too), negated where ``y`` is (so
+    atan2(+-0, -0) is +-pi and the infinities give the odd multiples of pi/4); NaN if either is."""
     dtype = ctx.result_dtype()
     y = cast(ctx, ctx.tensor(args.tensor("self")), dtype, "y cast")
     x = cast(ctx, ctx.tensor(args.tensor("other")), dtype, "x cast")
-    base = unary(ctx, elementwise(ctx, y, x, E.kDIV, suffix="ratio"), U.kATAN, "atan")
-    upper = elementwise(ctx, elementwise(ctx, y, 0.0, E.kGREATER, suffix="y > 0"),
-                        elementwise(ctx, y, 0.0, E.kEQUAL, suffix="y = 0"), E.kOR, suffix="y >= 0")
-    shift = select(ctx, upper, math.pi, -math.pi, dtype=dtype, suffix="quadrant")
-    left = elementwise(ctx, x, 0.0, E.kLESS, suffix="x < 0")
-    shifted = elementwise(ctx, base, select(ctx, left, shift, 0.0, dtype=dtype, suffix="shift"), E.kSUM, suffix="sum")
-    origin = elementwise(ctx, elementwise(ctx, x, 0.0, E.kEQUAL, suffix="x = 0"),
-                         elementwise(ctx, y, 0.0, E.kEQUAL, suffix="y = 0 at origin"), E.kAND, suffix="origin")
-    return select(ctx, origin, 0.0, shifted, dtype=dtype)
+    ay, ax = unary(ctx, y, U.kABS, "|y|"), unary(ctx, x, U.kABS, "|x|")
+    small = elementwise(ctx, ay, ax, E.kMIN, suffix="smaller")
+    large = elementwise(ctx, ay, ax, E.kMAX, suffix="larger")
+    ratio = elementwise(ctx, small, large, E.kDIV, suffix="ratio")
+    ratio = select(ctx, elementwise(ctx, large, 0.0, E.kEQUAL, suffix="origin"), 0.0, ratio, dtype=dtype,
+                   suffix="0 / 0")
+    ratio = select(ctx, elementwise(ctx, small, math.inf, E.kEQUAL, suffix="both infinite"), 1.0, ratio,
+                   dtype=dtype, suffix="inf / inf")
+    angle = unary(ctx, ratio, U.kATAN, "atan")
+    steep = elementwise(ctx, ay, ax, E.kGREATER, suffix="|y| > |x|")
+    angle = select(ctx, steep, elementwise(ctx, math.pi / 2, angle, E.kSUB, dtype=dtype, suffix="pi/2 - a"), angle,
+                   dtype=dtype, suffix="octant")
+    angle = select(ctx, _sign_bit(ctx, x, "x"), elementwise(ctx, math.pi, angle, E.kSUB, dtype=dtype,
+                                                            suffix="pi - a"), angle, dtype=dtype, suffix="left")
+    angle = select(ctx, _sign_bit(ctx, y, "y"), unary(ctx, angle, U.kNEG, "-a"), angle, dtype=dtype, suffix="below")
+    nan = elementwise(ctx, unary(ctx, x, U.kISNAN, "x nan"), unary(ctx, y, U.kISNAN, "y nan"), E.kOR, suffix="nan")
+    return select(ctx, nan, elementwise(ctx, x, y, E.kSUM, suffix="nan sum"), angle, dtype=dtype)
+
+
+def _sign_bit(ctx: ConversionContext, t: SSAValue, name: str) -> SSAValue:
+    """``t < 0``, or ``t`` is -0 (``1 / -0`` is -inf)."""
+    negative = elementwise(ctx, t, 0.0, E.kLESS, suffix=f"{name} < 0")
+    zero = elementwise(ctx, t, 0.0, E.kEQUAL, suffix=f"{name} = 0")
+    minus_zero = elementwise(ctx, zero, elementwise(ctx, unary(ctx, t, U.kRECIP, f"1 / {name}"), 0.0, E.kLESS,
+                                                    suffix=f"1 / {name} < 0"), E.kAND, suffix=f"{name} = -0")
+    return elementwise(ctx, negative, minus_zero, E.kOR, suffix=f"{name} sign")
 
 
 # -- comparisons ------------------------------------------------------------------------------------

@@ -251,7 +251,17 @@ def softmax_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter("aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", validator=_float_softmax)
 def log_softmax(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return unary(ctx, softmax(ctx, _input(ctx, args), args.get_int("dim"), "softmax"), U.kLOG)
+    """Eager's ``(x - max) - log(sum(exp(x - max)))``: ``log(softmax(x))`` is -inf wherever the
+    softmax underflows to 0 (a row spread wider than about 104), where eager is finite."""
+    x = _input(ctx, args)
+    scalar = ctx.rank(x) == 0
+    if scalar:
+        x = reshape(ctx, x, [1], "as 1-D")
+    dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(x))
+    shifted = elementwise(ctx, x, reduce(ctx, x, R.kMAX, [dim], True, "max"), E.kSUB, suffix="shifted")
+    total = reduce(ctx, unary(ctx, shifted, U.kEXP, "exp"), R.kSUM, [dim], True, "sum")
+    y = elementwise(ctx, shifted, unary(ctx, total, U.kLOG, "log"), E.kSUB, suffix="" if not scalar else "1-D")
+    return reshape(ctx, y, [], "as 0-D") if scalar else y
 
 
 # -- statistics and norms ---------------------------------------------------------------------------------
