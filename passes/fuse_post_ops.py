@@ -215,6 +215,8 @@ class FuseScale(RewritePattern):
         if op.results[0].type != producer.results[0].type:
             return
         c = float(op.arguments()["other"])
+        if aten(op, "div") and not _reciprocal_is_normal(c):
+            return  # eager divides by a denormal (or zero, inf, NaN) c; 1/c would overflow or round
         factor = c if aten(op, "mul") else 1.0 / c
         new = rebuild(producer, [], None, op.results[0].type)
         new.properties["alpha"] = FloatAttr(producer.alpha.value.data * factor, f64)
@@ -222,6 +224,13 @@ class FuseScale(RewritePattern):
         rewriter.replace(op, new)
         rewriter.erase(producer)
         record(NAME, "matmul scaled (alpha)")
+
+
+def _reciprocal_is_normal(c: float) -> bool:
+    """Whether ``c`` and ``1 / c`` are both normal float32 numbers: then ``x * (1 / c)`` is
+    ``x / c`` up to one rounding, as for attention's ``1 / sqrt(d)``."""
+    tiny, big = torch.finfo(torch.float32).tiny, torch.finfo(torch.float32).max
+    return math.isfinite(c) and tiny <= abs(c) <= big and tiny <= 1.0 / abs(c) <= big
 
 
 def _broadcasts_to(other: SSAValue, target: SSAValue) -> bool:

@@ -21,10 +21,6 @@ REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
 
 #: file stem -> why it still fails (strict xfail)
 OPEN: dict[str, str] = {
-    'cpu_conv1d_one_pixel_input':
-        'conv1d whose input has one pixel (stride 3, padding 3): ConvSpecError in_pixel=1 < channels at codegen',
-    'cpu_conv_sigmoid_add_alpha':
-        'torch.add(other, sigmoid(conv(x)), alpha=2): the fused epilogue scales the residual instead of the conv result',
     'cpu_cross_entropy_ignored_nan_row':
         "cross_entropy(reduction='none', ignore_index): an ignored row holding NaN/inf gives NaN (eager 0) (class 8 family)",
     'cpu_group_norm_inf_weight':
@@ -41,16 +37,12 @@ OPEN: dict[str, str] = {
         'lerp(start, inf, sigmoid(inf)) gives inf (eager NaN)',
     'cpu_logcumsumexp_inf':
         'logcumsumexp over a +inf gives NaN (eager inf)',
-    'cpu_row_stack_of_scalars':
-        'row_stack of 0-d tensors: IndexError in the lowering driver',
     'cpu_sdpa_nan_scores':
         'scaled_dot_product_attention whose scores are NaN (NaN query) gives 0 (eager NaN) (class 9 family)',
     'cpu_softmax_one_element_nonfinite':
         'softmax over a single element that is inf/NaN gives 1.0 (eager NaN)',
     'cpu_softshrink_nan':
         'softshrink(NaN) gives 0 (eager NaN)',
-    'cpu_tensor_split_negative_indices':
-        'tensor_split(x, [-23, -2], dim=-1): the middle piece has the wrong elements',
     'trtref_prelu_inf_weight':
         'tensorrt-reference prelu with an infinite weight: positive inputs become NaN (eager keeps them)',
 }

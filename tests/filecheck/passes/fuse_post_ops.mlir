@@ -137,3 +137,15 @@ func.func @infinite_alpha(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4
   %a = torch.aten.add.Tensor %l, %y {alpha = 0x7FF0000000000000 : f64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   func.return %a : tensor<4x6xf32>
 }
+
+// -----
+// Negative: a matmul divided by a denormal constant keeps its division (1/c overflows
+// float32; folded into alpha, the results differed from eager's division).
+// CHECK-LABEL: func.func @divide_by_denormal
+// CHECK:         %[[M:.*]] = fused.matmul %a, %b
+// CHECK-NEXT:    torch.aten.div.Scalar %[[M]]
+func.func @divide_by_denormal(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %m = torch.aten.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %d = torch.aten.div.Scalar %m {other = 1.0e-40 : f64} : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  func.return %d : tensor<3x5xf32>
+}
