@@ -13,12 +13,16 @@ from typing import Any
 __version__ = "0.1.0"
 
 
-def compile(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+def compile(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
+            example_kwargs: dict[str, Any] | None = None, **options: Any) -> Any:
     """Compile ``model`` for ``example_inputs`` and return an ``nn.Module`` that runs it.
 
     ``model``: an ``nn.Module``, ``torch.jit.ScriptModule``/``ScriptFunction``, TorchScript
     IR text, or a ``torch.export`` ``ExportedProgram``. ``example_inputs``: a tensor or a
-    tuple of inputs; the compiled module accepts inputs of exactly these shapes/dtypes.
+    tuple of positional inputs, ``example_kwargs``: keyword inputs (as ``torch.export`` takes
+    them); the compiled module is called as the model is (``compiled(x, mask=m)``), with
+    tensors of exactly these shapes/dtypes (any strides: other layouts are copied), and returns
+    what the model returns (tuples, dicts, dataclasses, Hugging Face ``ModelOutput``s ...).
 
     Backends: ``"cpu"`` (native AVX-512/AVX2 code), ``"tensorrt"`` (a TensorRT engine),
     ``"tensorrt-reference"`` (the TensorRT lowering run by the CPU reference executor),
@@ -35,29 +39,34 @@ def compile(model: Any, example_inputs: Any, backend: str = "cpu", **options: An
       dump_ir:   directory receiving the IR after every pass as numbered .mlir files.
       verbose:   log pass names and times.
       frontend:  "auto" | "torchscript" | "export" for a plain nn.Module.
+    Backends take a few of their own (``min_block_size`` for TensorRT, ``profile`` for the CPU);
+    an unknown option is an ``UnknownOptionError`` (a ``TypeError``) naming the closest one.
     """
     from ziggurat.backends.driver import compile_model
     from ziggurat.backends.options import CompileOptions
 
-    return compile_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+    return compile_model(model, example_inputs, CompileOptions.from_kwargs(backend, options), example_kwargs)
 
 
-def explain(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+def explain(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
+            example_kwargs: dict[str, Any] | None = None, **options: Any) -> Any:
     """Before compiling: every op ``backend`` cannot take (schema, reason, source line), the
     fusions that will apply, and the backend's figures (vectorized share, prepacked bytes,
     memory plan, TensorRT segments). Returns an ``ExplainReport``; ``print(report)``."""
     from ziggurat.backends.explain import explain_model
     from ziggurat.backends.options import CompileOptions
 
-    return explain_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+    return explain_model(model, example_inputs, CompileOptions.from_kwargs(backend, options), example_kwargs)
 
 
-def bisect(model: Any, example_inputs: Any, backend: str = "cpu", **options: Any) -> Any:
+def bisect(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
+           example_kwargs: dict[str, Any] | None = None, **options: Any) -> Any:
     """Find the first pass and op whose output diverges from eager (see ``BisectResult``)."""
     from ziggurat.backends.bisect import bisect_model
     from ziggurat.backends.options import CompileOptions
 
-    return bisect_model(model, example_inputs, CompileOptions.from_kwargs(backend, options))
+    return bisect_model(model, example_inputs, CompileOptions.from_kwargs(backend, options),
+                        example_kwargs=example_kwargs)
 
 
 def load(path: str | Path) -> Any:

@@ -32,6 +32,8 @@ from ziggurat.ir.importer import import_model
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.pipeline import parse_pipeline
+from ziggurat.ir.signature import call_signature
+from ziggurat.ir.structure import tensor_leaves
 
 
 @dataclass
@@ -178,24 +180,25 @@ def bisect_module(module: ModuleOp, inputs: Sequence[Any], passes: Sequence[Modu
     return result
 
 
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, tuple | list):
-        return [x for v in value for x in _flatten(v)]  # pyright: ignore[reportUnknownVariableType]
-    return [value]
+def _copies(values: Sequence[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in values]
 
 
 def bisect_model(model: Any, example_inputs: Any, options: CompileOptions, tolerance: float = 1e-4,
-                 extra_passes: Sequence[ModulePass] = ()) -> BisectResult:
+                 extra_passes: Sequence[ModulePass] = (), example_kwargs: dict[str, Any] | None = None) -> BisectResult:
     """Bisect the backend's pipeline (``options.passes`` or its default, then ``extra_passes``),
     then the backend's native code, against eager."""
     inputs = normalize_inputs(example_inputs)
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    kwargs = dict(example_kwargs or {})
     expected: list[Any] | None = None
     if callable(model):
         with torch.no_grad():
-            expected = _flatten(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+            expected = tensor_leaves(model(*_copies(inputs), **dict(zip(kwargs, _copies(list(kwargs.values()))))))
     backend = get_backend(options.backend)
-    module = import_model(model, inputs, options.frontend)
+    module = import_model(model, inputs, options.frontend, kwargs)
+    signature = call_signature(forward_function(module))
+    tensors = (signature.flat_inputs(inputs, kwargs) if signature is not None
+               else [x for x in inputs if isinstance(x, torch.Tensor)])
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
     passes = [*(parse_pipeline(spec) if spec else []), *extra_passes]
     result = bisect_module(module, tensors, passes, expected, tolerance)

@@ -13,7 +13,12 @@ from xdsl.dialects.builtin import ModuleOp
 from ziggurat.backends.executable import CompileReport, Executable
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.ir.errors import InputError
-from ziggurat.ir.signature import input_names, input_writes, output_structure, rebuild
+from ziggurat.ir.signature import (call_signature, input_names, input_writes, output_structure, reads_storage,
+                                   rebuild)
+from ziggurat.ir.structure import parse_tree
+
+#: ``report.stats`` key: call-time inputs copied to the layout the module was compiled for
+_COPIED = "inputs copied to the compiled layout"
 
 
 def forward_function(module: ModuleOp, name: str = "forward") -> func.FuncOp:
@@ -47,8 +52,12 @@ class CompiledModule(torch.nn.Module):
         self._input_types = list(input_types if input_types is not None else fn.function_type.inputs.data)
         self._input_names = input_names(fn)
         self._structure = output_structure(fn)
+        parse_tree(self._structure)  # its classes are found now, not at the first call
+        self._call = call_signature(fn)
         self._input_writes = input_writes(fn)
         self._static_inputs = static_inputs
+        #: inputs in another layout are copied to the compiled one, unless an op reads storage
+        self._copy_layouts = not reads_storage(fn)
         # An executable that checks its own inputs (the CPU runtime: shapes, dtypes, device and
         # contiguity) is called past that check once this one has run it.
         own = getattr(executable, "input_signature", None)
@@ -60,7 +69,28 @@ class CompiledModule(torch.nn.Module):
             self._run = executable.run
         self.options = options
 
-    def forward(self, *args: Any) -> Any:
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self._call is not None:
+            tensors = self._call.flat_inputs(args, kwargs)
+        else:
+            tensors = self._positional(args, kwargs)
+        given = tensors
+        if self._copy_layouts:
+            tensors = self._compiled_layout(tensors)
+        self._signature.check(tensors)
+        if self._input_writes:
+            _check_unaliased(given, self._input_names)
+        results = self._run(tensors)
+        for result, index in self._input_writes:
+            given[index].copy_(results[result])
+        return rebuild(self._structure, results)
+
+    def _positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """The inputs of a module compiled without a Python signature (TorchScript, IR text)."""
+        if kwargs:
+            raise InputError(f"this module takes its inputs by position ({', '.join(self._input_names)}), "
+                             f"not by keyword ({', '.join(kwargs)}): it was compiled from a graph without "
+                             "a Python signature", op="call")
         tensors: list[Any] = []
         for i, arg in enumerate(args):
             if i in self._static_inputs:
@@ -72,13 +102,23 @@ class CompiledModule(torch.nn.Module):
                     )
                 continue
             tensors.append(arg)
-        self._signature.check(tensors)
-        if self._input_writes:
-            _check_unaliased(tensors, self._input_names)
-        results = self._run(tensors)
-        for result, index in self._input_writes:
-            tensors[index].copy_(results[result])
-        return rebuild(self._structure, results)
+        return tensors
+
+    def _compiled_layout(self, tensors: list[Any]) -> list[Any]:
+        """Non-contiguous tensors (channels-last, transposed, expanded) copied to the row-major
+        layout the module was compiled for; counted in ``report.stats``."""
+        copied = 0
+        out = tensors
+        for i, t in enumerate(tensors):
+            if isinstance(t, torch.Tensor) and not t.is_contiguous():
+                if out is tensors:
+                    out = list(tensors)
+                out[i] = t.contiguous()
+                copied += 1
+        if copied:
+            stats = self.report.stats
+            stats[_COPIED] = stats.get(_COPIED, 0) + copied
+        return out
 
     def save(self, path: str | Path) -> None:
         """Write one file with the executable (object code / engine), the IR, the input

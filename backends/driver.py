@@ -48,16 +48,22 @@ class Lowered:
     input_types: list[Any]
 
 
-def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
+def lower(model: Any, example_inputs: Any, options: CompileOptions,
+          example_kwargs: dict[str, Any] | None = None) -> Lowered:
     """Import ``model`` and run the pipeline (``options.passes`` or the backend's default)."""
     inputs = normalize_inputs(example_inputs)
+    if example_kwargs is not None and not isinstance(example_kwargs, dict):
+        from ziggurat.ir.errors import ZigguratError
+
+        raise ZigguratError(f"example_kwargs must be a dict of keyword inputs, got {type(example_kwargs).__name__}",
+                            op="compile")
     backend = get_backend(options.backend)
     start = time.perf_counter()
     if options.verbose:
         logging.basicConfig(level=logging.INFO, format="[ziggurat] %(message)s")
         log.setLevel(logging.INFO)
     report = CompileReport(backend=options.backend)
-    module = import_model(model, inputs, options.frontend)
+    module = import_model(model, inputs, options.frontend, example_kwargs)
     report.pass_times.append(("import", time.perf_counter() - start))
     log.info("imported %s in %.1f ms", type(model).__name__, report.pass_times[-1][1] * 1e3)
     ir = {"torch": print_module(module)}
@@ -72,8 +78,9 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions) -> Lowered:
     return Lowered(module, backend, report, inputs, ir, start, input_types)
 
 
-def compile_model(model: Any, example_inputs: Any, options: CompileOptions) -> CompiledModule:
-    lowered = lower(model, example_inputs, options)
+def compile_model(model: Any, example_inputs: Any, options: CompileOptions,
+                  example_kwargs: dict[str, Any] | None = None) -> CompiledModule:
+    lowered = lower(model, example_inputs, options, example_kwargs)
     module, backend, report, inputs, ir, start = (
         lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
     build_start = time.perf_counter()

@@ -85,7 +85,8 @@ def report_from(report: CompileReport, module: ModuleOp) -> ExplainReport:
     return ExplainReport(report.backend, unsupported, fusions, stats)
 
 
-def explain_model(model: Any, example_inputs: Any, options: CompileOptions) -> ExplainReport:
-    lowered = lower(model, example_inputs, options)
+def explain_model(model: Any, example_inputs: Any, options: CompileOptions,
+                  example_kwargs: dict[str, Any] | None = None) -> ExplainReport:
+    lowered = lower(model, example_inputs, options, example_kwargs)
     analyze(lowered.backend, lowered.module, options, lowered.report)
     return report_from(lowered.report, lowered.module)

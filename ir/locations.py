@@ -8,6 +8,9 @@ error can say ``model.py:12: aten::conv2d (%input.3, layer1.0.conv1): ...``.
 from __future__ import annotations
 
 import re
+import sysconfig
+import traceback
+from pathlib import Path
 
 import torch
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, NameLoc, StringAttr, UnknownLoc
@@ -37,6 +40,22 @@ def user_frame(stack: str) -> tuple[str, int] | None:
         if not is_library_file(file):
             return file, line
     return frames[0] if frames else None
+
+
+_ZIGGURAT_DIRS = tuple(str(Path(__file__).resolve().parent.parent / d) + "/"
+                       for d in ("ir", "backends", "dialects", "passes", "tools"))
+_STDLIB = sysconfig.get_paths()["stdlib"] + "/"
+
+
+def user_line(error: BaseException) -> str | None:
+    """``file.py:12 (code)``: the innermost frame of the user's code (not torch's, Python's or
+    Ziggurat's own) in the traceback of ``error``, which says where a frontend failed."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        file = str(Path(frame.filename).resolve()) if frame.filename and not frame.filename.startswith("<") else ""
+        if file and not is_library_file(file) and not file.startswith(_ZIGGURAT_DIRS + (_STDLIB,)):
+            code = f" ({frame.line.strip()[:120]})" if frame.line else ""
+            return f"{frame.filename}:{frame.lineno}{code}"
+    return None
 
 
 def make_location(name: str, file_line: tuple[str, int] | None) -> LocationAttr:

@@ -1,66 +1,62 @@
-"""A compiled function's Python-level signature: input names and output structure.
+"""A compiled function's Python-level signature: how it is called and what it returns.
 
-The output structure is a small Python-literal string over the flat results,
-e.g. ``"(%0, %1)"`` for a tuple of two tensors, ``"%0"`` for one tensor, or
-``"(%0, 2)"`` when the model also returns a compile-time constant; it is kept on
-``func.func @forward`` as ``ziggurat.outputs`` so every backend rebuilds the
-model's output structure the same way.
+The output structure (``ziggurat.outputs`` on ``func.func @forward``) is the text of a
+``ziggurat.ir.structure`` tree over the flat results, e.g. ``"(%0, %1)"`` for a tuple of two
+tensors, ``"%0"`` for one tensor, ``"(%0, 2)"`` when the model also returns a compile-time
+constant, ``"transformers.modeling_outputs.BaseModelOutput(last_hidden_state=%0)"`` for a Hugging
+Face output, so every backend rebuilds the model's output the same way. A model compiled from
+Python also keeps its call signature (``ziggurat.signature``, see ``call_signature``): its
+parameters, which were given, and the values they were compiled for.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
-import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, UnitAttr, i64
+
+from ziggurat.ir.call_signature import CallSignature
+from ziggurat.ir.structure import Ref, build, describe, format_tree, parse_tree
 
 OUTPUTS_ATTR = "ziggurat.outputs"
 INPUT_NAMES_ATTR = "ziggurat.input_names"
 INPUT_WRITES_ATTR = "ziggurat.input_writes"
-_REF = re.compile(r"%(\d+)")
-_PREFIX = "__ziggurat_result_"
+CALL_SIGNATURE_ATTR = "ziggurat.signature"
+#: set when an op addresses the storage of a value (``as_strided``): what it reads depends on
+#: the strides of the inputs, so a call must pass them in the compiled (row-major) layout
+STORAGE_READ_ATTR = "ziggurat.reads_storage"
+_STORAGE_OPS = frozenset({"aten::as_strided", "aten::as_strided_copy", "aten::as_strided_scatter",
+                          "aten::_reshape_alias"})
+
+
+def _refs(tree: Any) -> Any:
+    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "ref":  # pyright: ignore
+        return Ref(tree[1])  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(tree, tuple | list):
+        items = [_refs(t) for t in tree]  # pyright: ignore[reportUnknownVariableType]
+        return tuple(items) if isinstance(tree, tuple) else items
+    if isinstance(tree, dict):
+        return {k: _refs(v) for k, v in tree.items()}  # pyright: ignore[reportUnknownVariableType]
+    return tree
+
+
+def _no_tensor(_: Any) -> int:
+    raise AssertionError("a structure tree holds references, not tensors")
 
 
 def format_structure(tree: Any) -> str:
-    """Text of a structure tree made of ``Ref`` ints (as ``("ref", i)``), tuples, lists, constants."""
-    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "ref":  # pyright: ignore
-        return f"%{tree[1]}"
-    if isinstance(tree, tuple):
-        items = [format_structure(t) for t in tree]  # pyright: ignore[reportUnknownVariableType]
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if isinstance(tree, list):
-        return "[" + ", ".join(format_structure(t) for t in tree) + "]"  # pyright: ignore
-    return repr(tree)
-
-
-@lru_cache(maxsize=256)
-def _parse(structure: str) -> Any:
-    return ast.literal_eval(_REF.sub(lambda m: repr(_PREFIX + m.group(1)), structure))
+    """Text of a structure tree made of ``("ref", i)`` pairs or ``Ref``s, tuples, lists, dicts,
+    constants (and the other containers ``ziggurat.ir.structure`` knows)."""
+    return format_tree(describe(_refs(tree), _no_tensor))
 
 
 def rebuild(structure: str, results: Sequence[Any]) -> Any:
     """The model-shaped output from the flat results."""
     if structure == "%0":
         return results[0]
-    tree = _parse(structure)
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, str) and node.startswith(_PREFIX):
-            return results[int(node[len(_PREFIX):])]
-        if isinstance(node, tuple):
-            return tuple(walk(n) for n in node)  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(node, list):
-            return [walk(n) for n in node]  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(node, dict | set):
-            return copy.deepcopy(node)  # the parsed tree is shared between calls
-        return node
-
-    return walk(tree)
+    return build(parse_tree(structure), results)
 
 
 def set_signature(fn: func.FuncOp, input_names: Sequence[str], structure: str) -> None:
@@ -91,6 +87,28 @@ def output_structure(fn: func.FuncOp) -> str:
         return attr.data
     n = len(fn.function_type.outputs.data)
     return "%0" if n == 1 else format_structure(tuple(("ref", i) for i in range(n)))
+
+
+def set_call_signature(fn: func.FuncOp, signature: CallSignature) -> None:
+    fn.attributes[CALL_SIGNATURE_ATTR] = StringAttr(signature.text())
+
+
+def call_signature(fn: func.FuncOp) -> CallSignature | None:
+    attr = fn.attributes.get(CALL_SIGNATURE_ATTR)
+    return CallSignature.parse(attr.data) if isinstance(attr, StringAttr) else None
+
+
+def mark_storage_reads(fn: func.FuncOp) -> None:
+    """Set ``STORAGE_READ_ATTR`` on ``fn`` when one of its ops addresses storage."""
+    for op in fn.walk():
+        key = getattr(op, "aten_key", None) if op.name.startswith("torch.") else None
+        if isinstance(key, str) and key.split(".")[0] in _STORAGE_OPS:
+            fn.attributes[STORAGE_READ_ATTR] = UnitAttr()
+            return
+
+
+def reads_storage(fn: func.FuncOp) -> bool:
+    return STORAGE_READ_ATTR in fn.attributes
 
 
 def input_names(fn: func.FuncOp) -> list[str]:

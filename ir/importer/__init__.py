@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.importer.torchscript import import_torchscript
+from ziggurat.ir.signature import mark_storage_reads
 
 log = logging.getLogger("ziggurat")
 
@@ -32,36 +35,73 @@ def fresh_examples(example_inputs: Sequence[Any]) -> list[Any]:
     return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in example_inputs]
 
 
-def import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "auto") -> ModuleOp:
+def _forward(module: ModuleOp) -> Any:
+    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "forward")
+
+
+def import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "auto",
+                 example_kwargs: Mapping[str, Any] | None = None) -> ModuleOp:
     """Import any accepted model into a ``torch`` dialect module.
 
     ``frontend``: ``"torchscript"`` traces/scripts; ``"export"`` uses ``torch.export``;
     ``"auto"`` takes ``torch.export`` for a plain ``nn.Module`` when it can and falls
     back to tracing, and picks the only frontend that fits any other input.
+    ``example_kwargs``: keyword arguments of the example call (a Python model or an
+    ``ExportedProgram``).
     """
-    example_inputs = fresh_examples(example_inputs)
+    module = _import_model(model, example_inputs, frontend, example_kwargs)
+    mark_storage_reads(_forward(module))
+    return module
+
+
+def _import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "auto",
+                  example_kwargs: Mapping[str, Any] | None = None) -> ModuleOp:
+    kwargs = dict(example_kwargs or {})
     is_exported = type(model).__name__ == "ExportedProgram"
+    plain_module = isinstance(model, torch.nn.Module) and not isinstance(model, torch.jit.ScriptModule)
+    if plain_module and not is_exported:
+        return _import_python_model(model, example_inputs, kwargs, frontend)  # copies the examples itself
+    example_inputs = fresh_examples(example_inputs)
+    kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     if is_exported or frontend == "export":
         if not _export_available():
             raise ImportError_("the torch.export frontend is not available", op="import")
         from ziggurat.ir.importer.export import import_exported
 
-        return import_exported(model, example_inputs)
-    plain_module = isinstance(model, torch.nn.Module) and not isinstance(model, torch.jit.ScriptModule)
-    if frontend == "auto" and plain_module and _export_available():
+        return import_exported(model, example_inputs, kwargs)
+    if kwargs:
+        raise ImportError_(f"keyword example inputs ({', '.join(kwargs)}) need a Python nn.Module or an "
+                           f"ExportedProgram, not a {type(model).__name__}", op="import")
+    return import_torchscript(model, example_inputs)
+
+
+def _import_python_model(model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any],
+                         frontend: str) -> ModuleOp:
+    """A plain ``nn.Module``, called with flat tensors (``ModelCall``) under either frontend."""
+    call = ModelCall(model, args, kwargs)
+    if frontend != "torchscript":
+        if not _export_available():
+            raise ImportError_("the torch.export frontend is not available", op="import")
         from ziggurat.ir.importer.export import import_exported
 
         try:
-            return import_exported(model, example_inputs)
+            with call.flat() as flat_model:
+                module = import_exported(flat_model, call.tensors, input_names=call.input_names)
+            return call.finish(module, _forward(module))
         except ImportError_ as export_error:
-            log.warning("torch.export frontend not used, tracing with TorchScript instead: %s",
-                        export_error)
+            if frontend == "export":
+                raise
+            log.warning("torch.export frontend not used, tracing with TorchScript instead: %s", export_error)
             try:
-                return import_torchscript(model, example_inputs)
+                with call.flat() as flat_model:
+                    module = import_torchscript(flat_model, call.tensors, input_names=call.input_names)
+                return call.finish(module, _forward(module))
             except ImportError_ as e:
-                raise ImportError_(f"{e.message}\n    (torch.export failed first: {export_error.message})",
+                raise ImportError_(f"{e.message}\n    (torch.export was tried first: {export_error.format()})",
                                    op=e.op, schema=e.schema, location=e.location) from None
-    return import_torchscript(model, example_inputs)
+    with call.flat() as flat_model:
+        module = import_torchscript(flat_model, call.tensors, input_names=call.input_names)
+    return call.finish(module, _forward(module))
 
 
 __all__ = ["fresh_examples", "import_model", "import_torchscript"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -24,23 +24,25 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch.schema import parse_schema
-from ziggurat.ir.errors import ImportError_, verify_imported
+from ziggurat.ir.errors import ImportError_, ZigguratError, verify_imported
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
-from ziggurat.ir.locations import describe_location, make_location, user_frame
+from ziggurat.ir.locations import describe_location, make_location, user_frame, user_line
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
+from ziggurat.ir.structure import Ref
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
 
 
-def export(model: torch.nn.Module, example_inputs: Sequence[Any]) -> Any:
+def export(model: torch.nn.Module, example_inputs: Sequence[Any],
+           example_kwargs: Mapping[str, Any] | None = None) -> Any:
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.export.export(model, tuple(example_inputs))
+            return torch.export.export(model, tuple(example_inputs), dict(example_kwargs or {}))
     finally:
         model.train(was_training)
 
@@ -61,7 +63,8 @@ class ExportImporter:
         self.program = program
         self.values: dict[torch.fx.Node, Any] = {}
 
-    def import_program(self, example_inputs: Sequence[Any]) -> ModuleOp:
+    def import_program(self, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,
+                       input_names: Sequence[str] | None = None) -> ModuleOp:
         sig = self.program.graph_signature
         constants = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
                      **sig.inputs_to_lifted_tensor_constants}
@@ -69,7 +72,7 @@ class ExportImporter:
         graph = self.program.graph_module.graph
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         user_nodes = [n for n in placeholders if n.name not in constants]
-        flat_inputs = [x for x in pytree.tree_flatten(tuple(example_inputs))[0]]
+        flat_inputs = list(pytree.tree_flatten((tuple(example_inputs), dict(example_kwargs or {})))[0])
         if len(flat_inputs) != len(user_nodes):
             raise ImportError_(f"the exported program takes {len(user_nodes)} inputs, got "
                                f"{len(flat_inputs)}", op="export")
@@ -82,8 +85,11 @@ class ExportImporter:
             else:
                 self.values[node] = example
         block = Block(arg_types=arg_types)
-        for arg, (node, example) in zip(block.args, tensor_nodes, strict=True):
-            arg.name_hint = ssa_name(node.name)
+        if input_names is not None and len(input_names) != len(tensor_nodes):
+            raise ImportError_(f"{len(input_names)} input names for {len(tensor_nodes)} tensor inputs", op="export")
+        self.input_names = list(input_names) if input_names is not None else [n.name for n, _ in tensor_nodes]
+        for arg, name, (node, example) in zip(block.args, self.input_names, tensor_nodes, strict=True):
+            arg.name_hint = ssa_name(name)
             self.values[node] = Dynamic(arg, example)
         for node in placeholders:
             if node.name in constants:
@@ -188,7 +194,7 @@ class ExportImporter:
                     "a compiled module holds its parameters and buffers as constants", op="export")
             if isinstance(value, Dynamic):
                 flat.append(value.ssa)
-                refs.append(("ref", len(flat) - 1))
+                refs.append(Ref(len(flat) - 1))
             else:
                 refs.append(value)
         tree = pytree.tree_unflatten(refs, self.program.call_spec.out_spec)
@@ -198,7 +204,7 @@ class ExportImporter:
             input_writes.append((len(flat) - 1, index))
         self.builder.insert(func.ReturnOp(*flat))
         fn = func.FuncOp("forward", FunctionType.from_lists(arg_types, [v.type for v in flat]), Region(block))
-        set_signature(fn, names, format_structure(_tuples(tree)))
+        set_signature(fn, self.input_names, format_structure(tree))
         set_input_writes(fn, input_writes)
         module = ModuleOp([fn])
         verify_imported(module)
@@ -209,28 +215,19 @@ class ExportImporter:
                             location=describe_location(_location(node)))
 
 
-def _tuples(tree: Any) -> Any:
-    """pytree containers -> the tuples/lists the output structure can express."""
-    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "ref":  # pyright: ignore
-        return tree
-    if isinstance(tree, tuple | list):
-        items = [_tuples(t) for t in tree]  # pyright: ignore[reportUnknownVariableType]
-        return tuple(items) if isinstance(tree, tuple) else items
-    if isinstance(tree, dict):
-        raise ImportError_("models returning dicts are not supported yet", op="export")
-    return tree
-
-
-def import_exported(model: Any, example_inputs: Sequence[Any]) -> ModuleOp:
+def import_exported(model: Any, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,
+                    input_names: Sequence[str] | None = None) -> ModuleOp:
     """Import an ``ExportedProgram`` (or export an ``nn.Module`` first)."""
     program = model
     if isinstance(model, torch.nn.Module):
         try:
-            program = export(model, example_inputs)
+            program = export(model, example_inputs, example_kwargs)
+        except ZigguratError:
+            raise
         except Exception as e:
-            raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0]}",
-                               op=type(model).__name__) from None
-    return ExportImporter(functional(program)).import_program(example_inputs)
+            raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                               op=type(model).__name__, location=user_line(e)) from None
+    return ExportImporter(functional(program)).import_program(example_inputs, example_kwargs, input_names)
 
 
 def _mutates(node: torch.fx.Node) -> bool:

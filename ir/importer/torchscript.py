@@ -20,9 +20,10 @@ import torch
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from ziggurat.ir.errors import ImportError_, verify_imported
+from ziggurat.ir.errors import ImportError_, ZigguratError, verify_imported
 from ziggurat.ir.importer.graph_importer import GraphImporter
 from ziggurat.ir.importer.trace_guard import Specialization, watch_conversions
+from ziggurat.ir.locations import user_line
 from ziggurat.ir.types import UnsupportedTypeError, example_tensor, tensor_type
 
 TorchScriptSource = torch.nn.Module | torch.jit.ScriptFunction | torch._C.Graph | str
@@ -59,9 +60,11 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
         with torch.no_grad(), warnings.catch_warnings(), watch_conversions() as specialized:
             warnings.simplefilter("ignore")
             traced = torch.jit.trace(model, tuple(example_inputs), check_trace=False, strict=False)
+    except ZigguratError:
+        raise
     except Exception as e:
-        raise ImportError_(f"torch.jit.trace failed: {str(e).strip().splitlines()[0]}",
-                           op=type(model).__name__) from None
+        raise ImportError_(f"torch.jit.trace failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                           op=type(model).__name__, location=user_line(e)) from None
     finally:
         model.train(was_training)
     if specialized:
@@ -172,13 +175,17 @@ def import_torchscript(
     *,
     input_types: Sequence[TensorType[Attribute]] | None = None,
     func_name: str = "forward",
+    input_names: Sequence[str] | None = None,
 ) -> ModuleOp:
     """Import a TorchScript model/function/graph/IR text into a ``torch`` dialect module.
 
     Shapes come from ``example_inputs``, else from ``input_types``, else from the
-    types annotated in the graph.
+    types annotated in the graph. ``input_names`` renames the graph inputs.
     """
     graph = to_graph(source, example_inputs)
+    if input_names is not None:
+        for value, name in zip(graph.inputs(), input_names, strict=False):
+            value.setDebugName(name)
     if example_inputs is None:
         if input_types is not None:
             try:
