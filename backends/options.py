@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ziggurat.ir.errors import ZigguratError
+
+
+class UnknownOptionError(ZigguratError, TypeError):
+    """A keyword of ``ziggurat.compile`` (``explain``, ``bisect``) that no option has."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +40,12 @@ class CompileOptions:
 
     @staticmethod
     def from_kwargs(backend: str, kwargs: dict[str, Any]) -> CompileOptions:
+        """Options from ``compile``'s keywords; one that neither ``CompileOptions`` nor the
+        backend (its ``extra_options``) knows is an :class:`UnknownOptionError`."""
         known = {f.name for f in fields(CompileOptions)} - {"extra", "backend"}
         direct = {k: v for k, v in kwargs.items() if k in known}
         extra = {k: v for k, v in kwargs.items() if k not in known}
+        _check_extra(backend, extra)
         options = CompileOptions(backend=backend, extra=extra, **direct)
         if options.frontend not in ("auto", "torchscript", "export"):
             raise ZigguratError(
@@ -45,3 +53,33 @@ class CompileOptions:
                 op="compile",
             )
         return options
+
+
+def _check_extra(backend: str, extra: dict[str, Any]) -> None:
+    if not extra:
+        return
+    from ziggurat.backends.registry import backend_names, extra_options
+
+    own = extra_options(backend)
+    unknown = [k for k in extra if k not in own]
+    if not unknown:
+        return
+    common = [f.name for f in fields(CompileOptions) if f.name != "extra"] + ["example_kwargs"]
+    takes = common + list(own)
+    name = unknown[0]
+    others = [b for b in backend_names() if b != backend and name in _options_of(b)]
+    if others:
+        why = f"'{name}' is an option of the {', '.join(others)} backend{'s' if len(others) > 1 else ''}, not of {backend}"
+    else:
+        close = difflib.get_close_matches(name, takes + [o for b in backend_names() for o in _options_of(b)], n=1)
+        why = f"unknown option '{name}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+    raise UnknownOptionError(f"{why}; the {backend} backend takes: {', '.join(takes)}", op="compile")
+
+
+def _options_of(backend: str) -> tuple[str, ...]:
+    from ziggurat.backends.registry import extra_options
+
+    try:
+        return extra_options(backend)
+    except Exception:  # noqa: BLE001 - a backend that cannot even be imported takes nothing here
+        return ()

@@ -25,6 +25,7 @@ class ReferenceExecutable:
 
 class ReferenceBackend:
     name = "reference"
+    extra_options: tuple[str, ...] = ()
 
     def default_pipeline(self, options: CompileOptions) -> str:
         return ""

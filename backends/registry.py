@@ -24,7 +24,7 @@ def backend_names() -> list[str]:
     return sorted(_BACKENDS)
 
 
-def get_backend(name: str) -> Any:
+def backend_class(name: str) -> Any:
     target = _BACKENDS.get(name)
     if target is None:
         raise ZigguratError(
@@ -32,4 +32,13 @@ def get_backend(name: str) -> Any:
             op="compile",
         )
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)
+
+
+def get_backend(name: str) -> Any:
+    return backend_class(name)()
+
+
+def extra_options(name: str) -> tuple[str, ...]:
+    """The options backend ``name`` takes besides ``CompileOptions``'s own (its ``extra_options``)."""
+    return tuple(getattr(backend_class(name), "extra_options", ()))

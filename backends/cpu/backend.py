@@ -90,6 +90,8 @@ def fallback_reports(fn: func.FuncOp) -> list[OpReport]:
 
 class CpuBackend:
     name = "cpu"
+    #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own
+    extra_options = ("profile",)
 
     def default_pipeline(self, options: CompileOptions) -> str:
         from ziggurat.passes import all_passes

@@ -86,10 +86,16 @@ def analyze(module: ModuleOp, options: Any, report: Any) -> None:
     report.stats.update(analyzed.stats)
 
 
+#: options of ``ziggurat.compile`` the TensorRT backends take besides ``CompileOptions``'s own
+#: (the reference takes the engine builder's too, so one set of options compiles for both)
+EXTRA_OPTIONS = ("min_block_size", "torch_executed_ops", "workspace_size", "fp16", "int8")
+
+
 class TensorRTReferenceBackend:
     """``backend="tensorrt-reference"``: TensorRT segments on the CPU reference executor."""
 
     name = "tensorrt-reference"
+    extra_options = EXTRA_OPTIONS
 
     def default_pipeline(self, options: Any) -> str:
         return default_pipeline(options)
@@ -110,6 +116,7 @@ class TensorRTBackend:
     """``backend="tensorrt"``: one TensorRT engine per segment (needs TensorRT and a GPU)."""
 
     name = "tensorrt"
+    extra_options = EXTRA_OPTIONS
 
     def default_pipeline(self, options: Any) -> str:
         return default_pipeline(options)
