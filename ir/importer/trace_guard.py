@@ -51,9 +51,11 @@ def _reads_input_data(value: torch._C.Value) -> bool:
     stack, seen = [value], set[int]()
     while stack:
         v = stack.pop()
-        if id(v) in seen:
+        # v.unique(), not id(v): the Python wrappers of graph values are made on the fly, and a
+        # freed wrapper's id is reused by the next one (a value never visited counted as seen)
+        if v.unique() in seen:
             continue
-        seen.add(id(v))
+        seen.add(v.unique())
         node = v.node()
         kind = node.kind()
         if kind == "prim::Param":

@@ -71,7 +71,17 @@ class DataInt(torch.nn.Module):
         return x * int(x.max())
 
 
-@pytest.mark.parametrize("model", [DataBranch(), DataInt()], ids=["if-sum", "int-max"])
+class DataBranchDeep(torch.nn.Module):
+    """A longer chain to the input: the guard's walk lost it (it keyed graph values by the id()
+    of their short-lived Python wrappers, which are reused), and tracing specialized silently."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if (x.sum() * 2 + 1) > 0:
+            return x * 2
+        return -x
+
+
+@pytest.mark.parametrize("model", [DataBranch(), DataInt(), DataBranchDeep()], ids=["if-sum", "int-max", "if-deep"])
 @pytest.mark.parametrize("frontend", ["torchscript", "auto"])
 def test_data_dependent_python_values_are_refused_with_the_line(model: torch.nn.Module, frontend: str) -> None:
     with pytest.raises(ImportError_) as info:
