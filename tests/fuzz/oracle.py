@@ -184,6 +184,21 @@ def exported(program: Program, example: tuple[torch.Tensor, ...]) -> Any:
         return None
 
 
+#: configurations whose compiled module is also saved, loaded and checked again (the IR
+#: text, the resources and, on cpu, the object code go through the file)
+SAVE_LOAD_CONFIGS = ("ref-ts", "trtref-ex", "cpu-avx512-ex", "cpu-avx2-ts", "cpu-scalar-ex")
+
+
+def _saved_and_loaded(compiled: Any) -> Any:
+    import tempfile
+
+    import ziggurat
+
+    with tempfile.TemporaryDirectory(prefix="ziggurat-fuzz-") as d:
+        compiled.save(f"{d}/m.zg")
+        return ziggurat.load(f"{d}/m.zg")
+
+
 def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],
                threads: int = 1, cache_dir: str | None = None, source: Any = None) -> Outcome:
     """Compile and run ``program`` under ``config`` (from ``source`` when given: the program
@@ -208,21 +223,30 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
     outcome.native = sorted(report.native_ops)
     outcome.fusions = dict(report.pass_stats.get("fuse-post-ops", {}))
     outcome.fusions.update({f"fold-batchnorm:{k}": v for k, v in report.pass_stats.get("fold-batchnorm", {}).items()})
-    for label, (inputs, ref) in refs.items():
+    modules = [("", compiled)]
+    if config.name in SAVE_LOAD_CONFIGS:
         try:
-            with torch.no_grad():
-                out = _call(compiled, inputs, outcome)
-        except Exception as e:
-            return _failure(outcome, e, "call")
-        verdict: Verdict = compare(out, ref)
-        outcome.compared += verdict.compared
-        outcome.masked += verdict.masked
-        outcome.ratio = max(outcome.ratio, verdict.ratio)
-        if not verdict.ok:
-            outcome.kind = "wrong"
-            outcome.reason = f"{verdict.reason} ({label} inputs)"
-            outcome.detail = verdict.detail
+            modules.append((" after save/load", _saved_and_loaded(compiled)))
+        except Exception as e:  # a module's own file must load: never a refusal
+            _failure(outcome, e, "save/load")
+            outcome.kind = "crash"
             return outcome
+    for suffix, module in modules:
+        for label, (inputs, ref) in refs.items():
+            try:
+                with torch.no_grad():
+                    out = _call(module, inputs, outcome)
+            except Exception as e:
+                return _failure(outcome, e, "call" + suffix)
+            verdict: Verdict = compare(out, ref)
+            outcome.compared += verdict.compared
+            outcome.masked += verdict.masked
+            outcome.ratio = max(outcome.ratio, verdict.ratio)
+            if not verdict.ok:
+                outcome.kind = "wrong"
+                outcome.reason = f"{verdict.reason} ({label} inputs{suffix})"
+                outcome.detail = verdict.detail
+                return outcome
     internal = [(op, why) for op, reasons in outcome.fallbacks.items() for why in reasons
                 if any(marker in why for marker in INTERNAL_MARKERS)]
     if internal:  # an internal error turned into a fallback (fallback=True) is still a crash

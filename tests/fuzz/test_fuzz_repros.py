@@ -20,32 +20,7 @@ from tests.fuzz.program import Program
 REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
 
 #: file stem -> why it still fails (strict xfail)
-OPEN: dict[str, str] = {
-    'cpu_cross_entropy_ignored_nan_row':
-        "cross_entropy(reduction='none', ignore_index): an ignored row holding NaN/inf gives NaN (eager 0) (class 8 family)",
-    'cpu_group_norm_inf_weight':
-        'group_norm with an infinite weight gives +-inf where eager gives NaN (then argmin differs)',
-    'cpu_hardshrink_nan':
-        'hardshrink(NaN) gives 0 (eager NaN)',
-    'cpu_hypot_inf_nan':
-        'hypot(inf, nan) gives NaN (eager inf)',
-    'cpu_instance_norm_inf_weight':
-        'instance_norm with an infinite weight gives -inf where eager gives NaN',
-    'cpu_isclose_inf':
-        'isclose(0.25, -inf) is True (eager False: infinities are close only to themselves)',
-    'cpu_lerp_infinite_end':
-        'lerp(start, inf, sigmoid(inf)) gives inf (eager NaN)',
-    'cpu_logcumsumexp_inf':
-        'logcumsumexp over a +inf gives NaN (eager inf)',
-    'cpu_sdpa_nan_scores':
-        'scaled_dot_product_attention whose scores are NaN (NaN query) gives 0 (eager NaN) (class 9 family)',
-    'cpu_softmax_one_element_nonfinite':
-        'softmax over a single element that is inf/NaN gives 1.0 (eager NaN)',
-    'cpu_softshrink_nan':
-        'softshrink(NaN) gives 0 (eager NaN)',
-    'trtref_prelu_inf_weight':
-        'tensorrt-reference prelu with an infinite weight: positive inputs become NaN (eager keeps them)',
-}
+OPEN: dict[str, str] = {}
 
 
 def _params() -> list[object]:
