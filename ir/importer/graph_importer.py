@@ -265,6 +265,8 @@ class GraphImporter:
             return tuple(self._output_structure(v, flat) for v in value)  # pyright: ignore
         if isinstance(value, list):
             return [self._output_structure(v, flat) for v in value]  # pyright: ignore
+        if isinstance(value, dict):
+            return {k: self._output_structure(v, flat) for k, v in value.items()}  # pyright: ignore
         if value is None or isinstance(value, bool | int | float | str):
             return value
         raise ImportError_(f"the graph returns a {type(value).__name__}, which cannot be compiled",
@@ -313,6 +315,15 @@ def _list_construct(imp: GraphImporter, node: torch._C.Node) -> None:
 
 def _tuple_construct(imp: GraphImporter, node: torch._C.Node) -> None:
     imp.values[node.output()] = tuple(imp.values[i] for i in node.inputs())
+
+
+def _dict_construct(imp: GraphImporter, node: torch._C.Node) -> None:
+    """A dict (a scripted module's ``Dict[str, Tensor]`` output) with static keys."""
+    items = [imp.values[i] for i in node.inputs()]
+    keys = items[0::2]
+    if not all(isinstance(k, str | int | bool) for k in keys):
+        raise imp._error(node, "builds a dict whose keys are not constants")  # pyright: ignore[reportPrivateUsage]
+    imp.values[node.output()] = dict(zip(keys, items[1::2], strict=True))
 
 
 def _unpack(imp: GraphImporter, node: torch._C.Node) -> None:
@@ -377,6 +388,7 @@ _HANDLERS = {
     "prim::Constant": _constant,
     "prim::ListConstruct": _list_construct,
     "prim::TupleConstruct": _tuple_construct,
+    "prim::DictConstruct": _dict_construct,
     "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "prim::TupleIndex": _tuple_index,
@@ -402,6 +414,8 @@ def _dynamics(values: Any) -> list[Dynamic]:
         return [values]
     if isinstance(values, list | tuple):
         return [d for v in values for d in _dynamics(v)]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(values, dict):
+        return _dynamics(list(values.values()))  # pyright: ignore[reportUnknownArgumentType]
     return []
 
 

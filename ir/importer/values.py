@@ -42,6 +42,8 @@ def is_static(value: object) -> bool:
         return False
     if isinstance(value, list | tuple):
         return all(is_static(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return all(is_static(v) for v in value.values())  # pyright: ignore[reportUnknownVariableType]
     return True
 
 

@@ -194,3 +194,15 @@ def test_structure_text_of_leaves_and_containers() -> None:
 def test_malformed_structure_text_is_refused(text: str, why: str) -> None:
     with pytest.raises(ZigguratError, match=why):
         parse_tree(text)
+
+
+class ScriptedDict(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"a": x + 1, "b": x.relu()}
+
+
+def test_a_scripted_module_returning_a_dict() -> None:
+    """prim::DictConstruct (it had no import: 'has no operator schema')."""
+    x = torch.randn(5)
+    compiled = ziggurat.compile(torch.jit.script(ScriptedDict()), (x,), backend="cpu")
+    assert_same_tree(compiled(x), ScriptedDict()(x))
