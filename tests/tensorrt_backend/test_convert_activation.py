@@ -66,3 +66,29 @@ def test_hardtanh_becomes_one_clip_layer() -> None:
     assert clip.type.data == ActivationType.kCLIP
     assert clip.alpha.value.data == -0.25 and clip.beta.value.data == 0.75
     assert clip.layer.startswith("aten::hardtanh @ ") and "test_convert_activation.py" in clip.layer
+
+
+#: tiny, denormal, signed-zero, huge and non-finite inputs: the elu family's negative branch
+#: needs expm1's relative precision (exp(x) - 1 keeps none for tiny |x|) and eager's branches
+ELU_X = torch.tensor([-1e-3, -3e-5, -1e-7, -1e-30, -1e-45, -0.0, 0.0, 1e-7, -0.5, -20.0, -88.0, -104.0, -200.0,
+                      float("-inf"), float("inf"), float("nan"), 3.0, 1e30])
+
+ELU_CASES = {
+    "elu": lambda x: F.elu(x),
+    "elu_alpha": lambda x: F.elu(x, 0.3),
+    "elu_scaled": lambda x: torch.ops.aten.elu(x, 1.5, 2.0, 0.5),
+    "elu_alpha_inf": lambda x: F.elu(x, float("inf")),
+    "selu": F.selu,
+    "celu": lambda x: F.celu(x, 0.7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELU_CASES))
+def test_elu_family_keeps_expm1_precision_and_signs(name: str) -> None:
+    """Relative precision near 0 (selu(-1e-3) was 6e-5 off through kSELU's exp(x) - 1), the
+    sign of -0 and NaN/inf exactly as eager."""
+    fn = ELU_CASES[name]
+    out = check_converts(fn, [ELU_X.clone()], rtol=4e-7, atol=0.0).outputs[0]
+    expected = fn(ELU_X.clone())
+    same_sign = torch.signbit(out) == torch.signbit(expected)
+    assert bool((same_sign | expected.isnan()).all()), (out, expected)

@@ -16,12 +16,14 @@ from ziggurat.backends.tensorrt.converters.common import (
     float_input,
     reshape,
     select,
+    unary,
 )
 from ziggurat.backends.tensorrt.registry import converter
-from ziggurat.dialects.trt import ActivationType, ElementWiseOperation
+from ziggurat.dialects.trt import ActivationType, ElementWiseOperation, UnaryOperation
 
 A = ActivationType
 E = ElementWiseOperation
+U = UnaryOperation
 
 
 def float_self(args: ConverterArgs) -> str | None:
@@ -73,32 +75,59 @@ def positive_or(ctx: ConversionContext, x: SSAValue, other: SSAValue, suffix: st
     return select(ctx, positive, x, other, dtype=ctx.dtype(x), suffix=suffix)
 
 
-def _plain_elu(args: ConverterArgs) -> str | None:
-    reason = float_self(args)
-    if reason:
-        return reason
-    if args.get_float("scale") != 1.0 or args.get_float("input_scale") != 1.0:
-        return "kELU models scale = input_scale = 1 only"
-    return None
+def _expm1(ctx: ConversionContext, x: SSAValue) -> SSAValue:
+    """``expm1(x)`` to eager's accuracy from kEXP and kLOG: ``exp(x) - 1`` for ``|x| >= 0.5``
+    (no cancellation there; -1, +inf and NaN at the ends), Kahan's ``(u - 1) * x / log(u)``
+    with ``u = exp(x)`` below, and ``x`` itself where ``u`` rounds to 1.  TensorRT's kELU/kSELU
+    compute ``exp(x) - 1``, which keeps no relative precision for tiny ``|x|`` (selu(-1e-3)
+    was 6e-5 off, then amplified downstream: fuzz program s2_g290)."""
+    dtype = ctx.dtype(x)
+    u = unary(ctx, x, U.kEXP, "exp")
+    u_minus_1 = elementwise(ctx, u, 1.0, E.kSUB, suffix="u - 1")
+    kahan = elementwise(ctx, elementwise(ctx, u_minus_1, x, E.kPROD, suffix="(u - 1) x"),
+                        unary(ctx, u, U.kLOG, "log u"), E.kDIV, suffix="(u - 1) x / log u")
+    near_zero = elementwise(ctx, unary(ctx, x, U.kABS, "|x|"), 0.5, E.kLESS, suffix="|x| < 0.5")
+    result = select(ctx, near_zero, kahan, u_minus_1, dtype=dtype, suffix="expm1")
+    return select(ctx, elementwise(ctx, u, 1.0, E.kEQUAL, suffix="u = 1"), x, result, dtype=dtype, suffix="tiny")
 
 
-@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", validator=_plain_elu)
-def elu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """kELU: ``x >= 0 ? x : alpha * (exp(x) - 1)``.  Eager multiplies ``expm1(x)``, which is never
-    0 for x < 0: with an infinite or NaN alpha every negative input is ``x * alpha`` (exp(x) - 1
-    rounds to 0 near 0, and 0 * inf would be NaN)."""
-    x = _self(ctx, args)
-    alpha = args.get_float("alpha")
-    if math.isfinite(alpha):
-        return activation(ctx, x, A.kELU, alpha=alpha)
+def _elu(ctx: ConversionContext, x: SSAValue, alpha: float, scale: float, input_scale: float) -> SSAValue:
+    """Eager's elu kernel: ``x < 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale``, the
+    coefficients multiplied in float32 as eager's opmath does (-0 and NaN take the second
+    branch: -0 stays -0 even for an infinite alpha)."""
+    f32 = torch.float32
+    negcoef = float(torch.tensor(alpha, dtype=f32) * torch.tensor(scale, dtype=f32))
+    inner = x if input_scale == 1.0 else elementwise(ctx, x, input_scale, E.kPROD, suffix="input_scale")
+    negative = elementwise(ctx, _expm1(ctx, inner), negcoef, E.kPROD, suffix="alpha * scale")
+    positive = x if scale == 1.0 else elementwise(ctx, x, scale, E.kPROD, suffix="scale")
     below = elementwise(ctx, x, 0.0, E.kLESS, suffix="negative")
-    return select(ctx, below, elementwise(ctx, x, alpha, E.kPROD, suffix="alpha"), x, dtype=ctx.dtype(x))
+    return select(ctx, below, negative, positive, dtype=ctx.dtype(x))
+
+
+@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+           validator=float_self)
+def elu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    return _elu(ctx, _self(ctx, args), args.get_float("alpha"), args.get_float("scale"),
+                args.get_float("input_scale"))
 
 
 @converter("aten::selu(Tensor self) -> Tensor", validator=float_self)
 def selu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return activation(ctx, _self(ctx, args), A.kSELU, alpha=1.6732632423543772848170429916717,
-                      beta=1.0507009873554804934193349852946)
+    return _elu(ctx, _self(ctx, args), 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0)
+
+
+def _celu_alpha(args: ConverterArgs) -> str | None:
+    reason = float_self(args)
+    if reason is None and args.get_float("alpha") == 0.0:
+        return "celu with alpha = 0 raises in eager (ZeroDivisionError)"
+    return reason
+
+
+@converter("aten::celu(Tensor self, Scalar alpha=1.0) -> Tensor", validator=_celu_alpha)
+def celu(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """Eager's celu is elu(x, alpha, 1, 1 / alpha)."""
+    alpha = args.get_float("alpha")
+    return _elu(ctx, _self(ctx, args), alpha, 1.0, 1.0 / alpha)
 
 
 def _gelu_mode(args: ConverterArgs) -> str | None:
