@@ -31,6 +31,10 @@ _CONVERSIONS = {
     "tolist": "a Python list",
 }
 
+#: Functions (of ``torch`` and methods of ``torch.Tensor``) that compare tensors' values and
+#: return a Python bool directly from C++, so no conversion method of a tensor sees it.
+_VALUE_PREDICATES = {"allclose": "torch.allclose", "equal": "torch.equal", "is_nonzero": "torch.is_nonzero"}
+
 #: Nodes whose result depends only on the shape/dtype/device of their inputs.
 _SHAPE_ONLY = {"aten::size", "aten::sym_size", "aten::dim", "aten::numel", "aten::sym_numel",
                "prim::shape", "aten::len", "prim::device", "prim::dtype", "prim::layout",
@@ -101,16 +105,36 @@ def _watched(name: str, original: Callable[..., Any], found: list[Specialization
     return convert
 
 
+def _watched_predicate(label: str, original: Callable[..., Any], found: list[Specialization]) -> Callable[..., Any]:
+    def predicate(*args: Any, **kwargs: Any) -> Any:
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        if torch._C._is_tracing() and not found and any(_depends_on_data(t) for t in tensors):  # pyright: ignore[reportPrivateUsage]
+            file, line = _user_frame()
+            found.append(Specialization(f"{label} of tensors computed from the inputs' values becomes a Python bool",
+                                        file, line))
+        return original(*args, **kwargs)
+
+    return predicate
+
+
 @contextmanager
 def watch_conversions() -> Iterator[list[Specialization]]:
-    """While active, data-dependent conversions during tracing are appended to the list."""
+    """While active, data-dependent conversions during tracing are appended to the list:
+    a tensor's conversion methods, and the value predicates that return a Python bool
+    (``torch.allclose``, ``torch.equal``, ``torch.is_nonzero`` and their methods)."""
     found: list[Specialization] = []
     base = torch._C.TensorBase  # pyright: ignore[reportPrivateUsage]
+    functions = {name: getattr(torch, name) for name in _VALUE_PREDICATES}
     for name in _CONVERSIONS:
         setattr(torch.Tensor, name, _watched(name, getattr(base, name), found))
+    for name, label in _VALUE_PREDICATES.items():
+        setattr(torch.Tensor, name, _watched_predicate(label, getattr(base, name), found))
+        setattr(torch, name, _watched_predicate(label, functions[name], found))
     try:
         yield found
     finally:
-        for name in _CONVERSIONS:
+        for name in (*_CONVERSIONS, *_VALUE_PREDICATES):
             if name in torch.Tensor.__dict__:
                 delattr(torch.Tensor, name)
+        for name, function in functions.items():
+            setattr(torch, name, function)

@@ -81,7 +81,24 @@ class DataBranchDeep(torch.nn.Module):
         return -x
 
 
-@pytest.mark.parametrize("model", [DataBranch(), DataInt(), DataBranchDeep()], ids=["if-sum", "int-max", "if-deep"])
+class DataAllclose(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if torch.allclose(x, torch.ones_like(x)) else x * 3
+
+
+class DataEqualMethod(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if x.equal(torch.ones_like(x)) else x * 3
+
+
+class DataIsNonzero(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if torch.is_nonzero(x.sum()) else x * 3
+
+
+@pytest.mark.parametrize("model", [DataBranch(), DataInt(), DataBranchDeep(), DataAllclose(), DataEqualMethod(),
+                                   DataIsNonzero()],
+                         ids=["if-sum", "int-max", "if-deep", "allclose", "equal-method", "is-nonzero"])
 @pytest.mark.parametrize("frontend", ["torchscript", "auto"])
 def test_data_dependent_python_values_are_refused_with_the_line(model: torch.nn.Module, frontend: str) -> None:
     with pytest.raises(ImportError_) as info:
