@@ -80,10 +80,11 @@ def _infer(op: TorchOp) -> Verdict:
 
 #: Results whose shapes torch's meta kernels and its CPU kernels give differently (the
 #: importer types them from a CPU run): ``embedding_bag``'s offset2bag, bag_size and
-#: max_indices, which its backward reads, depend on the mode and the device.
+#: max_indices, which its backward reads, depend on the mode and the device; an eval-mode
+#: ``native_batch_norm``'s saved mean and invstd are empty on the CPU, one per channel on meta.
 DEVICE_DEPENDENT_RESULTS: dict[str, tuple[int, ...]] = {
     "aten::embedding_bag": (1, 2, 3), "aten::_embedding_bag": (1, 2, 3),
-    "aten::_embedding_bag_forward_only": (1, 2, 3),
+    "aten::_embedding_bag_forward_only": (1, 2, 3), "aten::native_batch_norm": (1, 2),
 }
 
 
