@@ -110,7 +110,7 @@ class CompiledModule(torch.nn.Module):
         copied = 0
         out = tensors
         for i, t in enumerate(tensors):
-            if isinstance(t, torch.Tensor) and not t.is_contiguous():
+            if isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_contiguous():
                 if out is tensors:
                     out = list(tensors)
                 out[i] = t.contiguous()

@@ -76,7 +76,10 @@ class ModelCall:
             leaves.append(t)
             return len(leaves) - 1
 
-        self.output = describe(out, add)
+        try:
+            self.output = describe(out, add)
+        except ZigguratError as e:  # an import error: the "auto" frontend tries tracing next
+            raise ImportError_(e.message, op=type(self.model).__name__) from None
         self._output_value, self._output_leaves = out, leaves
         return tuple(leaves)
 

@@ -77,3 +77,15 @@ def test_a_model_reading_storage_keeps_its_layout() -> None:
     reference = ziggurat.compile(Strided(), (x,), backend="reference")
     y = torch.randn(2, 2).t()
     torch.testing.assert_close(reference(y), Strided()(y))  # eager's storage reads, not a copy's
+
+
+class SparseProduct(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.sparse.mm(a, b)
+
+
+def test_a_sparse_input_is_passed_as_it_is() -> None:
+    """A sparse tensor has no strides to copy to (is_contiguous raised on it)."""
+    a, b = torch.randn(3, 4).relu().to_sparse_csr(), torch.randn(4, 2)
+    compiled = ziggurat.compile(SparseProduct(), (a, b), backend="reference")
+    torch.testing.assert_close(compiled(a, b), torch.sparse.mm(a, b))
