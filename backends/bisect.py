@@ -26,12 +26,14 @@ from ziggurat.backends.driver import normalize_inputs
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
+from ziggurat.ir.blob_owner import owning_blobs
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.pipeline import parse_pipeline
+from ziggurat.ir.pipeline import expand_pipeline, parse_pipeline
+from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.signature import call_signature
 from ziggurat.ir.structure import tensor_leaves
 
@@ -137,15 +139,6 @@ def _outputs_error(actual: Sequence[Any], expected: Sequence[Any]) -> float:
     return worst
 
 
-def expand(passes: Sequence[ModulePass]) -> list[ModulePass]:
-    """Pipelines (passes with ``expand()``, like ``graph-opt``) -> their passes."""
-    result: list[ModulePass] = []
-    for p in passes:
-        sub = getattr(p, "expand", None)
-        result += expand(sub()) if sub is not None else [p]
-    return result
-
-
 def bisect_module(module: ModuleOp, inputs: Sequence[Any], passes: Sequence[ModulePass],
                   expected: Sequence[Any] | None = None, tolerance: float = 1e-4,
                   ctx: Context | None = None, func_name: str = "forward") -> BisectResult:
@@ -164,7 +157,7 @@ def bisect_module(module: ModuleOp, inputs: Sequence[Any], passes: Sequence[Modu
             result.divergence = Divergence("import", "func.return", "outputs", None, float("nan"), err,
                                            _summary(expected[0]), _summary(outputs[0]))
             return result
-    for p in expand(passes):
+    for _parents, p in expand_pipeline(passes):
         p.apply(ctx, module)
         module.verify()
         recorded = _record(module, inputs, func_name)
@@ -195,18 +188,19 @@ def bisect_model(model: Any, example_inputs: Any, options: CompileOptions, toler
         with torch.no_grad():
             expected = tensor_leaves(model(*_copies(inputs), **dict(zip(kwargs, _copies(list(kwargs.values()))))))
     backend = get_backend(options.backend)
-    module = import_model(model, inputs, options.frontend, kwargs)
-    signature = call_signature(forward_function(module))
-    tensors = (signature.flat_inputs(inputs, kwargs) if signature is not None
-               else [x for x in inputs if isinstance(x, torch.Tensor)])
-    spec = options.passes if options.passes is not None else backend.default_pipeline(options)
-    passes = [*(parse_pipeline(spec) if spec else []), *extra_passes]
-    result = bisect_module(module, tensors, passes, expected, tolerance)
-    if result.divergence is not None or expected is None:
-        return result
-    executable = backend.build(module, options, CompileReport(backend=options.backend))
-    forward_function(module)
-    native = executable.run(tensors)
+    with owning_blobs(BLOBS.new_owner()):  # the weights are freed on return
+        module = import_model(model, inputs, options.frontend, kwargs)
+        signature = call_signature(forward_function(module))
+        tensors = (signature.flat_inputs(inputs, kwargs) if signature is not None
+                   else [x for x in inputs if isinstance(x, torch.Tensor)])
+        spec = options.passes if options.passes is not None else backend.default_pipeline(options)
+        passes = [*(parse_pipeline(spec) if spec else []), *extra_passes]
+        result = bisect_module(module, tensors, passes, expected, tolerance)
+        if result.divergence is not None or expected is None:
+            return result
+        executable = backend.build(module, options, CompileReport(backend=options.backend))
+        forward_function(module)
+        native = executable.run(tensors)
     err = _outputs_error(native, expected)
     result.stages.append((f"native ({options.backend})", err))
     if err > tolerance:

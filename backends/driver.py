@@ -14,8 +14,11 @@ from ziggurat.backends.compiled_module import CompiledModule, forward_function, 
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
+from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+from ziggurat.ir.resource_refs import referenced_handles
+from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.statistics import Statistics
 
 log = logging.getLogger("ziggurat")
@@ -80,11 +83,17 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions,
 
 def compile_model(model: Any, example_inputs: Any, options: CompileOptions,
                   example_kwargs: dict[str, Any] | None = None) -> CompiledModule:
-    lowered = lower(model, example_inputs, options, example_kwargs)
-    module, backend, report, inputs, ir, start = (
-        lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
-    build_start = time.perf_counter()
-    executable = backend.build(module, options, report)
+    # The weight blobs this compile makes are held by `owner`, which lives as long as the
+    # compiled module's IR: deleting the compiled module frees them.
+    owner = BLOBS.new_owner()
+    with owning_blobs(owner):
+        lowered = lower(model, example_inputs, options, example_kwargs)
+        module, backend, report, inputs, ir, start = (
+            lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
+        build_start = time.perf_counter()
+        executable = backend.build(module, options, report)
+    owner.release_except(referenced_handles(module))  # weights replaced by folded/packed ones
+    keep_blobs_with(module, owner)
     report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))
     report.total_time = time.perf_counter() - start
     log.info("compiled for %s in %.2f s", backend.name, report.total_time)

@@ -18,8 +18,10 @@ from ziggurat.backends.driver import lower
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.dialects.torch import OperatorOp
+from ziggurat.ir.blob_owner import owning_blobs
 from ziggurat.ir.errors import OpReport
 from ziggurat.ir.locations import op_location
+from ziggurat.ir.resources import BLOBS
 
 
 @dataclass
@@ -87,6 +89,7 @@ def report_from(report: CompileReport, module: ModuleOp) -> ExplainReport:
 
 def explain_model(model: Any, example_inputs: Any, options: CompileOptions,
                   example_kwargs: dict[str, Any] | None = None) -> ExplainReport:
-    lowered = lower(model, example_inputs, options, example_kwargs)
-    analyze(lowered.backend, lowered.module, options, lowered.report)
-    return report_from(lowered.report, lowered.module)
+    with owning_blobs(BLOBS.new_owner()):  # the weights are freed on return
+        lowered = lower(model, example_inputs, options, example_kwargs)
+        analyze(lowered.backend, lowered.module, options, lowered.report)
+        return report_from(lowered.report, lowered.module)

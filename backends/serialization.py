@@ -1,13 +1,18 @@
 """``compiled.save(path)`` / ``ziggurat.load(path)``: one file per compiled model.
 
 Layout: ``MAGIC``, an 8-byte little-endian header length, a JSON header (format, versions,
-backend, options, input signature, and for each section its length and sha256), then the
-sections: ``ir`` (the module's MLIR text with its weight blobs) and ``payload`` (the
-backend's executable: object code, or a TensorRT engine).  Loading checks the magic, the
-versions, the header against ``HEADER_SHAPE``, the lengths (truncation) and the hashes
-(corruption) before anything is used, then parses and verifies the IR and rebuilds the
-executable from the payload without recompiling.  Whatever is wrong with a file, loading it
-raises :class:`LoadError` (a forged file with matching hashes included).
+backend, options, input signature, the blob table, and for each section its length and
+sha256), then the sections: ``ir`` (the module's MLIR text, its weights printed as handles
+only), ``payload`` (the backend's executable: object code, or a TensorRT engine) and
+``weights`` (the raw bytes of every weight blob, each distinct blob once; the header's
+``blobs`` table maps each handle to its range, see ``ir/blob_table.py``).  Format 1 files
+(the blobs as hex inside the IR text, twice their size) still load.  Loading checks the
+magic, the versions, the header against ``HEADER_SHAPE``, the lengths (truncation) and the
+hashes (corruption) before anything is used, then parses the IR, gives each weight its
+bytes (checked against its type), verifies the IR and rebuilds the executable from the
+payload without recompiling.  Whatever is wrong with a file, loading it raises
+:class:`LoadError` (a forged file with matching hashes included).  The loaded module's
+weights are freed with it.
 """
 
 from __future__ import annotations
@@ -29,16 +34,20 @@ from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.json_shape import OptionalKey, shape_problem
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
+from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
+from ziggurat.ir.blob_table import BlobTableError, pack_blobs, unpack_blobs
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.mlir_text import check_string_literals
 from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.ssa_order import check_defined_before_use
 from ziggurat.ir.types import UnsupportedTypeError, format_type, parse_type_list
 
 MAGIC = b"ZIGGURAT-MODULE\n"
-FORMAT = 1
-SECTIONS = ("ir", "payload")
+FORMAT = 2
+#: the sections of each format this Ziggurat reads, in file order
+SECTIONS = {1: ("ir", "payload"), 2: ("ir", "payload", "weights")}
 _SCALAR = (bool, int, float, str)
 #: What ``save`` writes into the header (see ``json_shape``).
 HEADER_SHAPE = {
@@ -53,6 +62,7 @@ HEADER_SHAPE = {
     "static_inputs": OptionalKey(dict),
     "input_types": OptionalKey([str]),
     "sections": [{"name": str, "length": int, "sha256": str}],
+    "blobs": OptionalKey([{"handle": str, "offset": int, "length": int}]),
 }
 
 
@@ -88,8 +98,12 @@ def save(compiled: CompiledModule, path: Path) -> None:
         raise ZigguratError(f"the {compiled.report.backend} backend cannot save its executables",
                             op="save")
     payload: bytes = serialize()
-    ir_text = print_module(compiled.module_ir, elide=False).encode()
-    sections = {"ir": ir_text, "payload": payload}
+    try:
+        blobs, weights = pack_blobs(compiled.module_ir)
+    except BlobTableError as e:
+        raise ZigguratError(f"cannot save the module's weights: {e}", op="save") from None
+    ir_text = print_module(compiled.module_ir, elide=True).encode()
+    sections = {"ir": ir_text, "payload": payload, "weights": weights}
     header = {
         "format": FORMAT,
         "versions": versions(),
@@ -97,6 +111,7 @@ def save(compiled: CompiledModule, path: Path) -> None:
         "options": _options_json(compiled.options),
         "static_inputs": {str(k): v for k, v in compiled._static_inputs.items()},  # pyright: ignore
         "input_types": [format_type(t) for t in compiled._input_types],  # pyright: ignore
+        "blobs": blobs,
         "sections": [
             {"name": name, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             for name, data in sections.items()
@@ -125,9 +140,9 @@ def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
         header = json.loads(data[start:start + length])
     except (ValueError, RecursionError):  # JSON, UTF-8, too many digits, too deeply nested
         raise LoadError(f"{path} is corrupt (unreadable header)", op="load") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(header, dict) or type(header.get("format")) is not int or header["format"] not in SECTIONS:
         raise LoadError(f"{path} has format {header.get('format') if isinstance(header, dict) else '?'}; "
-                        f"this Ziggurat reads format {FORMAT}", op="load")
+                        f"this Ziggurat reads formats {', '.join(map(str, SECTIONS))}", op="load")
     return header, start + length
 
 
@@ -152,10 +167,13 @@ def _check_header(header: dict[str, Any], path: Path) -> None:
             problem = "header.options.extra holds a value that is not a scalar"
         elif not all(k.isdigit() for k in header.get("static_inputs", {})):
             problem = "header.static_inputs has a key that is not an input index"
-        elif sorted(s["name"] for s in header["sections"]) != sorted(SECTIONS):
-            problem = f"header.sections names {[s['name'] for s in header['sections']]}, not {list(SECTIONS)}"
+        elif [s["name"] for s in header["sections"]] != list(SECTIONS[header["format"]]):
+            problem = (f"header.sections names {[s['name'] for s in header['sections']]}, "
+                       f"not {list(SECTIONS[header['format']])}")
         elif any(s["length"] < 0 for s in header["sections"]):
             problem = "header.sections has a negative length"
+        elif header["format"] >= 2 and "blobs" not in header:
+            problem = "header lacks 'blobs'"
     if problem is not None:
         raise LoadError(f"{path} is corrupt ({problem})", op="load")
 
@@ -183,12 +201,20 @@ def _first_line(e: BaseException) -> str:
     return lines[0] if lines else type(e).__name__
 
 
-def _module(ir: bytes, path: Path) -> ModuleOp:
-    """The saved IR, parsed and verified."""
+def _module(ir: bytes, path: Path, blobs: tuple[list[dict[str, Any]], bytes] | None) -> ModuleOp:
+    """The saved IR, parsed, given its weights (``blobs``: the table and the weights section
+    of a format 2 file; format 1 carries them in the text) and verified. The module holds
+    its weights: they are freed with it."""
+    owner = BLOBS.new_owner()
     try:
         text = ir.decode()
         check_string_literals(text, f"{path}:ir")
-        module = Parser(make_context(), text).parse_module()
+        with owning_blobs(owner), BLOBS.parsing() as declared:
+            module = Parser(make_context(), text).parse_module()
+        if blobs is not None:
+            unpack_blobs(module, declared, *blobs)
+        elif declared:
+            raise BlobTableError(f"the IR uses dense_resource<{sorted(declared)[0]}>, whose data it lacks")
         check_defined_before_use(module)
         module.verify()
     except UnicodeDecodeError:
@@ -196,11 +222,14 @@ def _module(ir: bytes, path: Path) -> ModuleOp:
     except ParseError as e:
         raise LoadError(f"{path} is corrupt (its IR does not parse: {e.span.get_location()}: {e.msg})",
                         op="load") from None
+    except BlobTableError as e:
+        raise LoadError(f"{path} is corrupt ({e})", op="load") from None
     except DiagnosticException as e:
         raise LoadError(f"{path} is corrupt (its IR does not verify: {_first_line(e)})", op="load") from None
     except Exception as e:  # noqa: BLE001 - xDSL's parser on text it was never meant to read
         raise LoadError(f"{path} is corrupt (its IR cannot be read: {type(e).__name__}: {_first_line(e)})",
                         op="load") from None
+    keep_blobs_with(module, owner)
     return module
 
 
@@ -215,7 +244,8 @@ def load(path: str | Path) -> CompiledModule:
     _check_versions(header, path)
     _check_header(header, path)
     sections = _sections(data, offset, header, path)
-    module = _module(sections["ir"], path)
+    blobs = (header["blobs"], sections["weights"]) if "weights" in sections else None
+    module = _module(sections["ir"], path, blobs)
     options_json = header.get("options", {})
     backend_name = header["backend"]
     options = CompileOptions(

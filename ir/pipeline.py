@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from xdsl.context import Context
@@ -35,6 +35,17 @@ def print_module(module: ModuleOp, *, elide: bool = True) -> str:
         printer.print_op(module)
         printer.print_metadata(make_context().loaded_dialects)
     return out.getvalue()
+
+
+def expand_pipeline(passes: Sequence[ModulePass], parents: tuple[ModulePass, ...] = ()
+                    ) -> list[tuple[tuple[ModulePass, ...], ModulePass]]:
+    """Pipelines (passes with ``expand()``, like ``graph-opt``) -> the passes they run, each
+    with the pipelines it belongs to (outermost first)."""
+    result: list[tuple[tuple[ModulePass, ...], ModulePass]] = []
+    for p in passes:
+        sub = getattr(p, "expand", None)
+        result += expand_pipeline(sub(), (*parents, p)) if sub is not None else [(parents, p)]
+    return result
 
 
 def parse_pipeline(spec: str) -> list[ModulePass]:

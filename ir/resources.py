@@ -6,13 +6,22 @@ subclass that stores them as torch tensors and produces MLIR's blob text
 (``"0x" + 4-byte alignment + raw bytes``) only when a module is printed, and
 decodes parsed blobs lazily.  ``elided_resources()`` prints handles without
 data (``--elide-resources``), which keeps dumps of big models readable.
+
+A blob lives while a :class:`~ziggurat.ir.blob_owner.BlobOwner` holds its handle (see
+``blob_owner``): a compiled module's blobs are freed with it.  Handles are named after
+the tensor's name (a parameter's name), never after a process-wide counter: a tensor
+with the same bytes as a live blob of that name *is* that blob (a recompile shares it and
+names it the same); a tensor of other bytes takes the plain name when it is free, else the
+name plus a digest of its bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import struct
+import threading
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -21,14 +30,46 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import Builtin, DenseResourceAttr, TensorType
 from xdsl.ir import Attribute
 
+from ziggurat.ir.blob_owner import BlobOwner, current_owner
 from ziggurat.ir.types import dtype_of, shape_of
 
 _BLOB_ALIGNMENT = 64
 
 
+def tensor_bytes(tensor: torch.Tensor) -> np.ndarray | None:
+    """The bytes of a contiguous CPU tensor as a uint8 array (no copy); ``None`` for a
+    tensor without a plain byte image (quantized)."""
+    try:
+        return tensor.reshape(-1).view(torch.uint8).numpy()
+    except (RuntimeError, TypeError):
+        return None
+
+
 def _blob_text(tensor: torch.Tensor) -> str:
-    data = tensor.contiguous().view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
-    return "0x" + struct.pack("<I", _BLOB_ALIGNMENT).hex() + data.hex()
+    data = tensor_bytes(tensor.contiguous()) if tensor.numel() else None
+    return "0x" + struct.pack("<I", _BLOB_ALIGNMENT).hex() + (data.tobytes().hex() if data is not None else "")
+
+
+def _same_blob(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    x, y = tensor_bytes(a), tensor_bytes(b)
+    return x is not None and y is not None and bool(np.array_equal(x, y))
+
+
+def _digest(tensor: torch.Tensor) -> str | None:
+    data = tensor_bytes(tensor)
+    if data is None:
+        return None
+    h = hashlib.blake2b(digest_size=6)
+    h.update(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+    h.update(data.data)
+    return h.hexdigest()
+
+
+def _sanitize(key: str) -> str:
+    key = re.sub(r"[^A-Za-z0-9_.]", "_", key) or "blob"
+    return "_" + key if key[0].isdigit() else key
 
 
 class TensorBlobStore(OpAsmDialectInterface):
@@ -41,29 +82,76 @@ class TensorBlobStore(OpAsmDialectInterface):
         # Handles of the module being parsed -> the keys they were given (a parsed handle
         # that names an existing blob is renamed, consistently, until its data is parsed).
         self._pending: dict[str, str] = {}
+        #: handle -> how many owners hold it
+        self._refs: dict[str, int] = {}
+        #: name -> the handles ``add_tensor`` gave other bytes under that name
+        self._variants: dict[str, set[str]] = {}
+        self._lock = threading.RLock()
         self.elide = False
+        #: holds the blobs made outside any compile, for the life of the process
+        self.process_owner = self.new_owner()
+
+    # -- ownership (see blob_owner) ---------------------------------------------------
+    def new_owner(self) -> BlobOwner:
+        return BlobOwner(self._acquire, self.release)
+
+    def _owner(self) -> BlobOwner:
+        return current_owner() or self.process_owner
+
+    def _acquire(self, handle: str) -> None:
+        with self._lock:
+            self._refs[handle] = self._refs.get(handle, 0) + 1
+
+    def release(self, handles: Iterable[str]) -> None:
+        """One owner lets go of ``handles``; a blob no owner holds is dropped."""
+        with self._lock:
+            dropped: set[str] = set()
+            for handle in handles:
+                n = self._refs.get(handle, 0) - 1
+                if n > 0:
+                    self._refs[handle] = n
+                    continue
+                self._refs.pop(handle, None)
+                self._tensors.pop(handle, None)
+                self._parsed.pop(handle, None)
+                dropped.add(handle)
+            if dropped and self._pending:
+                self._pending = {k: v for k, v in self._pending.items() if v not in dropped}
+            if dropped and self._variants:
+                for base in list(self._variants):
+                    self._variants[base] -= dropped
+                    if not self._variants[base]:
+                        del self._variants[base]
+
+    def live_handles(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._tensors) | frozenset(self._parsed)
 
     # -- OpAsmDialectInterface (called by the parser) -------------------------------
     def declare_resource(self, key: str) -> str:
-        if key in self._pending:
-            return self._pending[key]
-        unique = self._unique(key)
-        self._parsed[unique] = ""
-        self._pending[key] = unique
-        return unique
+        with self._lock:
+            unique = self._pending.get(key)
+            if unique is None:
+                unique = self._numbered(_sanitize(key))
+                self._parsed[unique] = ""
+                self._pending[key] = unique
+            self._owner().hold(unique)
+            return unique
 
     def parse_resource(self, key: str, val: str) -> None:
         if not val.startswith("0x"):
             raise ValueError(f"blob must be a hex string, got: {val[:20]}")
-        if key not in self._parsed and key not in self._tensors:
-            raise KeyError(f"resource {key} was not declared")
-        self._tensors.pop(key, None)
-        self._parsed[key] = val
-        self._pending = {k: v for k, v in self._pending.items() if v != key}
+        with self._lock:
+            if key not in self._parsed and key not in self._tensors:
+                raise KeyError(f"resource {key} was not declared")
+            self._tensors.pop(key, None)
+            self._parsed[key] = val
+            self._pending = {k: v for k, v in self._pending.items() if v != key}
 
     def lookup(self, key: str) -> str | None:
-        if key in self._tensors:
-            return _blob_text(self._tensors[key])
+        tensor = self._tensors.get(key)
+        if tensor is not None:
+            return _blob_text(tensor)
         return self._parsed.get(key) or None
 
     def build_resources(self, keys: Iterable[str]) -> dict[str, str]:
@@ -76,43 +164,86 @@ class TensorBlobStore(OpAsmDialectInterface):
                 result[key] = text
         return result
 
+    @contextlib.contextmanager
+    def parsing(self) -> Iterator[dict[str, str]]:
+        """Parse one module within this context: it yields, once the context ends, the
+        handles the module declared (its text's handle -> the handle in this store) whose
+        data did not come with the text, and the renames stay local to that module."""
+        with self._lock:
+            saved, self._pending = self._pending, {}
+        declared: dict[str, str] = {}
+        try:
+            yield declared
+        finally:
+            with self._lock:
+                declared.update(self._pending)
+                self._pending = saved
+
     # -- tensors ----------------------------------------------------------------
-    def _unique(self, key: str) -> str:
-        key = re.sub(r"[^A-Za-z0-9_.]", "_", key) or "blob"
-        if key[0].isdigit():
-            key = "_" + key
-        if key not in self._tensors and key not in self._parsed and key not in self._pending.values():
+    def _taken(self, key: str) -> bool:
+        return key in self._tensors or key in self._parsed or key in self._refs
+
+    def _numbered(self, key: str) -> str:
+        if not self._taken(key):
             return key
         n = 0
-        while f"{key}_{n}" in self._tensors or f"{key}_{n}" in self._parsed or f"{key}_{n}" in self._pending.values():
+        while self._taken(f"{key}_{n}"):
             n += 1
         return f"{key}_{n}"
 
+    def _is(self, key: str, tensor: torch.Tensor) -> bool:
+        existing = self._tensors.get(key)
+        return existing is not None and _same_blob(existing, tensor)
+
     def add_tensor(self, key: str, tensor: torch.Tensor) -> str:
-        key = self._unique(key)
-        self._tensors[key] = tensor.detach().to("cpu").contiguous().clone()
-        return key
+        """Store a copy of ``tensor`` (held by the current owner); returns its handle. A live
+        blob of ``key`` (or of a variant of it) with the same bytes is shared; otherwise the
+        handle is ``key``, or, when a blob of other bytes has that name, ``key`` and a digest
+        of the bytes."""
+        data = tensor.detach().to("cpu").contiguous()
+        with self._lock:
+            base = _sanitize(key)
+            name = next((n for n in (base, *sorted(self._variants.get(base, ()))) if self._is(n, data)), None)
+            if name is None:
+                name = base
+                if self._taken(base):
+                    digest = _digest(data)
+                    name = self._numbered(f"{base}_{digest}" if digest is not None else base)
+                    self._variants.setdefault(base, set()).add(name)
+                self._tensors[name] = data.clone()
+            self._owner().hold(name)
+            return name
+
+    def provide(self, key: str, tensor: torch.Tensor) -> None:
+        """The data of ``key``, declared by a parse whose text did not carry it."""
+        with self._lock:
+            if self._parsed.get(key) != "" or key in self._tensors:
+                raise KeyError(f"resource {key} is not awaiting data")
+            del self._parsed[key]
+            self._tensors[key] = tensor
 
     def tensor(self, key: str, ty: TensorType[Attribute]) -> torch.Tensor:
-        if key in self._tensors:
-            return self._tensors[key]
-        text = self._parsed.get(key)
-        if not text:
-            raise KeyError(f"dense_resource<{key}> has no data (elided or never declared)")
-        raw = bytes.fromhex(text[2:])[4:]
-        dtype = dtype_of(ty)
-        shape = shape_of(ty)
-        np_bytes = np.frombuffer(raw, dtype=np.uint8).copy()
-        flat = torch.from_numpy(np_bytes).view(dtype) if np_bytes.size else torch.empty(0, dtype=dtype)
-        expected = int(np.prod(shape)) if shape else 1
-        if flat.numel() != expected:
-            raise ValueError(
-                f"dense_resource<{key}> holds {flat.numel()} elements, its type {ty} needs {expected}"
-            )
-        result = flat.reshape(shape)
-        self._tensors[key] = result
-        del self._parsed[key]
-        return result
+        with self._lock:
+            if key in self._tensors:
+                return self._tensors[key]
+            text = self._parsed.get(key)
+            if not text:
+                raise KeyError(f"dense_resource<{key}> has no data (elided, never declared, "
+                               "or released with the module that held it)")
+            raw = bytes.fromhex(text[2:])[4:]
+            dtype = dtype_of(ty)
+            shape = shape_of(ty)
+            np_bytes = np.frombuffer(raw, dtype=np.uint8).copy()
+            flat = torch.from_numpy(np_bytes).view(dtype) if np_bytes.size else torch.empty(0, dtype=dtype)
+            expected = int(np.prod(shape)) if shape else 1
+            if flat.numel() != expected:
+                raise ValueError(
+                    f"dense_resource<{key}> holds {flat.numel()} elements, its type {ty} needs {expected}"
+                )
+            result = flat.reshape(shape)
+            self._tensors[key] = result
+            del self._parsed[key]
+            return result
 
 
 def _install() -> TensorBlobStore:

@@ -113,7 +113,7 @@ def test_corrupt_payloads(tmp_path: Path) -> None:
         payload.replace(b"forward_trt_1", b"forward_trt_7"): r"names segments .*forward_trt_7.*the saved IR has",
     }
     for bad, message in cases.items():
-        _write(path, dict(header), {"ir": sections["ir"], "payload": bad})
+        _write(path, dict(header), {**sections, "payload": bad})
         with pytest.raises(PayloadError, match=message):
             ziggurat.load(path)
     with pytest.raises(LoadError):  # one error type for every bad file
