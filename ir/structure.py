@@ -174,7 +174,7 @@ class _Describer:
     def _mapping(self, value: dict[Any, Any], path: str) -> tuple[tuple[Node, ...], tuple[Any, ...]]:
         keys = tuple(value)
         for k in keys:
-            if not isinstance(k, str | int | bool | type(None)) or isinstance(k, float):
+            if not isinstance(k, str | int | bool | type(None)):
                 raise self.error(path, f"has the key {k!r}; keys must be strings, integers, booleans or None")
         return tuple(self.node(value[k], f"{path}[{k!r}]") for k in keys), keys
 

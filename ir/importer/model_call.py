@@ -59,6 +59,7 @@ class ModelCall:
         self._output_value: Any = None
         self._output_leaves: list[torch.Tensor] = []
         self._held: dict[str, Any] = {}
+        self._own_forward: Any = None
 
     def _add_input(self, tensor: torch.Tensor) -> int:
         self.tensors.append(tensor.detach().clone())
@@ -86,31 +87,36 @@ class ModelCall:
     @contextmanager
     def _original_forward(self) -> Iterator[None]:
         model = self.model
-        patched = model.__dict__.pop("forward")
+        patched = self._swap_forward(self._own_forward)
         model.__dict__.update(self._held)
         try:
             yield
         finally:
             model.__dict__.update({name: type(hooks)() for name, hooks in self._held.items()})
-            model.__dict__["forward"] = patched
+            self._swap_forward(patched)
+
+    def _swap_forward(self, forward: Any) -> Any:
+        """Set the instance's ``forward`` (None: the class's); return the one it had."""
+        before = self.model.__dict__.pop("forward", None)
+        if forward is not None:
+            self.model.__dict__["forward"] = forward
+        return before
 
     @contextmanager
     def flat(self) -> Iterator[torch.nn.Module]:
         """The model taking the flat tensors, while the frontend runs it. Its own hooks are
-        held back from the flat call and run around the real one."""
+        held back from the flat call and run around the real one; a ``forward`` set on the
+        instance (as accelerate's hooks do) is the one the real call runs."""
         model = self.model
-        if "forward" in model.__dict__:
-            raise ImportError_("the model's forward is an attribute of the instance; compile a module "
-                               "whose forward is a method of its class", op=type(model).__name__)
         self._held = {name: model.__dict__[name] for name in _HOOKS if name in model.__dict__}
         model.__dict__.update({name: type(hooks)() for name, hooks in self._held.items()})
-        model.__dict__["forward"] = self._flat_forward
+        self._own_forward = self._swap_forward(self._flat_forward)
         try:
             yield model
         finally:
-            model.__dict__.pop("forward", None)
+            self._swap_forward(self._own_forward)
             model.__dict__.update(self._held)
-            self._held = {}
+            self._held, self._own_forward = {}, None
 
     def finish(self, module: ModuleOp, fn: Any) -> ModuleOp:
         """Record the call signature and the output structure on the imported ``fn``."""

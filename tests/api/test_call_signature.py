@@ -123,6 +123,18 @@ def test_the_models_own_hooks_see_its_real_arguments() -> None:
     assert "forward" not in model.__dict__
 
 
+def test_a_forward_set_on_the_instance_is_the_one_that_runs() -> None:
+    """As accelerate's hooks do: ``model.forward = wrapper`` (it was refused)."""
+    model = Hooked()
+    original = model.forward
+    model.forward = lambda x, scale: original(x, scale) + 1  # type: ignore[method-assign]
+    x, s = torch.randn(3), torch.randn(3)
+    for frontend in FRONTENDS:
+        compiled = ziggurat.compile(model, (x, s), backend="reference", frontend=frontend)
+        torch.testing.assert_close(compiled(x, scale=s), x * s + 1)
+    assert model.__dict__["forward"] is not original and model(x, s).equal(x * s + 1)
+
+
 def test_keywords_survive_save_and_load(tmp_path: Path) -> None:
     compiled = _compiled(X, backend="cpu", bias=B)
     compiled.save(tmp_path / "m.zig")
