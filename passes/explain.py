@@ -1,5 +1,6 @@
-"""``explain{backend=cpu}``: print ``ziggurat.explain``'s report for the module (to stderr)
-and leave the module as it is: ``ziggurat-opt model.pt -p explain``."""
+"""``explain{backend=cpu}``: print ``ziggurat.explain``'s report for the module on stdout
+and leave the module as it is: ``ziggurat-opt model.pt -p explain`` prints the report
+instead of the IR."""
 
 from __future__ import annotations
 
@@ -34,4 +35,4 @@ class ExplainPass(ModulePass):
         run_pipeline(module, parse_pipeline(spec) if spec else [], stats=stats)
         report.add_pass_stats(stats)
         analyze(backend, module, options, report)
-        print(report_from(report, module).format(), file=sys.stderr)
+        print(report_from(report, module).format(), file=sys.stdout)

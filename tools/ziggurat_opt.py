@@ -17,10 +17,13 @@ import inspect
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import IO, cast
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.frontend import Frontend
@@ -28,9 +31,11 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.mlir_text import check_string_literals
+from ziggurat.ir.pipeline import expand_pipeline
 from ziggurat.ir.resources import elided_resources
 from ziggurat.ir.ssa_order import check_defined_before_use
 from ziggurat.ir.statistics import collect
+from ziggurat.tools.pass_timing import PassTimes
 from ziggurat.tools.stages import available_stages
 
 
@@ -76,6 +81,31 @@ class ZigguratOptMain(xDSLOptMain):
             if stage.target is not None:
                 self.args.target = stage.target
         super().setup_pipeline()
+        self._expanded = expand_pipeline(self.pipeline.passes)
+        self._times: PassTimes | None = None
+        self._ran = 0
+        self._started = 0.0
+        if self.args.print_between_passes or self.args.time_passes:
+            # Pipelines (graph-opt) run as their passes: the IR and the time after each.
+            self.pipeline = PassPipeline(tuple(p for _, p in self._expanded), self._between_passes)
+
+    def _between_passes(self, previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None) -> None:
+        """Called before the first pass, between passes and after the last (see ``PassPipeline``)."""
+        now = time.perf_counter()
+        if previous is not None:
+            if self._times is not None:
+                self._times.record(self._ran, now - self._started)
+            self._ran += 1
+        if not self.args.disable_verify:
+            module.verify()
+            if self._times is not None:
+                self._times.record_verifier(time.perf_counter() - now)
+        if previous is not None and next_ is not None and self.args.print_between_passes:
+            parents, p = self._expanded[self._ran - 1]
+            print(f"IR after {'/'.join([*(q.name for q in parents), p.name])}:")
+            Printer(stream=sys.stdout).print_op(module)
+            print("\n\n\n")
+        self._started = time.perf_counter()
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         """The input (a file; stdin when there is none or it is ``-``) and the name of the
@@ -121,10 +151,14 @@ class ZigguratOptMain(xDSLOptMain):
         if self.args.bisect:
             self._bisect(prog)
             return
+        self._ran = 0
+        self._times = PassTimes(self._expanded) if self.args.time_passes else None
         with collect() as stats:
             super().apply_passes(prog)
         if self.args.pass_statistics and stats.counters:
             print(stats.format(), file=sys.stderr)
+        if self._times is not None:
+            print(self._times.format(), file=sys.stderr)
 
     def _bisect(self, prog: ModuleOp) -> None:
         from ziggurat.backends.bisect import bisect_module
@@ -139,6 +173,10 @@ class ZigguratOptMain(xDSLOptMain):
         raise SystemExit(0 if result.ok else 1)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
+        from ziggurat.passes.explain import ExplainPass
+
+        if any(isinstance(p, ExplainPass) for p in self.pipeline.passes):
+            return ""  # the pipeline's output is explain's report, printed by the pass
         # Frontends build ops without parsing, so the builtin dialect (which owns the
         # weight blobs printed after the module) may not be loaded yet.
         if "builtin" not in {d.name for d in self.ctx.loaded_dialects}:
