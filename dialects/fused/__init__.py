@@ -188,6 +188,14 @@ class FusedOp(IRDLOperation):
 _OPTIONS = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
 
+#: conv2d's and linear's syntax: input, weight, the optional bias and binary operand, types
+_INPUT_WEIGHT_FORMAT = (
+    "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
+    "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+    "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
+)
+
+
 @irdl_op_definition
 class Conv2dOp(FusedOp):
     """conv2d (NCHW, groups, stride/padding/dilation) + post-ops."""
@@ -207,12 +215,7 @@ class Conv2dOp(FusedOp):
 
     traits = traits_def(Pure())
     irdl_options = _OPTIONS
-    assembly_format = (
-        "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
-        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
-        "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
-    )
-
+    assembly_format = _INPUT_WEIGHT_FORMAT
 
 
 @irdl_op_definition
@@ -230,12 +233,7 @@ class LinearOp(FusedOp):
 
     traits = traits_def(Pure())
     irdl_options = _OPTIONS
-    assembly_format = (
-        "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
-        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
-        "`:` `(` type($input) `,` type($weight) `)` `->` type($result)"
-    )
-
+    assembly_format = _INPUT_WEIGHT_FORMAT
 
 
 @irdl_op_definition
