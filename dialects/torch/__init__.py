@@ -7,6 +7,7 @@ from functools import cache
 from xdsl.ir import Dialect
 
 from ziggurat.dialects.torch.aten_ops import ATEN_OPS
+from ziggurat.dialects.torch.control_flow import LoopOp, LoopYieldOp
 from ziggurat.dialects.torch.ops_base import (
     AtenOp,
     BoundArguments,
@@ -15,7 +16,7 @@ from ziggurat.dialects.torch.ops_base import (
     TorchOp,
 )
 
-Torch = Dialect("torch", [*ATEN_OPS, OperatorOp, LiteralOp], [])
+Torch = Dialect("torch", [*ATEN_OPS, OperatorOp, LiteralOp, LoopOp, LoopYieldOp], [])
 
 
 @cache
@@ -34,6 +35,8 @@ __all__ = [
     "AtenOp",
     "BoundArguments",
     "LiteralOp",
+    "LoopOp",
+    "LoopYieldOp",
     "OperatorOp",
     "Torch",
     "TorchOp",
