@@ -32,7 +32,8 @@ def compile(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
       passes:    pass pipeline override, e.g. ``"graph-opt"`` (default: the backend's).
       prepack:   prepack constant weights into blocked layouts (default True).
       isa:       "auto" | "avx512" | "avx2" | "scalar" (CPU backend).
-      threads:   native worker threads (default: all available cores).
+      threads:   native worker threads (default: torch.get_num_threads() at each call,
+                 at most the available cores).
       fallback:  run ops the backend cannot take through torch (default True); with
                  False, compile raises one error listing all of them.
       cache_dir: object-code cache directory (default ~/.cache/ziggurat).

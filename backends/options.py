@@ -23,7 +23,8 @@ class CompileOptions:
     prepack: bool = True
     #: "auto" | "avx512" | "avx2" | "scalar" (CPU backend).
     isa: str = "auto"
-    #: Worker threads of native code; None = all available cores.
+    #: Worker threads of native code; None = ``torch.get_num_threads()`` at each call (code
+    #: planned for all available cores).
     threads: int | None = None
     #: Run ops a backend cannot take through torch instead of failing.
     fallback: bool = True

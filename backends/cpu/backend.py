@@ -142,7 +142,7 @@ class CpuBackend:
         cache = ObjectCache(options.cache_dir) if options.cache_dir is not None else default_object_cache()
         library = compile_ir(llvm_module, isa, cache=cache)
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
-        return CpuExecutable(fn, abi, library, ir, cache)
+        return CpuExecutable(fn, abi, library, ir, cache, follow_torch_threads=options.threads is None)
 
     def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> CpuExecutable:
         """An executable from ``CpuExecutable.serialize()`` output and its loop-level module."""
@@ -156,7 +156,8 @@ class CpuBackend:
         plan = plan_memory(fn)
         abi = describe(fn, plan, code.isa, int(threads_attr.value.data))
         library = code.load([s.function for s in abi.segments if s.kind == "native"])
-        return CpuExecutable(fn, abi, library, {"loop": print_module(module)})
+        return CpuExecutable(fn, abi, library, {"loop": print_module(module)},
+                             follow_torch_threads=options.threads is None)
 
     @staticmethod
     def _report(fn: func.FuncOp, report: CompileReport, arena: int, unplanned: int, abi: object,

@@ -5,6 +5,12 @@ dtype, device, contiguity); outputs are fresh tensors; weights, the arena and th
 workspace are allocated once per compiled module.  After each native call the status
 word is checked: a kernel that met an out-of-range index (embedding ids, gather
 indices) reports its site, raised here as an :class:`InputError` naming the op.
+
+Threads: a module compiled without ``threads=`` sets the native code's thread limit to
+``torch.get_num_threads()`` before every call (as eager and Inductor follow it), so a
+process that called ``torch.set_num_threads(1)`` runs its parallel loops on one thread;
+the code is planned for every core, which caps the count.  An explicit ``threads=N`` fixes
+the count at compile time.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.module import ForwardAbi
 from ziggurat.backends.cpu.jit import JitLibrary
+from ziggurat.backends.cpu.threads import TEAM_PTR_FN, THREADS_PTR_FN
 from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.dialects import loop
@@ -63,7 +70,7 @@ class CpuExecutable:
     device = "cpu"
 
     def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: dict[str, str],
-                 cache: Any = None) -> None:
+                 cache: Any = None, follow_torch_threads: bool = False) -> None:
         self._cache = cache
         self.fn = fn
         self.abi = abi
@@ -104,6 +111,16 @@ class CpuExecutable:
         #: their storage, so they must start there
         self._storage_inputs = [int(a.value.data) for a in storage.data  # pyright: ignore
                                 ] if isinstance(storage, ArrayAttr) else []
+        # The native code's run-time thread limit and the team its last parallel region ran
+        # with (threads.py); absent when the code has no parallel region.
+        self._thread_limit: ctypes.c_int32 | None = None
+        self._team: ctypes.c_int32 | None = None
+        if library.has_function(THREADS_PTR_FN) and library.has_function(TEAM_PTR_FN):
+            ptr_fn = [library.ctypes_function(f, ctypes.c_void_p, []) for f in (THREADS_PTR_FN, TEAM_PTR_FN)]
+            self._thread_limit = ctypes.c_int32.from_address(ptr_fn[0]())
+            self._team = ctypes.c_int32.from_address(ptr_fn[1]())
+        #: set the limit to ``torch.get_num_threads()`` at every call (compiled without ``threads=``)
+        self.follow_torch_threads = follow_torch_threads
         self._profile: Any = None
         if abi.profile:
             from ziggurat.backends.cpu.profile import NativeProfile
@@ -121,6 +138,14 @@ class CpuExecutable:
         if reset:
             self._profile.reset()
         return table
+
+    @property
+    def threads_used(self) -> int | None:
+        """The team size (``omp_get_num_threads()``) the last parallel region of the native code
+        ran with; None when the code has no parallel region or none has run yet."""
+        if self._team is None or self._team.value <= 0:
+            return None
+        return int(self._team.value)
 
     def reset_profile(self) -> None:
         if self._profile is not None:
@@ -201,6 +226,9 @@ class CpuExecutable:
 
     def _run(self, inputs: list[torch.Tensor]) -> list[Any]:
         args = self._args
+        limit = self._thread_limit
+        if limit is not None and self.follow_torch_threads:
+            limit.value = torch.get_num_threads()
         fresh = [torch.empty(shape, dtype=dtype) for _v, _slot, shape, dtype in self._fresh]
         for (_v, slot, _shape, _dtype), t in zip(self._fresh, fresh):
             args[slot] = t.data_ptr()

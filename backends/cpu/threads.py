@@ -12,6 +12,16 @@ its symbols visible to the JIT with ``load_library_permanently``.  Sharing
 torch's runtime means a kernel's team reuses the same thread pool as
 ``torch.matmul``; calls from inside another OpenMP region get a team of one
 (nested parallelism is off by default) and stay correct.
+
+The team size is decided at run time.  Code generation fixes, per parallel
+loop, the most threads the loop's split was planned for (``num_threads``); each
+module holds an ``i32`` thread limit (:data:`THREADS_PTR_FN` returns its
+address), which the runtime sets before a call (``torch.get_num_threads()``
+when the compile left ``threads`` unset): the team is the smaller of the two,
+and a limit of 0 leaves the planned count.  Thread 0 of each region records
+the team it ran with (``omp_get_num_threads()``; :data:`TEAM_PTR_FN`), so the
+count actually used can be read back.  Every split is balanced over the team
+the region really got, so any team size gives the same result.
 """
 
 from __future__ import annotations
@@ -39,6 +49,13 @@ indices ``[begin, end)`` (i64 values) on thread ``thread_id`` (i64); the
 inside the outlined function."""
 
 _SYSTEM_GOMP = ("/usr/lib/x86_64-linux-gnu/libgomp.so.1", "/usr/lib64/libgomp.so.1", "/usr/lib/libgomp.so.1")
+
+#: ``i32* zig_threads_ptr()``: the module's run-time thread limit (0: the planned counts).
+THREADS_PTR_FN = "zig_threads_ptr"
+#: ``i32* zig_team_ptr()``: the team size of the module's last parallel region.
+TEAM_PTR_FN = "zig_team_ptr"
+_THREADS_GLOBAL = "zig.threads"
+_TEAM_GLOBAL = "zig.team"
 
 _lock = threading.Lock()
 _loaded_path: str | None = None
@@ -147,6 +164,27 @@ def entry_alloca(builder: ir.IRBuilder, ty: ir.Type, name: str = "") -> ir.Value
     return b.alloca(ty, name=name)
 
 
+def _module_i32(module: ir.Module, name: str, accessor: str) -> ir.GlobalVariable:
+    """The module's ``i32`` global ``name`` (0 at load) and ``i32* accessor()`` returning its
+    address; created on first use.  The address escapes through the accessor, so the
+    optimizer cannot fold the global's loads to its initializer."""
+    existing = module.globals.get(name)
+    if isinstance(existing, ir.GlobalVariable):
+        return existing
+    gv = ir.GlobalVariable(module, I32, name=name)
+    gv.linkage = "internal"
+    gv.initializer = ir.Constant(I32, 0)  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
+    gv.align = 4  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
+    fn = ir.Function(module, ir.FunctionType(I32.as_pointer(), []), name=accessor)
+    ir.IRBuilder(fn.append_basic_block("entry")).ret(gv)
+    return gv
+
+
+def thread_limit_global(module: ir.Module) -> ir.GlobalVariable:
+    """The run-time thread limit every parallel region of ``module`` reads (see the module doc)."""
+    return _module_i32(module, _THREADS_GLOBAL, THREADS_PTR_FN)
+
+
 def _unique_name(module: ir.Module, base: str) -> str:
     name, i = base, 0
     while name in module.globals:
@@ -169,10 +207,14 @@ def emit_parallel_for(
     The body is outlined into ``<name>.body(ctx*, i64 begin, i64 end, i64 tid)``
     which ``body`` fills in.  With ``num_threads == 1`` (or a single static
     task) it is called directly and no OpenMP symbol is referenced; otherwise
-    ``GOMP_parallel`` runs ``<name>.omp(i8* ctx)`` on every team member, which
-    takes a balanced contiguous share of the tasks.  Values used inside the
-    body must come through ``captures`` (packed into a stack context struct).
-    Returns the outlined body function.
+    the team is ``min(num_threads, limit)`` for the module's run-time thread
+    limit (:func:`thread_limit_global`; 0 = no limit): a team of one calls the
+    body directly, a larger one runs ``<name>.omp(i8* ctx)`` through
+    ``GOMP_parallel`` on every team member, which takes a balanced contiguous
+    share of the tasks.  The body must not assume more than ``tid <
+    num_threads``.  Values used inside the body must come through
+    ``captures`` (packed into a stack context struct).  Returns the outlined
+    body function.
     """
     from ziggurat.backends.cpu.kernels.irops import value_type  # here: the kernels import this module
 
@@ -212,14 +254,23 @@ def emit_parallel_for(
         builder.call(body_fn, [ctx, I64(0), n_val, I64(0)])
         return body_fn
 
+    team_gv = _module_i32(module, _TEAM_GLOBAL, TEAM_PTR_FN)
+    limit = builder.load(thread_limit_global(module), name=f"{name}.limit")
+    planned = I32(num_threads)
+    limited = builder.and_(builder.icmp_signed(">", limit, I32(0)), builder.icmp_signed("<", limit, planned))
+    team = builder.select(limited, limit, planned, name=f"{name}.team")
     gomp, tnum, tcount = declare_openmp(module)
     omp_fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P]), name=f"{name}.omp")
     omp_fn.linkage = "internal"
     ob = ir.IRBuilder(omp_fn.append_basic_block("entry"))
     octx = ob.bitcast(omp_fn.args[0], ctx_ptr_ty)
     n = ob.load(ob.gep(octx, [I32(0), I32(len(captures))]), name="n")
-    t = ob.sext(ob.call(tnum, []), I64, name="tid")
-    nt = ob.sext(ob.call(tcount, []), I64, name="nthreads")
+    t32 = ob.call(tnum, [])
+    nt32 = ob.call(tcount, [])
+    with ob.if_then(ob.icmp_signed("==", t32, I32(0))):
+        ob.store(nt32, team_gv)  # the team this region really got
+    t = ob.sext(t32, I64, name="tid")
+    nt = ob.sext(nt32, I64, name="nthreads")
     # Balanced split: thread t gets [t*n/nt, (t+1)*n/nt).
     lo = ob.udiv(ob.mul(t, n), nt, name="begin")
     hi = ob.udiv(ob.mul(ob.add(t, I64(1)), n), nt, name="end")
@@ -229,5 +280,10 @@ def emit_parallel_for(
     ob.ret_void()
 
     load_openmp()
-    builder.call(gomp, [omp_fn, builder.bitcast(ctx, I8P), I32(num_threads), I32(0)])
+    with builder.if_else(builder.icmp_signed("==", team, I32(1))) as (serial, parallel):
+        with serial:
+            builder.store(I32(1), team_gv)
+            builder.call(body_fn, [ctx, I64(0), n_val, I64(0)])
+        with parallel:
+            builder.call(gomp, [omp_fn, builder.bitcast(ctx, I8P), team, I32(0)])
     return body_fn

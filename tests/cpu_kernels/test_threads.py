@@ -12,7 +12,14 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu.jit import compile_ir
 from ziggurat.backends.cpu.kernels.irutil import F32, I64, for_range
-from ziggurat.backends.cpu.threads import default_threads, emit_parallel_for, load_openmp, openmp_library_path
+from ziggurat.backends.cpu.threads import (
+    TEAM_PTR_FN,
+    THREADS_PTR_FN,
+    default_threads,
+    emit_parallel_for,
+    load_openmp,
+    openmp_library_path,
+)
 
 I64P = I64.as_pointer()
 
@@ -58,6 +65,22 @@ def test_single_thread_does_not_reference_openmp() -> None:
     text = str(_fill_module(4, 1))
     assert "GOMP_parallel" not in text and "omp_get" not in text
     assert "GOMP_parallel" in str(_fill_module(4, 2))
+
+
+@pytest.mark.parametrize("limit, team", [(0, 3), (1, 1), (2, 2), (3, 3), (5, 3), (-1, 3)])
+def test_run_time_thread_limit(limit: int, team: int) -> None:
+    """The module's thread limit, set after compiling, sizes the team (capped by the planned
+    3 threads; 0 or less: the planned count); the region records the team it really got."""
+    lib = compile_ir(_fill_module(12, 3), "auto", cache=None)
+    f = lib.ctypes_function("fill", None, [ctypes.c_void_p, ctypes.c_void_p])
+    limit_ptr, team_ptr = (lib.ctypes_function(name, ctypes.c_void_p, [])() for name in (THREADS_PTR_FN, TEAM_PTR_FN))
+    ctypes.c_int32.from_address(limit_ptr).value = limit
+    out = torch.full((12,), -1.0)
+    who = torch.full((12,), -1, dtype=torch.int64)
+    f(out.data_ptr(), who.data_ptr())
+    torch.testing.assert_close(out, 2.0 * torch.arange(12, dtype=torch.float32))
+    assert set(who.tolist()) == set(range(team))
+    assert ctypes.c_int32.from_address(team_ptr).value == team
 
 
 def test_shares_torchs_openmp_runtime() -> None:
