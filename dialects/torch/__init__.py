@@ -1,4 +1,5 @@
-"""The ``torch`` dialect: one op per aten op, plus ``torch.operator`` and ``torch.literal``."""
+"""The ``torch`` dialect: one op per aten op, plus ``torch.operator`` and ``torch.literal``, and
+the ``!torch.quantized<...>`` element type."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from ziggurat.dialects.torch.ops_base import (
     OperatorOp,
     TorchOp,
 )
+from ziggurat.dialects.torch.quantized_type import QuantizedType
 
-Torch = Dialect("torch", [*ATEN_OPS, OperatorOp, LiteralOp, LoopOp, LoopYieldOp], [])
+Torch = Dialect("torch", [*ATEN_OPS, OperatorOp, LiteralOp, LoopOp, LoopYieldOp], [QuantizedType])
 
 
 @cache
@@ -38,6 +40,7 @@ __all__ = [
     "LoopOp",
     "LoopYieldOp",
     "OperatorOp",
+    "QuantizedType",
     "Torch",
     "TorchOp",
     "aten_op_class",

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.ir.types import UnsupportedTypeError, dtype_of, tensor_type_of
+from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of, zeros_of
 
 #: Operands at most this many elements in all are re-run on the CPU when the meta kernel
 #: refuses them (to tell a stricter meta kernel from an invalid op).
@@ -36,10 +36,10 @@ class CannotTell(Exception):
 
 
 def tensors(types: Sequence[TensorType[Attribute]], device: str) -> list[torch.Tensor]:
-    """Meta tensors, or (small) zero-filled CPU tensors, of ``types``."""
-    make = torch.empty if device == "meta" else torch.zeros
+    """Meta tensors, or (small) zero-filled CPU tensors, of ``types`` (quantized tensors have
+    no meta form: ``CannotTell`` on "meta")."""
     try:
-        return [make(tuple(ty.get_shape()), dtype=dtype_of(ty), device=device) for ty in types]
+        return [zeros_of(ty, device) for ty in types]
     except UnsupportedTypeError:
         raise CannotTell from None
 
@@ -98,6 +98,26 @@ def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]
     return tuple(types), None
 
 
+def evaluate_on_cpu(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]) -> Verdict:
+    """What torch says of ``run("cpu")`` where meta kernels cannot be trusted (quantized
+    tensors, which meta kernels type as float): the result types when the run succeeds on
+    small zero-filled operands; nothing when it fails or the operands are large, since the
+    operands' quantization parameters are made up."""
+    if sum(numel(ty) for ty in operand_types) > CPU_CONFIRM_ELEMENTS:
+        return None, None
+    try:
+        results = run("cpu")
+    except Exception:  # noqa: BLE001 - CannotTell, or torch refusing made-up quantization parameters
+        return None, None
+    types: list[Attribute | None] = []
+    for value in results:
+        try:
+            types.append(tensor_type_of(value) if isinstance(value, torch.Tensor) else None)
+        except UnsupportedTypeError:
+            types.append(None)
+    return tuple(types), None
+
+
 def cached(key: Hashable, compute: Callable[[], Verdict]) -> Verdict:
     """``compute()``, remembered under ``key`` (computed each time if ``key`` is unhashable)."""
     try:
@@ -111,4 +131,5 @@ def cached(key: Hashable, compute: Callable[[], Verdict]) -> Verdict:
     return hit
 
 
-__all__ = ["CPU_CONFIRM_ELEMENTS", "CannotTell", "Verdict", "cached", "check_static", "evaluate", "first_line", "numel", "tensors"]
+__all__ = ["CPU_CONFIRM_ELEMENTS", "CannotTell", "Verdict", "cached", "check_static", "evaluate", "evaluate_on_cpu",
+           "first_line", "numel", "tensors"]

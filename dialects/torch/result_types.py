@@ -21,16 +21,16 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DictionaryAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.torch.meta_eval import (CPU_CONFIRM_ELEMENTS, CannotTell, Verdict, cached, check_static, evaluate,
-                                               numel, tensors)
+                                               evaluate_on_cpu, numel, tensors)
 from ziggurat.dialects.torch.ops_base import TorchOp, flat_results
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema, torch_overload
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.types import tensor_type_of
+from ziggurat.ir.types import is_quantized_element, tensor_type_of
 
 
 def _static_tensor_type(ty: Attribute) -> TensorType[Attribute] | None:
@@ -71,11 +71,36 @@ def _run(op: TorchOp, schema: OpSchema, device: str) -> list[Any]:
         return flat_results(overload(*positional, **keywords))
 
 
+def _quantized_attr(attr: Attribute) -> bool:
+    if isinstance(attr, DictionaryAttr):  # torch.operator's static arguments
+        return any(_quantized_attr(a) for a in attr.data.values())
+    return is_quantized_element(attr)
+
+
+def involves_quantized(op: TorchOp) -> bool:
+    """Whether ``op`` reads or writes a quantized tensor, or is asked for a quantized dtype:
+    torch has no meta form of quantized tensors, and its meta kernels type such results as
+    float (``quantize_per_tensor`` on meta gives float32), so only a CPU run types them."""
+    return (any(is_quantized_element(v.type) for v in (*op.operands, *op.results))
+            or any(_quantized_attr(a) for a in op.properties.values()))
+
+
 def _infer(op: TorchOp) -> Verdict:
     schema = op.op_schema
     if schema.is_vararg:
         return None, None
-    return evaluate(lambda device: _run(op, schema, device), [v.type for v in op.operands])
+    run = lambda device: _run(op, schema, device)  # noqa: E731
+    if involves_quantized(op):
+        return evaluate_on_cpu(run, [v.type for v in op.operands])
+    return evaluate(run, [v.type for v in op.operands])
+
+
+def cpu_result_types(op: TorchOp) -> tuple[Attribute | None, ...]:
+    """The result types of ``op`` run by torch on the CPU on example tensors of its operand
+    types (quantized ones per-tensor quantized), whatever their size (None for a non-tensor
+    result); raises what torch raises."""
+    return tuple(tensor_type_of(t) if isinstance(t, torch.Tensor) else None
+                 for t in _run(op, op.op_schema, "cpu"))
 
 
 #: Results whose shapes torch's meta kernels and its CPU kernels give differently (the
@@ -142,4 +167,4 @@ def verify_result_types(op: TorchOp) -> None:
                               f"{expected} for these operands and arguments (schema: {schema.text})")
 
 
-__all__ = ["inferred_result_types", "verify_result_types"]
+__all__ = ["cpu_result_types", "inferred_result_types", "involves_quantized", "verify_result_types"]

@@ -271,9 +271,13 @@ def registered_schemas() -> dict[str, str]:
 # ScalarType / Layout / MemoryFormat are plain ints in TorchScript graphs and schema defaults.
 SCALAR_TYPE_CODES: dict[int, torch.dtype] = {
     0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
-    5: torch.float16, 6: torch.float32, 7: torch.float64, 9: torch.complex64,
-    10: torch.complex128, 11: torch.bool, 15: torch.bfloat16,
+    5: torch.float16, 6: torch.float32, 7: torch.float64, 8: torch.complex32, 9: torch.complex64,
+    10: torch.complex128, 11: torch.bool, 12: torch.qint8, 13: torch.quint8, 14: torch.qint32,
+    15: torch.bfloat16, 16: torch.quint4x2, 17: torch.quint2x4, 23: torch.float8_e5m2,
+    24: torch.float8_e4m3fn, 25: torch.float8_e5m2fnuz, 26: torch.float8_e4m3fnuz,
 }
+if hasattr(torch, "float8_e8m0fnu"):  # torch >= 2.7
+    SCALAR_TYPE_CODES[44] = torch.float8_e8m0fnu
 MEMORY_FORMAT_CODES: dict[int, torch.memory_format] = {
     0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
     3: torch.channels_last_3d,

@@ -23,6 +23,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from ziggurat.dialects.torch import TorchOp
+from ziggurat.dialects.torch.meta_eval import first_line
+from ziggurat.dialects.torch.result_types import cpu_result_types, involves_quantized
 from ziggurat.dialects.torch.schema import parse_schema
 from ziggurat.ir.errors import ImportError_, ZigguratError, verify_imported
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
@@ -149,12 +152,28 @@ class ExportImporter:
         except UnsupportedTypeError as e:
             raise self._error(node, str(e), schema.text) from None
         op = build_aten_op(self.builder, schema, args, types, _location(node), self.literals)
+        if isinstance(op, TorchOp) and involves_quantized(op):
+            quantized = self._quantized_types(node, op, schema.text)
+            if quantized != [r.type for r in op.results]:
+                op.detach()
+                op.erase()
+                op = build_aten_op(self.builder, schema, args, quantized, _location(node), self.literals)
         results = [Dynamic(r, e) for r, e in zip(op.results, examples, strict=True)]
         if len(results) == 1 and not isinstance(val, list | tuple):
             results[0].ssa.name_hint = ssa_name(node.name)
             self.values[node] = results[0]
         else:
             self.values[node] = results
+
+    def _quantized_types(self, node: torch.fx.Node, op: TorchOp, schema: str) -> list[Attribute]:
+        """The result types of an op reading or writing quantized tensors, from a CPU run:
+        fake tensors cannot be quantized, so export's ``meta["val"]`` types them as float."""
+        try:
+            types = cpu_result_types(op)
+        except Exception as e:  # noqa: BLE001 - torch refuses the example operands
+            raise self._error(node, f"cannot type an op on quantized tensors (torch.export gives them "
+                              f"as float): {first_line(e)}", schema) from None
+        return [t if t is not None else r.type for t, r in zip(types, op.results, strict=True)]
 
     def _check_metadata(self, node: torch.fx.Node, args: dict[str, Any], schema: str) -> None:
         """``aten._assert_tensor_metadata`` (what ``x.to(x.device)`` leaves in an exported

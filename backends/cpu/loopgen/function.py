@@ -41,14 +41,25 @@ from ziggurat.ir.types import tensor_type
 class FunctionBuilder:
     """Appends the ops of the schedule to ``@forward``'s block."""
 
-    def __init__(self, block: Block, inputs: Sequence[Buffer], options: KernelOptions) -> None:
+    def __init__(self, block: Block, inputs: Sequence[Buffer | SSAValue], options: KernelOptions) -> None:
+        """``inputs``: per argument of ``block``, its buffer, or the torch-level argument whose
+        value torch ops read as the caller's tensor (a dtype only torch computes: complex,
+        float8, quantized), through a ``loop.to_tensor`` no kernel sees."""
         self.block = block
         self.options = options
         self.ssa: dict[Buffer, SSAValue] = {}
         self.runtime: dict[SSAValue, SSAValue] = {}
         self._constants_end: Operation | None = None
         for buf, arg in zip(inputs, block.args, strict=True):
-            self.ssa[buf] = arg
+            if isinstance(buf, Buffer):
+                self.ssa[buf] = arg
+            else:
+                ty = buf.type
+                assert isinstance(ty, TensorType)
+                conv = loop.ToTensorOp(arg, ty)  # pyright: ignore[reportUnknownArgumentType]
+                conv.result.name_hint = buf.name_hint
+                self.block.add_op(conv)
+                self.runtime[buf] = conv.result
         self.kernels: list[loop.KernelOp] = []
 
     # -- operands ------------------------------------------------------------------------

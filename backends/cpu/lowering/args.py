@@ -15,7 +15,9 @@ from ziggurat.ir.types import dtype_of, shape_of
 
 
 class RuntimeScalar:
-    """A non-tensor value only known when the graph runs (the result of a torch fallback)."""
+    """A value only known when the graph runs, held by the runtime as a Python object: a
+    non-tensor result of a torch fallback, or a tensor of a dtype only torch computes
+    (complex, float8, quantized: an input, or a fallback result), which never enters a buffer."""
 
     def __init__(self, ssa: SSAValue) -> None:
         self.ssa = ssa

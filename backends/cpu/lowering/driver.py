@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     StringAttr,
     TensorType,
     i64,
@@ -50,7 +51,8 @@ from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.rewriting import declined_reason
+from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
 
 log = logging.getLogger("ziggurat")
 
@@ -82,6 +84,16 @@ def _schema_text(op: Operation) -> str | None:
         return op.op_schema.text if isinstance(op, TorchOp) else None
     except KeyError:
         return None
+
+
+def _torch_only_problem(op: Operation) -> str | None:
+    """Why ``op`` must run through torch whatever its lowering: an operand or result of a
+    dtype only torch computes (complex, float8, quantized)."""
+    for v in (*op.operands, *op.results):
+        reason = torch_only_reason(v.type)
+        if reason is not None:
+            return reason
+    return None
 
 
 def _dtype_problem(op: Operation) -> str | None:
@@ -121,7 +133,9 @@ class FunctionLowering:
         self.options = options
         self.ctx = LoweringContext(options)
         self.env: dict[SSAValue, Any] = {}
-        self.inputs: list[Buffer] = []
+        #: the emitted function's arguments: a buffer per input, or (for a tensor of a dtype
+        #: only torch computes) the argument itself, passed as a torch tensor
+        self.inputs: list[Buffer | SSAValue] = []
         self.result = LoweringResult(fn)
         #: ops that run through torch whatever their lowering says (internal errors), with the reason
         self.forced = forced or {}
@@ -131,7 +145,10 @@ class FunctionLowering:
     # -- ops -----------------------------------------------------------------------------
     def run(self) -> LoweringResult:
         for i, arg in enumerate(self.fn.args):
-            if isinstance(arg.type, TensorType):
+            if isinstance(arg.type, TensorType) and torch_only_reason(arg.type) is not None:
+                self.inputs.append(arg)
+                self.env[arg] = RuntimeScalar(arg)
+            elif isinstance(arg.type, TensorType):
                 buf = self.ctx.new_buffer(shape_of(arg.type), dtype_of(arg.type), "in", role="input", index=i)
                 buf.name = arg.name_hint or buf.name
                 self.inputs.append(buf)
@@ -163,6 +180,10 @@ class FunctionLowering:
         if op in self.forced:
             self._fallback(op, self.forced[op])
             return
+        torch_only = _torch_only_problem(op)
+        if torch_only is not None:
+            self._fallback(op, torch_only)
+            return
         if isinstance(op, LiteralOp):
             self.env[op.result] = literal_value(self.ctx, op)
             return
@@ -182,7 +203,8 @@ class FunctionLowering:
         if problem is None and lowering is None:
             problem = f"no native lowering of {key}"
         if lowering is None:
-            self._fallback(op, problem or "unsupported")
+            declined = declined_reason(op)
+            self._fallback(op, (problem or "unsupported") + (f" ({declined})" if declined else ""))
             return
         try:
             bound = op.arguments().values if isinstance(op, TorchOp) else {}
@@ -252,11 +274,11 @@ class FunctionLowering:
                 operands.append(StaticOperand(value, v.type))
         results: list[Buffer | None] = []
         for res in op.results:
-            if isinstance(res.type, TensorType):
+            if isinstance(res.type, TensorType) and torch_only_reason(res.type) is None:
                 buf = self.ctx.new_buffer(shape_of(res.type), dtype_of(res.type), "torch")
                 results.append(buf)
                 self.env[res] = BufferValue(buf)
-            else:
+            else:  # a non-tensor, or a tensor only torch computes: held by the runtime
                 results.append(None)
                 self.env[res] = RuntimeScalar(res)
         self.ctx.nodes.append(FallbackNode(op, operands, results, reason))
@@ -296,14 +318,14 @@ class FunctionLowering:
                 outputs.append(("runtime", v))
             else:
                 outputs.append(("static", (value, v.type)))
-        in_types = [memref(b.shape, b.dtype) for b in self.inputs]
+        in_types = [memref(b.shape, b.dtype) if isinstance(b, Buffer) else _caller_memref(b) for b in self.inputs]
         out_types: list[Attribute] = []
         for kind, item in outputs:
             out_types.append(memref(item.shape, item.dtype) if kind == "tensor"
                              else (item[1] if kind == "static" else item.type))
         fn = new_function(self.fn.sym_name.data, in_types, out_types)
         for arg, buf in zip(fn.args, self.inputs, strict=True):
-            arg.name_hint = _clean(buf.name)
+            arg.name_hint = _clean(buf.name) if isinstance(buf, Buffer) else buf.name_hint
         kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads)
         builder = FunctionBuilder(fn.body.block, self.inputs, kopts)
         for position, node in enumerate(self.ctx.nodes):
@@ -337,6 +359,15 @@ class FunctionLowering:
         fn.attributes["loop.fallback_ops"] = DictionaryAttr(
             {k: ArrayAttr([StringAttr(r) for r in rs]) for k, rs in sorted(self.result.fallback.items())})
         return fn
+
+
+def _caller_memref(arg: SSAValue) -> MemRefType:
+    """The argument type of a tensor input only torch computes: the caller's memory, which
+    torch ops read through ``loop.to_tensor`` (the loop level has no such element type, so
+    no kernel can)."""
+    ty = arg.type
+    assert isinstance(ty, TensorType)
+    return MemRefType(ty.get_element_type(), ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _clean(name: str) -> str:
