@@ -14,11 +14,12 @@ speed: ``ziggurat.compile(..., prepack=False)`` leaves this pass out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -62,7 +63,12 @@ def _is_depthwise(op: Conv2dOp) -> bool:
 
 @dataclass
 class PackWeight(RewritePattern):
+    """Packs each constant weight once per layout: the packed literal follows the weight's
+    own literal, and every op packing that weight the same way reads it (the step GEMMs of an
+    unrolled LSTM share one packed ``w_hh``)."""
+
     nr: int
+    packed: dict[tuple[SSAValue, str, int], SSAValue] = field(default_factory=dict)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:
@@ -72,20 +78,25 @@ class PackWeight(RewritePattern):
         weight = literal_value(weight_value)
         if weight is None:
             return
-        packed = _packed(op, weight, self.nr)
-        if packed is None:
-            return
-        name = (weight_value.name_hint or "weight") + f"_KN{self.nr}n"
-        literal = new_literal(packed, name)
-        rewriter.insert(literal, InsertPoint.before(op))
+        key = (weight_value, type(op).__name__, int(op.groups.value.data) if isinstance(op, Conv2dOp) else 1)
+        packed_value = self.packed.get(key)
+        if packed_value is None:
+            packed = _packed(op, weight, self.nr)
+            if packed is None:
+                return
+            literal = new_literal(packed, (weight_value.name_hint or "weight") + f"_KN{self.nr}n")
+            rewriter.insert(literal, InsertPoint.after(weight_value.owner))  # pyright: ignore
+            packed_value = self.packed[key] = literal.result
+            record(NAME, "weights packed")
+            record(NAME, "bytes packed", packed.numel() * packed.element_size())
+            record(NAME, "extra bytes (padding)", (packed.numel() - weight.numel()) * packed.element_size())
+        else:
+            record(NAME, "packed weights shared")
         index = 1  # the weight / b operand
-        op.operands[index] = literal.result
+        op.operands[index] = packed_value
         op.properties["weight_layout"] = StringAttr(f"KN{self.nr}n")
         op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
         rewriter.notify_op_modified(op)
-        record(NAME, "weights packed")
-        record(NAME, "bytes packed", packed.numel() * packed.element_size())
-        record(NAME, "extra bytes (padding)", (packed.numel() - weight.numel()) * packed.element_size())
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,26 @@ func.func @convs(%x: tensor<1x3x8x8xf32>, %rt: tensor<16x3x3x3xf32>) -> (tensor<
   func.return %a, %b, %c : tensor<1x16x6x6xf32>, tensor<1x3x6x6xf32>, tensor<1x16x6x6xf32>
 }
 
+// A weight read by several linears (the step GEMMs of an unrolled LSTM) is packed once, right
+// after its literal, and every linear reads that one packed literal; a matmul reading the same
+// literal as its right operand packs it its own way (the unpacked literal is then gone).
+// AVX512-LABEL: func.func @shared
+// AVX512-NEXT:    %[[M:.*]] = torch.literal dense_resource<{{.*}}> : tensor<1x8x32xf32>
+// AVX512-NEXT:    %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<1x8x32xf32>
+// AVX512-NEXT:    %[[A:.*]] = fused.linear %x, %[[P]]
+// AVX512-NEXT:    %[[B:.*]] = fused.linear %[[A]], %[[P]]
+// AVX512-NEXT:    %[[C:.*]] = fused.matmul %x, %[[M]]
+// AVX512-NEXT:    func.return %[[B]], %[[C]]
+func.func @shared(%x: tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xf32>) {
+  %w = torch.literal dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]> : tensor<8x8xf32>
+  %a = fused.linear %x, %w : (tensor<3x8xf32>, tensor<8x8xf32>) -> tensor<3x8xf32>
+  %b = fused.linear %a, %w : (tensor<3x8xf32>, tensor<8x8xf32>) -> tensor<3x8xf32>
+  %c = fused.matmul %x, %w {alpha = 1.0 : f64, beta = 1.0 : f64} : (tensor<3x8xf32>, tensor<8x8xf32>) -> tensor<3x8xf32>
+  func.return %b, %c : tensor<3x8xf32>, tensor<3x8xf32>
+}
+
 // STATS: prepack-weights:
 // STATS:   depthwise convs left unpacked            1
-// STATS:   weights packed                           2
+// STATS:   packed weights shared                    1
+// STATS:   weights packed                           4
 // BADISA: error: {{.*}}unknown isa 'neon'
