@@ -2,6 +2,7 @@
 
 from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     activation,
+    casts,
     composite,
     convolution,
     creation,

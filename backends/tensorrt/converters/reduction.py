@@ -20,6 +20,7 @@ from ziggurat.backends.tensorrt.converters.common import (
     reshape,
     unary,
 )
+from ziggurat.backends.tensorrt.converters.casts import torch_cast
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     CumulativeOp,
@@ -54,6 +55,8 @@ def _input(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     target = ctx.result_dtype()
     if target == torch.bool:
         return x
+    if ctx.dtype(x).is_floating_point and not target.is_floating_point:
+        return torch_cast(ctx, x, target, "to result dtype")  # eager's value for NaN and out-of-range floats
     return cast(ctx, x, target, "to result dtype")
 
 

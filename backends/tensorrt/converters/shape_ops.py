@@ -1,4 +1,5 @@
-"""Views, permutations, broadcasts, repeats, flips, casts and copies -> IShuffleLayer / ISliceLayer / ICastLayer."""
+"""Views, permutations, broadcasts, repeats and flips -> IShuffleLayer / ISliceLayer (casts and
+``copy_``: ``casts.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import (
     broadcast_to,
-    cast,
     normalize_dim,
     reshape,
     transpose,
@@ -58,37 +58,6 @@ def _inference_dropout(args: ConverterArgs) -> str | None:
 @converter("aten::dropout(Tensor input, float p, bool train) -> Tensor", validator=_inference_dropout)
 def dropout(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     return _same_rank_view(ctx, args.tensor("input"))
-
-
-@converter(
-    "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-    "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-    "aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-    "aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
-    "aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
-    "aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
-    "aten::type_as(Tensor self, Tensor other) -> Tensor",
-    "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-)
-def to(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """A cast to the result dtype (the device is TensorRT's)."""
-    x = ctx.tensor(args.tensor("self"))
-    if ctx.dtype(x) == ctx.result_dtype():
-        return _same_rank_view(ctx, x)
-    return cast(ctx, x, ctx.result_dtype(), "")
-
-
-@converter(
-    "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-    "aten::copy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-)
-def copy(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """The value written: ``src`` broadcast to ``self``'s shape and cast to its dtype."""
-    src = ctx.tensor(args.tensor("src" if "src" in args else "other"))
-    src = cast(ctx, src, ctx.result_dtype(), "cast")
-    if ctx.shape(src) == ctx.result_shape():
-        return _same_rank_view(ctx, src)
-    return broadcast_to(ctx, src, ctx.result_shape(), "")
 
 
 @converter(

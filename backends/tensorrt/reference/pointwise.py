@@ -177,6 +177,20 @@ def _identity(op: IdentityOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor
     return [args[0].clone()]
 
 
+def cast(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """ICastLayer.  Float -> integer rounds toward zero and saturates, NaN giving 0, as TensorRT
+    does on the GPU (NaN -> 0, +inf -> INT32_MAX: NVIDIA/TensorRT#4775; CUDA's ``cvt.rzi``), not
+    as x86 does (the integer minimum for all three): a converter that needs torch's answer on
+    those values must not hand them to a cast (``converters/casts.py``)."""
+    if not x.dtype.is_floating_point or dtype.is_floating_point or dtype == torch.bool:
+        return x.to(dtype)
+    info = torch.iinfo(dtype)
+    wide = x.double()
+    inside = wide.nan_to_num(nan=0.0).clamp(info.min, info.max).trunc().to(dtype)
+    # float64 rounds 2**63 - 1 up to 2**63, out of int64's range: saturate those explicitly
+    return torch.where(wide >= 2.0 ** (info.bits - 1), torch.tensor(info.max, dtype=dtype), inside)
+
+
 @layer(CastOp)
 def _cast(op: CastOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    return [args[0].to(result_dtype(op.output))]
+    return [cast(args[0], result_dtype(op.output))]
