@@ -37,22 +37,6 @@ from xdsl.utils.exceptions import VerifyException
 
 
 @irdl_op_definition
-class LoopYieldOp(IRDLOperation):
-    """``torch.loop_yield %cond, %carried... : i1, types...``: whether to go on, and the next values."""
-
-    name = "torch.loop_yield"
-
-    condition = operand_def(i1)
-    values = var_operand_def()
-
-    traits = traits_def(IsTerminator(), HasParent(lambda: LoopOp))
-    assembly_format = "$condition (`,` $values^ `:` type($values))? attr-dict"
-
-    def __init__(self, condition: SSAValue, values: Sequence[SSAValue]) -> None:
-        super().__init__(operands=[condition, list(values)])
-
-
-@irdl_op_definition
 class LoopOp(IRDLOperation):
     """A loop whose body runs while ``i < max_trip_count`` and the condition holds."""
 
@@ -136,6 +120,22 @@ class LoopOp(IRDLOperation):
         op = cls(trip, cond, inits, captured, region)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
+
+
+@irdl_op_definition
+class LoopYieldOp(IRDLOperation):
+    """``torch.loop_yield %cond, %carried... : i1, types...``: whether to go on, and the next values."""
+
+    name = "torch.loop_yield"
+
+    condition = operand_def(i1)
+    values = var_operand_def()
+
+    traits = traits_def(IsTerminator(), HasParent(LoopOp))
+    assembly_format = "$condition (`,` $values^ `:` type($values))? attr-dict"
+
+    def __init__(self, condition: SSAValue, values: Sequence[SSAValue]) -> None:
+        super().__init__(operands=[condition, list(values)])
 
 
 def _types(types: Sequence[Attribute]) -> str:

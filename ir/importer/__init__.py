@@ -12,8 +12,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer.model_call import ModelCall
+from ziggurat.ir.importer.script_call import ScriptCall
 from ziggurat.ir.importer.torchscript import import_torchscript
-from ziggurat.ir.signature import mark_storage_reads
+from ziggurat.ir.signature import mark_storage_reads, set_call_signature
 
 log = logging.getLogger("ziggurat")
 
@@ -69,10 +70,22 @@ def _import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "au
         from ziggurat.ir.importer.export import import_exported
 
         return import_exported(model, example_inputs, kwargs)
+    if isinstance(model, torch.jit.ScriptModule | torch.jit.ScriptFunction):
+        return _import_scripted(model, example_inputs, kwargs)
     if kwargs:
-        raise ImportError_(f"keyword example inputs ({', '.join(kwargs)}) need a Python nn.Module or an "
-                           f"ExportedProgram, not a {type(model).__name__}", op="import")
+        raise ImportError_(f"keyword example inputs ({', '.join(kwargs)}) need a Python nn.Module, a "
+                           f"scripted model or an ExportedProgram, not a {type(model).__name__}", op="import")
     return import_torchscript(model, example_inputs)
+
+
+def _import_scripted(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: Sequence[Any],
+                     kwargs: dict[str, Any]) -> ModuleOp:
+    """A scripted model, its example call bound to ``forward``'s schema (defaults compiled in)."""
+    call = ScriptCall(model, args, kwargs)
+    module = import_torchscript(model, call.graph_inputs)
+    if call.signature is not None:
+        set_call_signature(_forward(module), call.signature)
+    return module
 
 
 def _import_python_model(model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any],

@@ -110,11 +110,14 @@ class GraphImporter:
             self._import_node(node)
 
     def _import_node(self, node: torch._C.Node) -> None:
-        kind = node.kind()
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(node.kind())
         if handler is not None:
             handler(self, node)
             return
+        self._import_generic(node)
+
+    def _import_generic(self, node: torch._C.Node) -> None:
+        kind = node.kind()
         inputs = [self.values[i] for i in node.inputs()]
         if _returns_no_tensor(node) and (is_static(inputs) or self._shape_query(kind, inputs)):
             self._fold(node, inputs)
@@ -365,10 +368,93 @@ def _if(imp: GraphImporter, node: torch._C.Node) -> None:
 
 
 def _loop(imp: GraphImporter, node: torch._C.Node) -> None:
-    raise imp._error(  # pyright: ignore[reportPrivateUsage]
-        node, "is a loop (prim::Loop); loops cannot be compiled, trace the model "
-        "(torch.jit.trace unrolls them) or use torch.export",
-    )
+    from ziggurat.ir.importer.loops import import_loop
+
+    import_loop(imp, node)
+
+
+def _append(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``ys.append(y)``: TorchScript lists are shared, so the list itself grows (the values of
+    a list may be run-time tensors: the loop ``for i in range(n): ys.append(x[i] * i)``)."""
+    target, item = (imp.values[i] for i in node.inputs())
+    if not isinstance(target, list):
+        raise imp._error(node, "appends to a value that is not a list known at compile time")  # pyright: ignore
+    target.append(item)  # pyright: ignore[reportUnknownMemberType]
+    imp.values[node.output()] = target
+
+
+def _list_getitem(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``xs[i]`` on a list, tuple or dict with a static index: the item itself, also when it is a
+    run-time tensor (the pieces of ``split``/``unbind``/``chunk``)."""
+    container, index = (imp.values[i] for i in node.inputs())
+    if isinstance(container, list | tuple | dict) and is_static(index):
+        try:
+            imp.values[node.output()] = container[index]  # pyright: ignore
+        except (IndexError, KeyError, TypeError) as e:
+            raise imp._error(node, f"indexes a list of {len(container)} with {index!r}: {e}") from None  # pyright: ignore
+        return
+    imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
+
+
+def _set_item(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``ys[i] = y`` on a list known at compile time (its items may be run-time values)."""
+    target, index, item = (imp.values[i] for i in node.inputs())
+    if not isinstance(target, list) or not is_static(index):
+        raise imp._error(node, "assigns into a value that is not a list known at compile time")  # pyright: ignore
+    try:
+        target[index] = item
+    except (IndexError, TypeError) as e:
+        raise imp._error(node, f"assigns item {index!r} of a list of {len(target)}: {e}") from None  # pyright: ignore
+    imp.values[node.output()] = target
+
+
+def _list_slice(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``ys[a:b:c]`` on a list known at compile time: a new list of the same items (a tensor's
+    ``aten::slice`` imports as usual)."""
+    values = [imp.values[i] for i in node.inputs()]
+    target, rest = values[0], values[1:]
+    if not isinstance(target, list) or not is_static(rest):
+        imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
+        return
+    start, end, step = (rest + [None, None, 1])[:3]
+    imp.values[node.output()] = target[slice(start, end, step)]  # pyright: ignore
+
+
+def _list_copy(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``list(xs)``: a new list of the same items."""
+    value = imp.values[node.input()]
+    if not isinstance(value, list | tuple):
+        imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
+        return
+    imp.values[node.output()] = list(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _same_value(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``prim::unchecked_cast`` (``Optional[Tensor]`` refined to ``Tensor`` after a None check):
+    the value itself."""
+    imp.values[node.output()] = imp.values[node.input()]
+
+
+def _identity_test(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``x is None`` / ``x is not None``: a run-time value is never None, so the answer is
+    known at compile time whenever one side is None."""
+    a, b = (imp.values[i] for i in node.inputs())
+    if is_static(a) and is_static(b):
+        result = a is b
+    elif a is None or b is None:
+        result = False
+    else:
+        imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
+        return
+    imp.values[node.output()] = result if node.kind() == "aten::__is__" else not result
+
+
+def _len(imp: GraphImporter, node: torch._C.Node) -> None:
+    container = imp.values[node.input()]
+    if isinstance(container, list | tuple | dict | str):
+        imp.values[node.output()] = len(container)  # pyright: ignore[reportUnknownArgumentType]
+        return
+    imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
 
 
 def _uninitialized(imp: GraphImporter, node: torch._C.Node) -> None:
@@ -396,6 +482,15 @@ _HANDLERS = {
     "prim::If": _if,
     "prim::Loop": _loop,
     "prim::Uninitialized": _uninitialized,
+    "aten::append": _append,
+    "aten::__getitem__": _list_getitem,
+    "aten::len": _len,
+    "aten::_set_item": _set_item,
+    "aten::slice": _list_slice,
+    "aten::list": _list_copy,
+    "prim::unchecked_cast": _same_value,
+    "aten::__is__": _identity_test,
+    "aten::__isnot__": _identity_test,
     "aten::warn": _ignore,
     "prim::RaiseException": _raise,
 }

@@ -24,10 +24,11 @@ FUNCTION_TABLES: list[Callable[[], InterpreterFunctions]] = []
 def _default_tables() -> list[InterpreterFunctions]:
     from ziggurat.ir.interpreter.torch_functions import AtenFunctions, TorchFunctions
 
+    from ziggurat.ir.interpreter.control_flow_functions import ControlFlowFunctions
     from ziggurat.ir.interpreter.fused_functions import FusedFunctions
 
     tables: list[InterpreterFunctions] = [
-        FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(),
+        FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(), ControlFlowFunctions(),
     ]
     try:  # the trt dialect's reference semantics (TensorRT's documented layer behaviour)
         from ziggurat.backends.tensorrt.interpreter_functions import TrtFunctions

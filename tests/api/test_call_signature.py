@@ -155,7 +155,17 @@ def test_example_inputs_that_do_not_fit_forward_are_a_clear_error() -> None:
     with pytest.raises(ZigguratError, match="do not fit forward.*unexpected keyword argument 'bais'"):
         _compiled(X, bais=B)
     with pytest.raises(ZigguratError, match="keyword example inputs .scale. need a Python nn.Module"):
-        ziggurat.compile(torch.jit.script(Hooked()), (X,), backend="reference", example_kwargs={"scale": B})
+        ziggurat.compile(torch.jit.trace(Hooked(), (X, B)).graph, (X,), backend="reference",
+                         example_kwargs={"scale": B})
+    with pytest.raises(ZigguratError, match="do not fit forward.*(unexpected keyword argument 'scael'|missing a required argument: 'scale')"):
+        ziggurat.compile(torch.jit.script(Hooked()), (X,), backend="reference", example_kwargs={"scael": B})
+
+
+def test_scripted_model_takes_keyword_example_inputs() -> None:
+    scripted = torch.jit.script(Hooked())
+    compiled = ziggurat.compile(scripted, (X,), backend="reference", example_kwargs={"scale": B})
+    torch.testing.assert_close(compiled(X, scale=B), scripted(X, B))
+    torch.testing.assert_close(compiled(X, B), scripted(X, B))
 
 
 def _signature(text: str) -> CallSignature:

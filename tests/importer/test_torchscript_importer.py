@@ -123,15 +123,17 @@ def test_data_dependent_control_flow_is_a_clear_error() -> None:
     assert "prim::If" in str(info.value) and "run-time value" in str(info.value)
 
 
-def test_loop_is_a_clear_error() -> None:
+def test_loop_with_a_static_trip_count_unrolls() -> None:
+    """(tests/importer/test_loops.py has the loops that do not unroll.)"""
+
     @torch.jit.script
     def f(x: torch.Tensor, n: int) -> torch.Tensor:
         for _ in range(n):
             x = x + 1
         return x
 
-    with pytest.raises(ImportError_, match="prim::Loop"):
-        import_torchscript(f, (torch.randn(2), 3))
+    text = str(import_torchscript(f, (torch.randn(2), 3)))
+    assert text.count("torch.aten.add") == 3 and "torch.loop" not in text
 
 
 def test_bad_inputs_are_clear_errors() -> None:
