@@ -1,0 +1,68 @@
+"""Every op of the external e2e suite (/work/shared/ops/e2e-suite.txt) compiles on ``cpu``.
+
+One test per op: a small program that runs the op (an OpInfo sample where one does, else a
+hand-written program, ``tests/support/e2e_suite``) is checked to exercise it (its TorchScript
+graph holds the op), compiled with ``backend="cpu"``, natively or through the torch fallback
+with a reason for every op that falls back, and compared with eager (random ops by shape, dtype
+and range). Ops that cannot compile yet are strict xfails holding the current error, so the
+test fails when the error changes and when the op starts to compile.
+
+``pytest tests/api/test_e2e_suite_ops.py -n 2 --e2e-suite-report`` prints the table of the
+closing note: ops native, through the fallback (with reasons), not compiling (with the error),
+and the same weighted by how many of the suite's tests use each op.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.support.e2e_suite.program import run
+from tests.support.e2e_suite.table import SUITE, program_for, suite_ops
+
+
+class CompileError(AssertionError):
+    """The op's program does not compile (the one failure an xfail below accepts)."""
+
+
+#: op -> the error its program stops at today (a substring of the compile error).
+_DATA_DEPENDENT_SHAPE = ("has an output shape that depends on the values of its inputs; a compiled module has "
+                        "static shapes, and tracing fixed this one to the example's")
+DOES_NOT_COMPILE: dict[str, str] = {
+    # refused by design: a compiled module has static shapes
+    "aten::bincount": f"aten::bincount: {_DATA_DEPENDENT_SHAPE}",
+    "aten::nonzero": f"aten::nonzero: {_DATA_DEPENDENT_SHAPE}",
+    # the importer runs torch.ops.aten.tensor on the Python list, which its generic t[] schema refuses
+    "aten::tensor": ("aten::tensor: failed on the example inputs: aten::tensor() Expected a value of type "
+                     "'List[t]' for argument 'data' but instead found type 'list'."),
+}
+
+
+def _params() -> list[object]:
+    ops = suite_ops()
+    if not ops:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{SUITE} is not available"))]
+    params: list[object] = []
+    for op, _ in ops:
+        error = DOES_NOT_COMPILE.get(op)
+        marks = [pytest.mark.xfail(strict=True, raises=CompileError, reason=error)] if error else []
+        params.append(pytest.param(op, marks=marks, id=op.removeprefix("aten::")))
+    return params
+
+
+@pytest.mark.parametrize("op", _params())
+def test_op_compiles_on_cpu(op: str, record_property: Callable[[str, object], None]) -> None:
+    program = program_for(op)
+    outcome = run(program)
+    record_property("e2e_suite", json.dumps({"op": op, "status": outcome.status, "reasons": outcome.reasons,
+                                             "error": outcome.error, "imported": outcome.imported,
+                                             "origin": program.origin}))
+    if outcome.status == "error":
+        expected = DOES_NOT_COMPILE.get(op)
+        if expected is not None and expected in outcome.error:
+            raise CompileError(f"{op} does not compile: {outcome.error}")
+        pytest.fail(f"{op} ({program.origin}) does not compile: {outcome.error}")
+    assert all(outcome.reasons.values()), f"{op}: an op falls back with no reason: {outcome.reasons}"
+    assert op not in DOES_NOT_COMPILE, f"{op} compiles now: remove it from DOES_NOT_COMPILE"
