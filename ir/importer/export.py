@@ -9,6 +9,7 @@ from ``meta["stack_trace"]``.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import warnings
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,8 @@ from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.locations import describe_location, make_location, user_frame, user_line
-from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
+from ziggurat.ir.call_signature import CallSignature
+from ziggurat.ir.signature import format_structure, set_call_signature, set_input_writes, set_signature
 from ziggurat.ir.structure import Ref
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
@@ -75,7 +77,8 @@ class ExportImporter:
         graph = self.program.graph_module.graph
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         user_nodes = [n for n in placeholders if n.name not in constants]
-        flat_inputs = list(pytree.tree_flatten((tuple(example_inputs), dict(example_kwargs or {})))[0])
+        args, kwargs = exported_call(self.program, example_inputs, example_kwargs)
+        flat_inputs = list(pytree.tree_flatten((args, kwargs))[0])
         if len(flat_inputs) != len(user_nodes):
             raise ImportError_(f"the exported program takes {len(user_nodes)} inputs, got "
                                f"{len(flat_inputs)}", op="export")
@@ -236,7 +239,9 @@ class ExportImporter:
 
 def import_exported(model: Any, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,
                     input_names: Sequence[str] | None = None) -> ModuleOp:
-    """Import an ``ExportedProgram`` (or export an ``nn.Module`` first)."""
+    """Import an ``ExportedProgram`` (or export an ``nn.Module`` first).  A program given as
+    such keeps its call signature (:func:`exported_call_signature`): the compiled module takes
+    keyword inputs as the program does."""
     program = model
     if isinstance(model, torch.nn.Module):
         try:
@@ -246,7 +251,79 @@ def import_exported(model: Any, example_inputs: Sequence[Any], example_kwargs: M
         except Exception as e:
             raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
                                op=type(model).__name__, location=user_line(e)) from None
-    return ExportImporter(functional(program)).import_program(example_inputs, example_kwargs, input_names)
+    module = ExportImporter(functional(program)).import_program(example_inputs, example_kwargs, input_names)
+    if not isinstance(model, torch.nn.Module):
+        fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+        set_call_signature(fn, exported_call_signature(program, example_inputs, example_kwargs))
+    return module
+
+
+def _spec_children(spec: Any) -> list[Any]:
+    return list(spec.children()) if hasattr(spec, "children") else list(spec.children_specs)
+
+
+def _spec_keys(program: Any) -> tuple[int, list[str]] | None:
+    """The number of positional inputs and the keyword names (in order) ``program`` was
+    exported with, from its ``in_spec`` (``((args...), {kwargs...})``); None without one."""
+    spec = getattr(getattr(program, "call_spec", None), "in_spec", None)
+    if spec is None:
+        return None
+    children = _spec_children(spec)
+    if len(children) != 2:
+        return None
+    return children[0].num_children, [str(k) for k in (children[1].context or [])]
+
+
+def exported_call(program: Any, args: Sequence[Any],
+                  kwargs: Mapping[str, Any] | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The example call in the program's order: its keywords in the order it was exported with
+    (the flat inputs follow that order, not the caller's); an :class:`ImportError_` naming what
+    is missing or extra when the call does not fit the program."""
+    kwargs = dict(kwargs or {})
+    keys = _spec_keys(program)
+    if keys is None:
+        return tuple(args), kwargs
+    n_args, names = keys
+    if len(args) != n_args or set(kwargs) != set(names):
+        want = f"{n_args} positional input(s)" + (f" and the keyword input(s) {', '.join(names)}" if names else "")
+        got = f"{len(args)} positional" + (f" and {', '.join(kwargs)}" if kwargs else " and no keyword input")
+        hint = "; pass the keywords as example_kwargs" if set(names) - set(kwargs) else ""
+        raise ImportError_(f"the exported program was exported with {want}, got {got}{hint}", op="export")
+    call = (tuple(args), {k: kwargs[k] for k in names})
+    spec = getattr(program.call_spec, "in_spec", None)
+    flat_spec = pytree.tree_flatten(call)[1]
+    if spec is not None and flat_spec != spec:
+        raise ImportError_(f"the example inputs have the structure {_one_line(flat_spec)}, the exported program "
+                           f"{_one_line(spec)}", op="export")
+    return call
+
+
+def _one_line(spec: Any) -> str:
+    return " ".join(str(spec).split())
+
+
+def exported_call_signature(program: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> CallSignature:
+    """The call signature of ``program`` with the example call: its positional inputs under the
+    names ``forward`` gave them (``forward_arg_names``; ``arg<i>``, by position only, without
+    them), then its keyword inputs by keyword only, as ``program.module()`` takes them: the
+    program does not record where a keyword sat among ``forward``'s parameters, so binding one
+    by position could put it in another's place."""
+    args, kwargs = exported_call(program, args, kwargs)
+    names: list[str] = []
+    call_graph = getattr(program, "module_call_graph", None)
+    if call_graph:
+        sig = getattr(call_graph[0], "signature", None)
+        names = [str(n) for n in getattr(sig, "forward_arg_names", None) or []]
+    P = inspect.Parameter
+    positional = names[:len(args)]
+    if (names == [*positional, *kwargs] and len(names) == len(set(names))
+            and all(n.isidentifier() for n in positional)):
+        params = [P(n, P.POSITIONAL_OR_KEYWORD) for n in positional]
+    else:
+        params = [P(f"arg{i}", P.POSITIONAL_ONLY) for i in range(len(args))]
+    params += [P(k, P.KEYWORD_ONLY) for k in kwargs]
+    counter = iter(range(1 << 62))
+    return CallSignature.bind(inspect.Signature(params), args, kwargs, lambda _t: next(counter))
 
 
 def _mutates(node: torch.fx.Node) -> bool:

@@ -148,7 +148,10 @@ def test_an_exported_program_takes_keywords() -> None:
     torch.manual_seed(0)
     program = torch.export.export(Biased().eval(), (X,), {"bias": B})
     compiled = ziggurat.compile(program, (X,), backend="reference", example_kwargs={"bias": B})
-    torch.testing.assert_close(compiled(X, B)["y"], _eager(X, bias=B))
+    torch.testing.assert_close(compiled(X, bias=B)["y"], _eager(X, bias=B))
+    # as program.module(): the program does not record where a keyword sat among forward's parameters
+    with pytest.raises(InputError, match=r"too many positional arguments.*takes \(x: Tensor, \*, bias: Tensor\)"):
+        compiled(X, B)
 
 
 def test_example_inputs_that_do_not_fit_forward_are_a_clear_error() -> None:
