@@ -33,7 +33,8 @@ import torch
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
                                 run_statements)
 from tests.fuzz.program import Program
-from tests.fuzz.tolerance import BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, perturbed, rounding_step
+from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
+                                  rounding_step)
 
 
 @dataclass(frozen=True)
@@ -145,10 +146,17 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
     for seed in (4, 5):
         g = torch.Generator().manual_seed(seed)
         small.append(run_statements(program, inputs, lambda t, operands: rounding_step(t, operands, g)))
-    try:
-        big: list[Any] | None = run_eager(module, perturbed(inputs, BIG_DELTA, 3))
-    except Exception:
-        big = None
+    big: list[list[Any]] = []
+    for delta in (BIG_DELTA, -BIG_DELTA):  # each sign pattern and its mirror
+        try:
+            big.append(run_eager(module, perturbed(inputs, delta, 3)))
+        except Exception:
+            pass
+        g = torch.Generator().manual_seed(6)
+        try:
+            big.append(run_statements(program, inputs, lambda t, _operands: jitter(t, delta, g, keep_grid=True)))
+        except Exception:
+            pass
     return Reference(e32, e64, small, big)
 
 

@@ -154,3 +154,23 @@ def test_compare_allows_rounding_in_a_cancellation() -> None:
     assert bool((e == 0).any())
     assert compare([torch.where(e == 0, torch.full_like(e, 2.0 ** -27), e)], ref).ok
     assert not compare([torch.where(e == 0, torch.full_like(e, 1e-3), e)], ref).ok
+
+
+def test_discontinuity_behind_an_intermediate_is_masked() -> None:
+    """Seed 3 program 119: remainder(x2, interpolate(x1)) where x2 / v1 is an exact integer
+    (7 / -0.05). Eager's interpolation rounds v1 to -0.05000007 (remainder -1e-5), a
+    correctly rounded one to -0.04999995 (remainder -0.04999): both right. Only a jitter
+    of the intermediate, with its mirror, pushes v1 both ways; the element is masked,
+    and a wrong value elsewhere is still caught."""
+    program = generate(3, 119)
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    e = ref.e32[0]
+    other_branch = [t.clone() for t in ref.e32]
+    other_branch[0][1, 1, 3] = -0.049993276596069336
+    assert compare(other_branch, ref).ok
+    wrong = [t.clone() for t in other_branch]
+    finite = torch.isfinite(e) & (e.abs() > 0.5)
+    index = tuple(int(i) for i in finite.nonzero()[0])
+    wrong[0][index] += 0.25
+    assert not compare(wrong, ref).ok

@@ -11,8 +11,12 @@ tolerance and find the elements no implementation can be held to:
   another implementation's rounding and summation order do; values that are exact
   multiples of 1/64 are left alone, any implementation computes those exactly); they
   measure how much the graph amplifies rounding-sized changes, cancellations included;
-* ``big``: one run perturbed by +-2**-16 (about 128 ulp), which finds discontinuities
-  (comparisons, rounding, casts to int, argmax) that sit close to their threshold.
+* ``big``: runs perturbed by +-2**-16 (about 128 ulp), which find discontinuities
+  (comparisons, rounding, casts to int, argmax, remainder) that sit close to their
+  threshold: the float inputs jittered with random signs, and every computed float value
+  jittered as it is made (an intermediate that another implementation rounds one ulp
+  the other way, ``remainder(7, -0.05000007)`` against ``remainder(7, -0.04999995)``);
+  each with its mirror (the same signs negated), so that every element is pushed both ways.
 
 Float elements: ``|z - e32| <= K * noise + R * eps * |e64| + A * eps * max|e64|`` where
 ``noise = max(|e32 - e64|, |e32 - small|)`` elementwise: eager's own error, and its
@@ -20,7 +24,7 @@ sensitivity to rounding-sized changes, times ``K``; plus ``R`` float32 ulps of t
 (the vector math library is within 3.5 ulp per function, bounds.py) and ``A`` ulps of the
 output's scale (cancellation in reductions and GEMMs, whose summation order differs).
 An element is *masked* (not compared) when the perturbed or float64 runs disagree with
-``e32`` about its class (NaN, +-inf, or, for int/bool outputs, its value), or when the
+``e32`` about its class (NaN, +-inf, or, for int/bool outputs, its value), or when a
 ``big`` perturbation moves it by more than 5 % of its magnitude (plus 1 % of the output's
 scale): such an element sits on a discontinuity and rounding alone may flip it.
 A difference under 2**-64 always passes (saturated tails, e.g. gelu far below zero, and
@@ -57,7 +61,8 @@ class Reference:
     e32: list[Any]
     e64: list[Any] | None
     small: list[list[Any]]
-    big: list[Any] | None
+    #: the ``big`` runs (each a list of outputs)
+    big: list[list[Any]]
 
 
 @dataclass
@@ -124,19 +129,19 @@ def _as64(value: Any) -> torch.Tensor | None:
     return value.detach().to(torch.float64) if isinstance(value, torch.Tensor) else None
 
 
-def _mask(e32: torch.Tensor, others: list[torch.Tensor], big: torch.Tensor | None, scale: float) -> torch.Tensor:
+def _mask(e32: torch.Tensor, others: list[torch.Tensor], bigs: list[torch.Tensor], scale: float) -> torch.Tensor:
     """Elements whose reference is not robust (True = masked)."""
     mask = torch.zeros(e32.shape, dtype=torch.bool)
     if e32.is_floating_point():
         c32 = _class(e32)
         for o in others:
             mask |= _class(o) != c32
-        if big is not None:
+        for big in bigs:
             finite = torch.isfinite(big) & torch.isfinite(e32)
             jump = (big - e32).abs() > JUMP_REL * e32.abs() + JUMP_SCALE * scale
             mask |= (_class(big) != c32) | (finite & jump)
     else:
-        for o in others + ([big] if big is not None else []):
+        for o in others + bigs:
             mask |= o.to(e32.dtype) != e32 if o.shape == e32.shape else torch.ones_like(mask)
     return mask
 
@@ -159,17 +164,17 @@ def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
         e64 = None
     smalls = [s[i].detach() for s in ref.small if i < len(s) and isinstance(s[i], torch.Tensor)
               and s[i].shape == e.shape]
-    big = ref.big[i].detach() if ref.big is not None and i < len(ref.big) and \
-        isinstance(ref.big[i], torch.Tensor) and ref.big[i].shape == e.shape else None
+    bigs = [b[i].detach() for b in ref.big if i < len(b) and isinstance(b[i], torch.Tensor)
+            and b[i].shape == e.shape]
     magnitudes = (e64 if e64 is not None else e.double()).abs()
     finite = magnitudes[torch.isfinite(magnitudes)]
     scale = float(finite.max()) if finite.numel() else 0.0
     others: list[torch.Tensor] = smalls + ([e64.to(e.dtype) if not e.is_floating_point() else e64] if e64 is not None else [])
     if e.is_floating_point():
         others = [o.to(torch.float64) for o in others]
-        mask = _mask(e.double(), others, big.double() if big is not None else None, scale)
+        mask = _mask(e.double(), others, [b.double() for b in bigs], scale)
     else:
-        mask = _mask(e, others, big, scale)
+        mask = _mask(e, others, bigs, scale)
     keep = ~mask
     n = int(keep.sum())
     verdict = Verdict(True, compared=n, masked=int(mask.sum()))
