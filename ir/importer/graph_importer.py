@@ -429,6 +429,21 @@ def _list_copy(imp: GraphImporter, node: torch._C.Node) -> None:
     imp.values[node.output()] = list(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _tensor_of_data(imp: GraphImporter, node: torch._C.Node) -> None:
+    """``torch.tensor(data)`` / ``torch.as_tensor(data)`` of values known at compile time: a
+    constant (its dtype as torch infers it). Data computed at run time imports as the op."""
+    data, *options = (imp.values[i] for i in node.inputs())
+    if isinstance(data, Dynamic | TensorConstant) or not is_static(data) or not is_static(options):
+        imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
+        return
+    dtype = options[0] if options else None
+    try:
+        value = torch.tensor(data, dtype=dtype)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise imp._error(node, f"cannot make a tensor of {data!r}: {_first_line(e)}") from None  # pyright: ignore
+    imp.values[node.output()] = TensorConstant(value, node.output().debugName())
+
+
 def _same_value(imp: GraphImporter, node: torch._C.Node) -> None:
     """``prim::unchecked_cast`` (``Optional[Tensor]`` refined to ``Tensor`` after a None check):
     the value itself."""
@@ -489,6 +504,8 @@ _HANDLERS = {
     "aten::slice": _list_slice,
     "aten::list": _list_copy,
     "prim::unchecked_cast": _same_value,
+    "aten::tensor": _tensor_of_data,
+    "aten::as_tensor": _tensor_of_data,
     "aten::__is__": _identity_test,
     "aten::__isnot__": _identity_test,
     "aten::warn": _ignore,

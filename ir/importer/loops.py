@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from xdsl.builder import Builder
@@ -34,7 +34,20 @@ from ziggurat.ir.locations import node_location
 from ziggurat.ir.types import format_type
 
 if TYPE_CHECKING:
-    from ziggurat.ir.importer.graph_importer import GraphImporter
+    from ziggurat.ir.errors import ImportError_
+    from ziggurat.ir.importer.literal_pool import LiteralPool
+
+
+class GraphImporter(Protocol):
+    """What the loop import uses of :class:`ziggurat.ir.importer.graph_importer.GraphImporter`."""
+
+    values: dict[Any, Any]
+    builder: Builder
+    literals: LiteralPool
+
+    def _import_block(self, nodes: Any) -> None: ...
+
+    def _error(self, node: torch._C.Node, message: str, schema: Any = None) -> ImportError_: ...
 
 #: Body nodes times iterations above which a static loop becomes a ``torch.loop`` instead.
 MAX_UNROLLED_NODES = 20_000

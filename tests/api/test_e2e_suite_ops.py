@@ -34,9 +34,6 @@ DOES_NOT_COMPILE: dict[str, str] = {
     # refused by design: a compiled module has static shapes
     "aten::bincount": f"aten::bincount: {_DATA_DEPENDENT_SHAPE}",
     "aten::nonzero": f"aten::nonzero: {_DATA_DEPENDENT_SHAPE}",
-    # the importer runs torch.ops.aten.tensor on the Python list, which its generic t[] schema refuses
-    "aten::tensor": ("aten::tensor: failed on the example inputs: aten::tensor() Expected a value of type "
-                     "'List[t]' for argument 'data' but instead found type 'list'."),
 }
 
 

@@ -56,3 +56,24 @@ def test_scripted_forward_binds_defaults_and_keywords() -> None:
     torch.testing.assert_close(plain(x, k=2)[0], scripted(x)[0])
     with pytest.raises(InputError, match="argument 'k' was not given at compile time"):
         plain(x, k=3)
+
+
+class TensorOfConstants(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        a = torch.tensor([1.0, 2.0, 3.0]) * x
+        b = torch.tensor(x.shape[0]) + x
+        c = torch.tensor([[1, 2, 3]], dtype=torch.int32) + a.long()
+        return a + b, c, torch.as_tensor([4, 5, 6]) * x
+
+
+@pytest.mark.parametrize("frontend", ["torchscript", "export"])
+def test_tensor_of_constants_is_a_literal(frontend: str) -> None:
+    """torch.tensor(list) failed at import on the TorchScript path (torch.ops.aten.tensor
+    refuses a Python list for its generic t[]); it is a constant, computed natively."""
+    x = torch.randn(2, 3)
+    for model in ([torch.jit.script(TensorOfConstants()), TensorOfConstants()] if frontend == "torchscript"
+                  else [TensorOfConstants()]):
+        compiled = ziggurat.compile(model, (x,), backend="cpu", frontend=frontend)
+        for got, want in zip(compiled(x), TensorOfConstants()(x), strict=True):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+        assert not compiled.report.fallback_ops
