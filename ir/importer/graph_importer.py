@@ -32,7 +32,7 @@ from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 # Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
 _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "prim::dtype",
                   "prim::layout", "prim::shape", "aten::len", "prim::is_cuda",
-                  "prim::requires_grad"}
+                  "prim::requires_grad", "aten::is_floating_point", "aten::is_complex"}
 _NO_EXAMPLE_RUN = {"aten::warn", "prim::RaiseException"}
 
 

@@ -77,3 +77,20 @@ def test_tensor_of_constants_is_a_literal(frontend: str) -> None:
         for got, want in zip(compiled(x), TensorOfConstants()(x), strict=True):
             torch.testing.assert_close(got, want, rtol=0, atol=0)
         assert not compiled.report.fallback_ops
+
+
+def test_dtype_queries_are_static() -> None:
+    """``if x.is_floating_point():`` is a compile-time branch (the dtype is static)."""
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        if x.is_floating_point():
+            return x * 2
+        if x.is_complex():
+            return x
+        return x + 1
+
+    scripted = torch.jit.script(f)
+    for x in (torch.randn(3), torch.arange(3)):
+        compiled = ziggurat.compile(scripted, (x,), backend="cpu")
+        torch.testing.assert_close(compiled(x), scripted(x))
+        assert not compiled.report.fallback_ops
