@@ -1,7 +1,8 @@
 """``torch.tensor(...)`` of values known at compile time (a list of numbers, a size such as
-``x.shape[0]``) inside a model compiles natively on the cpu backend as a literal, whether the
-model is exported, traced or scripted (where it stays an ``aten::tensor.*`` op until lowering),
-small ones as per-element constants and larger ones as a weight; results equal eager bit for bit."""
+``x.shape[0]``) inside a model compiles natively on the cpu backend, whether the model is
+exported (a lifted constant), traced (a constant) or scripted (the importer folds it into a
+constant; an ``aten::tensor`` op left in the graph is a literal of the cpu lowering); results
+equal eager bit for bit."""
 
 from __future__ import annotations
 
