@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
+from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.aliasing import AliasTracker, aliased_arguments
@@ -437,6 +438,8 @@ def _tensor_of_data(imp: GraphImporter, node: torch._C.Node) -> None:
         imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
         return
     dtype = options[0] if options else None
+    if isinstance(dtype, int) and not isinstance(dtype, bool):  # TorchScript passes a ScalarType code
+        dtype = SCALAR_TYPE_CODES.get(dtype)
     try:
         value = torch.tensor(data, dtype=dtype)
     except (TypeError, ValueError, RuntimeError) as e:

@@ -61,19 +61,15 @@ I = torch.randint(-9, 9, (2, 3), generator=torch.Generator().manual_seed(3))
 CASES: dict[str, tuple[type[torch.nn.Module], torch.Tensor]] = {
     "list_scale": (ListScale, X), "sizes": (Sizes, X), "size_typed": (SizeTyped, X), "size_list": (SizeList, X),
     "ints": (Ints, I), "typed": (Typed, X), "large": (Large, X)}
-#: scripted ``torch.tensor(x.size(1), dtype=torch.float32)``: the importer's ``_tensor_of_data``
-#: (029f94a) passes TorchScript's ScalarType code (an int) to ``torch.tensor(dtype=...)``, which
-#: wants a torch.dtype: "cannot make a tensor of 5: argument 'dtype' must be torch.dtype, not int"
-_SCRIPTED_DTYPE = pytest.mark.xfail(strict=True, reason="scripted torch.tensor(n, dtype=...) fails to import")
+#: (scripted ``torch.tensor(x.size(1), dtype=torch.float32)`` passes TorchScript's ScalarType
+#: code, an int, for the dtype: the importer decodes it)
 
 
 def _model(cls: type[torch.nn.Module], how: str) -> Any:
     return torch.jit.script(cls()) if how == "script" else cls()
 
 
-@pytest.mark.parametrize("case, how", [
-    pytest.param(c, h, marks=_SCRIPTED_DTYPE) if (c, h) == ("size_typed", "script") else (c, h)
-    for c in sorted(CASES) for h in ("export", "torchscript", "script")])
+@pytest.mark.parametrize("case, how", [(c, h) for c in sorted(CASES) for h in ("export", "torchscript", "script")])
 def test_tensor_of_constants_is_native(case: str, how: str) -> None:
     cls, x = CASES[case]
     model = _model(cls, how)
