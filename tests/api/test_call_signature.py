@@ -158,8 +158,8 @@ def test_example_inputs_that_do_not_fit_forward_are_a_clear_error() -> None:
     with pytest.raises(ZigguratError, match="do not fit forward.*unexpected keyword argument 'bais'"):
         _compiled(X, bais=B)
     with pytest.raises(ZigguratError, match="keyword example inputs .scale. need a Python nn.Module"):
-        ziggurat.compile(torch.jit.trace(Hooked(), (X, B)).graph, (X,), backend="reference",
-                         example_kwargs={"scale": B})
+        traced: Any = torch.jit.trace(Hooked(), (X, B))
+        ziggurat.compile(traced.graph, (X,), backend="reference", example_kwargs={"scale": B})
     with pytest.raises(ZigguratError, match="do not fit forward.*(unexpected keyword argument 'scael'|missing a required argument: 'scale')"):
         ziggurat.compile(torch.jit.script(Hooked()), (X,), backend="reference", example_kwargs={"scael": B})
 
