@@ -13,6 +13,19 @@ from ziggurat.dialects.torch import AtenOp, LiteralOp, aten_op_class
 from ziggurat.ir.literals import literal_attr
 from ziggurat.ir.types import tensor_type_of
 
+#: A graph pass that leaves an op it would rewrite (``decompose-rnn`` on a too long sequence)
+#: says why in this attribute of the op, as ``"<pass>: <reason>"``; backends that cannot take
+#: the op add it to their report.
+DECLINED_ATTR = "ziggurat.declined"
+
+
+def declined_reason(op: Operation) -> str | None:
+    """Why a graph pass left ``op`` alone (:data:`DECLINED_ATTR`), if one said so."""
+    from xdsl.dialects.builtin import StringAttr
+
+    attr = op.attributes.get(DECLINED_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
+
 
 def literal_value(value: SSAValue | None) -> torch.Tensor | None:
     """The tensor of a value defined by ``torch.literal``, else None."""
