@@ -106,6 +106,31 @@ def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[s
     return GemmSpec(isa=isa, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
+def kernel_structure(op: loop.KernelOp) -> tuple[Any, ...]:
+    """What the code of ``op`` depends on: its body's ops in order (names, properties,
+    attributes, result types, operands by definition order) and its buffers' types, not its
+    name or origins.  Two kernels with the same structure compile to the same function (the
+    per-step kernels of an unrolled LSTM, the layers of a transformer)."""
+    numbers: dict[SSAValue, int] = {}
+
+    def number(value: SSAValue) -> int:
+        return numbers.setdefault(value, len(numbers))
+
+    items: list[Any] = [op.isa, op.vector_width, op.vectorized]
+    for arg in op.body.block.args:
+        items.append((number(arg), arg.type))
+    for inner in op.body.walk():
+        items.append((inner.name, tuple(number(v) for v in inner.operands),
+                      tuple(r.type for r in inner.results), tuple(sorted(inner.properties.items())),
+                      tuple(sorted(inner.attributes.items()))))
+        for result in inner.results:
+            number(result)
+        for region in inner.regions:
+            for block in region.blocks:
+                items.append(tuple((number(arg), arg.type) for arg in block.args))
+    return tuple(items)
+
+
 def profiling_enabled(fn: func.FuncOp) -> bool:
     """``@forward`` was marked for profiling (``loop.profile``, set by the backend)."""
     attr = fn.attributes.get("loop.profile")
@@ -149,6 +174,9 @@ class ModuleCodegen:
         self.module = ir.Module(name=f"ziggurat.{fn.sym_name.data}")
         self.kernels: dict[str, ir.Function] = {}
         self.gemms: dict[str, tuple[ir.Function, dict[str, int], Any]] = {}
+        #: kernels and GEMMs already emitted, by what their code depends on (not their names)
+        self.kernel_fns: dict[tuple[Any, ...], ir.Function] = {}
+        self.gemm_fns: dict[GemmSpec, ir.Function] = {}
         self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
@@ -273,6 +301,11 @@ class ModuleCodegen:
         hit = self.kernels.get(name)
         if hit is not None:
             return hit
+        structure = kernel_structure(op)
+        same = self.kernel_fns.get(structure)
+        if same is not None:
+            self.kernels[name] = same
+            return same
         params = [llvm_type(a.type) for a in op.body.block.args] + [I64.as_pointer()]
         fn = ir.Function(self.module, ir.FunctionType(VOID, params), name=name)
         fn.linkage = "internal"
@@ -286,7 +319,7 @@ class ModuleCodegen:
             em.set(arg, a)
         em.emit_block(op.body.block)
         em.b.ret_void()
-        self.kernels[name] = fn
+        self.kernels[name] = self.kernel_fns[structure] = fn
         return fn
 
     def _gemm(self, op: loop.GemmOp) -> tuple[ir.Function, dict[str, int], Any]:
@@ -296,7 +329,9 @@ class ModuleCodegen:
         spec, offsets = call_spec(op, self.isa, self.threads)
         if isinstance(spec, GemmSpec):
             self.specs.append(spec)
-            fn = emit_gemm(self.module, spec)
+            same = self.gemm_fns.get(spec)  # specs that differ only by name are equal
+            fn = same if same is not None else emit_gemm(self.module, spec)
+            self.gemm_fns[spec] = fn
         else:
             from ziggurat.backends.cpu.kernels.conv_library import emit_conv_call
 
