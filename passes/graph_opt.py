@@ -1,7 +1,8 @@
 """``graph-opt``: the default graph-level pipeline both backends consume.
 
-    torch-canonicalize -> decompose (big fused torch ops) -> constant-fold -> fold-batchnorm
-    -> fuse-post-ops -> fuse-sibling-linears -> prepack-weights (when prepack) -> torch-canonicalize
+    torch-canonicalize -> decompose (big fused torch ops) -> decompose-rnn (LSTM/GRU) -> constant-fold
+    -> fold-batchnorm -> fuse-post-ops -> fuse-sibling-linears -> prepack-weights (when prepack)
+    -> torch-canonicalize
 
 Options: ``prepack`` (default true), ``isa`` (for prepack-weights), ``duplicate`` (for
 fuse-post-ops).  The TensorRT backend runs it with ``prepack=false``.
@@ -16,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ziggurat.passes.constant_fold import ConstantFoldPass
+from ziggurat.passes.decompose_rnn import DecomposeRnnPass
 from ziggurat.passes.fold_batchnorm import FoldBatchNormPass
 from ziggurat.passes.fuse_post_ops import FusePostOpsPass
 from ziggurat.passes.fuse_sibling_linears import FuseSiblingLinearsPass
@@ -30,7 +32,7 @@ def graph_opt_passes(prepack: bool = True, isa: str = "auto", duplicate: bool = 
         passes.append(DecomposeTorchOpsPass())
     except ImportError:
         pass
-    passes += [ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
+    passes += [DecomposeRnnPass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
                FuseSiblingLinearsPass()]
     if prepack:
         from ziggurat.passes.prepack_weights import PrepackWeightsPass

@@ -11,6 +11,7 @@ register_pass("fuse-sibling-linears", "fuse_sibling_linears:FuseSiblingLinearsPa
 register_pass("prepack-weights", "prepack_weights:PrepackWeightsPass")
 register_pass("graph-opt", "graph_opt:GraphOptPass")
 register_pass("decompose-torch-ops", "decompose_torch_ops:DecomposeTorchOpsPass")
+register_pass("decompose-rnn", "decompose_rnn:DecomposeRnnPass")
 register_pass("convert-torch-to-loop", "convert_torch_to_loop:ConvertTorchToLoop")
 register_pass("explain", "explain:ExplainPass")
 register_pass("convert-torch-to-trt", "convert_torch_to_trt:ConvertTorchToTrt")

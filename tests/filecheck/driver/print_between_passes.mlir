@@ -5,6 +5,7 @@
 // CHECK:      IR after graph-opt/torch-canonicalize:
 // CHECK:        torch.aten.conv2d
 // CHECK:      IR after graph-opt/decompose-torch-ops:
+// CHECK:      IR after graph-opt/decompose-rnn:
 // CHECK:      IR after graph-opt/constant-fold:
 // CHECK:        torch.aten.batch_norm
 // CHECK:      IR after graph-opt/fold-batchnorm:

@@ -1,0 +1,294 @@
+"""``decompose-rnn{max_steps=256}``: full-sequence LSTM and GRU -> GEMMs and a cell per time step.
+
+``nn.LSTM`` and ``nn.GRU`` trace and export to ``aten::lstm.input`` / ``aten::gru.input``: the
+whole sequence, every layer and direction, in one op with a flat weight list
+(``w_ih, w_hh[, b_ih, b_hh][, w_hr]`` per layer and direction).  As eager's CPU
+implementation (``RNN.cpp``: ``FullLayer`` with ``pre_compute_input``), each layer and
+direction becomes
+
+* one ``linear(x, w_ih, b_ih)`` over every time step at once (``[T, B, G*H]``, or
+  ``[B, T, G*H]`` batch first: the input is never transposed);
+* per time step (backwards for the reverse direction) ``linear(h, w_hh, b_hh)`` and the gate
+  arithmetic on ``select(x_proj, time, t)``, in eager's gate order and formulas:
+
+  - LSTM (gates i, f, g, o): ``gates = linear(h, w_hh, b_hh) + x_t``;
+    ``c = sigmoid(f) * c + sigmoid(i) * tanh(g)``; ``h = sigmoid(o) * tanh(c)``, then
+    ``h = linear(h, w_hr)`` with a projection (``proj_size > 0``);
+  - GRU (gates r, z, n): ``r = sigmoid(hr + xr)``, ``z = sigmoid(hz + xz)``,
+    ``n = tanh(xn + hn * r)``, ``h = (h - n) * z + n``;
+
+* ``stack`` of the step outputs along the time dim, ``cat`` of the two directions along
+  the features; the next layer reads that; the final states are the ``stack`` of each layer
+  and direction's last ``h`` (and ``c``).
+
+Initial states are always read (``select(hx, 0, layer * D + d)``): when they are zeros (the
+module was called without them), ``constant-fold`` turns the first step's ``h @ w_hh^T`` into
+a constant, exactly what eager computes.  ``fuse-post-ops`` then joins ``+ x_t`` to the step's
+GEMM, and ``fuse-sibling-linears`` the two directions' input projections.
+
+The op is left alone, with the reason in its ``ziggurat.declined`` attribute (backends report
+it), when the sequence is longer than ``max_steps`` (the unrolled IR grows with it), when
+dropout applies between layers (``train`` with ``dropout > 0``), or for other than float32
+3-D inputs, empty sequences or batches, and weight lists of unexpected length or shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from ziggurat.dialects.torch import TorchOp
+from ziggurat.ir.rewriting import DECLINED_ATTR
+from ziggurat.ir.statistics import record
+from ziggurat.ir.types import shape_of
+from ziggurat.passes.decompose_torch_ops import Emitter
+
+NAME = "decompose-rnn"
+
+RnnKind = Literal["lstm", "gru"]
+#: gates per cell, in eager's order: LSTM i, f, g, o; GRU r, z, n
+GATES: dict[RnnKind, int] = {"lstm": 4, "gru": 3}
+KEYS: dict[str, RnnKind] = {"aten::lstm.input": "lstm", "aten::gru.input": "gru"}
+
+
+@dataclass(frozen=True)
+class CellWeights:
+    """One layer and direction's weights."""
+
+    w_ih: SSAValue
+    w_hh: SSAValue
+    b_ih: SSAValue | None
+    b_hh: SSAValue | None
+    w_hr: SSAValue | None
+
+
+@dataclass(frozen=True)
+class Rnn:
+    """A full-sequence ``aten::lstm.input`` / ``aten::gru.input``, its arguments checked."""
+
+    kind: RnnKind
+    input: SSAValue
+    h0: SSAValue
+    c0: SSAValue | None
+    cells: list[CellWeights]  # layer-major: layer l direction d at l * directions + d
+    num_layers: int
+    directions: int
+    batch_first: bool
+
+    @property
+    def time_dim(self) -> int:
+        return 1 if self.batch_first else 0
+
+
+def _op_key(op: TorchOp) -> str | None:
+    try:
+        return op.aten_key
+    except KeyError:  # a torch.operator whose schema torch does not know
+        return None
+
+
+def _is_f32(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and isinstance(value.type.get_element_type(), Float32Type)
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(shape_of(value.type))
+
+
+def bind(op: TorchOp, kind: RnnKind, max_steps: int) -> Rnn | str:
+    """The op's arguments, or why it is not decomposed."""
+    a = op.arguments()
+    x: SSAValue = a["input"]
+    hx: list[SSAValue | None] = list(a["hx"]) if kind == "lstm" else [a["hx"]]
+    params: list[SSAValue | None] = list(a["params"])
+    layers, has_biases = int(a["num_layers"]), bool(a["has_biases"])
+    directions = 2 if a["bidirectional"] else 1
+    if a["train"] and float(a["dropout"]) > 0 and layers > 1:
+        return f"dropout {float(a['dropout'])} between layers in training mode"
+    if any(v is None for v in [x, *hx, *params]) or len(hx) != (2 if kind == "lstm" else 1):
+        return "an initial state or weight that is not a tensor"
+    values = [v for v in [x, *hx, *params] if v is not None]
+    if not all(_is_f32(v) for v in values):
+        return "not float32 (only float32 is decomposed)"
+    if len(_shape(x)) != 3:
+        return f"a {len(_shape(x))}-D input (3-D expected)"
+    steps, batch = (_shape(x)[1], _shape(x)[0]) if a["batch_first"] else _shape(x)[:2]
+    if steps == 0 or batch == 0:
+        return "an empty sequence or batch"
+    if steps > max_steps:
+        return f"{steps} time steps, more than max_steps={max_steps} (the steps are unrolled)"
+    per_cell = 2 + 2 * has_biases
+    count = layers * directions
+    with_projection = kind == "lstm" and len(params) == count * (per_cell + 1)
+    if len(params) != count * (per_cell + with_projection):
+        return f"{len(params)} weights for {layers} layer(s) of {directions} direction(s)"
+    weights = [v for v in params if v is not None]
+    cells: list[CellWeights] = []
+    for k in range(count):
+        group = weights[k * (per_cell + with_projection):(k + 1) * (per_cell + with_projection)]
+        cells.append(CellWeights(group[0], group[1], group[2] if has_biases else None,
+                                 group[3] if has_biases else None, group[-1] if with_projection else None))
+    h0 = hx[0]
+    assert h0 is not None
+    rnn = Rnn(kind, x, h0, hx[1] if kind == "lstm" else None, cells, layers, directions, bool(a["batch_first"]))
+    problem = _shape_problem(rnn, batch)
+    return problem if problem is not None else rnn
+
+
+def _shape_problem(rnn: Rnn, batch: int) -> str | None:
+    gates = GATES[rnn.kind]
+    hidden = _shape(rnn.cells[0].w_hh)[0] // gates if len(_shape(rnn.cells[0].w_hh)) == 2 else -1
+    out = hidden
+    for k, cell in enumerate(rnn.cells):
+        if cell.w_hr is not None:
+            out = _shape(cell.w_hr)[0]
+            if _shape(cell.w_hr) != (out, hidden):
+                return f"w_hr of shape {_shape(cell.w_hr)}"
+        features = _shape(rnn.input)[-1] if k < rnn.directions else out * rnn.directions
+        expected: list[tuple[SSAValue, tuple[int, ...]]] = [(cell.w_ih, (gates * hidden, features)),
+                                                            (cell.w_hh, (gates * hidden, out))]
+        if cell.b_ih is not None and cell.b_hh is not None:
+            expected += [(cell.b_ih, (gates * hidden,)), (cell.b_hh, (gates * hidden,))]
+        for value, shape in expected:
+            if _shape(value) != shape:
+                return f"a weight of shape {_shape(value)} where {shape} is expected"
+    states = len(rnn.cells)
+    if _shape(rnn.h0) != (states, batch, out):
+        return f"h0 of shape {_shape(rnn.h0)}"
+    if rnn.c0 is not None and _shape(rnn.c0) != (states, batch, hidden):
+        return f"c0 of shape {_shape(rnn.c0)}"
+    return None
+
+
+def lstm_step(e: Emitter, x_t: SSAValue, h: SSAValue, c: SSAValue, w: CellWeights) -> tuple[SSAValue, SSAValue]:
+    hidden = _shape(c)[-1]
+    gates = e("aten::add.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
+    i, f, g, o = e.results("aten::split.Tensor", self=gates, split_size=hidden, dim=1)
+    i, f, o = (e("aten::sigmoid", self=v) for v in (i, f, o))
+    g = e("aten::tanh", self=g)
+    c = e("aten::add.Tensor", self=e("aten::mul.Tensor", self=f, other=c),
+          other=e("aten::mul.Tensor", self=i, other=g), alpha=1)
+    h = e("aten::mul.Tensor", self=o, other=e("aten::tanh", self=c))
+    if w.w_hr is not None:
+        h = e("aten::linear", input=h, weight=w.w_hr)
+    return h, c
+
+
+def gru_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights) -> SSAValue:
+    hidden = _shape(h)[-1]
+    xr, xz, xn = e.results("aten::split.Tensor", self=x_t, split_size=hidden, dim=1)
+    hr, hz, hn = e.results("aten::split.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh),
+                           split_size=hidden, dim=1)
+    r = e("aten::sigmoid", self=e("aten::add.Tensor", self=hr, other=xr, alpha=1))
+    z = e("aten::sigmoid", self=e("aten::add.Tensor", self=hz, other=xz, alpha=1))
+    n = e("aten::tanh", self=e("aten::add.Tensor", self=xn, other=e("aten::mul.Tensor", self=hn, other=r), alpha=1))
+    return e("aten::add.Tensor", self=e("aten::mul.Tensor", self=e("aten::sub.Tensor", self=h, other=n, alpha=1),
+                                         other=z), other=n, alpha=1)
+
+
+def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+    """One layer and direction over the sequence ``x``: its stacked outputs, last h and c."""
+    w = rnn.cells[k]
+    projected = e("aten::linear", input=x, weight=w.w_ih, bias=w.b_ih)
+    h = e("aten::select.int", self=rnn.h0, dim=0, index=k)
+    c = e("aten::select.int", self=rnn.c0, dim=0, index=k) if rnn.c0 is not None else None
+    steps = _shape(x)[rnn.time_dim]
+    outputs: list[SSAValue | None] = [None] * steps
+    for t in reversed(range(steps)) if reverse else range(steps):
+        x_t = e("aten::select.int", self=projected, dim=rnn.time_dim, index=t)
+        if c is not None:
+            h, c = lstm_step(e, x_t, h, c, w)
+        else:
+            h = gru_step(e, x_t, h, w)
+        outputs[t] = h
+    stacked = e("aten::stack", tensors=[v for v in outputs if v is not None], dim=rnn.time_dim)
+    return stacked, h, c
+
+
+def decompose(e: Emitter, rnn: Rnn) -> list[SSAValue]:
+    """The op's results: output, h_n (and c_n for an LSTM)."""
+    x = rnn.input
+    last_h: list[SSAValue] = []
+    last_c: list[SSAValue] = []
+    for layer in range(rnn.num_layers):
+        outs: list[SSAValue] = []
+        for d in range(rnn.directions):
+            out, h, c = direction(e, rnn, x, layer * rnn.directions + d, reverse=d == 1)
+            outs.append(out)
+            last_h.append(h)
+            if c is not None:
+                last_c.append(c)
+        x = outs[0] if len(outs) == 1 else e("aten::cat", tensors=outs, dim=2)
+    results = [x, e("aten::stack", tensors=last_h, dim=0)]
+    if rnn.kind == "lstm":
+        results.append(e("aten::stack", tensors=last_c, dim=0))
+    return results
+
+
+def _decline(op: TorchOp, reason: str, rewriter: PatternRewriter) -> None:
+    text = StringAttr(f"{NAME}: {reason}")
+    if op.attributes.get(DECLINED_ATTR) != text:
+        op.attributes[DECLINED_ATTR] = text
+        rewriter.notify_op_modified(op)
+        record(NAME, "left alone")
+
+
+@dataclass
+class DecomposeRecurrent(RewritePattern):
+    """The full-sequence op of ``kind`` -> input projections, unrolled cells, stacks."""
+
+    kind: ClassVar[RnnKind]
+    max_steps: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TorchOp, rewriter: PatternRewriter) -> None:
+        key = _op_key(op)
+        if key is None or KEYS.get(key) != self.kind:
+            return
+        rnn = bind(op, self.kind, self.max_steps)
+        if isinstance(rnn, str):
+            _decline(op, rnn, rewriter)
+            return
+        e = Emitter(op)
+        results = decompose(e, rnn)
+        rewriter.replace(op, e.ops, results)
+        record(NAME, self.kind)
+        record(NAME, "cell steps", len(rnn.cells) * _shape(rnn.input)[rnn.time_dim])
+
+
+class DecomposeLstm(DecomposeRecurrent):
+    """``aten::lstm.input``."""
+
+    kind = "lstm"
+
+
+class DecomposeGru(DecomposeRecurrent):
+    """``aten::gru.input``."""
+
+    kind = "gru"
+
+
+@dataclass(frozen=True)
+class DecomposeRnnPass(ModulePass):
+    name = NAME
+
+    max_steps: int = 256
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([DecomposeLstm(self.max_steps), DecomposeGru(self.max_steps)]),
+        ).rewrite_module(op)
+        DeadCodeElimination().apply(ctx, op)
