@@ -12,6 +12,7 @@ says why such a value has no native lowering.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
@@ -224,6 +225,14 @@ def format_type(ty: Attribute) -> str:
     return out.getvalue()
 
 
+def _quantize(values: torch.Tensor, scale: float, dtype: torch.dtype) -> torch.Tensor:
+    """``values`` quantized per tensor (zero point 0), without torch's deprecation warning
+    (these tensors are Ziggurat's own examples, not the user's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.quantize_per_tensor(values, scale, 0, dtype)
+
+
 def example_tensor(ty: TensorType[Attribute]) -> torch.Tensor:
     """A deterministic example tensor of the given type (for shape inference runs); a
     quantized one is per-tensor quantized with scale 0.1 and zero point 0."""
@@ -231,7 +240,7 @@ def example_tensor(ty: TensorType[Attribute]) -> torch.Tensor:
     shape = tuple(ty.get_shape())
     gen = torch.Generator().manual_seed(0)
     if dtype in QUANTIZED_DTYPES:
-        return torch.quantize_per_tensor(torch.randn(shape, generator=gen), 0.1, 0, dtype)
+        return _quantize(torch.randn(shape, generator=gen), 0.1, dtype)
     if dtype.is_complex:
         return torch.randn(shape, generator=gen, dtype=torch.complex64).to(dtype)
     if dtype.is_floating_point:
@@ -249,7 +258,7 @@ def zeros_of(ty: TensorType[Attribute], device: str) -> torch.Tensor:
     if dtype in QUANTIZED_DTYPES:
         if device == "meta":
             raise UnsupportedTypeError(f"{_dtype_name(dtype)} tensors have no meta form")
-        return torch.quantize_per_tensor(torch.zeros(shape), 1.0, 0, dtype)
+        return _quantize(torch.zeros(shape), 1.0, dtype)
     if device == "meta":
         return torch.empty(shape, dtype=dtype, device=device)
     return torch.zeros(shape, dtype=dtype, device=device)

@@ -4,7 +4,10 @@ constants (transposed weights, reshaped biases, dtype casts of weights, ...).
 Each folded op becomes ``torch.literal``(s). The pass records how many ops it folded and
 how many bytes of constants it produced (``ziggurat-opt --pass-statistics``).
 Ops with side effects or randomness (not ``Pure``) are never folded, nor ops whose result
-is larger than ``max_bytes`` (folding a ``zeros`` of 1 GB would bloat the module).
+is larger than ``max_bytes`` (folding a ``zeros`` of 1 GB would bloat the module), nor ops
+with a complex, float8 or quantized result (only torch reads those; a quantized tensor has no
+literal form).  An op reading such constants into a native result (``view_as_real`` of a
+complex buffer) folds as any other.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ziggurat.dialects.torch import LiteralOp, TorchOp
 from ziggurat.ir.interpreter.torch_functions import call_torch
 from ziggurat.ir.rewriting import replace_with_literal
 from ziggurat.ir.statistics import record
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
 from ziggurat.passes.torch_canonicalize import feeds_storage_reader
 
 NAME = "constant-fold"
@@ -55,6 +58,10 @@ class FoldConstantOp(RewritePattern):
         if not op.has_trait(Pure) or not op.results:
             return
         if not all(isinstance(v.owner, LiteralOp) for v in op.operands):
+            return
+        if any(torch_only_reason(r.type) is not None for r in op.results):
+            # a complex/float8/quantized result would become a literal: a quantized tensor has
+            # none (its scale is not bytes), and the others gain nothing, as only torch reads them
             return
         size = _result_bytes(op)
         if size < 0 or size > self.max_bytes:

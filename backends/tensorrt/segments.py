@@ -43,6 +43,7 @@ from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
 from ziggurat.ir.errors import OpReport, ZigguratError
 from ziggurat.ir.locations import op_location
+from ziggurat.ir.types import torch_only_reason
 
 
 
@@ -72,6 +73,9 @@ def _type_problem(op: Operation) -> str | None:
                 return f"{role} #{i} is a {ty}, TensorRT takes only tensors"
             if any(d < 0 for d in ty.get_shape()):
                 return f"{role} #{i} has a dynamic shape {ty}"
+            torch_only = torch_only_reason(ty)
+            if torch_only is not None:
+                return torch_only
             if ty.get_element_type() not in ELEMENT_TYPES:
                 return f"{role} #{i} has element type {ty.get_element_type()}, which TensorRT does not take"
     return None

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     i1,
@@ -230,15 +231,16 @@ def _verify_result_types(op: TorchOp) -> None:
 def _element_matches(element: Attribute, rule: str) -> bool:
     is_float = is_float_element(element)
     is_bool = element == i1
+    is_integer = isinstance(element, IntegerType)  # not complex, float8 or quantized
     match rule:
         case "float":
             return is_float
         case "integer":
-            return not is_float and not is_bool
+            return is_integer and not is_bool
         case "bool":
             return is_bool
         case "integer_or_bool":
-            return not is_float
+            return is_integer
         case _:
             raise ValueError(f"unknown dtype rule {rule}")
 
