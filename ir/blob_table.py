@@ -22,7 +22,7 @@ from xdsl.ir import Attribute
 
 from ziggurat.ir.resource_refs import op_resource_attrs
 from ziggurat.ir.resources import BLOBS, tensor_bytes
-from ziggurat.ir.types import UnsupportedTypeError, dtype_of, shape_of
+from ziggurat.ir.types import UnsupportedTypeError, dtype_of, is_quantized_element, shape_of
 
 ALIGNMENT = 64
 
@@ -46,6 +46,8 @@ def resource_types(module: ModuleOp) -> dict[str, TensorType[Attribute]]:
 
 
 def _nbytes(ty: TensorType[Attribute]) -> int:
+    if is_quantized_element(ty):  # its scale and zero point are not bytes of the blob
+        raise UnsupportedTypeError(f"a {ty} tensor has no byte image")
     n = 1
     for d in shape_of(ty):
         n *= d

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import Builtin, DenseResourceAttr, TensorType
 from xdsl.ir import Attribute
 
 from ziggurat.ir.blob_owner import BlobOwner, current_owner
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import QUANTIZED_DTYPES, dtype_of, shape_of
 
 _BLOB_ALIGNMENT = 64
 
@@ -232,6 +232,9 @@ class TensorBlobStore(OpAsmDialectInterface):
                                "or released with the module that held it)")
             raw = bytes.fromhex(text[2:])[4:]
             dtype = dtype_of(ty)
+            if dtype in QUANTIZED_DTYPES:
+                raise ValueError(f"dense_resource<{key}>: a {ty} tensor has no byte image (its scale and "
+                                 "zero point are not bytes of the blob)")
             shape = shape_of(ty)
             np_bytes = np.frombuffer(raw, dtype=np.uint8).copy()
             flat = torch.from_numpy(np_bytes).view(dtype) if np_bytes.size else torch.empty(0, dtype=dtype)
