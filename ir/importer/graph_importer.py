@@ -8,7 +8,8 @@ while importing; every other aten node becomes one ``torch`` dialect op (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -16,16 +17,17 @@ from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from ziggurat.dialects.torch.schema import OpSchema, parse_schema, registered_schemas
+from ziggurat.dialects.torch.schema import ArgKind, OpSchema, parse_schema, registered_schemas
 from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
 from ziggurat.ir.errors import ImportError_
 from ziggurat.ir.importer import static_eval
-from ziggurat.ir.importer.aliasing import AliasTracker, aliased_arguments
-from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type
+from ziggurat.ir.importer.aliasing import AliasTracker, StaleRead, UnsupportedWrite, aliased_arguments
+from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type, wrap_number
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
+from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, schema_of
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
@@ -69,12 +71,11 @@ class GraphImporter:
         for position, (arg, (value, example)) in enumerate(zip(block.args, tensor_inputs, strict=True)):
             arg.name_hint = ssa_name(value.debugName())
             self.values[value] = Dynamic(arg, example)
-            self.aliases.add_input(arg, position)
+            self.aliases.add_input(self.values[value], position)
         self.builder = Builder(InsertPoint.at_end(block))
         self.literals = LiteralPool(block)
         self._import_block(self.graph.nodes())
-        outputs = [self.values[o] for o in self.graph.outputs()]
-        self._check_reads(None, outputs)
+        outputs = self._read(None, [self.values[o] for o in self.graph.outputs()])
         result = outputs[0] if len(outputs) == 1 else tuple(outputs)
         flat: list[SSAValue] = []
         structure = self._output_structure(result, flat)
@@ -90,17 +91,17 @@ class GraphImporter:
         return ModuleOp([fn])
 
     def _input_writes(self, inputs: list[torch._C.Value], flat: list[SSAValue]) -> list[tuple[int, int]]:
-        """Graph inputs the model writes in place get their final value as extra results,
-        which the compiled module copies back into the caller's tensors."""
+        """Graph inputs the model writes in place (also through views) get their final value
+        as extra results, which the compiled module copies back into the caller's tensors."""
         writes: list[tuple[int, int]] = []
         for position in sorted(self.aliases.written_inputs):
-            final = self.values[inputs[position]]
-            why = self.aliases.why_stale(final.ssa) if isinstance(final, Dynamic) else None
-            if why is not None or not isinstance(final, Dynamic):
+            try:
+                final = self.aliases.input_value(position)
+            except StaleRead as e:
                 raise ImportError_(
                     f"the model writes to its input %{inputs[position].debugName()} through a view "
-                    f"({why}); the TorchScript frontend cannot compile that, torch.export "
-                    "(frontend='export') functionalizes it", op="graph input")
+                    f"({e}); the TorchScript frontend cannot compile that, torch.export "
+                    "(frontend='export') functionalizes it", op="graph input") from None
             flat.append(final.ssa)
             writes.append((len(flat) - 1, position))
         return writes
@@ -123,25 +124,65 @@ class GraphImporter:
         if _returns_no_tensor(node) and (is_static(inputs) or self._shape_query(kind, inputs)):
             self._fold(node, inputs)
             return
-        self._check_reads(node, inputs)
+        inputs = self._read(node, inputs)
         if kind.startswith(("prim::", "aten::", "quantized::", "prepacked::")) or "::" in kind:
             self._import_op(node, inputs)
             return
         raise self._error(node, "unsupported node kind")
 
-    def _check_reads(self, node: torch._C.Node | None, inputs: list[Any]) -> None:
-        """Refuse to read a value an in-place write to one of its aliases made stale
-        (``node`` None: the graph's outputs)."""
-        for value in _dynamics(inputs):
-            why = self.aliases.why_stale(value.ssa)
-            if why is None:
-                continue
-            message = (f"reads a tensor after an in-place write to a view or base of it ({why}); "
-                       "the TorchScript frontend cannot compile writes through views, torch.export "
-                       "(frontend='export') functionalizes them")
+    # -- reading through aliases (see :mod:`aliasing`) ---------------------------------------
+    def _read(self, node: torch._C.Node | None, value: Any) -> Any:
+        """``value`` (a run-time value, or lists/tuples/dicts of them) as eager reads it at
+        ``node`` (None: the graph's outputs): a view written through another alias since it was
+        made is re-derived from the written base. A read that cannot be is refused."""
+        try:
+            return self._current(value, self._emitter(node))
+        except StaleRead as e:
+            message = (f"reads a tensor after an in-place write to a view or base of it ({e}); the "
+                       "TorchScript frontend cannot replay that view, torch.export (frontend='export') "
+                       "functionalizes it")
             if node is None:
-                raise ImportError_(f"the graph returns a tensor that {message}", op="return")
-            raise self._error(node, message)
+                raise ImportError_(f"the graph returns a tensor that {message}", op="return") from None
+            raise self._error(node, message) from None
+
+    def _current(self, value: Any, emit: Emit) -> Any:
+        if isinstance(value, Dynamic):
+            return self.aliases.current(value, emit) if value.is_tensor else value
+        if isinstance(value, TensorConstant):
+            if value.materialized is not None and value.materialized.ssa in self.aliases.members:
+                now = self.aliases.current(value.materialized, emit)
+                return value if now is value.materialized else now
+            return value
+        if isinstance(value, list):
+            return [self._current(v, emit) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(value, tuple):
+            return tuple(self._current(v, emit) for v in value)  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(value, dict):
+            return {k: self._current(v, emit) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return value
+
+    def _emitter(self, node: torch._C.Node | None) -> Emit:
+        """Emits the ops functionalization adds (view replays, scatters) at ``node``'s line."""
+        def emit(schema: OpSchema, args: Mapping[str, Any], example: torch.Tensor) -> Dynamic:
+            location = node_location(node if node is not None else self.graph.return_node())
+            op = build_aten_op(self.builder, schema, args, [result_type(example)], location, self.literals)
+            return Dynamic(op.results[0], example)
+        return emit
+
+    def _visible(self) -> Callable[[SSAValue], bool]:
+        """Whether a value can be used at the insertion point (it is not inside a region the
+        importer has left)."""
+        blocks: set[Block] = set()
+        block: Block | None = self.builder.insertion_point.block
+        while block is not None:
+            blocks.add(block)
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+
+        def visible(value: SSAValue) -> bool:
+            owner = value.owner
+            return (owner if isinstance(owner, Block) else owner.parent_block()) in blocks
+        return visible
 
     def _shape_query(self, kind: str, inputs: list[Any]) -> bool:
         if kind not in _SHAPE_QUERIES:
@@ -183,26 +224,67 @@ class GraphImporter:
         self._emit(node, schema, args, outputs)
 
     def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
-        """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result;
-        every other value that may share ``x``'s memory (its views, its base) becomes stale
-        (see :mod:`aliasing`)."""
+        """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result.
+        When ``x`` is a view, its base is rebuilt with scatter ops, and the other views of that
+        base see the write when they are read (see :mod:`aliasing`). An in-place view op
+        (``x.t_()``) makes ``x`` a view of what it was."""
         target = inputs[0]
-        functional_key = schema.qualified_name[:-1] + (f".{schema.overload}" if schema.overload else "")
-        text = registered_schemas().get(functional_key)
+        text = _functional_form(schema.text)
         if text is None or not isinstance(target, Dynamic | TensorConstant):
             raise self._error(node, "is an in-place op with no functional form", schema)
+        emit = self._emitter(node)
         if isinstance(target, TensorConstant):
-            target = self.literals(target)
+            target = self._read(node, self.literals(target))
+            inputs = [target, *inputs[1:]]
         functional = parse_schema(text)
+        view_op = bool(aliased_arguments(functional.text))  # t_, unsqueeze_, ...: a view op in place
         examples = [example_of(v) for v in inputs]
-        examples[0] = examples[0].clone()
-        outputs = self._evaluate(node, examples)
+        if view_op:  # the functional view of the example, which must not change
+            try:
+                outputs = [call(functional, dict(zip([a.name for a in functional.args], examples, strict=True)))]
+            except Exception as e:
+                raise self._error(node, f"failed on the example inputs: {_first_line(e)}", schema) from None
+        else:
+            examples[0] = examples[0].clone()
+            outputs = self._evaluate(node, examples)
         args = {spec.name: value for spec, value in zip(functional.args, inputs, strict=True)}
-        self._emit(node, functional, args, outputs)
+        computed = self._computed_dtype(functional, examples, outputs[0])
+        if computed is not None:  # x_f32.add_(y_f64): the op computes in float64, then casts
+            self._emit(node, functional, args, [computed])
+            wide = self.values[node.outputsAt(0)]
+            self.values[node.outputsAt(0)] = emit(schema_of("aten::_to_copy"),
+                                                  {"self": wide, "dtype": outputs[0].dtype}, outputs[0])
+        else:
+            self._emit(node, functional, args, outputs)
         result = self.values[node.outputsAt(0)]
-        where = describe_location(node_location(node)) or "?"
-        self.aliases.write(target.ssa, result.ssa, f"{node.kind()} at {where}")
+        why = f"{node.kind()} at {describe_location(node_location(node)) or '?'}"
+        try:
+            if view_op:
+                self.aliases.retire(target, result, why)
+            else:
+                result = self.aliases.write(target, result, why, emit)
+        except UnsupportedWrite as e:
+            raise self._error(node, f"{e}; the TorchScript frontend cannot functionalize this in-place "
+                              "write", schema) from None
+        self.values[node.outputsAt(0)] = result
         self.values[node.inputsAt(0)] = result
+
+    def _computed_dtype(self, functional: OpSchema, examples: list[Any], written: Any) -> torch.Tensor | None:
+        """The functional op's own result when its dtype is not the written tensor's (an
+        in-place op computes in the promoted dtype and casts to its target's); else None."""
+        if not isinstance(written, torch.Tensor):
+            return None
+        meta = [e.to("meta") if isinstance(e, torch.Tensor) else e for e in examples]
+        try:
+            probe = call(functional, dict(zip([a.name for a in functional.args], meta, strict=True)))
+        except Exception:  # an op without a meta kernel: run it on the examples
+            try:
+                probe = call(functional, dict(zip([a.name for a in functional.args], examples, strict=True)))
+            except Exception:
+                return None
+        if not isinstance(probe, torch.Tensor) or probe.dtype == written.dtype:
+            return None
+        return call(functional, dict(zip([a.name for a in functional.args], examples, strict=True)))
 
     def _emit(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any],
               outputs: list[Any]) -> None:
@@ -222,12 +304,52 @@ class GraphImporter:
                 r, e = next(results)
                 r.name_hint = ssa_name(ts_out.debugName())
                 self.values[ts_out] = Dynamic(r, e)
+        results = _dynamics([self.values[o] for o in node.outputs()])
+        self._track_aliases(node, schema, args, op, [r for r in results if r.is_tensor])
+
+    def _track_aliases(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any], op: Operation,
+                       results: list[Dynamic]) -> None:
+        """Record how the results of a view op were made from its base (see :mod:`aliasing`);
+        results of ops that may alias their inputs otherwise join their storage as aliases the
+        importer cannot replay; a fresh contiguous tensor is a root with a fixed layout."""
         aliased = aliased_arguments(schema.text)
-        bases = [self.literals(v) if isinstance(v, TensorConstant) else v
-                 for name, v in args.items() if name in aliased or "*" in aliased]
-        for base in _dynamics(bases):
-            for result in op.results:
-                self.aliases.join(result, base.ssa)
+        if not results:
+            return
+        if not aliased and not is_view_op(schema.key):
+            if _fixed_layout(schema, args):
+                for result in results:
+                    self.aliases.add_root(result, fixed_layout=True)
+            return
+        bases = _dynamics([self._literal(v) for name, v in args.items()
+                           if name in aliased or "*" in aliased or (not aliased and name == schema.args[0].name)])
+        bases = [b for b in bases if b.is_tensor]
+        if not bases:
+            return
+        base = self._literal(args.get(schema.args[0].name))
+        if is_view_op(schema.key) and isinstance(base, Dynamic) and base.is_tensor:
+            steps = describe(schema, args, base.example, [r.example for r in results],
+                             self.aliases.fixed_layout(base))
+            if steps is not None:
+                for result, step in zip(results, steps, strict=True):
+                    self.aliases.add_view(result, base, step)
+                return
+        if schema.base_name in ("to", "type_as") and all(r.example.dtype != b.example.dtype
+                                                          for r in results for b in bases):
+            return  # a dtype conversion that converts: a new tensor
+        made_by = f"{schema.key} at {describe_location(op.location) or '?'}"
+        if schema.base_name in _VIEW_OR_COPY:
+            made_by += " (a view or a copy depending on the strides at run time)"
+        for result in results:
+            self.aliases.add_alias(result, bases, made_by)
+
+    def _literal(self, value: Any) -> Any:
+        """A constant tensor as its literal (a root with a fixed layout), other values as they are."""
+        if isinstance(value, TensorConstant):
+            literal = self.literals(value)
+            if literal.ssa not in self.aliases.members:
+                self.aliases.add_root(literal, fixed_layout=True)
+            return literal
+        return value
 
     # -- evaluation with torch --------------------------------------------------
     def _evaluate(self, node: torch._C.Node, args: list[Any]) -> list[Any]:
@@ -238,6 +360,7 @@ class GraphImporter:
             if schema is None:
                 raise RuntimeError("no schema")
             fn = _overload(schema)
+            args = _wrapped_numbers(schema, args)
             positional = [a for a, s in zip(args, schema.args, strict=True) if not s.kwarg_only]
             keywords = {s.name: a for a, s in zip(args, schema.args, strict=True) if s.kwarg_only}
             with torch.no_grad():
@@ -369,9 +492,19 @@ def _if(imp: GraphImporter, node: torch._C.Node) -> None:
 
 
 def _loop(imp: GraphImporter, node: torch._C.Node) -> None:
+    """A loop reads its initial carried values as they are now; a loop imported as a
+    ``torch.loop`` region must not write through a view to a tensor from outside it."""
     from ziggurat.ir.importer.loops import import_loop
 
+    for value in node.inputs():
+        if isinstance(imp.values[value], Dynamic | TensorConstant):
+            imp.values[value] = imp._read(node, imp.values[value])  # pyright: ignore[reportPrivateUsage]
     import_loop(imp, node)
+    escaped = imp.aliases.forget(imp._visible())  # pyright: ignore[reportPrivateUsage]
+    if escaped is not None:
+        raise imp._error(  # pyright: ignore[reportPrivateUsage]
+            node, f"writes in place through a view ({escaped.last_write}) to a tensor from outside a loop "
+            "whose trip count or condition is not static; pass it as a loop-carried value instead")
 
 
 def _append(imp: GraphImporter, node: torch._C.Node) -> None:
@@ -437,9 +570,10 @@ def _tensor_of_data(imp: GraphImporter, node: torch._C.Node) -> None:
     if isinstance(data, Dynamic | TensorConstant) or not is_static(data) or not is_static(options):
         imp._import_generic(node)  # pyright: ignore[reportPrivateUsage]
         return
-    dtype = options[0] if options else None
-    if isinstance(dtype, int) and not isinstance(dtype, bool):  # TorchScript passes a ScalarType code
-        dtype = SCALAR_TYPE_CODES.get(dtype)
+    option: Any = options[0] if options else None
+    dtype: torch.dtype | None = option if isinstance(option, torch.dtype) else None
+    if isinstance(option, int) and not isinstance(option, bool):  # TorchScript passes a ScalarType code
+        dtype = SCALAR_TYPE_CODES.get(option)
     try:
         value = torch.tensor(data, dtype=dtype)
     except (TypeError, ValueError, RuntimeError) as e:
@@ -515,12 +649,47 @@ _HANDLERS = {
     "prim::RaiseException": _raise,
 }
 
-_VIEW_OPS = {
-    "aten::slice", "aten::select", "aten::view", "aten::transpose", "aten::permute",
-    "aten::narrow", "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::diagonal",
-    "aten::as_strided", "aten::t", "aten::reshape", "aten::flatten", "aten::unflatten",
-    "aten::alias", "aten::view_as", "aten::unfold",
-}
+#: in-place ops whose functional form has another name
+_FUNCTIONAL_NAMES = {"aten::normal_": "aten::normal_functional"}
+
+
+@lru_cache(maxsize=1024)
+def _functional_form(inplace_text: str) -> str | None:
+    """The schema of the functional op ``x.op_(...)`` computes: the overload of ``op`` that
+    takes the same arguments (``pow_.Scalar(Tensor self, Scalar exponent)`` is
+    ``pow.Tensor_Scalar``, not ``pow.Scalar(Scalar self, Tensor exponent)``)."""
+    inplace = parse_schema(inplace_text)
+    name = _FUNCTIONAL_NAMES.get(inplace.key, inplace.qualified_name[:-1])
+
+    def signature(s: OpSchema) -> list[tuple[str, ArgKind, bool, bool]]:
+        return [(a.name, a.kind, a.optional, a.kwarg_only) for a in s.args]
+
+    schemas = registered_schemas()
+    same_overload = schemas.get(name + (f".{inplace.overload}" if inplace.overload else ""))
+    candidates = [same_overload] if same_overload is not None else []
+    candidates += [text for key, text in schemas.items() if key == name or key.startswith(name + ".")]
+    for text in candidates:
+        if signature(parse_schema(text)) == signature(inplace):
+            return text
+    return None
+
+#: ops that return a view for some strides of their input and a copy for others
+_VIEW_OR_COPY = {"reshape", "reshape_as", "flatten", "ravel", "contiguous"}
+
+#: factories whose result is laid out row-major whatever the inputs' layouts
+_FRESH_CONTIGUOUS = {"zeros", "ones", "full", "empty", "arange", "rand", "randn", "randint", "eye",
+                     "linspace", "logspace", "clone"}
+
+
+def _fixed_layout(schema: OpSchema, args: Mapping[str, Any]) -> bool:
+    """A fresh tensor whose strides do not depend on the layout of any input: a factory, or a
+    ``clone(memory_format=torch.contiguous_format)``."""
+    if schema.namespace != "aten" or schema.base_name not in _FRESH_CONTIGUOUS:
+        return False
+    fmt = args.get("memory_format")
+    if schema.base_name == "clone":
+        return fmt in (0, torch.contiguous_format)
+    return fmt in (None, 0, torch.contiguous_format)
 
 
 def _dynamics(values: Any) -> list[Dynamic]:
@@ -556,12 +725,46 @@ def _shape_depends_on_data(schema: OpSchema, args: dict[str, Any]) -> bool:
     if schema.base_name in ("index", "index_put", "_index_put_impl"):  # integer indices: static
         masks = [v for v in _dynamics(args.get("indices")) if v.is_tensor
                  and v.example.dtype in (torch.bool, torch.uint8)]
+        if masks and schema.base_name != "index":
+            return not _mask_put_is_static(args)
         return bool(masks)
     if schema.base_name == "one_hot":
         return args.get("num_classes", -1) == -1
     if schema.base_name == "repeat_interleave":
         return args.get("output_size") is None
     return True
+
+
+def _wrapped_numbers(schema: OpSchema, args: list[Any]) -> list[Any]:
+    """A Python number in a ``Tensor`` position as the 0-d tensor eager makes of it (a traced
+    ``y[i] = 0`` passes the wrapped number, which ``index_put`` does not take as a number)."""
+    if not any(s.kind == ArgKind.TENSOR and isinstance(a, bool | int | float)
+               for a, s in zip(args, schema.args, strict=True)):
+        return args
+    operands = [a for a, s in zip(args, schema.args, strict=True)
+                if s.kind == ArgKind.TENSOR and isinstance(a, torch.Tensor)]
+    return [example_of(wrap_number(s, a, operands)) for a, s in zip(args, schema.args, strict=True)]
+
+
+def _mask_put_is_static(args: dict[str, Any]) -> bool:
+    """``y[mask] = v``: the result has ``y``'s shape; the values broadcast to the selected
+    elements whatever their number when they have size 1 at the selection's dim (one boolean
+    index, the other indices None)."""
+    indices = args.get("indices")
+    values = args.get("values")
+    self_value = args.get("self")
+    if not isinstance(indices, list | tuple) or not isinstance(self_value, Dynamic | TensorConstant):
+        return False
+    tensors = [v for v in indices if v is not None]  # pyright: ignore[reportUnknownVariableType]
+    if len(tensors) != 1:  # pyright: ignore[reportUnknownArgumentType]
+        return False
+    mask = example_of(tensors[0])
+    if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8):
+        return False
+    lead = list(indices).index(tensors[0])  # pyright: ignore[reportUnknownArgumentType]
+    trailing = example_of(self_value).dim() - lead - mask.dim()  # dims after the masked ones
+    shape = list(example_of(values).shape) if isinstance(example_of(values), torch.Tensor) else []
+    return len(shape) <= trailing or shape[len(shape) - trailing - 1] == 1
 
 
 def _overload(schema: OpSchema) -> Any:
