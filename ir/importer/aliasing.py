@@ -73,6 +73,8 @@ class Storage:
     version: int = 0
     #: the positions of the graph inputs whose memory this is
     inputs: set[int] = field(default_factory=set[int])
+    #: the graph constant whose memory this is (a frozen buffer, a tensor captured by tracing)
+    constant: str = ""
     #: the last write ("aten::fill_ at model.py:12 [%5]")
     last_write: str = ""
     #: why nothing of it can be read any more (a write to memory it may share)
@@ -111,9 +113,12 @@ class AliasTracker:
             found = self.members[value.ssa] = Member(storage, (), 0)
         return found
 
-    def add_root(self, value: Dynamic, fixed_layout: bool) -> None:
-        """A fresh tensor (``fixed_layout``: contiguous whatever the inputs' layouts)."""
-        self.member(value).storage.fixed_layout = fixed_layout
+    def add_root(self, value: Dynamic, fixed_layout: bool, constant: str = "") -> None:
+        """A fresh tensor (``fixed_layout``: contiguous whatever the inputs' layouts;
+        ``constant``: the name of the graph constant it is, which must not be written)."""
+        storage = self.member(value).storage
+        storage.fixed_layout = fixed_layout
+        storage.constant = constant
 
     def add_input(self, value: Dynamic, position: int) -> None:
         storage = self.member(value).storage
@@ -140,6 +145,7 @@ class AliasTracker:
             if other is not storage and all(other is not s for s, _ in storage.partners):
                 storage.partners.append((other, made_by))
                 other.partners.append((storage, made_by))
+                storage.constant = storage.constant or other.constant
 
     # -- reading ----------------------------------------------------------------------------
     def current(self, value: Dynamic, emit: Emit) -> Dynamic:
@@ -176,6 +182,11 @@ class AliasTracker:
         Raises :class:`UnsupportedWrite` for a write through a view that cannot be inverted."""
         m = self.member(target)
         storage = m.storage
+        if storage.constant:
+            raise UnsupportedWrite(
+                f"writes in place into the constant tensor {storage.constant} (a frozen buffer, or a tensor "
+                "the tracer captured): tracing records such a tensor as it was after the writes it saw, "
+                "and eager keeps a buffer's writes from one call to the next")
         self._check_invertible(storage, m.chain, why)
         chain = m.chain
         bases = [self._view(storage, chain[:k], emit) for k in range(len(chain))]

@@ -27,7 +27,7 @@ from ziggurat.ir.importer.aliasing import AliasTracker, StaleRead, UnsupportedWr
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type, wrap_number
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
-from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, schema_of
+from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, same_view, schema_of
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
@@ -49,6 +49,9 @@ class GraphImporter:
         self.builder = Builder(InsertPoint.at_end(Block()))
         self.literals = LiteralPool(Block())
         self.aliases = AliasTracker()
+        #: ids of the TensorConstants the graph makes afresh at each call (torch.tensor of
+        #: static data in a scripted graph), which may be written in place
+        self.fresh_constants: set[int] = set()
 
     # -- entry ----------------------------------------------------------------
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
@@ -234,7 +237,7 @@ class GraphImporter:
             raise self._error(node, "is an in-place op with no functional form", schema)
         emit = self._emitter(node)
         if isinstance(target, TensorConstant):
-            target = self._read(node, self.literals(target))
+            target = self._read(node, self._literal(target))
             inputs = [target, *inputs[1:]]
         functional = parse_schema(text)
         view_op = bool(aliased_arguments(functional.text))  # t_, unsqueeze_, ...: a view op in place
@@ -260,7 +263,8 @@ class GraphImporter:
         why = f"{node.kind()} at {describe_location(node_location(node)) or '?'}"
         try:
             if view_op:
-                self.aliases.retire(target, result, why)
+                if not same_view(example_of(target), result.example):  # not detach_: metadata changed
+                    self.aliases.retire(target, result, why)
             else:
                 result = self.aliases.write(target, result, why, emit)
         except UnsupportedWrite as e:
@@ -347,7 +351,8 @@ class GraphImporter:
         if isinstance(value, TensorConstant):
             literal = self.literals(value)
             if literal.ssa not in self.aliases.members:
-                self.aliases.add_root(literal, fixed_layout=True)
+                fresh = id(value) in self.fresh_constants  # made by the graph at each call
+                self.aliases.add_root(literal, fixed_layout=True, constant="" if fresh else f"%{value.name}")
             return literal
         return value
 
@@ -578,7 +583,9 @@ def _tensor_of_data(imp: GraphImporter, node: torch._C.Node) -> None:
         value = torch.tensor(data, dtype=dtype)
     except (TypeError, ValueError, RuntimeError) as e:
         raise imp._error(node, f"cannot make a tensor of {data!r}: {_first_line(e)}") from None  # pyright: ignore
-    imp.values[node.output()] = TensorConstant(value, node.output().debugName())
+    constant = TensorConstant(value, node.output().debugName())
+    imp.fresh_constants.add(id(constant))
+    imp.values[node.output()] = constant
 
 
 def _same_value(imp: GraphImporter, node: torch._C.Node) -> None:
@@ -761,7 +768,7 @@ def _mask_put_is_static(args: dict[str, Any]) -> bool:
     mask = example_of(tensors[0])
     if not isinstance(mask, torch.Tensor) or mask.dtype not in (torch.bool, torch.uint8):
         return False
-    lead = list(indices).index(tensors[0])  # pyright: ignore[reportUnknownArgumentType]
+    lead = next(i for i, v in enumerate(indices) if v is tensors[0])  # pyright: ignore
     trailing = example_of(self_value).dim() - lead - mask.dim()  # dims after the masked ones
     shape = list(example_of(values).shape) if isinstance(example_of(values), torch.Tensor) else []
     return len(shape) <= trailing or shape[len(shape) - trailing - 1] == 1

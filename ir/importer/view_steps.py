@@ -313,7 +313,8 @@ _DESCRIBERS: dict[str, Describer] = {
     **{k: _pieces for k in (
         "aten::split.Tensor", "aten::split.sizes", "aten::split", "aten::split_with_sizes", "aten::chunk",
         "aten::tensor_split.sections", "aten::tensor_split.indices", "aten::hsplit.int", "aten::vsplit.int",
-        "aten::dsplit.int", "aten::hsplit.array", "aten::vsplit.array", "aten::dsplit.array")},
+        "aten::dsplit.int", "aten::hsplit.array", "aten::vsplit.array", "aten::dsplit.array",
+        "aten::unsafe_split.Tensor", "aten::unsafe_split_with_sizes", "aten::unsafe_chunk")},
     "aten::unbind.int": _unbind,
 }
 

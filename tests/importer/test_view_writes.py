@@ -341,3 +341,21 @@ def test_what_cannot_be_proven_is_refused_with_the_reason(name: str) -> None:
         else:
             _compile(model, "script", (x,), "reference")
     assert "in-place" in str(info.value) or "in place" in str(info.value)
+
+
+class WritesMadeTensor(torch.nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        a = torch.tensor([1.0, 2.0, 3.0])
+        a[0] += 1.0
+        return x + a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tensor_made_in_forward_is_written_as_eager_writes_it(backend: str) -> None:
+    """Scripted, ``torch.tensor(...)`` is made afresh at each call: the write through a view
+    of it is functionalized. Traced, it is a constant captured with the write already in it
+    (torch.jit.trace's own module returns [3, 2, 3] where eager returns [2, 2, 3]): refused."""
+    compiled = _compile(WritesMadeTensor, "script", (torch.randn(3),), backend)
+    _check_against_eager(WritesMadeTensor, compiled, (torch.randn(3),))
+    with pytest.raises(ImportError_, match="writes in place into the constant tensor .* the tracer captured"):
+        _compile(WritesMadeTensor, "trace", (torch.randn(3),), backend)
