@@ -304,6 +304,10 @@ class ModuleCodegen:
         structure = kernel_structure(op)
         same = self.kernel_fns.get(structure)
         if same is not None:
+            # called from several sites: inlined into each, the entry grows by the kernel's
+            # body per site (an unrolled 256-step LSTM took minutes in LLVM's optimizer)
+            if "noinline" not in same.attributes:
+                same.attributes.add("noinline")
             self.kernels[name] = same
             return same
         params = [llvm_type(a.type) for a in op.body.block.args] + [I64.as_pointer()]
