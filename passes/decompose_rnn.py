@@ -17,9 +17,9 @@ direction becomes
   - GRU (gates r, z, n): ``r = sigmoid(hr + xr)``, ``z = sigmoid(hz + xz)``,
     ``n = tanh(xn + hn * r)``, ``h = (h - n) * z + n``;
 
-* ``stack`` of the step outputs along the time dim, ``cat`` of the two directions along
-  the features; the next layer reads that; the final states are the ``stack`` of each layer
-  and direction's last ``h`` (and ``c``).
+* ``stack`` of the step outputs along the time dim (for two directions, of each step's
+  ``cat`` of both along the features); the next layer reads that; the final states are the
+  ``stack`` of each layer and direction's last ``h`` (and ``c``).
 
 Initial states are always read (``select(hx, 0, layer * D + d)``): when they are zeros (the
 module was called without them), ``constant-fold`` turns the first step's ``h @ w_hh^T`` into
@@ -199,14 +199,14 @@ def gru_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights) -> SSAValue
                                          other=z), other=n, alpha=1)
 
 
-def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple[SSAValue, SSAValue, SSAValue | None]:
-    """One layer and direction over the sequence ``x``: its stacked outputs, last h and c."""
+def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple[list[SSAValue], SSAValue, SSAValue | None]:
+    """One layer and direction over the sequence ``x``: its outputs in time order, last h and c."""
     w = rnn.cells[k]
     projected = e("aten::linear", input=x, weight=w.w_ih, bias=w.b_ih)
     h = e("aten::select.int", self=rnn.h0, dim=0, index=k)
     c = e("aten::select.int", self=rnn.c0, dim=0, index=k) if rnn.c0 is not None else None
     steps = _shape(x)[rnn.time_dim]
-    outputs: list[SSAValue | None] = [None] * steps
+    outputs: list[SSAValue] = [h] * steps
     for t in reversed(range(steps)) if reverse else range(steps):
         x_t = e("aten::select.int", self=projected, dim=rnn.time_dim, index=t)
         if c is not None:
@@ -214,24 +214,28 @@ def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple
         else:
             h = gru_step(e, x_t, h, w)
         outputs[t] = h
-    stacked = e("aten::stack", tensors=[v for v in outputs if v is not None], dim=rnn.time_dim)
-    return stacked, h, c
+    return outputs, h, c
 
 
 def decompose(e: Emitter, rnn: Rnn) -> list[SSAValue]:
-    """The op's results: output, h_n (and c_n for an LSTM)."""
+    """The op's results: output, h_n (and c_n for an LSTM).
+
+    A layer's output is the stack of its steps' outputs, the two directions' concatenated per
+    step (``stack`` of ``cat``s: the kernel that realizes it copies one step at a time)."""
     x = rnn.input
     last_h: list[SSAValue] = []
     last_c: list[SSAValue] = []
     for layer in range(rnn.num_layers):
-        outs: list[SSAValue] = []
+        outs: list[list[SSAValue]] = []
         for d in range(rnn.directions):
-            out, h, c = direction(e, rnn, x, layer * rnn.directions + d, reverse=d == 1)
-            outs.append(out)
+            steps, h, c = direction(e, rnn, x, layer * rnn.directions + d, reverse=d == 1)
+            outs.append(steps)
             last_h.append(h)
             if c is not None:
                 last_c.append(c)
-        x = outs[0] if len(outs) == 1 else e("aten::cat", tensors=outs, dim=2)
+        per_step = outs[0] if len(outs) == 1 else [e("aten::cat", tensors=[f, b], dim=1)
+                                                   for f, b in zip(outs[0], outs[1], strict=True)]
+        x = e("aten::stack", tensors=per_step, dim=rnn.time_dim)
     results = [x, e("aten::stack", tensors=last_h, dim=0)]
     if rnn.kind == "lstm":
         results.append(e("aten::stack", tensors=last_c, dim=0))

@@ -41,8 +41,8 @@ func.func @lstm(%x: tensor<2x1x3xf32>, %h0: tensor<1x1x2xf32>, %c0: tensor<1x1x2
 
 // A bidirectional, batch-first GRU without biases: the time dim is 1 (the input is not
 // transposed); per step r = sigmoid(hr + xr), z = sigmoid(hz + xz), n = tanh(xn + hn * r),
-// h = (h - n) * z + n; the reverse direction runs t = 1, 0 with its own weights and h0[1]; its
-// outputs are stacked in time order and concatenated after the forward ones.
+// h = (h - n) * z + n; the reverse direction runs t = 1, 0 with its own weights and h0[1]; the
+// output stacks, in time order, each step's forward and reverse outputs concatenated.
 // CHECK-LABEL: func.func @gru
 // CHECK-NEXT:    %[[P:.*]] = torch.aten.linear %x, %wi : (tensor<1x2x3xf32>, tensor<6x3xf32>) -> tensor<1x2x6xf32>
 // CHECK-NEXT:    %[[H0:.*]] = torch.aten.select.int %h0 {dim = 0 : i64, index = 0 : i64}
@@ -64,7 +64,6 @@ func.func @lstm(%x: tensor<2x1x3xf32>, %h0: tensor<1x1x2xf32>, %c0: tensor<1x1x2
 // CHECK:         torch.aten.sub.Tensor %[[F1]]
 // CHECK-NEXT:    torch.aten.mul.Tensor
 // CHECK-NEXT:    %[[F2:.*]] = torch.aten.add.Tensor
-// CHECK-NEXT:    %[[FWD:.*]] = torch.aten.stack [%[[F1]], %[[F2]]] {dim = 1 : i64}
 // CHECK-NEXT:    %[[PR:.*]] = torch.aten.linear %x, %wir
 // CHECK-NEXT:    %[[H0R:.*]] = torch.aten.select.int %h0 {dim = 0 : i64, index = 1 : i64}
 // CHECK-NEXT:    torch.aten.select.int %[[PR]] {dim = 1 : i64, index = 1 : i64}
@@ -77,8 +76,9 @@ func.func @lstm(%x: tensor<2x1x3xf32>, %h0: tensor<1x1x2xf32>, %c0: tensor<1x1x2
 // CHECK:         torch.aten.sub.Tensor %[[B1]]
 // CHECK-NEXT:    torch.aten.mul.Tensor
 // CHECK-NEXT:    %[[B0:.*]] = torch.aten.add.Tensor
-// CHECK-NEXT:    %[[BWD:.*]] = torch.aten.stack [%[[B0]], %[[B1]]] {dim = 1 : i64}
-// CHECK-NEXT:    %[[OUT:.*]] = torch.aten.cat [%[[FWD]], %[[BWD]]] {dim = 2 : i64} : (tensor<1x2x2xf32>, tensor<1x2x2xf32>) -> tensor<1x2x4xf32>
+// CHECK-NEXT:    %[[T0:.*]] = torch.aten.cat [%[[F1]], %[[B0]]] {dim = 1 : i64} : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT:    %[[T1:.*]] = torch.aten.cat [%[[F2]], %[[B1]]] {dim = 1 : i64}
+// CHECK-NEXT:    %[[OUT:.*]] = torch.aten.stack [%[[T0]], %[[T1]]] {dim = 1 : i64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x2x4xf32>
 // CHECK-NEXT:    %[[HN:.*]] = torch.aten.stack [%[[F2]], %[[B0]]] {dim = 0 : i64}
 // CHECK-NEXT:    func.return %[[OUT]], %[[HN]]
 func.func @gru(%x: tensor<1x2x3xf32>, %h0: tensor<2x1x2xf32>, %wi: tensor<6x3xf32>, %wh: tensor<6x2xf32>, %wir: tensor<6x3xf32>, %whr: tensor<6x2xf32>) -> (tensor<1x2x4xf32>, tensor<2x1x2xf32>) {
