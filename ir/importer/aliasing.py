@@ -187,6 +187,14 @@ class AliasTracker:
                 f"writes in place into the constant tensor {storage.constant} (a frozen buffer, or a tensor "
                 "the tracer captured): tracing records such a tensor as it was after the writes it saw, "
                 "and eager keeps a buffer's writes from one call to the next")
+        if result.example.shape != target.example.shape:  # resize_, set_: a tensor of another shape
+            if m.chain:
+                raise UnsupportedWrite(f"{why} changes the shape of a view in place")
+            storage.dead = storage.dead or f"{why} changed the shape of this tensor's memory in place"
+            self.written_inputs.update(storage.inputs)
+            self._kill_partners(storage, why)
+            self.member(result)  # a tensor of its own from now on
+            return result
         self._check_invertible(storage, m.chain, why)
         chain = m.chain
         bases = [self._view(storage, chain[:k], emit) for k in range(len(chain))]

@@ -166,6 +166,14 @@ class StridedFresh(torch.nn.Module):
         return y
 
 
+class Resized(torch.nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        y = x.clone()
+        y.resize_(2, 2)
+        y[1].fill_(0.0)
+        return y * 2
+
+
 def _inputs(name: str) -> tuple[Tensor, ...]:
     x = torch.randn(4, 4)
     if name == "index_put":
@@ -221,6 +229,12 @@ def test_input_written_through_views_in_any_layout(mode: str, backend: str) -> N
     compiled = _compile(InputWriteAnyLayout, mode, (torch.randn(4, 4),), backend)
     _check_against_eager(InputWriteAnyLayout, compiled, (torch.randn(4, 4).t(),))
     _check_against_eager(InputWriteAnyLayout, compiled, (torch.randn(4, 4),))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_resized_tensor_is_a_tensor_of_its_own(backend: str) -> None:
+    """Scripted only: torch.jit.trace does not record resize_ (it bakes the example's values)."""
+    _check_against_eager(Resized, _compile(Resized, "script", (torch.randn(4, 4),), backend), (torch.randn(4, 4),))
 
 
 def test_scatters_replace_the_refusal_in_the_ir() -> None:
@@ -310,6 +324,14 @@ OLD_NAME_AFTER_T_ = """graph(%x : Float(4, 4)):
 """
 
 
+class ViewReadAfterResize(torch.nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        y = x.clone()
+        v = y[0]
+        y.resize_(2, 2)
+        return v * 2
+
+
 class LoopWritesOutside(torch.nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         y = x.clone()
@@ -327,6 +349,7 @@ REFUSED: dict[str, tuple[type[torch.nn.Module] | str, str]] = {
     "contiguous": (ContiguousReadAfterWrite, "aten::contiguous .* \\(a view or a copy depending on the strides"),
     "t_of_input": (TransposeInput, "changes the shape of a graph input in place"),
     "old_name_after_t_": (OLD_NAME_AFTER_T_, "aten::t_ .* changed the shape of this tensor in place"),
+    "view_after_resize_": (ViewReadAfterResize, "aten::resize_ .* changed the shape of this tensor's memory in place"),
     "loop": (LoopWritesOutside, "writes in place through a view .* from outside a loop whose trip count"),
 }
 
