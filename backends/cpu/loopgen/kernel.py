@@ -89,23 +89,46 @@ def _prefer_reduction_vectors(refs: Sequence[ReduceRef], last: Var, width: int) 
     return True
 
 
+def _domains(node: ComputeNode) -> list[tuple[list[Var], list[IndexExpr]]]:
+    """The loop variables and output index of each loop nest: one over the whole output, or
+    one per piece of a piecewise element function (the dim's index offset by the piece's
+    start, so the element function reads that piece's source alone)."""
+    shape = node.out.shape
+    pieces = node.pieces
+    if pieces is None or len(pieces.sizes) < 2:
+        return [loop_vars(shape, "i")]
+    domains: list[tuple[list[Var], list[IndexExpr]]] = []
+    for start, size in zip(pieces.starts, pieces.sizes, strict=True):
+        if size == 0:
+            continue
+        piece_shape = list(shape)
+        piece_shape[pieces.dim] = size
+        inner = max((d for d, n in enumerate(piece_shape) if n > 1), default=len(shape))
+        if any(n > 1 for n in shape[inner + 1:]):
+            # the piece's innermost loop would not be the output's unit-stride dim (a piece one
+            # wide in the last dim): the vector loop and its stores assume it is
+            return [loop_vars(shape, "i")]
+        vars_, index = loop_vars(piece_shape, "i")
+        index[pieces.dim] = index[pieces.dim] + start
+        domains.append((vars_, index))
+    return domains
+
+
 def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
                  operand_of: dict[Buffer, SSAValue]) -> loop.KernelOp | None:
     shape = node.out.shape
     if any(n == 0 for n in shape):
         return None
-    begin_trace()
-    vars_, index = loop_vars(shape, "i")
-    vars_, index, root = merge_loops(vars_, index, node.fn, lambda idx: [flat_index(idx, shape)])
-    refs = top_level_refs(root)
-    levels = [ref_level(r, vars_) for r in refs]
-    vectorize = options.width > 1 and not vector_blockers(root)
-    n = len(vars_)
-    full_refs = [r for r, lvl in zip(refs, levels, strict=True) if lvl == n and n > 0]
-    vec_var: Var | None = None
-    if vectorize and n > 0:
-        if not (full_refs and _prefer_reduction_vectors(full_refs, vars_[-1], options.width)):
-            vec_var = vars_[-1] if vars_[-1].extent > 1 or not full_refs else None
+    domains = _domains(node)
+
+    def traced(domain: tuple[list[Var], list[IndexExpr]]) -> tuple[list[Var], list[IndexExpr], Value]:
+        begin_trace()
+        return merge_loops(list(domain[0]), list(domain[1]), node.fn, lambda idx: [flat_index(idx, shape)])
+
+    first = traced(domains[0])
+    vectorize = options.width > 1 and not vector_blockers(first[2])
+    if vectorize and any(vector_blockers(traced(domain)[2]) for domain in domains[1:]):
+        vectorize = False
     width = options.width if vectorize else 1
 
     block = Block(arg_types=[memref(shape, node.out.dtype)])
@@ -116,6 +139,31 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
 
     em = KernelEmitter(buffers, options.width, reduce)  # type: ignore[arg-type]
     root_scope = Scope(block)
+    out = block.args[-1]
+    for domain in domains:
+        # one nest: the trace above; several: each traced again for its own nest
+        vars_, index, root = first if len(domains) == 1 else traced(domain)
+        _emit_domain(em, root_scope, node, options, vectorize, vars_, index, root, out)
+
+    ins = [operand_of[b] for b in buffers.ins]
+    kernel = loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=width,
+                           vectorized=vectorize and _has_vector_loop(block), origins=",".join(node.origins),
+                           body=_region(block))
+    return kernel
+
+
+def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, options: KernelOptions,
+                 vectorize: bool, vars_: list[Var], index: list[IndexExpr], root: Value, out: SSAValue) -> None:
+    """The loop nest(s) computing the output elements ``index`` spans over ``vars_``."""
+    shape = node.out.shape
+    refs = top_level_refs(root)
+    levels = [ref_level(r, vars_) for r in refs]
+    n = len(vars_)
+    full_refs = [r for r, lvl in zip(refs, levels, strict=True) if lvl == n and n > 0]
+    vec_var: Var | None = None
+    if vectorize and n > 0:
+        if not (full_refs and _prefer_reduction_vectors(full_refs, vars_[-1], options.width)):
+            vec_var = vars_[-1] if vars_[-1].extent > 1 or not full_refs else None
     serial_vars = vars_[:-1] if vec_var is not None else vars_
     positive = [lvl for lvl in levels if lvl]
     par_count = min([len(serial_vars)] + positive)
@@ -124,11 +172,10 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
     for v in par_vars:
         work *= v.extent
     total = 1
-    for d in shape:
-        total *= d
+    for v in vars_:
+        total *= v.extent
     parallel = options.threads > 1 and work >= 2 and total >= PARALLEL_MIN_ELEMENTS
 
-    out = block.args[-1]
     chunk = _chunking(options, vec_var, work, total, bool(refs))
     tile = _transpose_tile(root, vec_var, serial_vars, options.width) if chunk is None and not refs else None
     if tile is not None:
@@ -161,12 +208,6 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
             begin_trace()
             _emit_nest(em, root_scope, [], serial_vars, last, options.width, node.fn(rem_index), rem_index,
                        shape, out)
-
-    ins = [operand_of[b] for b in buffers.ins]
-    kernel = loop.KernelOp(node.name, ins, [out_ssa], isa=options.isa, vector_width=width,
-                           vectorized=vectorize and _has_vector_loop(block), origins=",".join(node.origins),
-                           body=_region(block))
-    return kernel
 
 
 def _chunking(options: KernelOptions, vec_var: Var | None, work: int, total: int,

@@ -18,6 +18,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
     BufferValue,
     ElementFn,
     LazyValue,
+    Pieces,
     ReductionValue,
     TensorValue,
     begin_trace,
@@ -136,7 +137,7 @@ class LoweringContext:
 
     def _compute_into(self, tv: TensorValue, out: Buffer) -> None:
         if isinstance(tv, LazyValue):
-            self._add_compute(out, tv.fn, tv.origins)
+            self._add_compute(out, tv.fn, tv.origins, tv.pieces)
             tv.realized, tv.realized_order = out, len(self.nodes) - 1
         elif isinstance(tv, ReductionValue):
             red = tv.reduction
@@ -145,10 +146,10 @@ class LoweringContext:
         else:  # pragma: no cover - every TensorValue kind is handled above
             raise TypeError(f"cannot realize {type(tv).__name__}")
 
-    def _add_compute(self, out: Buffer, fn: ElementFn, origins: Sequence[str]) -> None:
+    def _add_compute(self, out: Buffer, fn: ElementFn, origins: Sequence[str], pieces: Pieces | None = None) -> None:
         self._realize_misplaced(out.shape, fn)
         name = self.unique_name(kernel_base_name(origins))
-        self.nodes.append(ComputeNode(name, out, fn, tuple(origins)))
+        self.nodes.append(ComputeNode(name, out, fn, tuple(origins), pieces))
 
     def _realize_misplaced(self, shape: Sequence[int], fn: ElementFn) -> None:
         if any(n == 0 for n in shape):

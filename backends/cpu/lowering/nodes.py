@@ -16,7 +16,7 @@ from typing import Any
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.tensors import ElementFn, TensorValue
+from ziggurat.backends.cpu.lowering.tensors import ElementFn, Pieces, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer
 
 
@@ -26,6 +26,9 @@ class ComputeNode:
     out: Buffer
     fn: ElementFn
     origins: tuple[str, ...] = ()
+    #: ``fn`` is piecewise along a dim (``cat``: one source per range of the dim): the kernel
+    #: runs one loop nest per piece, in which ``fn`` reads that piece's source alone
+    pieces: Pieces | None = None
 
 
 @dataclass(eq=False)

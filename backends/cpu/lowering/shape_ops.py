@@ -2,7 +2,9 @@
 
 ``cat`` is one element function choosing its source by the index along the concatenated
 dimension (guarded loads, so a vector that straddles two sources loads each part masked);
-the split family returns views.
+inlined into a reader it stays that, but the kernel realizing it runs one loop nest per
+part, where the choice is known (a 256-step ``stack`` read 256 sources per element). The
+split family returns views.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.ops import cast, const, in_bounds, where
 from ziggurat.backends.cpu.lowering.pointwise import map_tensor
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
-from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Value, guarded_loads
+from ziggurat.backends.cpu.lowering.tensors import Index, Pieces, TensorValue
+from ziggurat.backends.cpu.lowering.values import Const, Value, guarded_loads
 from ziggurat.backends.cpu.lowering.views import expand, norm_dim, reshape, slice_bounds, slice_dim
+
+
+#: A ``cat`` of at most this many parts is realized by one loop nest per part (each reads its
+#: part alone, where one nest would choose among all parts for every element).
+MAX_PIECES = 512
 
 
 def concat(ctx: LoweringContext, parts: Sequence[TensorValue], dim: int, dtype: torch.dtype,
@@ -40,12 +47,17 @@ def concat(ctx: LoweringContext, parts: Sequence[TensorValue], dim: int, dtype: 
             sub = [IndexExpr.of(i) for i in idx]
             sub[dim] = sub[dim] - o
             cond = in_bounds([sub[dim]], [p.shape[dim]])
+            if isinstance(cond, Const) and not cond.value:
+                continue  # another part's range (a loop nest of one piece)
             with guarded_loads():
                 v = cast(p.load(sub), dtype)
             acc = where(cond, v, acc, dtype)
         return acc
 
-    return ctx.lazy(shape, dtype, element, parts)
+    value = ctx.lazy(shape, dtype, element, parts)
+    if len(parts) <= MAX_PIECES:
+        value.pieces = Pieces(dim, tuple(offsets), tuple(p.shape[dim] for p in parts))
+    return value
 
 
 @lowering("aten::cat", "aten::concat", "aten::concatenate")

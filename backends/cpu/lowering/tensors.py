@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -105,15 +106,27 @@ class BufferValue(TensorValue):
         return Load(self._buffer, index)
 
 
+@dataclass(frozen=True)
+class Pieces:
+    """An element function that reads one source per range of dim ``dim``: piece ``k`` covers
+    ``[starts[k], starts[k] + sizes[k])`` (a ``cat``/``stack``)."""
+
+    dim: int
+    starts: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+
 class LazyValue(TensorValue):
     """``fn(index) -> Value``, inlined into every reader until realized."""
 
     def __init__(self, shape: Sequence[int], dtype: torch.dtype, fn: ElementFn,
-                 origins: Sequence[str] = ()) -> None:
+                 origins: Sequence[str] = (), pieces: Pieces | None = None) -> None:
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
         self.fn = fn
         self.origins = tuple(origins)
+        #: where ``fn`` is piecewise (the kernel realizing it runs one loop nest per piece)
+        self.pieces = pieces
         self.realized: Buffer | None = None
         self.realized_order = -1
         self._memo: dict[tuple[IndexExpr, ...], Value] = {}
