@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-smoke gen-ops clean fuzz fuzz-nnsmith
+.PHONY: demo test pytest lit typecheck bench bench-smoke bench-rnn gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python bench/run.py --smoke
+
+# The recurrent models alone (nn.LSTM / nn.GRU decomposed by decompose-rnn) against eager.
+bench-rnn: $(STAMP)
+	$(BIN)/python bench/run.py --models lstm-2l,gru-2l --backends eager,ziggurat
 
 # Differential fuzzing (tests/fuzz/README.md): N programs of SEED on JOBS worker processes;
 # summary, failures and minimized repros in build/fuzz/SEED.  PROFILE=dev makes smaller programs.

@@ -20,6 +20,7 @@ from ziggurat.bench.zoo.gpt2 import GPT2, GPT2Config
 from ziggurat.bench.zoo.mlp import MLP
 from ziggurat.bench.zoo.mobilenet_v2 import MobileNetV2
 from ziggurat.bench.zoo.resnet import resnet18, resnet50
+from ziggurat.bench.zoo.rnn import RnnEncoder
 
 WEIGHT_SEED = 0
 INPUT_SEED = 1234
@@ -95,6 +96,8 @@ _ENTRIES: tuple[ModelSpec, ...] = (
     ModelSpec("transformer-layer", "nn.TransformerEncoderLayer(768, 12, batch_first) on 1x197x768 (fused fast path)", _plain(_transformer_encoder_layer), _randn(1, 197, 768), 1e-4),
     ModelSpec("convnext-blocks", "3 ConvNeXt blocks (dw7x7, LN channels-last, MLP, GELU, layer scale), 1x96x56x56", _plain(ConvNeXtStage), _randn(1, 96, 56, 56), 1e-4),
     ModelSpec("conv-silu-stack", "Conv-BN-SiLU residual stack, 3 stages to 256 ch, 1x3x224x224", _bn_calibrated(ConvStack, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
+    ModelSpec("lstm-2l", "2-layer nn.LSTM, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("lstm")), _randn(32, 4, 64), 1e-4),
+    ModelSpec("gru-2l", "2-layer nn.GRU, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("gru")), _randn(32, 4, 64), 1e-4),
     ModelSpec(
         "conv-silu-tiny",
         "Small Conv-BN-SiLU residual stack (smoke test), 1x3x32x32",

@@ -28,6 +28,8 @@ EXPECTED_ZOO = [
     "transformer-layer",
     "convnext-blocks",
     "conv-silu-stack",
+    "lstm-2l",
+    "gru-2l",
 ]
 
 EXPECTED_INPUT_SHAPES = {
@@ -41,6 +43,8 @@ EXPECTED_INPUT_SHAPES = {
     "transformer-layer": (1, 197, 768),
     "convnext-blocks": (1, 96, 56, 56),
     "conv-silu-stack": (1, 3, 224, 224),
+    "lstm-2l": (32, 4, 64),
+    "gru-2l": (32, 4, 64),
     "conv-silu-tiny": (1, 3, 32, 32),
 }
 
