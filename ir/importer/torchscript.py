@@ -53,12 +53,17 @@ def _specialization_error(found: Specialization, model: torch.nn.Module) -> Impo
     )
 
 
+#: What torch.jit.trace warns when it cuts a value off its trace (its later uses become
+#: constants of the graph: the example's values for every input).
+_DISCONNECTED = ("won't connect any uses of this value with its current trace",)
+
+
 def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Graph:
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad(), warnings.catch_warnings(), watch_conversions() as specialized:
-            warnings.simplefilter("ignore")
+        with torch.no_grad(), warnings.catch_warnings(record=True) as caught, watch_conversions() as specialized:
+            warnings.simplefilter("always")
             traced = torch.jit.trace(model, tuple(example_inputs), check_trace=False, strict=False)
     except ZigguratError:
         raise
@@ -69,6 +74,12 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
         model.train(was_training)
     if specialized:
         raise _specialization_error(specialized[0], model)
+    for record in caught:
+        if any(phrase in str(record.message) for phrase in _DISCONNECTED):
+            raise ImportError_(
+                f"tracing lost the data flow here ({str(record.message).split('.')[0]}): later uses would "
+                "read the example's values as a constant. Script the model (torch.jit.script) or use "
+                "torch.export", op=type(model).__name__, location=f"{record.filename}:{record.lineno}")
     assert isinstance(traced, torch.jit.ScriptModule)
     return _freeze(traced)
 

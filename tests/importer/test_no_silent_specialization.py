@@ -289,3 +289,18 @@ def test_tensor_metadata_asserts_of_to_device_import_as_nothing() -> None:
     model = Fn(lambda x, y: (x + y.to(x.device)).to(x.dtype))
     x, y = torch.randn(3), torch.randn(3)
     _check(model, (x, y), [(torch.randn(3), torch.randn(3))], "cpu", "export")
+
+
+class ResizedClone(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.resize_(2, 2)
+        return y * 2
+
+
+def test_a_value_tracing_cuts_off_is_refused_with_the_line() -> None:
+    """torch.jit.trace cannot represent resize_: it warns and records the resized tensor as a
+    constant, so the traced module returned the example's values for every input (found by
+    the view-write fuzzing). That warning is now an error naming the line."""
+    with pytest.raises(ImportError_, match=r"test_no_silent_specialization.py:\d+: ResizedClone: tracing lost the data flow here \(resize_"):
+        ziggurat.compile(ResizedClone(), (torch.randn(4, 4),), backend="cpu", frontend="torchscript")
