@@ -89,13 +89,18 @@ def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]
             return None, None
         except Exception as cpu_error:  # noqa: BLE001 - torch refuses the op: the IR is invalid
             return None, first_line(cpu_error)
+    return _result_types(results), None
+
+
+def _result_types(results: list[Any]) -> tuple[Attribute | None, ...]:
+    """The tensor type of each result (None for a non-tensor or an unsupported dtype)."""
     types: list[Attribute | None] = []
     for value in results:
         try:
             types.append(tensor_type_of(value) if isinstance(value, torch.Tensor) else None)
         except UnsupportedTypeError:
             types.append(None)
-    return tuple(types), None
+    return tuple(types)
 
 
 def evaluate_on_cpu(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]) -> Verdict:
@@ -109,13 +114,7 @@ def evaluate_on_cpu(run: Callable[[str], list[Any]], operand_types: Sequence[Att
         results = run("cpu")
     except Exception:  # noqa: BLE001 - CannotTell, or torch refusing made-up quantization parameters
         return None, None
-    types: list[Attribute | None] = []
-    for value in results:
-        try:
-            types.append(tensor_type_of(value) if isinstance(value, torch.Tensor) else None)
-        except UnsupportedTypeError:
-            types.append(None)
-    return tuple(types), None
+    return _result_types(results), None
 
 
 def cached(key: Hashable, compute: Callable[[], Verdict]) -> Verdict:
