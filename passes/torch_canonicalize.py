@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -172,6 +172,46 @@ class ConvolutionToConv2d(RewritePattern):
         rewriter.replace(op, conv)
 
 
+def _slice_range(args: Any, size: int) -> tuple[int, int, int]:
+    """A slice's ``(start, end, step)`` on a dim of ``size``, as torch clamps them."""
+    start, end, step = args.get("start", 0), args.get("end", size), args.get("step", 1)
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    return max(0, min(start, size)), max(0, min(end, size)), step
+
+
+class SliceOfSliceScatter(RewritePattern):
+    """``slice(slice_scatter(base, src, d, a, b, s), d, a, b, s)`` -> ``src``; a unit-step slice
+    of a range the scatter did not write -> the same slice of ``base`` (what the TorchScript
+    frontend's functionalization leaves: each piece of a ``chunk`` read back from the rebuilt
+    base; the rebuilt bases then die)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
+        if op.op_schema.key != "aten::slice.Tensor":
+            return
+        scatter = op.operands[0].owner
+        if not isinstance(scatter, AtenOp) or scatter.op_schema.key != "aten::slice_scatter":
+            return
+        base_type = scatter.operands[0].type
+        if not isinstance(base_type, TensorType):
+            return
+        read, written = op.arguments(), scatter.arguments()
+        rank = len(base_type.get_shape())
+        if read["dim"] % rank != written["dim"] % rank:
+            return
+        size = base_type.get_shape()[read["dim"] % rank]
+        r, w = _slice_range(read, size), _slice_range(written, size)
+        if r == w and op.results[0].type == written["src"].type:
+            record(NAME, "slice of its own slice_scatter")
+            rewriter.replace(op, [], [written["src"]])
+        elif r[2] == w[2] == 1 and (r[1] <= w[0] or w[1] <= r[0]):
+            record(NAME, "slice beside a slice_scatter")
+            rewriter.replace(op, build_aten("aten::slice.Tensor", {
+                "self": scatter.operands[0], "dim": read["dim"], "start": read["start"], "end": read["end"],
+                "step": read["step"]}, [op.results[0].type]))
+
+
 @dataclass(frozen=True)
 class TorchCanonicalizePass(ModulePass):
     name = NAME
@@ -179,7 +219,8 @@ class TorchCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveNoOps(), SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d()]
+                [RemoveNoOps(), SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(),
+                 SliceOfSliceScatter()]
             ),
             apply_recursively=True,
         ).rewrite_module(op)

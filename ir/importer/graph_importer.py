@@ -15,10 +15,11 @@ from typing import Any
 import torch
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from ziggurat.dialects.torch import AtenOp, LiteralOp
 from ziggurat.dialects.torch.schema import ArgKind, OpSchema, parse_schema, registered_schemas
 from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
 from ziggurat.ir.errors import ImportError_
@@ -84,6 +85,7 @@ class GraphImporter:
         structure = self._output_structure(result, flat)
         writes = self._input_writes([v for v, _ in tensor_inputs], flat)
         self.builder.insert(func.ReturnOp(*flat))
+        _erase_dead_ops(block)
         fn = func.FuncOp(
             self.func_name,
             FunctionType.from_lists(arg_types, [v.type for v in flat]),
@@ -418,6 +420,22 @@ class GraphImporter:
             return tensor_type_of(example)
         except UnsupportedTypeError as e:
             raise ImportError_(str(e), op=what) from None
+
+
+def _erase_dead_ops(block: Block) -> None:
+    """Drop the typed aten ops, literals and constants nothing reads: a base rebuilt after a
+    write through a view (``slice_scatter``...) that is never read again, a piece of a
+    ``chunk`` left unused. Every such op is functional here, so nothing observable is lost;
+    left in, a backend without a lowering for one would run it through torch for nothing."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(block.ops)):
+            if (isinstance(op, AtenOp | LiteralOp | arith.ConstantOp) and op.results
+                    and all(not r.uses for r in op.results)):
+                op.detach()
+                op.erase()
+                changed = True
 
 
 # -- prim:: node handlers --------------------------------------------------------

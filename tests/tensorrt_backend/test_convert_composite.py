@@ -65,7 +65,11 @@ def test_rnn_cells() -> None:
                                          torch.randn(16, 4), torch.randn(16), torch.randn(16)],
                             rtol=1e-4, atol=1e-5, script=True)
     assert result.report.converted["aten::lstm_cell"] == 1
-    check_converts(torch.nn.GRUCell(5, 4).eval(), [torch.randn(3, 5), torch.randn(3, 4)], rtol=1e-4, atol=1e-5)
+    # traced, GRUCell writes its gates in place through chunk pieces: the importer's
+    # functionalization rebuilds the base with slice_scatter, which torch-canonicalize (run by
+    # both TensorRT backends) reads the pieces back from, leaving no scatter to convert
+    check_converts(torch.nn.GRUCell(5, 4).eval(), [torch.randn(3, 5), torch.randn(3, 4)], rtol=1e-4, atol=1e-5,
+                   pre_passes="torch-canonicalize")
 
 
 def test_fake_quantize() -> None:

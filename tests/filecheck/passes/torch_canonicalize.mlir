@@ -51,3 +51,19 @@ func.func @convolution(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x3xf32>) -> (ten
   %1 = torch.aten._convolution %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1 : i64, benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true} : (tensor<1x3x8x8xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x15x15xf32>
   func.return %0, %1 : tensor<1x3x4x4xf32>, tensor<1x3x15x15xf32>
 }
+
+// A slice of what a slice_scatter wrote is the written value; a unit-step slice beside it reads
+// the base; the rebuilt base then dies (the TorchScript frontend's functionalized chunk writes).
+// CHECK-LABEL: func.func @slice_of_slice_scatter
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.sigmoid %p
+// CHECK-NEXT:    %[[B:.*]] = torch.aten.slice.Tensor %base {dim = -1 : i64, start = 4 : i64, end = 8 : i64, step = 1 : i64}
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.mul.Tensor %[[S]], %[[B]]
+// CHECK-NEXT:    func.return %[[M]]
+func.func @slice_of_slice_scatter(%base: tensor<3x12xf32>, %p: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %s = torch.aten.sigmoid %p : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %r = torch.aten.slice_scatter %base, %s {dim = 1 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (tensor<3x12xf32>, tensor<3x4xf32>) -> tensor<3x12xf32>
+  %a = torch.aten.slice.Tensor %r {dim = 1 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (tensor<3x12xf32>) -> tensor<3x4xf32>
+  %b = torch.aten.slice.Tensor %r {dim = -1 : i64, start = 4 : i64, end = 8 : i64, step = 1 : i64} : (tensor<3x12xf32>) -> tensor<3x4xf32>
+  %m = torch.aten.mul.Tensor %a, %b : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  func.return %m : tensor<3x4xf32>
+}
