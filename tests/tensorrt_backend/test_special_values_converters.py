@@ -75,3 +75,18 @@ def test_threshold_keeps_nan(value: float) -> None:
     x > t ? x : value (and kTHRESHOLDED_RELU) replaced it."""
     x = torch.tensor([NAN, 0.25, 0.1, 3.0, -INF, INF, -0.0])
     _check(lambda t: F.threshold(t * 1.0, 0.25, value) * 1.0, [x])
+
+
+LOG1P_EXPM1_VALUES = torch.tensor([3.08e-4, -3.08e-4, 1e-7, -1e-7, 0.0, -0.0, 0.49, -0.49, 0.5, -0.5, -1.0, -2.0,
+                                   1e30, 3e38, INF, -INF, NAN, 2.0, -0.999, 1e-30, 5e-38, -80.0, 88.0, 89.0])
+
+
+@pytest.mark.parametrize("fn", [torch.log1p, torch.expm1], ids=["log1p", "expm1"])
+def test_log1p_expm1_keep_relative_precision(fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """log1p was log(1 + x) and expm1 exp(x) - 1: no relative precision for small |x|
+    (log1p(3.08e-4) 1.4e-4 relatively off, amplified by a division: fuzz program s3_g1405).
+    Kahan's forms below |x| = 0.5 keep it; special values as eager."""
+    converted = convert_and_run(fn, [LOG1P_EXPM1_VALUES])
+    assert converted.report.segments and not converted.fallback_ops, converted.fallback_ops
+    got, want = converted.outputs[0], converted.expected[0]
+    torch.testing.assert_close(got, want, rtol=4e-7, atol=0.0, equal_nan=True)

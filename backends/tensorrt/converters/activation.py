@@ -75,7 +75,7 @@ def positive_or(ctx: ConversionContext, x: SSAValue, other: SSAValue, suffix: st
     return select(ctx, positive, x, other, dtype=ctx.dtype(x), suffix=suffix)
 
 
-def _expm1(ctx: ConversionContext, x: SSAValue) -> SSAValue:
+def accurate_expm1(ctx: ConversionContext, x: SSAValue) -> SSAValue:
     """``expm1(x)`` to eager's accuracy from kEXP and kLOG: ``exp(x) - 1`` for ``|x| >= 0.5``
     (no cancellation there; -1, +inf and NaN at the ends), Kahan's ``(u - 1) * x / log(u)``
     with ``u = exp(x)`` below, and ``x`` itself where ``u`` rounds to 1.  TensorRT's kELU/kSELU
@@ -98,7 +98,7 @@ def _elu(ctx: ConversionContext, x: SSAValue, alpha: float, scale: float, input_
     f32 = torch.float32
     negcoef = float(torch.tensor(alpha, dtype=f32) * torch.tensor(scale, dtype=f32))
     inner = x if input_scale == 1.0 else elementwise(ctx, x, input_scale, E.kPROD, suffix="input_scale")
-    negative = elementwise(ctx, _expm1(ctx, inner), negcoef, E.kPROD, suffix="alpha * scale")
+    negative = elementwise(ctx, accurate_expm1(ctx, inner), negcoef, E.kPROD, suffix="alpha * scale")
     positive = x if scale == 1.0 else elementwise(ctx, x, scale, E.kPROD, suffix="scale")
     below = elementwise(ctx, x, 0.0, E.kLESS, suffix="negative")
     return select(ctx, below, negative, positive, dtype=ctx.dtype(x))

@@ -10,7 +10,8 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import elementwise, float_input, unary
+from ziggurat.backends.tensorrt.converters.activation import accurate_expm1
+from ziggurat.backends.tensorrt.converters.common import elementwise, float_input, select, unary
 from ziggurat.backends.tensorrt.converters.elementwise import trunc
 from ziggurat.backends.tensorrt.registry import ConverterFn, converter
 from ziggurat.dialects.trt import ElementWiseOperation, UnaryOperation
@@ -89,14 +90,30 @@ def rsqrt(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     return unary(ctx, unary(ctx, float_input(ctx, args.tensor("self")), U.kSQRT, "sqrt"), U.kRECIP)
 
 
+def accurate_log1p(ctx: ConversionContext, x: SSAValue) -> SSAValue:
+    """``log1p(x)`` to eager's accuracy from kLOG: ``log(1 + x)`` for ``|x| >= 0.5`` (no
+    cancellation there; -inf at -1, NaN below, +inf and NaN at the ends), Kahan's
+    ``x * log(u) / (u - 1)`` with ``u = 1 + x`` below, and ``x`` itself where ``u`` rounds to 1.
+    ``log(1 + x)`` alone keeps no relative precision for small ``|x|``: log1p(3.08e-4) was
+    1.4e-4 relatively off, amplified by a division (fuzz program s3_g1405)."""
+    dtype = ctx.dtype(x)
+    u = elementwise(ctx, x, 1.0, E.kSUM, suffix="u = 1 + x")
+    log_u = unary(ctx, u, U.kLOG, "log u")
+    kahan = elementwise(ctx, elementwise(ctx, x, log_u, E.kPROD, suffix="x log u"),
+                        elementwise(ctx, u, 1.0, E.kSUB, suffix="u - 1"), E.kDIV, suffix="x log u / (u - 1)")
+    near_zero = elementwise(ctx, unary(ctx, x, U.kABS, "|x|"), 0.5, E.kLESS, suffix="|x| < 0.5")
+    result = select(ctx, near_zero, kahan, log_u, dtype=dtype, suffix="log1p")
+    return select(ctx, elementwise(ctx, u, 1.0, E.kEQUAL, suffix="u = 1"), x, result, dtype=dtype, suffix="tiny")
+
+
 @converter("aten::log1p(Tensor self) -> Tensor", validator=_not_bool)
 def log1p(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return unary(ctx, elementwise(ctx, float_input(ctx, args.tensor("self")), 1.0, E.kSUM, suffix="1 + x"), U.kLOG)
+    return accurate_log1p(ctx, float_input(ctx, args.tensor("self")))
 
 
 @converter("aten::expm1(Tensor self) -> Tensor", validator=_not_bool)
 def expm1(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return elementwise(ctx, unary(ctx, float_input(ctx, args.tensor("self")), U.kEXP, "exp"), 1.0, E.kSUB)
+    return accurate_expm1(ctx, float_input(ctx, args.tensor("self")))
 
 
 @converter("aten::trunc(Tensor self) -> Tensor", validator=_not_bool)
