@@ -17,8 +17,9 @@ import torch
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.ops import add, binary, cast, compare, const, logical_and, where
-from ziggurat.backends.cpu.lowering.values import Assert, Value
+from ziggurat.backends.cpu.lowering.ops import (add, binary, cast, compare, const, logical_and, logical_not,
+                                                logical_or, where)
+from ziggurat.backends.cpu.lowering.values import Assert, IndexValue, Load, Value
 from ziggurat.ir.locations import op_location
 
 I64 = torch.int64
@@ -53,7 +54,17 @@ def asserted_index(value: Value, size: int, site: int, *, wrap: bool) -> Value:
     v = cast(value, I64)
     if wrap:
         v = where(compare("lt", v, 0, I64), add(v, size, I64), v, I64)
-    return Assert(v, in_range(value, size, wrap=wrap), site)
+    ok = in_range(value, size, wrap=wrap)
+    if isinstance(value, Load) and value.guards:
+        # a guarded load yields 0 outside its buffer, but the check must not depend on that:
+        # LLVM's AVX2 lowering of a masked <8 x i64> load has been seen to read a half whose
+        # mask is false (scatter_add into [6,3,6,9] from a [1,1,1,4] index reported an
+        # out-of-range index); only the lanes inside the index tensor are checked
+        inside = logical_and(*(logical_and(compare("ge", IndexValue(value.subs[d]), 0, I64),
+                                           compare("lt", IndexValue(value.subs[d]), value.buffer.shape[d], I64))
+                               for d in value.guards))
+        ok = logical_or(ok, logical_not(inside))
+    return Assert(v, ok, site)
 
 
 def modulo_index(value: Value, size: int) -> Value:
