@@ -27,7 +27,7 @@ from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.aliasing import AliasTracker, StaleRead, UnsupportedWrite, aliased_arguments
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type, wrap_number
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
-from ziggurat.ir.importer.values import Dynamic, TensorConstant, example_of, is_static
+from ziggurat.ir.importer.values import Dynamic, TensorConstant, dynamics, example_of, is_static
 from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, same_view, schema_of
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
@@ -310,7 +310,7 @@ class GraphImporter:
                 r, e = next(results)
                 r.name_hint = ssa_name(ts_out.debugName())
                 self.values[ts_out] = Dynamic(r, e)
-        results = _dynamics([self.values[o] for o in node.outputs()])
+        results = dynamics([self.values[o] for o in node.outputs()])
         self._track_aliases(node, schema, args, op, [r for r in results if r.is_tensor])
 
     def _track_aliases(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any], op: Operation,
@@ -326,7 +326,7 @@ class GraphImporter:
                 for result in results:
                     self.aliases.add_root(result, fixed_layout=True)
             return
-        bases = _dynamics([self._literal(v) for name, v in args.items()
+        bases = dynamics([self._literal(v) for name, v in args.items()
                            if name in aliased or "*" in aliased or (not aliased and name == schema.args[0].name)])
         bases = [b for b in bases if b.is_tensor]
         if not bases:
@@ -717,17 +717,6 @@ def _fixed_layout(schema: OpSchema, args: Mapping[str, Any]) -> bool:
     return fmt in (None, 0, torch.contiguous_format)
 
 
-def _dynamics(values: Any) -> list[Dynamic]:
-    """The run-time values in ``values``, inside lists and tuples too."""
-    if isinstance(values, Dynamic):
-        return [values]
-    if isinstance(values, list | tuple):
-        return [d for v in values for d in _dynamics(v)]  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(values, dict):
-        return _dynamics(list(values.values()))  # pyright: ignore[reportUnknownArgumentType]
-    return []
-
-
 def _returns_no_tensor(node: torch._C.Node) -> bool:
     for out in node.outputs():
         text = str(out.type())
@@ -748,7 +737,7 @@ def _shape_depends_on_data(schema: OpSchema, args: dict[str, Any]) -> bool:
     if torch.Tag.dynamic_output_shape not in op.tags:  # pyright: ignore[reportAttributeAccessIssue]
         return False
     if schema.base_name in ("index", "index_put", "_index_put_impl"):  # integer indices: static
-        masks = [v for v in _dynamics(args.get("indices")) if v.is_tensor
+        masks = [v for v in dynamics(args.get("indices")) if v.is_tensor
                  and v.example.dtype in (torch.bool, torch.uint8)]
         if masks and schema.base_name != "index":
             return not _mask_put_is_static(args)

@@ -29,7 +29,7 @@ from ziggurat.dialects.torch.control_flow import LoopOp, LoopYieldOp, new_loop_b
 from ziggurat.dialects.torch.schema import parse_schema, registered_schemas
 from ziggurat.ir.importer.literal_pool import ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op
-from ziggurat.ir.importer.values import Dynamic, TensorConstant, is_static
+from ziggurat.ir.importer.values import Dynamic, TensorConstant, dynamics, is_static
 from ziggurat.ir.locations import node_location
 from ziggurat.ir.types import format_type
 
@@ -189,22 +189,12 @@ def _check_no_escape(imp: GraphImporter, node: torch._C.Node, before: dict[Any, 
         new = imp.values.get(key)
         if new is old:
             continue
-        for d in _dynamics(new):
+        for d in dynamics(new):
             if region.is_ancestor(_defining_node(d.ssa)):
                 raise imp._error(  # pyright: ignore[reportPrivateUsage]
                     node, f"writes in place to %{key.debugName()}, a value from outside a loop whose "
                     "trip count or condition is not static; pass it as a loop-carried value instead "
                     "(x = x + 1 rather than x.add_(1))")
-
-
-def _dynamics(value: Any) -> list[Dynamic]:
-    if isinstance(value, Dynamic):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [d for v in value for d in _dynamics(v)]  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, dict):
-        return _dynamics(list(value.values()))  # pyright: ignore[reportUnknownArgumentType]
-    return []
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:

@@ -58,3 +58,14 @@ def example_of(value: object) -> Any:
     if isinstance(value, tuple):
         return tuple(example_of(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return value
+
+
+def dynamics(value: object) -> list[Dynamic]:
+    """The run-time values in ``value``, inside lists, tuples and dicts too."""
+    if isinstance(value, Dynamic):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [d for v in value for d in dynamics(v)]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return dynamics(list(value.values()))  # pyright: ignore[reportUnknownArgumentType]
+    return []
