@@ -3,9 +3,11 @@
     python -m tests.fuzz.run --seed SEED --n N --jobs 2 --out build/fuzz/SEED
 
 Programs ``0..N-1`` of the seed are spread over ``--jobs`` worker processes (one per
-core); a worker that dies (segfault) or stops reporting (hang, ``--timeout`` seconds per
-configuration) is killed, that program is recorded as ``segfault``/``hang`` for the
-configuration it was running, and a new worker takes the remaining programs.
+core); a worker that dies (segfault) or stops reporting (hang: ``--timeout`` seconds of the
+worker's own CPU time per configuration, so a starved worker on a loaded host is not a hang,
+or ``--wall-timeout`` wall seconds, for a worker stuck without using CPU) is killed, that
+program is recorded as ``segfault``/``hang`` for the configuration it was running, and a new
+worker takes the remaining programs.
 
 Writes into ``--out``: ``results.jsonl`` (one line per program), ``summary.md`` and
 ``summary.json`` (counts by outcome, by configuration, by reason; fallbacks by op and
@@ -38,6 +40,22 @@ from tests.fuzz.triage import FAILURES, compile_options
 ROOT = Path(__file__).resolve().parents[2]
 #: seconds a new worker may take to import torch and ziggurat
 STARTUP_TIMEOUT = 600.0
+#: ``--wall-timeout`` by default: a worker that makes no progress for this many times ``--timeout``
+#: wall seconds is hung even if it used little CPU (a deadlock or a wait)
+WALL_FACTOR = 5.0
+#: how often a slot looks at its worker's CPU time
+POLL_SECONDS = 2.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a live process and its reaped children, from ``/proc``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    # fields[0] is the state (field 3 of stat); utime, stime, cutime, cstime are fields 14-17
+    ticks = sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Worker:
@@ -60,6 +78,18 @@ class Worker:
         for line in self.proc.stdout:
             self.lines.put(line)
         self.lines.put(None)
+
+    def next_line(self, timeout: float, wall_timeout: float) -> str | None:
+        """The worker's next protocol line (None once it exits); ``queue.Empty`` after ``timeout``
+        seconds of its CPU time, or ``wall_timeout`` wall seconds, without one."""
+        cpu_start, wall_start = cpu_seconds(self.proc.pid), time.monotonic()
+        while True:
+            try:
+                return self.lines.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                cpu = cpu_seconds(self.proc.pid) - cpu_start
+                if cpu > timeout or time.monotonic() - wall_start > wall_timeout:
+                    raise
 
     def send(self, job: str) -> None:
         assert self.proc.stdin is not None
@@ -99,7 +129,7 @@ def _last_traceback(log: Path) -> str:
     return text[marker:][:3000] if marker >= 0 else text[-2000:]
 
 
-def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, timeout: float, out: list[dict[str, Any]],
+def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[float, float], out: list[dict[str, Any]],
           lock: threading.Lock, names: dict[str, str], progress: Any) -> None:
     """One slot: feed jobs to a worker, restarting it after a hang or a death."""
     worker: Worker | None = None
@@ -114,11 +144,12 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, timeout: float, 
         config = "start"
         while True:
             try:
-                line = worker.lines.get(timeout=timeout)
+                line = worker.next_line(*limits)
             except queue.Empty:
                 worker.kill()
                 worker = None
-                record = _died(job, config, "hang", f"no progress for {timeout:.0f} s in {config}", names.get(job, job))
+                detail = f"no progress for {limits[0]:.0f} CPU seconds (or {limits[1]:.0f} wall seconds) in {config}"
+                record = _died(job, config, "hang", detail, names.get(job, job))
                 break
             if line is None:
                 code = worker.proc.wait()
@@ -178,7 +209,8 @@ def run(args: argparse.Namespace) -> Path:
             print(f"[{done}/{total}] {record['program']}: {','.join(sorted(set(bad))) or 'ok'} "
                   f"({rate * 60:.0f} programs/min)", flush=True)
 
-    threads = [threading.Thread(target=serve, args=(jobs, argv, out_dir / "logs" / f"worker-{k}.log", args.timeout,
+    threads = [threading.Thread(target=serve, args=(jobs, argv, out_dir / "logs" / f"worker-{k}.log",
+                                                     (args.timeout, args.wall_timeout or WALL_FACTOR * args.timeout),
                                                      results, lock, names, progress)) for k in range(args.jobs)]
     for t in threads:
         t.start()
@@ -311,7 +343,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
     parser.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
     parser.add_argument("--threads", type=int, default=1, help="native threads per compiled module")
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds without progress = hang")
+    parser.add_argument("--timeout", type=float, default=180.0, help="CPU seconds of the worker without progress = hang")
+    parser.add_argument("--wall-timeout", type=float, default=None,
+                        help="wall seconds without progress = hang (default: 5 x --timeout)")
     parser.add_argument("--minimize", type=int, default=60, help="failures minimized at most (0: none)")
     parser.add_argument("--minimize-budget", type=float, default=150.0, help="seconds per minimization")
     parser.add_argument("--cache-dir", default=None)

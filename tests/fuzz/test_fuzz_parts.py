@@ -118,8 +118,8 @@ def test_repro_runs_standalone(tmp_path: Path) -> None:
 
 
 def test_runner_records_a_segfault_and_a_hang(tmp_path: Path) -> None:
-    """A program that kills its worker, and one that stalls it, are recorded as such, and the
-    programs after them still run (in a new worker)."""
+    """A program that kills its worker, one that spins (CPU time) and one that sleeps (wall time)
+    are recorded as such, and the programs after them still run (in a new worker)."""
     import json
 
     from tests.fuzz import run
@@ -128,16 +128,19 @@ def test_runner_records_a_segfault_and_a_hang(tmp_path: Path) -> None:
     programs.mkdir()
     x = TensorSpec("x0", [3], "float32", "normal", 1)
     bodies = {"a_segfault": "v1 = x0 + (__import__('os').kill(__import__('os').getpid(), 11) or 0)",
-              "b_hang": "v1 = x0 + (__import__('time').sleep(600) or 0)", "c_fine": "v1 = x0 * 2"}
+              "b_hang": "v1 = x0 + (__import__('time').sleep(600) or 0)", "c_fine": "v1 = x0 * 2",
+              "d_spin": "v1 = x0 + sum(iter(int, 1))"}
     for name, line in bodies.items():
         p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
         (programs / f"{name}.json").write_text(p.to_json())
     out = tmp_path / "out"
-    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--timeout", "10",
-              "--minimize", "0", "--configs", "ref-ts"])
+    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--timeout", "5",
+              "--wall-timeout", "12", "--minimize", "0", "--configs", "ref-ts"])
     records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
     kinds = {name: [o["kind"] for o in r["result"]["outcomes"]] for name, r in records.items()}
-    assert kinds == {"a_segfault": ["segfault"], "b_hang": ["hang"], "c_fine": ["ok"]}, kinds
+    assert kinds == {"a_segfault": ["segfault"], "b_hang": ["hang"], "c_fine": ["ok"], "d_spin": ["hang"]}, kinds
+    details = {name: r["result"]["outcomes"][0]["detail"] for name, r in records.items()}
+    assert "12 wall seconds" in details["b_hang"] and "5 CPU seconds" in details["d_spin"], details
     assert (out / "summary.md").exists() and list((out / "failures").glob("segfault-*.py"))
 
 
