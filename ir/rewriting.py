@@ -7,11 +7,11 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ziggurat.dialects.torch import AtenOp, LiteralOp, aten_op_class
 from ziggurat.ir.literals import literal_attr
-from ziggurat.ir.types import tensor_type_of
+from ziggurat.ir.types import has_dynamic_dims, tensor_type_of
 
 #: A graph pass that leaves an op it would rewrite (``decompose-rnn`` on a too long sequence)
 #: says why in this attribute of the op, as ``"<pass>: <reason>"``; backends that cannot take
@@ -25,6 +25,24 @@ def declined_reason(op: Operation) -> str | None:
 
     attr = op.attributes.get(DECLINED_ATTR)
     return attr.data if isinstance(attr, StringAttr) else None
+
+
+def involves_dynamic_shape(op: Operation) -> bool:
+    """Whether an operand or result of ``op`` has a ``?`` size (a data-dependent shape)."""
+    return any(has_dynamic_dims(v.type) for v in (*op.operands, *op.results))
+
+
+class StaticShapesOnly(RewritePattern):
+    """``pattern``, applied only to ops whose operands and results all have static shapes.
+    Graph rewrites reason about sizes; a ``?`` size is known only when torch runs the op, so
+    an op that involves one is left as it is (every backend runs it through torch)."""
+
+    def __init__(self, pattern: RewritePattern) -> None:
+        self.pattern = pattern
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not involves_dynamic_shape(op):
+            self.pattern.match_and_rewrite(op, rewriter)
 
 
 def literal_value(value: SSAValue | None) -> torch.Tensor | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import torch
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     ComplexType,
     Float16Type,
@@ -148,9 +149,28 @@ def is_quantized_element(ty: Attribute) -> bool:
     return element in _tables()[1] and _tables()[1][element] in QUANTIZED_DTYPES
 
 
+#: the reason a tensor whose shape is only known at run time runs through torch
+DATA_DEPENDENT_SHAPE = "shape depends on the values of the inputs (a data-dependent shape)"
+
+
+def has_dynamic_dims(ty: Attribute) -> bool:
+    """A tensor type with a ``?`` dimension: the size is only known at run time (the result of
+    ``nonzero``, ``unique``, ``bincount``... and what is computed from it)."""
+    return isinstance(ty, TensorType) and any(d == DYNAMIC_INDEX for d in ty.get_shape())  # pyright: ignore
+
+
+def dynamic_tensor_type(rank: int, dtype: torch.dtype) -> TensorType[Attribute]:
+    """``tensor<?x?x...xdtype>``: a tensor of known rank and dtype whose sizes are only known at
+    run time (rank 0 has no size, so it is static)."""
+    return TensorType(element_type(dtype), [DYNAMIC_INDEX] * rank)
+
+
 def torch_only_reason(ty: Attribute) -> str | None:
     """Why values of type ``ty`` (a tensor or element type) have no native lowering: complex,
-    float8 and quantized tensors run through torch only (None for any other type)."""
+    float8 and quantized tensors, and tensors of a data-dependent shape, run through torch only
+    (None for any other type)."""
+    if has_dynamic_dims(ty):
+        return f"a tensor whose {DATA_DEPENDENT_SHAPE}"
     element = _element_of(ty)
     dtype = _tables()[1].get(element)
     if dtype is None or dtype not in TORCH_ONLY_DTYPES:
@@ -180,10 +200,21 @@ def scalar_type_of(value: object) -> Attribute:
 
 
 def shape_of(tensor_ty: Attribute) -> tuple[int, ...]:
-    """The static shape of a tensor type."""
+    """The static shape of a tensor type (an error for a ``?`` dimension: code that needs sizes
+    must not see a tensor of data-dependent shape, which only torch computes)."""
     if not isinstance(tensor_ty, TensorType):
         raise UnsupportedTypeError(f"expected a tensor type, got {tensor_ty}")
-    return tuple(tensor_ty.get_shape())
+    shape = tuple(tensor_ty.get_shape())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if DYNAMIC_INDEX in shape:
+        raise UnsupportedTypeError(f"{tensor_ty}: its {DATA_DEPENDENT_SHAPE}")
+    return shape  # pyright: ignore[reportUnknownVariableType]
+
+
+def rank_of(tensor_ty: Attribute) -> int:
+    """The rank of a tensor type, static or with ``?`` dimensions."""
+    if not isinstance(tensor_ty, TensorType):
+        raise UnsupportedTypeError(f"expected a tensor type, got {tensor_ty}")
+    return len(tensor_ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]
 
 
 def dtype_of(tensor_ty: Attribute) -> torch.dtype:

@@ -29,7 +29,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import LiteralOp, TorchOp
 from ziggurat.ir.interpreter.torch_functions import call_torch
-from ziggurat.ir.rewriting import replace_with_literal
+from ziggurat.ir.rewriting import StaticShapesOnly, replace_with_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
 from ziggurat.passes.torch_canonicalize import feeds_storage_reader
@@ -85,6 +85,6 @@ class ConstantFoldPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FoldConstantOp(self.max_bytes)]),
+            StaticShapesOnly(GreedyRewritePatternApplier([FoldConstantOp(self.max_bytes)])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

@@ -51,7 +51,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import TorchOp
-from ziggurat.ir.rewriting import DECLINED_ATTR
+from ziggurat.ir.rewriting import DECLINED_ATTR, StaticShapesOnly
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 from ziggurat.passes.decompose_torch_ops import Emitter
@@ -293,6 +293,7 @@ class DecomposeRnnPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([DecomposeLstm(self.max_steps), DecomposeGru(self.max_steps)]),
+            StaticShapesOnly(GreedyRewritePatternApplier([DecomposeLstm(self.max_steps),
+                                                          DecomposeGru(self.max_steps)])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

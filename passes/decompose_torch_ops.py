@@ -35,7 +35,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import aten, build_aten_inferred, new_literal
+from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten_inferred, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 
@@ -204,6 +204,6 @@ class DecomposeTorchOpsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([DecomposeEncoderLayer(), DecomposeMHA(), DecomposeSDPA()]),
+            StaticShapesOnly(GreedyRewritePatternApplier([DecomposeEncoderLayer(), DecomposeMHA(), DecomposeSDPA()])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

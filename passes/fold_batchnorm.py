@@ -32,7 +32,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import aten, build_aten, literal_value, new_literal, single_use
+from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten, literal_value, new_literal, single_use
 from ziggurat.ir.statistics import record
 
 NAME = "fold-batchnorm"
@@ -135,5 +135,6 @@ class FoldBatchNormPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([FoldBatchNormIntoProducer()])).rewrite_module(op)
+        PatternRewriteWalker(
+            StaticShapesOnly(GreedyRewritePatternApplier([FoldBatchNormIntoProducer()]))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

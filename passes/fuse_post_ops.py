@@ -34,7 +34,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import aten
+from ziggurat.ir.rewriting import StaticShapesOnly, aten
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import is_float_element, shape_of
 
@@ -249,9 +249,10 @@ class FusePostOpsPass(ModulePass):
     duplicate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([LiftToFused()])).rewrite_module(op)
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([LiftToFused()]))).rewrite_module(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FuseScale(), FuseBinary(self.duplicate), FuseUnary(self.duplicate)]),
+            StaticShapesOnly(GreedyRewritePatternApplier([FuseScale(), FuseBinary(self.duplicate),
+                                                          FuseUnary(self.duplicate)])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for fused in op.walk():

@@ -27,7 +27,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import LinearOp
-from ziggurat.ir.rewriting import build_aten, literal_value, new_literal
+from ziggurat.ir.rewriting import build_aten, involves_dynamic_shape, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 
@@ -59,7 +59,7 @@ def _groups(block: Block) -> list[list[_Sibling]]:
     """Mergeable linears of ``block`` by input value (and weight dtype), in block order."""
     by_input: dict[tuple[SSAValue, torch.dtype], list[_Sibling]] = {}
     for op in block.ops:
-        sibling = _sibling(op) if isinstance(op, LinearOp) else None
+        sibling = _sibling(op) if isinstance(op, LinearOp) and not involves_dynamic_shape(op) else None
         if sibling is not None:
             by_input.setdefault((sibling.op.input, sibling.weight.dtype), []).append(sibling)
     return [group for group in by_input.values() if len(group) > 1]

@@ -35,7 +35,7 @@ from ziggurat.backends.cpu.isa import IsaError, parse_isa
 from ziggurat.backends.cpu.kernels import pack
 from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp
 from ziggurat.ir.errors import ZigguratError
-from ziggurat.ir.rewriting import literal_value, new_literal
+from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
 
 NAME = "prepack-weights"
@@ -111,7 +111,7 @@ class PrepackWeightsPass(ModulePass):
         except IsaError as e:
             raise ZigguratError(str(e), op=NAME) from None
         nr = pack.choose_nr(isa)
-        PatternRewriteWalker(GreedyRewritePatternApplier([PackWeight(nr)])).rewrite_module(op)
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([PackWeight(nr)]))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for conv in op.walk():
             if isinstance(conv, Conv2dOp) and conv.weight_layout is None and _is_depthwise(conv):

@@ -32,7 +32,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import aten, build_aten
+from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten
 from ziggurat.ir.statistics import record
 
 NAME = "torch-canonicalize"
@@ -218,10 +218,10 @@ class TorchCanonicalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
+            StaticShapesOnly(GreedyRewritePatternApplier(
                 [RemoveNoOps(), SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(),
                  SliceOfSliceScatter()]
-            ),
+            )),
             apply_recursively=True,
         ).rewrite_module(op)
         CanonicalizePass().apply(ctx, op)

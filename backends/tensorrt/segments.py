@@ -43,6 +43,7 @@ from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
 from ziggurat.ir.errors import OpReport, ZigguratError
 from ziggurat.ir.locations import op_location
+from ziggurat.ir.rewriting import declined_reason
 from ziggurat.ir.types import torch_only_reason
 
 
@@ -149,7 +150,8 @@ class _Partitioner:
             return
         entry, refusals = self.registry.select(key, args)
         if entry is None:
-            self.reasons[op] = "; ".join(refusals)
+            declined = declined_reason(op)  # a graph pass that would have rewritten it said why not
+            self.reasons[op] = "; ".join(refusals) + (f" ({declined})" if declined else "")
         else:
             self.entries[op] = entry
 

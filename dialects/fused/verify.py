@@ -187,7 +187,8 @@ def _key(op: FusedOp) -> Any:
 def verify_fused(op: FusedOp) -> None:
     """Raise a VerifyException at ``op`` naming what is wrong with it."""
     op.verify_post_ops(getattr(op, "other", None))
-    check_static(op)
+    if check_static(op):
+        return  # sizes known at run time only
     types, error = cached(_key(op), lambda: _infer(op))
     location = op_location(op)
     name = f"{op.name} at {location}" if location else op.name

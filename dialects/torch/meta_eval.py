@@ -15,10 +15,11 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of, zeros_of
+from ziggurat.ir.types import UnsupportedTypeError, has_dynamic_dims, tensor_type_of, zeros_of
 
 #: Operands at most this many elements in all are re-run on the CPU when the meta kernel
 #: refuses them (to tell a stricter meta kernel from an invalid op).
@@ -44,14 +45,27 @@ def tensors(types: Sequence[TensorType[Attribute]], device: str) -> list[torch.T
         raise CannotTell from None
 
 
-def check_static(op: Operation) -> None:
-    """Every tensor operand and result of ``op`` has a static shape."""
-    for kind, values in (("operand", op.operands), ("result", op.results)):
-        for i, v in enumerate(values):
-            ty = v.type
-            if isinstance(ty, TensorType) and any(d < 0 for d in ty.get_shape()):  # pyright: ignore
-                raise VerifyException(f"{op.name}: {kind} {i} has a dynamic dimension ({ty}); "
-                                      f"Ziggurat compiles static shapes")
+def check_static(op: Operation, makes_dynamic_shapes: bool = False) -> bool:
+    """Whether ``op`` involves a ``?`` size (a data-dependent shape, which only torch computes:
+    nothing more can be checked without the data).  A ``?`` result needs a cause: an operand
+    with a ``?`` size or a run-time scalar operand (``nonzero(x).size(0)``), or an op whose
+    result shape depends on the values (``makes_dynamic_shapes``: ``nonzero``, ``unique``...);
+    else it is an error, since Ziggurat compiles static shapes."""
+    dynamic_operands = [(i, v) for i, v in enumerate(op.operands) if has_dynamic_dims(v.type)]
+    for i, v in dynamic_operands:
+        if isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), FuncOp):
+            raise VerifyException(f"{op.name}: operand {i} has a dynamic dimension ({v.type}); Ziggurat compiles "
+                                  "static shapes (a function input has no data-dependent shape)")
+    if dynamic_operands:
+        return True
+    dynamic = [i for i, v in enumerate(op.results) if has_dynamic_dims(v.type)]
+    if not dynamic:
+        return False
+    if makes_dynamic_shapes or any(not isinstance(v.type, TensorType) for v in op.operands):
+        return True
+    raise VerifyException(f"{op.name}: result {dynamic[0]} has a dynamic dimension ({op.results[dynamic[0]].type}) "
+                          "although its operands are static and its shape does not depend on their values; "
+                          "Ziggurat compiles static shapes")
 
 
 def numel(ty: Attribute) -> int:

@@ -136,13 +136,24 @@ def inferred_result_types(op: TorchOp) -> Verdict:
     return cached(_key(op), lambda: _infer(op))
 
 
+def _makes_dynamic_shapes(schema: OpSchema) -> bool:
+    """An op whose result shape may depend on its operands' values (torch's
+    ``dynamic_output_shape`` tag: ``nonzero``, ``unique``, ``bincount``, boolean-mask ``index``...)."""
+    overload = torch_overload(schema)
+    if overload is None:
+        return True  # an op torch does not know here: nothing to check it against
+    return torch.Tag.dynamic_output_shape in overload.tags  # pyright: ignore[reportAttributeAccessIssue]
+
+
 def verify_result_types(op: TorchOp) -> None:
     """Raise a VerifyException at ``op`` if torch refuses it or types its results otherwise."""
-    check_static(op)
     try:
         schema = op.op_schema
     except KeyError:
+        check_static(op, makes_dynamic_shapes=True)
         return  # a torch.operator of an op whose schema is unknown
+    if check_static(op, makes_dynamic_shapes=_makes_dynamic_shapes(schema)):
+        return  # sizes known at run time only
     types, error = inferred_result_types(op)
     location = op_location(op)
     name = f"{op.name} at {location}" if location else op.name

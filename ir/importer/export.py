@@ -21,7 +21,7 @@ from torch.export.graph_signature import OutputKind
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, TensorType, f64, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch import TorchOp
@@ -130,6 +130,7 @@ class ExportImporter:
             container, index = node.args
             self.values[node] = self.values[container][index]  # pyright: ignore
             return
+        target = _SYMBOLIC_ARITHMETIC.get(target, target)  # pyright: ignore[reportArgumentType, reportCallIssue]
         if not isinstance(target, torch._ops.OpOverload):  # pyright: ignore[reportPrivateUsage]
             raise self._error(node, f"calls {target}, which is not an ATen operator")
         schema = parse_schema(str(target._schema))  # pyright: ignore[reportPrivateUsage]
@@ -147,11 +148,10 @@ class ExportImporter:
             return
         val = node.meta.get("val")
         examples = list(val) if isinstance(val, list | tuple) else [val]
-        if any(isinstance(e, torch.Tensor) and not all(isinstance(d, int) for d in e.shape) for e in examples):
-            raise self._error(node, "has an output shape that depends on the values of its inputs; "
-                              "a compiled module has static shapes", schema.text)
+        if not schema.returns:  # aten._assert_scalar: an op for its effect only
+            examples = []
         try:
-            types = [result_type(v) for v in examples]
+            types = [_symbolic_result_type(v) for v in examples]
         except UnsupportedTypeError as e:
             raise self._error(node, str(e), schema.text) from None
         op = build_aten_op(self.builder, schema, args, types, _location(node), self.literals)
@@ -235,6 +235,36 @@ class ExportImporter:
     def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ImportError_:
         return ImportError_(message, op=str(node.target), schema=schema,
                             location=describe_location(_location(node)))
+
+
+#: Python arithmetic and comparisons on the run-time sizes of data-dependent shapes (what
+#: torch.export writes for ``u0 >= 0`` before an ``_assert_scalar``), as TorchScript's aten ops
+_SYMBOLIC_ARITHMETIC: dict[Any, Any] = {
+    operator.ge: torch.ops.aten.ge.int, operator.le: torch.ops.aten.le.int,  # pyright: ignore
+    operator.gt: torch.ops.aten.gt.int, operator.lt: torch.ops.aten.lt.int,  # pyright: ignore
+    operator.eq: torch.ops.aten.eq.int, operator.ne: torch.ops.aten.ne.int,  # pyright: ignore
+    operator.add: torch.ops.aten.add.int, operator.sub: torch.ops.aten.sub.int,  # pyright: ignore
+    operator.mul: torch.ops.aten.mul.int, operator.floordiv: torch.ops.aten.floordiv.int,  # pyright: ignore
+    operator.mod: torch.ops.aten.remainder.int,  # pyright: ignore
+    operator.and_: torch.ops.aten.__and__.bool, operator.or_: torch.ops.aten.__or__.bool,  # pyright: ignore
+}
+
+
+def _symbolic_result_type(example: Any) -> Attribute:
+    """The type of an exported value: a size that torch.export keeps symbolic (an unbacked
+    ``u0`` from ``nonzero``, ``unique``...: the shape depends on the data) is ``?``; a SymInt or
+    SymBool is a run-time scalar."""
+    if isinstance(example, torch.SymInt):
+        return i64
+    if isinstance(example, torch.SymBool):
+        return i1
+    if isinstance(example, torch.SymFloat):
+        return f64
+    if isinstance(example, torch.Tensor) and not all(isinstance(d, int) for d in example.shape):
+        static = tensor_type_of(torch.empty(0, dtype=example.dtype))  # the element type, checked
+        sizes = [d if isinstance(d, int) else DYNAMIC_INDEX for d in example.shape]
+        return TensorType(static.get_element_type(), sizes)
+    return result_type(example)
 
 
 def import_exported(model: Any, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,

@@ -31,13 +31,19 @@ from ziggurat.ir.importer.values import Dynamic, TensorConstant, dynamics, examp
 from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, same_view, schema_of
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
-from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
+from ziggurat.ir.types import DATA_DEPENDENT_SHAPE, UnsupportedTypeError, dynamic_tensor_type, has_dynamic_dims, tensor_type_of
 
 # Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
 _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "prim::dtype",
                   "prim::layout", "prim::shape", "aten::len", "prim::is_cuda",
                   "prim::requires_grad", "aten::is_floating_point", "aten::is_complex"}
+# Shape queries whose answer does not depend on the sizes (static even for a data-dependent shape).
+_SIZE_FREE_QUERIES = {"aten::dim", "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda",
+                      "prim::requires_grad", "aten::is_floating_point", "aten::is_complex"}
 _NO_EXAMPLE_RUN = {"aten::warn", "prim::RaiseException"}
+# Ops that turn a tensor's value into a Python number (an int from them is data).
+_VALUE_TO_SCALAR = {"aten::Int.Tensor", "aten::Bool.Tensor", "aten::item", "aten::ScalarImplicit",
+                    "aten::IntImplicit", "aten::_local_scalar_dense"}
 
 
 class GraphImporter:
@@ -53,6 +59,9 @@ class GraphImporter:
         #: ids of the TensorConstants the graph makes afresh at each call (torch.tensor of
         #: static data in a scripted graph), which may be written in place
         self.fresh_constants: set[int] = set()
+        #: run-time ints and bools computed from data (``int(x.sum())``, ``nonzero(x).size(0)``):
+        #: they may set a size, a dim or ``keepdim``, so what is computed from them has ``?`` sizes
+        self.data_dependent: set[SSAValue] = set()
 
     # -- entry ----------------------------------------------------------------
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
@@ -189,9 +198,17 @@ class GraphImporter:
             return (owner if isinstance(owner, Block) else owner.parent_block()) in blocks
         return visible
 
+    def _is_data_dependent(self, value: object) -> bool:
+        """Whether ``value`` (or a run-time value inside it) has a data-dependent shape, or is an
+        int or bool computed from data (:attr:`data_dependent`): ops on it run through torch and
+        their sizes are ``?``."""
+        return any(has_dynamic_dims(d.ssa.type) or d.ssa in self.data_dependent for d in dynamics(value))
+
     def _shape_query(self, kind: str, inputs: list[Any]) -> bool:
         if kind not in _SHAPE_QUERIES:
             return False
+        if kind not in _SIZE_FREE_QUERIES and self._is_data_dependent(inputs):
+            return False  # nonzero(x).size(0) is known at run time only: an op of its own
         return all(
             is_static(v) or (isinstance(v, Dynamic) and v.is_tensor) or isinstance(v, TensorConstant)
             for v in inputs
@@ -215,18 +232,18 @@ class GraphImporter:
         if schema is None:
             raise self._error(node, "has no operator schema")
         mutated = [a.name for a in schema.args if a.mutable]
+        if mutated and self._is_data_dependent(inputs):
+            raise self._error(node, f"writes in place with or to a tensor whose {DATA_DEPENDENT_SHAPE}; "
+                              "a compiled module has static shapes; write it out of place", schema)
         if mutated and schema.is_inplace:
             self._import_inplace(node, schema, inputs)
             return
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
         args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
-        if _shape_depends_on_data(schema, args):
-            raise self._error(
-                node, "has an output shape that depends on the values of its inputs; a compiled "
-                "module has static shapes, and tracing fixed this one to the example's", schema)
+        data_dependent = _shape_depends_on_data(schema, args) or self._is_data_dependent(inputs)
         outputs = self._evaluate(node, [example_of(v) for v in inputs])
-        self._emit(node, schema, args, outputs)
+        self._emit(node, schema, args, outputs, data_dependent)
 
     def _import_inplace(self, node: torch._C.Node, schema: OpSchema, inputs: list[Any]) -> None:
         """``x.add_(y)``: the functional op, then every later use of ``x`` sees the result.
@@ -293,15 +310,22 @@ class GraphImporter:
         return call(functional, dict(zip([a.name for a in functional.args], examples, strict=True)))
 
     def _emit(self, node: torch._C.Node, schema: OpSchema, args: dict[str, Any],
-              outputs: list[Any]) -> None:
+              outputs: list[Any], data_dependent: bool = False) -> None:
+        """One op for ``node``, typed by its example ``outputs``; with ``data_dependent``, its
+        tensor results have ``?`` sizes (only their rank and dtype are known) and its scalar
+        results are marked as computed from data."""
         flat_examples: list[Any] = []
         for out in outputs:
             flat_examples.extend(out if isinstance(out, list) else [out])
         try:
-            types = [result_type(e) for e in flat_examples]
+            types = [dynamic_tensor_type(e.dim(), e.dtype) if data_dependent and isinstance(e, torch.Tensor)
+                     else result_type(e) for e in flat_examples]
         except UnsupportedTypeError as e:
             raise self._error(node, str(e), schema) from None
         op = build_aten_op(self.builder, schema, args, types, node_location(node), self.literals)
+        if data_dependent or schema.key in _VALUE_TO_SCALAR:
+            self.data_dependent.update(r for r, e in zip(op.results, flat_examples, strict=True)
+                                       if isinstance(e, int))
         results = iter(zip(op.results, flat_examples, strict=True))
         for ts_out, out in zip(node.outputs(), outputs, strict=True):
             if isinstance(out, list):

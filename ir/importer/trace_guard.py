@@ -41,6 +41,10 @@ _SHAPE_ONLY = {"aten::size", "aten::sym_size", "aten::dim", "aten::numel", "aten
                "prim::is_cuda", "aten::is_floating_point", "prim::Constant", "prim::GetAttr"}
 
 
+#: Shape queries whose answer is data when the tensor's shape depends on data (``nonzero``).
+_SIZE_QUERIES = {"aten::size", "aten::sym_size", "aten::numel", "aten::sym_numel", "prim::shape", "aten::len"}
+
+
 @dataclass(frozen=True)
 class Specialization:
     """A conversion that would bake the example's values into the trace."""
@@ -67,10 +71,61 @@ def _reads_input_data(value: torch._C.Value) -> bool:
                 return True
             continue
         if kind in _SHAPE_ONLY:
+            if kind in _SIZE_QUERIES and any(_shape_depends_on_data(i) for i in node.inputs()):
+                return True  # nonzero(x).size(0) > 2: the size is data
             continue
         stack.extend(node.inputs())
         for block in node.blocks():
             stack.extend(block.returnNode().inputs())
+    return False
+
+
+def _makes_dynamic_shape(node: torch._C.Node) -> bool:
+    """An op whose result shape depends on its inputs' values (torch's ``dynamic_output_shape``
+    tag); ``index`` only with a boolean or uint8 index."""
+    try:
+        text = node.schema()
+        if text == "(no schema)":
+            return False
+        schema = torch._C.parse_schema(text)  # pyright: ignore[reportPrivateUsage]
+        packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1]) if schema.name.startswith("aten::") else None
+        overload = getattr(packet, schema.overload_name or "default") if packet is not None else None
+    except (AttributeError, RuntimeError):
+        return False
+    if overload is None or torch.Tag.dynamic_output_shape not in overload.tags:  # pyright: ignore
+        return False
+    if node.kind() in ("aten::index", "aten::index_put", "aten::index_put_"):
+        return any(_is_mask(v) for v in node.inputs())
+    return True
+
+
+def _is_mask(value: torch._C.Value) -> bool:
+    types = [value.type()]
+    if value.node().kind() == "prim::ListConstruct":
+        types = [v.type() for v in value.node().inputs()]
+    for ty in types:
+        if isinstance(ty, torch._C.OptionalType):  # pyright: ignore[reportPrivateUsage]
+            ty = ty.getElementType()
+        if isinstance(ty, torch._C.TensorType) and ty.scalarType() in ("Bool", "Byte", None):  # pyright: ignore
+            return True
+    return False
+
+
+def _shape_depends_on_data(value: torch._C.Value) -> bool:
+    """Whether ``value`` is computed (through any path) from an op whose result shape depends
+    on data: then its own shape may too (conservatively)."""
+    stack, seen = [value], set[int]()
+    while stack:
+        v = stack.pop()
+        if v.unique() in seen:
+            continue
+        seen.add(v.unique())
+        node = v.node()
+        if node.kind() in ("prim::Param", "prim::Constant", "prim::GetAttr"):
+            continue
+        if _makes_dynamic_shape(node):
+            return True
+        stack.extend(node.inputs())
     return False
 
 

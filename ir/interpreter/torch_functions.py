@@ -12,16 +12,16 @@ from typing import Any
 
 import torch
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import SSAValue
 
 from ziggurat.dialects.torch import ATEN_OPS, LiteralOp, OperatorOp, TorchOp
 from ziggurat.dialects.torch.ops_base import flat_results
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema, torch_overload
-from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import dtype_of
 
 
 def _overload(schema: OpSchema) -> Any:
@@ -52,9 +52,17 @@ def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
         return value
 
     positional, keywords = bound.call_arguments(resolve)
-    with torch.no_grad():
-        result = _overload(schema)(*positional, **keywords)
-    flat = flat_results(result)
+    try:
+        with torch.no_grad():
+            result = _overload(schema)(*positional, **keywords)
+    except ZigguratError:
+        raise
+    except Exception as e:  # noqa: BLE001 - torch refusing the call's values (an assert, a size)
+        lines = str(e).strip().splitlines()
+        text = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+        raise InputError(f"torch raised on the call's values: {text}", op=schema.key, schema=schema.text,
+                         location=op_location(op)) from e
+    flat = [] if result is None and not op.results else flat_results(result)  # an op returning ()
     if len(flat) != len(op.results):
         raise ZigguratError(f"produced {len(flat)} values for {len(op.results)} results",
                             op=schema.key, schema=schema.text, location=op_location(op))
@@ -67,8 +75,11 @@ def check_result(op: Any, expected: Any, value: Any) -> None:
     """Raise if a computed tensor does not have the op's declared result type."""
     if not isinstance(expected, TensorType) or not isinstance(value, torch.Tensor):
         return
-    shape, dtype = shape_of(expected), dtype_of(expected)  # pyright: ignore[reportUnknownArgumentType]
-    if tuple(value.shape) != shape or value.dtype != dtype:
+    # a ``?`` size (a data-dependent shape) matches any size; the rank must match
+    declared = tuple(expected.get_shape())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    same_shape = len(declared) == value.dim() and all(  # pyright: ignore[reportUnknownArgumentType]
+        d == DYNAMIC_INDEX or d == n for d, n in zip(declared, value.shape))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if not same_shape or value.dtype != dtype_of(expected):  # pyright: ignore[reportUnknownArgumentType]
         raise ZigguratError(
             f"computed {tuple(value.shape)} {value.dtype} but the IR declares {expected}",
             op=op.name, location=op_location(op),

@@ -173,6 +173,11 @@ def test_long_sequence_falls_back_with_its_reason() -> None:
     with pytest.raises(UnsupportedOpsError, match="257 time steps"):
         compile_cpu(model, (x,), fallback=False)
     check_against_eager(compiled, model, (x,))
+    # tensorrt-reference reports the pass's reason beside the converters' refusal
+    on_trt = ziggurat.compile(model, (x,), backend="tensorrt-reference")
+    (reason,) = on_trt.report.fallback_ops["aten::gru.input"]
+    assert "decompose-rnn: 257 time steps, more than max_steps=256" in reason, reason
+    check_against_eager(on_trt, model, (x,))
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])

@@ -127,15 +127,6 @@ def test_shape_conversions_while_tracing_are_not_refused() -> None:
     _check(model, (torch.randn(1, 4, 16),), [(torch.randn(1, 4, 16),)], "reference", "torchscript")
 
 
-@pytest.mark.parametrize("frontend", ["torchscript", "auto"])
-def test_data_dependent_output_shapes_are_refused(frontend: str) -> None:
-    with pytest.raises(ImportError_, match="depends on the values of its inputs"):
-        ziggurat.compile(Fn(lambda x: x[x > 0] * 2), (torch.randn(6),), backend="reference", frontend=frontend)
-    with pytest.raises(ImportError_, match="depends on the values of its inputs"):
-        ziggurat.compile(Fn(lambda x: torch.nonzero(x).float()), (torch.randn(6),), backend="reference",
-                         frontend=frontend)
-
-
 class ConstantIndex(torch.nn.Module):
     idx: torch.Tensor
     mask: torch.Tensor

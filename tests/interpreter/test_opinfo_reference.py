@@ -25,12 +25,27 @@ def _opinfo_names() -> list[str]:
 CASES = opinfo_cases(_opinfo_names(), torch.float32, per_op=3)
 
 
+#: cases where torch.export asserts a wrong bound on a data-dependent size (masked_select of a
+#: [10] input under a [10, 10] mask: ``u0 <= 10``, though the mask broadcasts to 100 elements):
+#: the compiled module runs export's asserts, so the call fails on that frontend; checked on
+#: the TorchScript frontend, and the test fails when torch fixes the bound
+EXPORT_WRONG_BOUNDS = {"masked_select-2"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_reference_matches_eager(case) -> None:  # type: ignore[no-untyped-def]
+    from ziggurat.ir.errors import InputError
+
     with torch.no_grad():
         expected = case.module(*[t.clone() for t in case.inputs])
+    frontend = "auto"
+    if case.id in EXPORT_WRONG_BOUNDS:
+        exported = ziggurat.compile(case.module, case.inputs, backend="reference", frontend="export")
+        with pytest.raises(InputError, match="Runtime assertion failed"):
+            exported(*case.inputs)
+        frontend = "torchscript"
     try:
-        compiled = ziggurat.compile(case.module, case.inputs, backend="reference")
+        compiled = ziggurat.compile(case.module, case.inputs, backend="reference", frontend=frontend)
     except ziggurat_errors() as e:
         pytest.skip(f"not importable: {e}")
     actual = compiled(*case.inputs)

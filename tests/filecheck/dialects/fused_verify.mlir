@@ -157,7 +157,7 @@ func.func @dynamic(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> 
   %0 = fused.linear %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   func.return %0 : tensor<?x4xf32>
 }
-// CHECK: fused.linear: operand 0 has a dynamic dimension (tensor<?x8xf32>); Ziggurat compiles static shapes
+// CHECK: fused.linear: operand 0 has a dynamic dimension (tensor<?x8xf32>); Ziggurat compiles static shapes (a function input has no data-dependent shape)
 
 // -----
 // Packed weights: the packed operand must have the shape of weight_shape in weight_layout.
