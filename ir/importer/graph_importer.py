@@ -41,6 +41,9 @@ _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "pri
 _SIZE_FREE_QUERIES = {"aten::dim", "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda",
                       "prim::requires_grad", "aten::is_floating_point", "aten::is_complex"}
 _NO_EXAMPLE_RUN = {"aten::warn", "prim::RaiseException"}
+# Argument kinds whose value cannot change a result's shape.
+_VALUE_ONLY_KINDS = {ArgKind.SCALAR, ArgKind.FLOAT, ArgKind.FLOAT_LIST, ArgKind.STR, ArgKind.SCALAR_TYPE,
+                     ArgKind.LAYOUT, ArgKind.DEVICE, ArgKind.MEMORY_FORMAT, ArgKind.GENERATOR}
 # Ops that turn a tensor's value into a Python number (an int from them is data).
 _VALUE_TO_SCALAR = {"aten::Int.Tensor", "aten::Bool.Tensor", "aten::item", "aten::ScalarImplicit",
                     "aten::IntImplicit", "aten::_local_scalar_dense"}
@@ -204,6 +207,18 @@ class GraphImporter:
         their sizes are ``?``."""
         return any(has_dynamic_dims(d.ssa.type) or d.ssa in self.data_dependent for d in dynamics(value))
 
+    def _sizes_from_data(self, schema: OpSchema, inputs: list[Any]) -> bool:
+        """Whether an op's result sizes may follow data: a tensor operand of data-dependent
+        shape, or a data-derived int or bool where the schema takes a size, a dim or a flag
+        (``zeros(n)``, ``sum(x, d)``); a ``Scalar``/``float`` operand (``x * int(t)``) sets
+        values only."""
+        for spec, value in zip(schema.args, inputs, strict=True):
+            if spec.kind in _VALUE_ONLY_KINDS:
+                continue
+            if self._is_data_dependent(value):
+                return True
+        return False
+
     def _shape_query(self, kind: str, inputs: list[Any]) -> bool:
         if kind not in _SHAPE_QUERIES:
             return False
@@ -232,7 +247,8 @@ class GraphImporter:
         if schema is None:
             raise self._error(node, "has no operator schema")
         mutated = [a.name for a in schema.args if a.mutable]
-        if mutated and self._is_data_dependent(inputs):
+        data_dependent = self._sizes_from_data(schema, inputs)
+        if mutated and data_dependent:
             raise self._error(node, f"writes in place with or to a tensor whose {DATA_DEPENDENT_SHAPE}; "
                               "a compiled module has static shapes; write it out of place", schema)
         if mutated and schema.is_inplace:
@@ -241,7 +257,7 @@ class GraphImporter:
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
         args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
-        data_dependent = _shape_depends_on_data(schema, args) or self._is_data_dependent(inputs)
+        data_dependent = data_dependent or _shape_depends_on_data(schema, args)
         outputs = self._evaluate(node, [example_of(v) for v in inputs])
         self._emit(node, schema, args, outputs, data_dependent)
 

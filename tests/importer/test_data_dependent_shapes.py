@@ -161,3 +161,26 @@ def test_export_run_time_asserts_are_kept(backend: str) -> None:
         fn(*few)
     with pytest.raises(ZigguratError, match="_assert_scalar"):
         compiled(*few)
+
+
+def test_a_data_derived_scalar_that_sets_values_only_keeps_shapes_static() -> None:
+    """``x * int(t.sum())``: the int is known at run time only, but a ``Scalar`` operand sets
+    values, not sizes; the product stays static and the matmul after it native. The same int as
+    a size (``zeros(n)``) makes a ``?`` size."""
+    @torch.jit.script
+    def fn(x: torch.Tensor, t: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        n = int(t.sum())
+        return (x * n) @ w, torch.zeros(n) + 1
+
+    def make(k: int) -> tuple[torch.Tensor, ...]:
+        g = torch.Generator().manual_seed(k)
+        return torch.randn(3, 4, generator=g), torch.randint(0, 4, (3,), generator=g), torch.randn(4, 5, generator=g)
+    compiled = ziggurat.compile(fn, make(0), backend="cpu")
+    for k in range(1, 4):
+        args = make(k)
+        for got, want in zip(compiled(*args), fn(*args), strict=True):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    assert "aten::zeros" in compiled.report.fallback_ops
+    assert any(k.startswith(("aten::matmul", "aten::mm", "fused.")) for k in compiled.report.native_ops), \
+        compiled.report.native_ops
