@@ -42,7 +42,7 @@ bench-smoke: $(STAMP)
 
 # The recurrent models alone (nn.LSTM / nn.GRU decomposed by decompose-rnn) against eager.
 bench-rnn: $(STAMP)
-	$(BIN)/python bench/run.py --models lstm-2l,gru-2l --backends eager,ziggurat
+	$(BIN)/python bench/run.py --models lstm-2l,gru-2l,rnn-2l --backends eager,ziggurat
 
 # Differential fuzzing (tests/fuzz/README.md): N programs of SEED on JOBS worker processes;
 # summary, failures and minimized repros in build/fuzz/SEED.  PROFILE=dev makes smaller programs.

@@ -98,6 +98,7 @@ _ENTRIES: tuple[ModelSpec, ...] = (
     ModelSpec("conv-silu-stack", "Conv-BN-SiLU residual stack, 3 stages to 256 ch, 1x3x224x224", _bn_calibrated(ConvStack, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
     ModelSpec("lstm-2l", "2-layer nn.LSTM, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("lstm")), _randn(32, 4, 64), 1e-4),
     ModelSpec("gru-2l", "2-layer nn.GRU, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("gru")), _randn(32, 4, 64), 1e-4),
+    ModelSpec("rnn-2l", "2-layer nn.RNN (tanh), input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("rnn")), _randn(32, 4, 64), 1e-4),
     ModelSpec(
         "conv-silu-tiny",
         "Small Conv-BN-SiLU residual stack (smoke test), 1x3x32x32",

@@ -1,6 +1,7 @@
-"""``decompose-rnn{max_steps=256}``: full-sequence LSTM and GRU -> GEMMs and a cell per time step.
+"""``decompose-rnn{max_steps=256}``: full-sequence LSTM, GRU and RNN -> GEMMs and a cell per time step.
 
-``nn.LSTM`` and ``nn.GRU`` trace and export to ``aten::lstm.input`` / ``aten::gru.input``: the
+``nn.LSTM``, ``nn.GRU`` and ``nn.RNN`` trace and export to ``aten::lstm.input`` /
+``aten::gru.input`` / ``aten::rnn_tanh.input`` (``rnn_relu`` with ``nonlinearity="relu"``): the
 whole sequence, every layer and direction, in one op with a flat weight list
 (``w_ih, w_hh[, b_ih, b_hh][, w_hr]`` per layer and direction).  As eager's CPU
 implementation (``RNN.cpp``: ``FullLayer`` with ``pre_compute_input``), each layer and
@@ -16,6 +17,7 @@ direction becomes
     ``h = linear(h, w_hr)`` with a projection (``proj_size > 0``);
   - GRU (gates r, z, n): ``r = sigmoid(hr + xr)``, ``z = sigmoid(hz + xz)``,
     ``n = tanh(xn + hn * r)``, ``h = (h - n) * z + n``;
+  - RNN (one gate): ``h = tanh(linear(h, w_hh, b_hh) + x_t)``, or ``relu``;
 
 * ``stack`` of the step outputs along the time dim (for two directions, of each step's
   ``cat`` of both along the features); the next layer reads that; the final states are the
@@ -58,10 +60,11 @@ from ziggurat.passes.decompose_torch_ops import Emitter
 
 NAME = "decompose-rnn"
 
-RnnKind = Literal["lstm", "gru"]
-#: gates per cell, in eager's order: LSTM i, f, g, o; GRU r, z, n
-GATES: dict[RnnKind, int] = {"lstm": 4, "gru": 3}
-KEYS: dict[str, RnnKind] = {"aten::lstm.input": "lstm", "aten::gru.input": "gru"}
+RnnKind = Literal["lstm", "gru", "rnn_tanh", "rnn_relu"]
+#: gates per cell, in eager's order: LSTM i, f, g, o; GRU r, z, n; RNN one
+GATES: dict[RnnKind, int] = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+KEYS: dict[str, RnnKind] = {"aten::lstm.input": "lstm", "aten::gru.input": "gru",
+                            "aten::rnn_tanh.input": "rnn_tanh", "aten::rnn_relu.input": "rnn_relu"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class CellWeights:
 
 @dataclass(frozen=True)
 class Rnn:
-    """A full-sequence ``aten::lstm.input`` / ``aten::gru.input``, its arguments checked."""
+    """A full-sequence ``aten::lstm.input`` / ``gru.input`` / ``rnn_*.input``, its arguments checked."""
 
     kind: RnnKind
     input: SSAValue
@@ -199,6 +202,12 @@ def gru_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights) -> SSAValue
                                          other=z), other=n, alpha=1)
 
 
+def simple_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights, kind: RnnKind) -> SSAValue:
+    """eager's ``SimpleCell``: the nonlinearity of ``linear(h, w_hh, b_hh) + x_t``."""
+    pre = e("aten::add.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
+    return e("aten::tanh" if kind == "rnn_tanh" else "aten::relu", self=pre)
+
+
 def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple[list[SSAValue], SSAValue, SSAValue | None]:
     """One layer and direction over the sequence ``x``: its outputs in time order, last h and c."""
     w = rnn.cells[k]
@@ -211,8 +220,10 @@ def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple
         x_t = e("aten::select.int", self=projected, dim=rnn.time_dim, index=t)
         if c is not None:
             h, c = lstm_step(e, x_t, h, c, w)
-        else:
+        elif rnn.kind == "gru":
             h = gru_step(e, x_t, h, w)
+        else:
+            h = simple_step(e, x_t, h, w, rnn.kind)
         outputs[t] = h
     return outputs, h, c
 
@@ -285,6 +296,18 @@ class DecomposeGru(DecomposeRecurrent):
     kind = "gru"
 
 
+class DecomposeRnnTanh(DecomposeRecurrent):
+    """``aten::rnn_tanh.input``."""
+
+    kind = "rnn_tanh"
+
+
+class DecomposeRnnRelu(DecomposeRecurrent):
+    """``aten::rnn_relu.input``."""
+
+    kind = "rnn_relu"
+
+
 @dataclass(frozen=True)
 class DecomposeRnnPass(ModulePass):
     name = NAME
@@ -293,7 +316,8 @@ class DecomposeRnnPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            StaticShapesOnly(GreedyRewritePatternApplier([DecomposeLstm(self.max_steps),
-                                                          DecomposeGru(self.max_steps)])),
+            StaticShapesOnly(GreedyRewritePatternApplier([
+                DecomposeLstm(self.max_steps), DecomposeGru(self.max_steps),
+                DecomposeRnnTanh(self.max_steps), DecomposeRnnRelu(self.max_steps)])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

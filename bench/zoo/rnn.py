@@ -1,4 +1,4 @@
-"""Recurrent encoders: a multi-layer nn.LSTM / nn.GRU returning its output sequence."""
+"""Recurrent encoders: a multi-layer nn.LSTM / nn.GRU / nn.RNN returning its output sequence."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from torch import nn
 
 
 class RnnEncoder(nn.Module):
-    """``nn.LSTM`` or ``nn.GRU`` (sequence first), called without initial states."""
+    """``nn.LSTM``, ``nn.GRU`` or ``nn.RNN`` (tanh; sequence first), called without initial states."""
 
     def __init__(self, kind: str, input_size: int = 64, hidden: int = 128, layers: int = 2) -> None:
         super().__init__()
-        cls = {"lstm": nn.LSTM, "gru": nn.GRU}[kind]
+        cls = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}[kind]
         self.rnn = cls(input_size, hidden, num_layers=layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -30,6 +30,7 @@ EXPECTED_ZOO = [
     "conv-silu-stack",
     "lstm-2l",
     "gru-2l",
+    "rnn-2l",
 ]
 
 EXPECTED_INPUT_SHAPES = {
@@ -45,6 +46,7 @@ EXPECTED_INPUT_SHAPES = {
     "conv-silu-stack": (1, 3, 224, 224),
     "lstm-2l": (32, 4, 64),
     "gru-2l": (32, 4, 64),
+    "rnn-2l": (32, 4, 64),
     "conv-silu-tiny": (1, 3, 32, 32),
 }
 

@@ -18,7 +18,7 @@ from tests.cpu_backend.conftest import ISAS, compile_cpu, host_isas, max_rel_err
 
 @dataclass(frozen=True)
 class Case:
-    kind: str  # "lstm" | "gru"
+    kind: str  # "lstm" | "gru" | "rnn_tanh" | "rnn_relu"
     layers: int = 1
     bidirectional: bool = False
     batch_first: bool = False
@@ -48,6 +48,8 @@ CASES = [
     Case("gru", batch_first=True, bias=False),
     Case("gru", layers=2, bidirectional=True, batch_first=True, bias=False, steps=1, frontend="torchscript"),
     Case("gru", layers=2, with_state=True),
+    Case("rnn_tanh", layers=2, bidirectional=True, with_state=True, frontend="torchscript"),
+    Case("rnn_relu", batch_first=True, bias=False),
 ]
 
 
@@ -60,8 +62,10 @@ class Rnn(torch.nn.Module):
                                    "batch_first": case.batch_first, "bias": case.bias}
         if case.kind == "lstm":
             self.rnn: torch.nn.Module = torch.nn.LSTM(INPUT, HIDDEN, proj_size=case.proj_size, **options)
-        else:
+        elif case.kind == "gru":
             self.rnn = torch.nn.GRU(INPUT, HIDDEN, **options)
+        else:
+            self.rnn = torch.nn.RNN(INPUT, HIDDEN, nonlinearity=case.kind.removeprefix("rnn_"), **options)
 
     def forward(self, x: torch.Tensor, *state: torch.Tensor) -> Any:
         if not state:
@@ -77,7 +81,7 @@ def model_and_inputs(case: Case) -> tuple[torch.nn.Module, tuple[torch.Tensor, .
         return model, (x,)
     states = case.layers * (2 if case.bidirectional else 1)
     h0 = torch.randn(states, BATCH, case.proj_size or HIDDEN)
-    if case.kind == "gru":
+    if case.kind != "lstm":
         return model, (x, h0)
     return model, (x, h0, torch.randn(states, BATCH, HIDDEN))
 
@@ -106,7 +110,7 @@ def check_against_eager(compiled: Any, model: torch.nn.Module, inputs: tuple[tor
 def assert_decomposed(report: Any, kind: str) -> None:
     assert report.fallback_ops == {}, report.format()
     assert report.pass_stats["decompose-rnn"][kind] == 1
-    assert not any("lstm" in op or "gru" in op for op in report.native_ops)
+    assert not any("lstm" in op or "gru" in op or "rnn" in op for op in report.native_ops)
 
 
 def _isa_params() -> list[object]:

@@ -135,6 +135,28 @@ func.func @lstm_train_dropout(%x: tensor<1x1x3xf32>, %h0: tensor<2x1x1xf32>, %c0
   func.return %0, %1, %2 : tensor<1x1x1xf32>, tensor<2x1x1xf32>, tensor<2x1x2xf32>
 }
 
+// nn.RNN(nonlinearity="relu"): one gate, relu of the step's GEMM plus x_t.
+// CHECK-LABEL: func.func @rnn_relu
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.linear %x, %wi bias(%bi) : (tensor<2x1x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x1x2xf32>
+// CHECK-NEXT:    %[[H0:.*]] = torch.aten.select.int %h0 {dim = 0 : i64, index = 0 : i64}
+// CHECK-NEXT:    %[[X0:.*]] = torch.aten.select.int %[[P]] {dim = 0 : i64, index = 0 : i64}
+// CHECK-NEXT:    %[[G0:.*]] = torch.aten.linear %[[H0]], %wh bias(%bh)
+// CHECK-NEXT:    %[[A0:.*]] = torch.aten.add.Tensor %[[G0]], %[[X0]]
+// CHECK-NEXT:    %[[R0:.*]] = torch.aten.relu %[[A0]]
+// CHECK-NEXT:    %[[X1:.*]] = torch.aten.select.int %[[P]] {dim = 0 : i64, index = 1 : i64}
+// CHECK-NEXT:    %[[G1:.*]] = torch.aten.linear %[[R0]], %wh bias(%bh)
+// CHECK-NEXT:    %[[A1:.*]] = torch.aten.add.Tensor %[[G1]], %[[X1]]
+// CHECK-NEXT:    %[[R1:.*]] = torch.aten.relu %[[A1]]
+// CHECK-NEXT:    torch.aten.stack [%[[R0]], %[[R1]]] {dim = 0 : i64}
+// CHECK-NEXT:    torch.aten.stack [%[[R1]]] {dim = 0 : i64}
+// CHECK-NOT:     aten::rnn_relu
+// OPT-LABEL: func.func @rnn_relu
+// OPT:         fused.linear %{{.*}}, %wh bias(%bh : tensor<2xf32>) other(%{{.*}} : tensor<1x2xf32>) {post_ops = [#fused.binary<add, 1.0>, #fused.unary<relu>]}
+func.func @rnn_relu(%x: tensor<2x1x3xf32>, %h0: tensor<1x1x2xf32>, %wi: tensor<2x3xf32>, %wh: tensor<2x2xf32>, %bi: tensor<2xf32>, %bh: tensor<2xf32>) -> (tensor<2x1x2xf32>, tensor<1x1x2xf32>) {
+  %0, %1 = torch.operator "aten::rnn_relu.input"(%x, %h0, %wi, %wh, %bi, %bh) {args = {has_biases = true, num_layers = 1 : i64, dropout = 0.000000e+00 : f64, train = false, bidirectional = false, batch_first = false}, operand_names = ["input", "hx", "params#0", "params#1", "params#2", "params#3"], schema = "aten::rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"} : (tensor<2x1x3xf32>, tensor<1x1x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x1x2xf32>, tensor<1x1x2xf32>)
+  func.return %0, %1 : tensor<2x1x2xf32>, tensor<1x1x2xf32>
+}
+
 // Longer sequences than max_steps are left alone (the steps are unrolled); one step is not.
 // STEPS-LABEL: func.func @lstm(
 // STEPS-NEXT:    torch.operator "aten::lstm.input"{{.*}}ziggurat.declined = "decompose-rnn: 2 time steps, more than max_steps=1 (the steps are unrolled)"
@@ -144,9 +166,12 @@ func.func @lstm_train_dropout(%x: tensor<1x1x3xf32>, %h0: tensor<2x1x1xf32>, %c0
 // STEPS-NOT:     torch.operator
 // STEPS-LABEL: func.func @lstm_zero_state
 // STEPS:         torch.operator "aten::lstm.input"{{.*}}ziggurat.declined = "decompose-rnn: 3 time steps
+// STEPS-LABEL: func.func @rnn_relu
+// STEPS-NEXT:    torch.operator "aten::rnn_relu.input"{{.*}}ziggurat.declined = "decompose-rnn: 2 time steps, more than max_steps=1
 
 // STATS:       decompose-rnn:
-// STATS-NEXT:    cell steps                               11
+// STATS-NEXT:    cell steps                               13
 // STATS-NEXT:    gru                                      1
 // STATS-NEXT:    left alone                               1
 // STATS-NEXT:    lstm                                     3
+// STATS-NEXT:    rnn_relu                                 1
