@@ -25,6 +25,9 @@ from ziggurat.ir.types import UnsupportedTypeError, has_dynamic_dims, tensor_typ
 #: refuses them (to tell a stricter meta kernel from an invalid op).
 CPU_CONFIRM_ELEMENTS = 1 << 16
 _CACHE_LIMIT = 1 << 16
+#: Operands and results of at most this many elements in all are run on the CPU first (see
+#: ``evaluate``).
+CPU_FIRST_ELEMENTS = 1 << 12
 
 #: What torch says of a computation: the result types (None for a non-tensor result), or
 #: why it is invalid, or nothing (cannot tell).
@@ -82,10 +85,25 @@ def first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]) -> Verdict:
+def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute],
+             declared: Sequence[Attribute] | None = None) -> Verdict:
     """What torch says of ``run(device)``: called on ``"meta"``, then on ``"cpu"`` (operands
     of ``operand_types``, small) if the meta kernels refuse; ``run`` raises ``CannotTell``
-    where torch cannot say."""
+    where torch cannot say.
+
+    With the ``declared`` result types and small operands, a CPU run that agrees with them is
+    taken first: some meta kernels are Python references whose first call imports
+    ``torch._dynamo`` (2.4 s in every ``ziggurat-opt`` process), while the CPU kernels are
+    C++. Only agreement is taken from it; a CPU run on zeros that disagrees (an op whose
+    result shape follows the data) or fails goes the meta way."""
+    if declared is not None and sum(numel(ty) for ty in (*operand_types, *declared)) <= CPU_FIRST_ELEMENTS:
+        try:
+            on_cpu = _result_types(run("cpu"))
+        except Exception:  # noqa: BLE001 - CannotTell, or a CPU kernel refusing zeros: ask meta
+            on_cpu = None
+        if on_cpu is not None and len(on_cpu) == len(declared) and all(
+                t is None or t == d for t, d in zip(on_cpu, declared, strict=True)):
+            return on_cpu, None
     try:
         results = run("meta")
     except CannotTell:
