@@ -139,6 +139,8 @@ def inferred_result_types(op: TorchOp) -> Verdict:
 def _makes_dynamic_shapes(schema: OpSchema) -> bool:
     """An op whose result shape may depend on its operands' values (torch's
     ``dynamic_output_shape`` tag: ``nonzero``, ``unique``, ``bincount``, boolean-mask ``index``...)."""
+    if schema.key in ("aten::nonzero_numpy", "aten::repeat_interleave.self_Tensor"):
+        return True  # not tagged by torch, though their shapes follow data
     overload = torch_overload(schema)
     if overload is None:
         return True  # an op torch does not know here: nothing to check it against

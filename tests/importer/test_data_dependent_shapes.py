@@ -184,3 +184,17 @@ def test_a_data_derived_scalar_that_sets_values_only_keeps_shapes_static() -> No
     assert "aten::zeros" in compiled.report.fallback_ops
     assert any(k.startswith(("aten::matmul", "aten::mm", "fused.")) for k in compiled.report.native_ops), \
         compiled.report.native_ops
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_data_dependent_ops_torch_does_not_tag(backend: str) -> None:
+    """``nonzero(x, as_tuple=True)`` (``aten::nonzero_numpy``) and ``x.repeat_interleave(r)``
+    with a tensor of repeats have data-dependent shapes that torch does not tag as such."""
+    def fn(x: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        rows, cols = torch.nonzero(x > 0, as_tuple=True)
+        return rows + 1, cols * 2, x[0].repeat_interleave(r) + 1
+
+    def make(k: int) -> tuple[torch.Tensor, ...]:
+        g = torch.Generator().manual_seed(k)
+        return torch.randn(3, 4, generator=g), torch.randint(0, 3, (4,), generator=g)
+    _check(fn, make, backend, "torchscript")
