@@ -45,6 +45,10 @@ _SHAPE_ONLY = {"aten::size", "aten::sym_size", "aten::dim", "aten::numel", "aten
 _SIZE_QUERIES = {"aten::size", "aten::sym_size", "aten::numel", "aten::sym_numel", "prim::shape", "aten::len"}
 
 
+#: Ops whose result shape follows data that torch does not tag ``dynamic_output_shape``.
+_UNTAGGED = {("aten::nonzero_numpy", ""), ("aten::repeat_interleave", "self_Tensor")}
+
+
 @dataclass(frozen=True)
 class Specialization:
     """A conversion that would bake the example's values into the trace."""
@@ -88,6 +92,8 @@ def _makes_dynamic_shape(node: torch._C.Node) -> bool:
         if text == "(no schema)":
             return False
         schema = torch._C.parse_schema(text)  # pyright: ignore[reportPrivateUsage]
+        if (schema.name, schema.overload_name) in _UNTAGGED:
+            return True
         packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1]) if schema.name.startswith("aten::") else None
         overload = getattr(packet, schema.overload_name or "default") if packet is not None else None
     except (AttributeError, RuntimeError):

@@ -93,6 +93,14 @@ def test_a_traced_branch_on_a_data_dependent_size_is_refused(backend: str) -> No
                          backend=backend, frontend="torchscript")
 
 
+@pytest.mark.parametrize("fn", [lambda x: x * 2 if torch.nonzero(x > 0, as_tuple=True)[0].size(0) > 2 else x,
+                                lambda x: x * 2 if x.repeat_interleave((x > 0).long()).size(0) > 2 else x],
+                         ids=["nonzero_as_tuple", "repeat_interleave"])
+def test_a_traced_branch_on_an_untagged_data_dependent_size_is_refused(fn: Callable[..., Any]) -> None:
+    with pytest.raises(ImportError_, match="becomes a Python bool"):
+        ziggurat.compile(Fn(fn), _randn(6)(0), backend="reference", frontend="torchscript")
+
+
 def test_a_scripted_branch_on_a_data_dependent_size_is_refused() -> None:
     @torch.jit.script
     def fn(x: torch.Tensor) -> torch.Tensor:
