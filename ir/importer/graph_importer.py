@@ -774,6 +774,8 @@ def _shape_depends_on_data(schema: OpSchema, args: dict[str, Any]) -> bool:
     """An op tagged ``dynamic_output_shape`` (``nonzero``, ``masked_select``, ``unique``,
     indexing with a boolean mask ...), unless these arguments make its shape static."""
     if schema.key in _UNTAGGED_DATA_DEPENDENT:
+        if isinstance(args.get("repeats"), TensorConstant):
+            return False  # constant repeats: the example's size is the size
         return args.get("output_size") is None or isinstance(args.get("output_size"), Dynamic)
     try:
         op = _overload(schema)

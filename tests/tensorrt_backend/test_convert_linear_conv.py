@@ -8,6 +8,8 @@ import torch.nn.functional as F
 
 from conversion_harness import check_converts
 
+import ziggurat
+
 torch.manual_seed(0)
 
 MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)),
@@ -63,5 +65,42 @@ def test_convolution(name: str) -> None:
 
 
 def test_functional_conv_with_runtime_weights_and_unbatched_input() -> None:
-    check_converts(lambda x, w: F.conv2d(x, w, padding=1), [torch.randn(4, 5, 5), torch.randn(3, 4, 3, 3)],
+    check_converts(lambda x, w: F.conv2d(x, w), [torch.randn(4, 5, 5), torch.randn(3, 4, 3, 3)],
                    rtol=1e-4, atol=1e-4)
+
+
+class _Fn(torch.nn.Module):
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return F.conv1d(x, w, padding=3)
+
+
+class _PaddedConv(torch.nn.Module):
+    def __init__(self, weight: torch.Tensor) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(weight, requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv1d(x, self.weight, padding=3, stride=3) + 1
+
+
+def test_padded_conv_by_inf_weights_runs_in_torch() -> None:
+    """eager's direct convolution skips the taps on the padding; TensorRT (and the native CPU
+    kernels) multiply them by zero, NaN for an inf weight (fuzz seed 3 program 1633). Such a
+    convolution, or a padded one by weights given at run time, is not converted; the numbers
+    are eager's."""
+    torch.manual_seed(0)
+    weight = torch.randn(5, 1, 5)
+    weight[1, 0, 0] = float("inf")
+    x = torch.randn(3, 1, 7)
+    model = _PaddedConv(weight).eval()
+    expected = model(x)
+    assert torch.isfinite(expected[0, 1, 0])  # the inf tap falls on the padding
+    for backend in ("tensorrt-reference", "cpu"):
+        compiled = ziggurat.compile(model, (x,), backend=backend)
+        reasons = [r for rs in compiled.report.fallback_ops.values() for r in rs]
+        assert any("weights holding inf or NaN" in r for r in reasons), (backend, reasons)
+        torch.testing.assert_close(compiled(x), expected, equal_nan=True)
+    runtime = ziggurat.compile(_Fn(), (x, weight.clone()), backend="tensorrt-reference")
+    reasons = [r for rs in runtime.report.fallback_ops.values() for r in rs]
+    assert any("weights known at run time only" in r for r in reasons), reasons
+    torch.testing.assert_close(runtime(x, weight), F.conv1d(x, weight, padding=3), equal_nan=True)

@@ -25,10 +25,21 @@ SMOKE = ["add", "div.trunc_rounding", "where", "nn.functional.gelu", "nn.functio
          "nn.functional.layer_norm", "nn.functional.pad.reflect", "nn.functional.interpolate.bilinear"]
 
 
+#: smoke ops whose first sample runs through torch, and why (the numbers still match eager)
+SMOKE_FALLBACK = {
+    # the sample passes the weights as an input, with padding: eager skips the padded taps,
+    # TensorRT multiplies them by zero (NaN for an inf weight), which a run-time weight cannot rule out
+    "nn.functional.conv2d": "a padded convolution by weights known at run time only",
+}
+
+
 @pytest.mark.parametrize("name", SMOKE)
 def test_one_sample(name: str) -> None:
     outcome = run_opinfo(name, limit=1)
     assert outcome.samples == 1 and not outcome.mismatches, outcome.mismatches
+    if name in SMOKE_FALLBACK:
+        assert any(SMOKE_FALLBACK[name] in r for r in outcome.fallback_reasons), outcome.fallback_reasons
+        return
     assert outcome.converted == 1, sorted(set(outcome.fallback_reasons))
 
 

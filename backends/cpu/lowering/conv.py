@@ -275,6 +275,12 @@ def convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
     shape = tuple(w_shape) if w_shape is not None else w.shape
     if x.rank - 2 != len(shape) - 2 or x.rank < 3:
         raise NotLowerable("convolution input must be batched (N, C, *spatial)")
+    if any(padding):
+        problem = padded_taps_problem(packed[0] if packed is not None else w)
+        if problem is not None:
+            raise NotLowerable(problem)
+        if _constant(packed[0] if packed is not None else w) is None:
+            w = _finite_checked(ctx, w)
     if any(n == 0 for n in out_shape) or x.numel == 0:
         raise NotLowerable("empty convolution")
     g = ConvGeometry(x, shape, stride, padding, dilation, groups, out_shape)
@@ -295,6 +301,39 @@ def convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
     if groups > 1 and g.cg == 1 and packed is None:
         return conv_direct(ctx, x, w, bias, g, out_shape, epi)
     return conv_gemm(ctx, x, w, bias, g, out_shape, epi, packed)
+
+
+def _constant(w: TensorValue) -> torch.Tensor | None:
+    buf = w.buffer
+    return getattr(buf, "tensor", None) if buf is not None and buf.role == "constant" else None
+
+
+def padded_taps_problem(w: TensorValue) -> str | None:
+    """Why a padded convolution by the constant ``w`` cannot be native: eager's direct
+    convolution skips the taps that fall on the padding, while the native kernels multiply them
+    by the zero they load, which is NaN for an infinite or NaN weight (fuzz seed 3 program 1633:
+    eager -0.39, NaN native). Weights given at run time are checked at each call instead
+    (:func:`_finite_checked`)."""
+    tensor = _constant(w)
+    if tensor is not None and not bool(torch.isfinite(tensor).all()):
+        return "a padded convolution by weights holding inf or NaN (eager skips the taps on the padding)"
+    return None
+
+
+def _finite_checked(ctx: LoweringContext, w: TensorValue) -> TensorValue:
+    """``w`` copied with a run-time check that every weight is finite: a padded convolution by
+    an infinite or NaN weight given at run time is an error at the call, never a NaN eager
+    does not give."""
+    from ziggurat.backends.cpu.lowering.ops import predicate
+    from ziggurat.backends.cpu.lowering.pointwise import pointwise
+    from ziggurat.backends.cpu.lowering.values import Assert
+
+    where = ctx.current_origin or "convolution"
+    site = ctx.error_site(f"{where}: a padded convolution by an inf or NaN weight given at run time (eager "
+                          "skips the taps on the padding, the native kernel does not); pass the weights as "
+                          "constants (parameters), or list the op in torch_executed_ops")
+    checked = pointwise(ctx, [w], w.shape, w.dtype, lambda v: Assert(v, predicate("isfinite", v), site), w.dtype)
+    return BufferValue(ctx.realize(checked))
 
 
 #: Lower strided 1x1 convolutions with at least this many input channels as a pixel subsample

@@ -19,6 +19,8 @@ from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reshape
 from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.torch import LiteralOp
+from ziggurat.ir.literals import literal_tensor
 from ziggurat.dialects.trt import (
     ConvolutionOp,
     DeconvolutionOp,
@@ -110,13 +112,34 @@ def convolve(
     return reshape(ctx, y, ctx.result_shape(), "result shape")
 
 
+def padded_weights_problem(weight: SSAValue, padding: Sequence[int]) -> str | None:
+    """Why a padded convolution by ``weight`` is not converted: eager's direct convolution skips
+    the taps on the padding, while TensorRT multiplies them by the zero it pads with, which is
+    NaN for an infinite or NaN weight (fuzz seed 3 program 1633). A constant weight is checked;
+    a weight given at run time cannot be, and TensorRT has no run-time check."""
+    if not any(padding):
+        return None
+    owner = weight.owner
+    if not isinstance(owner, LiteralOp):
+        return ("a padded convolution by weights known at run time only (eager skips the taps on the padding; "
+                "TensorRT multiplies them by zero, NaN for an inf or NaN weight)")
+    if not bool(torch.isfinite(literal_tensor(owner.value)).all()):
+        return "a padded convolution by weights holding inf or NaN (eager skips the taps on the padding)"
+    return None
+
+
 def _float(args: ConverterArgs) -> str | None:
     name = "input"
     if args.dtype(name) not in FLOAT_DTYPES:
         return f"TensorRT convolves float tensors, '{name}' is {args.dtype(name)}"
     if args.rank("weight") - 2 not in (1, 2, 3):
         return f"a {args.rank('weight') - 2}-D convolution"
-    return None
+    if "transposed" in args and args.get_bool("transposed"):
+        return None
+    padding = args.raw("padding")
+    if isinstance(padding, str):  # "same"/"valid": "same" pads unless the kernel is 1
+        padding = [0] if padding == "valid" or all(k == 1 for k in args.shape("weight")[2:]) else [1]
+    return padded_weights_problem(args.tensor("weight"), list(padding))  # pyright: ignore[reportUnknownArgumentType]
 
 
 @converter(

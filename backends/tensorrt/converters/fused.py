@@ -30,6 +30,10 @@ def _unpacked(args: ConverterArgs) -> str | None:
     result = op.results[0].type
     if dtype_of(result) not in FLOAT_DTYPES:
         return f"a fused op producing {dtype_of(result)}"
+    if isinstance(op, Conv2dOp):
+        from ziggurat.backends.tensorrt.converters.convolution import padded_weights_problem
+
+        return padded_weights_problem(op.weight, list(ints(op.padding)))
     return None
 
 
