@@ -220,6 +220,8 @@ def cosine_similarity(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
     a, b = args.tensor("x1"), args.tensor("x2")
     shape = tuple(torch.broadcast_shapes(a.shape, b.shape))
+    if not shape:
+        raise NotLowerable("cosine_similarity of 0-d tensors (no dim to reduce; eager treats dim 0 specially)")
     a, b = expand(ctx, a, shape), expand(ctx, b, shape)
     dim = norm_dim(int(args.static("dim", 1)), len(shape))
     eps = float(args.static("eps", 1e-8))
