@@ -172,3 +172,21 @@ def test_constant_divisor_fmod_keeps_the_stages_it_needs(divisor: float, stages:
     a, _ = _float_operands()
     compiled = compile_cpu(OpModule(lambda x: torch.fmod(x, divisor)), (a,), isa="scalar")
     assert compiled.ir["llvm"].count('call double @"llvm.trunc.f64"') == stages
+
+
+def test_two_pass_reduction_computes_an_expensive_input_once() -> None:
+    """``logsumexp`` and ``softmax`` read their input in two passes (a max, then a sum of
+    exponentials): an input with a long element function (the exact fmod's ten stages by a
+    tensor divisor) is computed once into a buffer instead of inlined into both. Inlined, the
+    scalar kernel kept LLVM's optimizer busy for over four minutes (fuzz seed 3)."""
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(8, 7, 3, 5, generator=g), torch.randn(8, 7, 3, 5, generator=g)
+
+    def fn(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        r = torch.remainder(torch.asinh(x), y)
+        return torch.logsumexp(r, dim=[2, -3, 3, -4], keepdim=True), torch.softmax(torch.fmod(x, y), 1)
+
+    compiled = compile_cpu(OpModule(fn), (x, y), isa="scalar")
+    assert compiled.ir["llvm"].count('call double @"llvm.trunc.f64"') == 20  # two chains, each once
+    for got, want in zip(compiled(x, y), fn(x, y), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)

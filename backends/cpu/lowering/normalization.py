@@ -18,7 +18,7 @@ from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, mul, sub, unary, where
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
-from ziggurat.backends.cpu.lowering.reduce_util import numel, reduce, source_index
+from ziggurat.backends.cpu.lowering.reduce_util import numel, read_twice, reduce, source_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value
@@ -42,6 +42,7 @@ def softmax(ctx: LoweringContext, x: TensorValue, dim: int, log: bool, dt: torch
             return shifted if log else unary("exp", shifted)
 
         return pointwise(ctx, [x], (), dt, single)
+    x = read_twice(ctx, x)
     m = reduce(ctx, x, [dim], True, "shift_max", dt)
     rank = x.rank
 

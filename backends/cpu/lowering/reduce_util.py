@@ -76,3 +76,19 @@ def numel(shape: Sequence[int]) -> int:
     for d in shape:
         n *= d
     return n
+
+
+#: A lazy input that a two-pass reduction (``logsumexp``, ``softmax``: a max, then a sum of
+#: exponentials) reads in both passes is computed once into a buffer when its element function
+#: has more than this many nodes: recomputing it costs twice, and LLVM's optimizer ran for
+#: minutes on a scalar kernel holding the exact fmod's chain in both passes (fuzz seed 3).
+REREAD_REALIZE_NODES = 48
+
+
+def read_twice(ctx: LoweringContext, x: TensorValue) -> TensorValue:
+    """``x`` as a two-pass reduction should read it (see :data:`REREAD_REALIZE_NODES`)."""
+    from ziggurat.backends.cpu.lowering.tensors import BufferValue, LazyValue
+
+    if isinstance(x, LazyValue) and x.compute_size()[0] > REREAD_REALIZE_NODES:
+        return BufferValue(ctx.realize(x))
+    return x

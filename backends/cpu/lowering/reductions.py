@@ -16,7 +16,7 @@ from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, index, mul, predicate, sub, unary, where
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
-from ziggurat.backends.cpu.lowering.reduce_util import numel, out_shape, reduce, reduce_dims, source_index
+from ziggurat.backends.cpu.lowering.reduce_util import numel, out_shape, read_twice, reduce, reduce_dims, source_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Binary, Value
@@ -200,6 +200,7 @@ def logsumexp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
     if not dt.is_floating_point:
         raise NotLowerable("logsumexp of an integer tensor")
+    x = read_twice(ctx, x)
     m = reduce(ctx, x, dims, True, "shift_max", dt)
     safe = pointwise(ctx, [m], m.shape, dt, lambda v: where(predicate("isinf", v), 0.0, v, dt))
     rank = x.rank
