@@ -104,3 +104,20 @@ def test_padded_conv_by_inf_weights_runs_in_torch() -> None:
     reasons = [r for rs in runtime.report.fallback_ops.values() for r in rs]
     assert any("weights known at run time only" in r for r in reasons), reasons
     torch.testing.assert_close(runtime(x, weight), F.conv1d(x, weight, padding=3), equal_nan=True)
+
+
+class _Upsample(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.interpolate(x, scale_factor=3, mode="nearest") * 2 + 1
+
+
+def test_saved_nearest_resize_loads(tmp_path: object) -> None:
+    """A nearest resize printed its default coordinate transformation as nothing, and the saved
+    module did not parse back ("corrupt"; fuzz seed 3 program 2294 and four more)."""
+    from pathlib import Path
+
+    x = torch.randn(1, 2, 3, 4)
+    compiled = ziggurat.compile(_Upsample(), (x,), backend="tensorrt-reference", frontend="export")
+    path = Path(str(tmp_path)) / "m.zg"
+    compiled.save(path)
+    torch.testing.assert_close(ziggurat.load(path)(x), _Upsample()(x))
