@@ -136,10 +136,15 @@ def inferred_result_types(op: TorchOp) -> Verdict:
     return cached(_key(op), lambda: _infer(op))
 
 
+#: Ops whose result shape follows data that torch does not tag ``dynamic_output_shape``:
+#: ``nonzero(x, as_tuple=True)`` and ``x.repeat_interleave(repeats_tensor)``.
+UNTAGGED_DATA_DEPENDENT = frozenset({"aten::nonzero_numpy", "aten::repeat_interleave.self_Tensor"})
+
+
 def _makes_dynamic_shapes(schema: OpSchema) -> bool:
     """An op whose result shape may depend on its operands' values (torch's
     ``dynamic_output_shape`` tag: ``nonzero``, ``unique``, ``bincount``, boolean-mask ``index``...)."""
-    if schema.key in ("aten::nonzero_numpy", "aten::repeat_interleave.self_Tensor"):
+    if schema.key in UNTAGGED_DATA_DEPENDENT:
         return True  # not tagged by torch, though their shapes follow data
     overload = torch_overload(schema)
     if overload is None:
@@ -180,4 +185,5 @@ def verify_result_types(op: TorchOp) -> None:
                               f"{expected} for these operands and arguments (schema: {schema.text})")
 
 
-__all__ = ["cpu_result_types", "inferred_result_types", "involves_quantized", "verify_result_types"]
+__all__ = ["UNTAGGED_DATA_DEPENDENT", "cpu_result_types", "inferred_result_types", "involves_quantized",
+           "verify_result_types"]

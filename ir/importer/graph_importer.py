@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ziggurat.dialects.torch import AtenOp, LiteralOp
+from ziggurat.dialects.torch.result_types import UNTAGGED_DATA_DEPENDENT
 from ziggurat.dialects.torch.schema import ArgKind, OpSchema, parse_schema, registered_schemas
 from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
 from ziggurat.ir.errors import ImportError_
@@ -41,9 +42,6 @@ _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "pri
 _SIZE_FREE_QUERIES = {"aten::dim", "prim::device", "prim::dtype", "prim::layout", "prim::is_cuda",
                       "prim::requires_grad", "aten::is_floating_point", "aten::is_complex"}
 _NO_EXAMPLE_RUN = {"aten::warn", "prim::RaiseException"}
-# Ops whose result shape follows data that torch does not tag ``dynamic_output_shape``:
-# ``nonzero(x, as_tuple=True)`` and ``x.repeat_interleave(repeats_tensor)`` (without output_size).
-_UNTAGGED_DATA_DEPENDENT = {"aten::nonzero_numpy", "aten::repeat_interleave.self_Tensor"}
 # Argument kinds whose value cannot change a result's shape.
 _VALUE_ONLY_KINDS = {ArgKind.SCALAR, ArgKind.FLOAT, ArgKind.FLOAT_LIST, ArgKind.STR, ArgKind.SCALAR_TYPE,
                      ArgKind.LAYOUT, ArgKind.DEVICE, ArgKind.MEMORY_FORMAT, ArgKind.GENERATOR}
@@ -773,7 +771,7 @@ def _returns_no_tensor(node: torch._C.Node) -> bool:
 def _shape_depends_on_data(schema: OpSchema, args: dict[str, Any]) -> bool:
     """An op tagged ``dynamic_output_shape`` (``nonzero``, ``masked_select``, ``unique``,
     indexing with a boolean mask ...), unless these arguments make its shape static."""
-    if schema.key in _UNTAGGED_DATA_DEPENDENT:
+    if schema.key in UNTAGGED_DATA_DEPENDENT:
         if isinstance(args.get("repeats"), TensorConstant):
             return False  # constant repeats: the example's size is the size
         return args.get("output_size") is None or isinstance(args.get("output_size"), Dynamic)

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from ziggurat.dialects.torch.result_types import UNTAGGED_DATA_DEPENDENT
 from ziggurat.ir.locations import is_library_file
 
 #: Tensor methods that turn a tensor into a Python value, and what they turn it into.
@@ -45,10 +46,6 @@ _SHAPE_ONLY = {"aten::size", "aten::sym_size", "aten::dim", "aten::numel", "aten
 _SIZE_QUERIES = {"aten::size", "aten::sym_size", "aten::numel", "aten::sym_numel", "prim::shape", "aten::len"}
 
 
-#: Ops whose result shape follows data that torch does not tag ``dynamic_output_shape``.
-_UNTAGGED = {("aten::nonzero_numpy", ""), ("aten::repeat_interleave", "self_Tensor")}
-
-
 @dataclass(frozen=True)
 class Specialization:
     """A conversion that would bake the example's values into the trace."""
@@ -58,8 +55,10 @@ class Specialization:
     line: int
 
 
-def _reads_input_data(value: torch._C.Value) -> bool:
-    """Whether ``value`` (in the graph being traced) is computed from a graph input's data."""
+def _any_producer(value: torch._C.Value, visit: Callable[[torch._C.Value], bool | None]) -> bool:
+    """Walk ``value`` and the graph values it is computed from, each once: ``visit`` says True
+    (found: stop), False (do not look past this value) or None (look at its node's inputs, and
+    at the results of the node's blocks)."""
     stack, seen = [value], set[int]()
     while stack:
         v = stack.pop()
@@ -68,20 +67,29 @@ def _reads_input_data(value: torch._C.Value) -> bool:
         if v.unique() in seen:
             continue
         seen.add(v.unique())
+        verdict = visit(v)
+        if verdict:
+            return True
+        if verdict is None:
+            node = v.node()
+            stack.extend(node.inputs())
+            for block in node.blocks():
+                stack.extend(block.returnNode().inputs())
+    return False
+
+
+def _reads_input_data(value: torch._C.Value) -> bool:
+    """Whether ``value`` (in the graph being traced) is computed from a graph input's data."""
+    def visit(v: torch._C.Value) -> bool | None:
         node = v.node()
         kind = node.kind()
         if kind == "prim::Param":
-            if isinstance(v.type(), torch._C.TensorType):  # pyright: ignore[reportPrivateUsage]
-                return True
-            continue
+            return isinstance(v.type(), torch._C.TensorType)  # pyright: ignore[reportPrivateUsage]
         if kind in _SHAPE_ONLY:
-            if kind in _SIZE_QUERIES and any(_shape_depends_on_data(i) for i in node.inputs()):
-                return True  # nonzero(x).size(0) > 2: the size is data
-            continue
-        stack.extend(node.inputs())
-        for block in node.blocks():
-            stack.extend(block.returnNode().inputs())
-    return False
+            # nonzero(x).size(0) > 2: the size of a data-dependent shape is data
+            return kind in _SIZE_QUERIES and any(_shape_depends_on_data(i) for i in node.inputs())
+        return None
+    return _any_producer(value, visit)
 
 
 def _makes_dynamic_shape(node: torch._C.Node) -> bool:
@@ -92,7 +100,7 @@ def _makes_dynamic_shape(node: torch._C.Node) -> bool:
         if text == "(no schema)":
             return False
         schema = torch._C.parse_schema(text)  # pyright: ignore[reportPrivateUsage]
-        if (schema.name, schema.overload_name) in _UNTAGGED:
+        if schema.name + (f".{schema.overload_name}" if schema.overload_name else "") in UNTAGGED_DATA_DEPENDENT:
             return True
         packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1]) if schema.name.startswith("aten::") else None
         overload = getattr(packet, schema.overload_name or "default") if packet is not None else None
@@ -120,19 +128,12 @@ def _is_mask(value: torch._C.Value) -> bool:
 def _shape_depends_on_data(value: torch._C.Value) -> bool:
     """Whether ``value`` is computed (through any path) from an op whose result shape depends
     on data: then its own shape may too (conservatively)."""
-    stack, seen = [value], set[int]()
-    while stack:
-        v = stack.pop()
-        if v.unique() in seen:
-            continue
-        seen.add(v.unique())
+    def visit(v: torch._C.Value) -> bool | None:
         node = v.node()
         if node.kind() in ("prim::Param", "prim::Constant", "prim::GetAttr"):
-            continue
-        if _makes_dynamic_shape(node):
-            return True
-        stack.extend(node.inputs())
-    return False
+            return False
+        return True if _makes_dynamic_shape(node) else None
+    return _any_producer(value, visit)
 
 
 def _user_frame() -> tuple[str, int]:

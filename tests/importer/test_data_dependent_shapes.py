@@ -17,19 +17,11 @@ import torch
 from xdsl.utils.exceptions import VerifyException
 
 import ziggurat
+from tests.support.opinfo import OpModule as Fn
 from ziggurat.ir.errors import ImportError_, ZigguratError
 
 BACKENDS = ["reference", "cpu", "tensorrt-reference"]
 FRONTENDS = ["torchscript", "export"]
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> Any:
-        return self.fn(*args)
 
 
 def _flat(out: Any) -> list[torch.Tensor]:
