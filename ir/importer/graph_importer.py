@@ -32,7 +32,8 @@ from ziggurat.ir.importer.values import Dynamic, TensorConstant, dynamics, examp
 from ziggurat.ir.importer.view_steps import Emit, call, describe, is_view_op, same_view, schema_of
 from ziggurat.ir.locations import describe_location, node_location
 from ziggurat.ir.signature import format_structure, set_input_writes, set_signature
-from ziggurat.ir.types import DATA_DEPENDENT_SHAPE, UnsupportedTypeError, dynamic_tensor_type, has_dynamic_dims, tensor_type_of
+from ziggurat.ir.types import (DATA_DEPENDENT_SHAPE, UnsupportedTypeError, dynamic_tensor_type, has_dynamic_dims,
+                               tensor_type_of)
 
 # Ops whose result only depends on the (static) shape/dtype of their tensor inputs.
 _SHAPE_QUERIES = {"aten::size", "aten::dim", "aten::numel", "prim::device", "prim::dtype",
