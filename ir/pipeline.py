@@ -62,6 +62,19 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
                             op="passes") from None
 
 
+def verifier_message(e: DiagnosticException) -> str:
+    """The verifier's complaint without the IR dump xDSL wraps around it: the line that says
+    what does not verify and the reason under it (``f32 should be of base attribute vector``)."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if "does not verify" in ln or "error" in ln.lower():
+            reason = ln.rstrip(":")
+            if ln.endswith(":") and i + 1 < len(lines):
+                reason += ": " + lines[i + 1]
+            return reason
+    return lines[0] if lines else type(e).__name__
+
+
 def run_pipeline(
     module: ModuleOp,
     passes: list[ModulePass],
@@ -88,12 +101,8 @@ def run_pipeline(
         except ZigguratError:
             raise
         except DiagnosticException as e:
-            first = str(e).strip().splitlines()
-            raise ZigguratError(
-                f"the IR does not verify after pass '{p.name}': "
-                + next((ln for ln in first if "does not verify" in ln or "error" in ln.lower()), first[0] if first else ""),
-                op=p.name,
-            ) from None
+            raise ZigguratError(f"the IR does not verify after pass '{p.name}': {verifier_message(e)}",
+                                op=p.name) from None
         elapsed = time.perf_counter() - start
         times.append((p.name, elapsed))
         log.info("pass %-28s %8.1f ms", p.name, elapsed * 1e3)

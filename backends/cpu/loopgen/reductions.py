@@ -71,14 +71,15 @@ def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc:
 def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: bool) -> SSAValue:
     red = ref.reduction
     vars_, body, red_index = trace_body(ref)
-    if not vars_:
-        value = em.emit(body, scope)
+    # lanes mode: the reduction's output index moves with the vector loop, so its value is a
+    # vector (one reduction per lane) even where the body does not depend on that index
+    lanes_mode = scope.vector is not None and scope.vector.var in ref.index_vars()
+    if not vars_:  # a reduction over size-1 dims is its body
         if red.kind in ("argmax", "argmin"):
-            return em.const(scope, 0, i64)
-        return value
+            return em.const(scope, 0, value_type(torch.int64, em.width if lanes_mode else None))
+        return em.emit(body, scope, want_vector=lanes_mode)
     if red.kind in ("argmax", "argmin"):
         return _arg_reduction(em, ref, scope, vars_, body, red_index)
-    lanes_mode = scope.vector is not None and scope.vector.var in ref.index_vars()
     inner_vector = (not lanes_mode and scope.vector is None and vectorize and vars_[-1].extent > 1)
     width = em.width if (lanes_mode or inner_vector) else None
     acc_ty = value_type(red.dtype, width)
