@@ -188,3 +188,47 @@ def test_eager_disagreeing_with_itself_across_layouts_is_masked() -> None:
     result = check_program(program, [Config("reference", "torchscript")])
     assert [o.kind for o in result.outcomes] == ["ok"], [o.detail for o in result.outcomes]
     assert result.outcomes[0].masked > 0
+
+
+def test_scalar_loops_run_reads_non_contiguous_tensors() -> None:
+    """The alternate eager run hands every op strided copies of its tensors (same values),
+    so element-wise kernels take their scalar loops, and leaves mutating ops alone."""
+    class Probe(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.nn.functional.gelu(x)
+            y.add_(1.0)  # in place: must still write y itself
+            return y
+
+    from tests.fuzz.execute import ScalarLoops, run_eager_scalar_loops
+
+    x = torch.tensor([float("inf"), -1.0, 0.5, 2.0])
+    with ScalarLoops():
+        assert torch.nn.functional.gelu(x)[0] == float("inf")  # the scalar loop's gelu(+inf)
+    out = run_eager_scalar_loops(Probe(), (x,))[0]
+    assert out[0] == float("inf")
+    torch.testing.assert_close(out[1:], torch.nn.functional.gelu(x[1:]) + 1.0)
+
+
+def test_eager_disagreeing_between_its_loops_is_noise_not_an_answer() -> None:
+    """Fuzz seed 3 programs 2815, 3063, 3116: eager's vector and scalar loops disagree
+    (gelu of +inf: NaN and inf; softshrink's zero: +0.0 and -0.0, seen through signbit;
+    hardtanh_backward where self is NaN: 0 and grad).  Either answer is eager's, so a
+    native result equal to the scalar loop's passes, and a value far from both still fails."""
+    x = TensorSpec("x0", [40], "float32", "literal", 0)
+    g = TensorSpec("x1", [40], "float32", "literal", 0)
+    nodes = [Node(["v1 = torch.nn.functional.gelu(x0)"], ["v1"], ["x0"], "gelu"),
+             Node(["v2 = torch.ops.aten.hardtanh_backward(x1, x0, -1.0, 1.0)"], ["v2"], ["x0", "x1"], "hb"),
+             Node(["v3 = torch.signbit(torch.nn.functional.softshrink(x0 * 0.0 - 0.1, 0.25))"], ["v3"], ["x0"], "ss")]
+    program = Program("loops", [x, g], [], nodes, ["v1", "v2", "v3"])
+    values = torch.linspace(-3, 3, 40)
+    values[[5, 21]] = float("inf")
+    values[[9, 33]] = float("nan")
+    inputs = (values, torch.linspace(0.5, 2.0, 40))
+    ref = reference(program, inputs)
+    from tests.fuzz.execute import run_eager_scalar_loops
+
+    scalar = run_eager_scalar_loops(build_module(program), inputs)
+    assert compare(scalar, ref).ok
+    off = [t.clone() for t in scalar]
+    off[1][2] += 0.5  # an ordinary element
+    assert not compare(off, ref).ok
