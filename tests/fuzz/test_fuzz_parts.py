@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -183,8 +184,11 @@ def test_eager_disagreeing_with_itself_across_layouts_is_masked() -> None:
     """Seed 3 program 872: softmax/_softmax_backward_data over rows holding inf give NaN in
     different elements for strided and contiguous inputs (1602 against 1944 NaNs on the call
     inputs). The reference backends run on contiguous data, so they were called wrong; the
-    contiguous eager run now masks those elements."""
-    program = generate(3, 872)
+    contiguous eager run now masks those elements.  (The program cut to the nodes that
+    compute that output.)"""
+    whole = generate(3, 872)
+    program = dead_code(dataclasses.replace(whole, outputs=["v5"]))
+    assert "softmax_backward" in program.ops()
     result = check_program(program, [Config("reference", "torchscript")])
     assert [o.kind for o in result.outcomes] == ["ok"], [o.detail for o in result.outcomes]
     assert result.outcomes[0].masked > 0
