@@ -147,6 +147,10 @@ def opinfo_samples(op_names: Iterable[str], variant: str | None = None) -> dict[
 def _generate_opinfo_samples(wanted: set[str], variant: str | None) -> dict[str, torch.Tensor]:
     from torch.testing._internal.common_methods_invocations import op_db
 
+    from tests.support.opinfo import op_db as fast_db
+
+    fast_db()  # samples without the per-iterator stack walk
+
     out: dict[str, list[torch.Tensor]] = {}
     torch.manual_seed(0)
     for op in op_db:

@@ -56,6 +56,10 @@ class Outcome:
 def _opinfos() -> dict[str, Any]:
     from torch.testing._internal.common_methods_invocations import op_db
 
+    from tests.support.opinfo import op_db as fast_db
+
+    fast_db()  # samples without the per-iterator stack walk
+
     return {o.name + (f".{o.variant_test_name}" if o.variant_test_name else ""): o for o in op_db}
 
 
