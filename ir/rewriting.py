@@ -99,31 +99,67 @@ def literal_type_matches(tensor: torch.Tensor, ty: Any) -> bool:
     return tensor_type_of(tensor) == ty
 
 
-def _meta(value: Any) -> Any:
+def _example(value: Any, device: str) -> Any:
+    """An operand of ``value``'s type on ``device`` (zeros on the CPU)."""
     if isinstance(value, SSAValue):
         from ziggurat.ir.types import dtype_of, shape_of
 
-        return torch.empty(shape_of(value.type), dtype=dtype_of(value.type), device="meta")
+        return torch.zeros(shape_of(value.type), dtype=dtype_of(value.type), device=device)
     if isinstance(value, list):
-        return [_meta(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [_example(v, device) for v in value]  # pyright: ignore[reportUnknownVariableType]
     return value
 
 
+def _elements(value: Any) -> int:
+    if isinstance(value, SSAValue):
+        from ziggurat.ir.types import shape_of
+
+        n = 1
+        for d in shape_of(value.type):
+            n *= d
+        return n
+    if isinstance(value, list):
+        return sum(_elements(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return 0
+
+
+#: operands of at most this many elements in all are typed by a CPU run (C++ kernels) rather
+#: than on meta tensors, whose Python references import torch._dynamo and sympy on first use
+#: (1.3 s of every ziggurat-opt process that decomposes an op)
+CPU_TYPING_ELEMENTS = 1 << 12
+
+
 def build_aten_inferred(key: str, args: dict[str, Any]) -> AtenOp:
-    """Like :func:`build_aten`, with the result types computed by running the op on meta tensors."""
+    """Like :func:`build_aten`, with the result types computed by running the op: on small
+    zero-filled CPU tensors, else (or where the CPU kernel refuses zeros) on meta tensors.
+    The ops built here are decompositions' arithmetic, whose result shapes never follow the
+    data."""
     cls = aten_op_class(key)
     if cls is None:
         raise KeyError(f"the torch dialect has no op {key}")
     schema = cls.parsed_schema()
-    positional: list[Any] = []
-    keywords: dict[str, Any] = {}
-    for spec in schema.args:
-        value = _meta(args.get(spec.name, spec.default if spec.has_default else None))
-        if spec.kwarg_only:
-            keywords[spec.name] = value
-        else:
-            positional.append(value)
+    values = {spec.name: args.get(spec.name, spec.default if spec.has_default else None) for spec in schema.args}
     overload = getattr(getattr(torch.ops.aten, schema.base_name), schema.overload or "default")
-    result = overload(*positional, **keywords)
-    results = list(result) if isinstance(result, tuple | list) else [result]  # pyright: ignore
+
+    def run(device: str) -> list[Any]:
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for spec in schema.args:
+            value = _example(values[spec.name], device)
+            if spec.kwarg_only:
+                keywords[spec.name] = value
+            else:
+                positional.append(value)
+        result = overload(*positional, **keywords)
+        return list(result) if isinstance(result, tuple | list) else [result]  # pyright: ignore
+
+    results: list[Any] | None = None
+    if sum(_elements(v) for v in values.values()) <= CPU_TYPING_ELEMENTS:
+        try:
+            with torch.no_grad():
+                results = run("cpu")
+        except Exception:  # noqa: BLE001 - a kernel refusing zeros: ask the meta kernels
+            results = None
+    if results is None:
+        results = run("meta")
     return cls.from_arguments(args, [tensor_type_of(r) for r in results])

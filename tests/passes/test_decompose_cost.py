@@ -1,0 +1,31 @@
+"""Decompositions type the ops they build without importing ``torch._dynamo``: on meta
+tensors, some of torch's kernels are Python references whose first call imports it and
+sympy (1.3 s in every ``ziggurat-opt`` process that decomposes an LSTM), so small operands
+are typed by a CPU run instead."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+LSTM_IR = Path(__file__).resolve().parents[1] / "filecheck" / "passes" / "decompose_rnn.mlir"
+
+PROGRAM = f"""
+import sys
+from xdsl.parser import Parser
+from ziggurat.ir.context import make_context
+from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+module = Parser(make_context(), open({str(LSTM_IR)!r}).read()).parse_module()
+run_pipeline(module, parse_pipeline("decompose-rnn"))
+text = print_module(module)
+print("lstm left:", "aten.lstm" in text, "linear:", text.count("aten.linear"))
+print("dynamo imported:", "torch._dynamo" in sys.modules)
+"""
+
+
+def test_small_decompositions_do_not_import_dynamo() -> None:
+    out = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "lstm left: False" in out.stdout and "linear: 0" not in out.stdout, out.stdout
+    assert "dynamo imported: False" in out.stdout, out.stdout
