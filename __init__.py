@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__version__ = "0.1.0"
+from ziggurat.ir.version import VERSION as __version__
 
 
 def compile(model: Any, example_inputs: Any = (), backend: str = "cpu", *,

@@ -37,12 +37,13 @@ def dynamo_backend(backend: str | None = None, **options: Any) -> Callable[..., 
     """A Dynamo backend compiling each graph with ``ziggurat.compile(..., backend, **options)``."""
 
     def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **_: Any) -> Callable[..., Any]:
-        import ziggurat
+        from ziggurat.backends.driver import compile_model
+        from ziggurat.backends.options import CompileOptions
         from ziggurat.ir.errors import ZigguratError
 
         name = backend or DEFAULT_BACKEND
         try:
-            compiled = ziggurat.compile(gm, tuple(_real(example_inputs)), backend=name, **options)
+            compiled = compile_model(gm, tuple(_real(example_inputs)), CompileOptions.from_kwargs(name, dict(options)))
         except ZigguratError as e:
             log.warning("ziggurat: running this graph in eager (%d nodes): %s",
                         len(gm.graph.nodes), str(e).splitlines()[0])

@@ -38,6 +38,7 @@ from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
 from ziggurat.ir.blob_table import BlobTableError, pack_blobs, unpack_blobs
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.version import VERSION
 from ziggurat.ir.mlir_text import check_string_literals
 from ziggurat.ir.pipeline import print_module
 from ziggurat.ir.resources import BLOBS
@@ -71,10 +72,8 @@ class LoadError(ZigguratError):
 
 
 def versions() -> dict[str, str]:
-    import ziggurat
-
     return {
-        "ziggurat": ziggurat.__version__,
+        "ziggurat": VERSION,
         "torch": torch.__version__,
         "xdsl": version("xdsl"),
         "llvmlite": version("llvmlite"),

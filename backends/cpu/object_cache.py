@@ -35,6 +35,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ziggurat.backends.cpu.elf_object import ObjectCodeError, parse_object
+from ziggurat.ir.version import VERSION
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +55,7 @@ def default_cache_dir() -> Path:
 
 
 def _ziggurat_version() -> str:
-    try:
-        from ziggurat import __version__
-    except ImportError:  # pragma: no cover - the package always defines it
-        return "unknown"
-    return str(__version__)
+    return VERSION
 
 
 def cache_key(ir_text: str, *parts: str) -> str:
