@@ -10,8 +10,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ziggurat.dialects.torch import AtenOp, LiteralOp, aten_op_class
+from ziggurat.dialects.torch.meta_eval import CPU_FIRST_ELEMENTS, numel
 from ziggurat.ir.literals import literal_attr
-from ziggurat.ir.types import has_dynamic_dims, tensor_type_of
+from ziggurat.ir.types import has_dynamic_dims, tensor_type_of, zeros_of
 
 #: A graph pass that leaves an op it would rewrite (``decompose-rnn`` on a too long sequence)
 #: says why in this attribute of the op, as ``"<pass>: <reason>"``; backends that cannot take
@@ -102,9 +103,7 @@ def literal_type_matches(tensor: torch.Tensor, ty: Any) -> bool:
 def _example(value: Any, device: str) -> Any:
     """An operand of ``value``'s type on ``device`` (zeros on the CPU)."""
     if isinstance(value, SSAValue):
-        from ziggurat.ir.types import dtype_of, shape_of
-
-        return torch.zeros(shape_of(value.type), dtype=dtype_of(value.type), device=device)
+        return zeros_of(value.type, device)  # pyright: ignore[reportArgumentType]
     if isinstance(value, list):
         return [_example(v, device) for v in value]  # pyright: ignore[reportUnknownVariableType]
     return value
@@ -112,21 +111,10 @@ def _example(value: Any, device: str) -> Any:
 
 def _elements(value: Any) -> int:
     if isinstance(value, SSAValue):
-        from ziggurat.ir.types import shape_of
-
-        n = 1
-        for d in shape_of(value.type):
-            n *= d
-        return n
+        return numel(value.type)
     if isinstance(value, list):
         return sum(_elements(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return 0
-
-
-#: operands of at most this many elements in all are typed by a CPU run (C++ kernels) rather
-#: than on meta tensors, whose Python references import torch._dynamo and sympy on first use
-#: (1.3 s of every ziggurat-opt process that decomposes an op)
-CPU_TYPING_ELEMENTS = 1 << 12
 
 
 def build_aten_inferred(key: str, args: dict[str, Any]) -> AtenOp:
@@ -154,7 +142,9 @@ def build_aten_inferred(key: str, args: dict[str, Any]) -> AtenOp:
         return list(result) if isinstance(result, tuple | list) else [result]  # pyright: ignore
 
     results: list[Any] | None = None
-    if sum(_elements(v) for v in values.values()) <= CPU_TYPING_ELEMENTS:
+    # small operands on the CPU first, as the verifiers do (meta_eval.evaluate): some meta
+    # kernels are Python references that import torch._dynamo and sympy on first use
+    if sum(_elements(v) for v in values.values()) <= CPU_FIRST_ELEMENTS:
         try:
             with torch.no_grad():
                 results = run("cpu")
