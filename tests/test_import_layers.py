@@ -20,8 +20,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("ir/interpreter/__init__.py", "ziggurat.backends.tensorrt.interpreter_functions"),
     ("ir/interpreter/fused_functions.py", "ziggurat.backends.cpu.kernels"),
     ("ir/pipeline.py", "ziggurat.passes"),
-    ("ir/universe.py", "ziggurat.tools.targets"),
-    ("ir/universe.py", "ziggurat.passes"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.isa"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.context"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.driver"),
