@@ -32,10 +32,11 @@ from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.pipeline import expand_pipeline, parse_pipeline
+from ziggurat.ir.pipeline import expand_pipeline
 from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.signature import call_signature
 from ziggurat.ir.structure import tensor_leaves
+from ziggurat.passes import parse_pipeline
 
 
 @dataclass

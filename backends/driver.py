@@ -16,10 +16,11 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
 from ziggurat.ir.importer import import_model
-from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+from ziggurat.ir.pipeline import print_module, run_pipeline
 from ziggurat.ir.resource_refs import referenced_handles
 from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.statistics import Statistics
+from ziggurat.passes import parse_pipeline
 
 log = logging.getLogger("ziggurat")
 

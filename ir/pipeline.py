@@ -9,9 +9,9 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException
 
 from ziggurat.ir.context import make_context
 from ziggurat.ir import statistics
@@ -46,20 +46,6 @@ def expand_pipeline(passes: Sequence[ModulePass], parents: tuple[ModulePass, ...
         sub = getattr(p, "expand", None)
         result += expand_pipeline(sub(), (*parents, p)) if sub is not None else [(parents, p)]
     return result
-
-
-def parse_pipeline(spec: str) -> list[ModulePass]:
-    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``)."""
-    from ziggurat.passes import all_passes
-    from xdsl.transforms import get_all_passes
-
-    available = {**get_all_passes(), **all_passes()}
-    try:
-        return list(PassPipeline.parse_spec(available, spec).passes)
-    except (ArgSpecParseError, ValueError, KeyError) as e:
-        names = ", ".join(sorted(all_passes()))
-        raise ZigguratError(f"bad pass pipeline '{spec}': {e}. Ziggurat's passes: {names}",
-                            op="passes") from None
 
 
 def verifier_message(e: DiagnosticException) -> str:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms import get_all_passes
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from ziggurat.ir.errors import ZigguratError
 
 # pass name -> "module:ClassName" (modules are imported only when the pass is used)
 _PASS_MODULES: dict[str, str] = {}
@@ -31,3 +35,14 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from ziggurat.passes import registry  # noqa: F401  (fills _PASS_MODULES)
 
     return {name: _factory(target) for name, target in _PASS_MODULES.items()}
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``)."""
+    available = {**get_all_passes(), **all_passes()}
+    try:
+        return list(PassPipeline.parse_spec(available, spec).passes)
+    except (ArgSpecParseError, ValueError, KeyError) as e:
+        names = ", ".join(sorted(all_passes()))
+        raise ZigguratError(f"bad pass pipeline '{spec}': {e}. Ziggurat's passes: {names}",
+                            op="passes") from None

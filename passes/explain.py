@@ -15,8 +15,9 @@ from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.explain import analyze, report_from
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
-from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+from ziggurat.ir.pipeline import run_pipeline
 from ziggurat.ir.statistics import Statistics
+from ziggurat.passes import parse_pipeline
 
 
 @dataclass(frozen=True)

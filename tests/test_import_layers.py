@@ -19,7 +19,6 @@ API = 3  # the package root (``ziggurat``, ``ziggurat.__init__``) and anything n
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("ir/interpreter/__init__.py", "ziggurat.backends.tensorrt.interpreter_functions"),
     ("ir/interpreter/fused_functions.py", "ziggurat.backends.cpu.kernels"),
-    ("ir/pipeline.py", "ziggurat.passes"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.isa"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.context"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.driver"),

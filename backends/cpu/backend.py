@@ -105,7 +105,8 @@ class CpuBackend:
     def _at_loop_level(module: ModuleOp, options: CompileOptions) -> func.FuncOp:
         fn = forward_of(module)
         if "loop.isa" not in fn.attributes:
-            from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+            from ziggurat.ir.pipeline import run_pipeline
+            from ziggurat.passes import parse_pipeline
 
             run_pipeline(module, parse_pipeline(loop_pass_spec(options)))
             fn = forward_of(module)

@@ -69,7 +69,8 @@ def _seed(name: str, kind: str, args: list[str] | None = None) -> dict[str, Any]
 def build(out: Path) -> list[dict[str, Any]]:
     import ziggurat
     from ziggurat.ir.importer import import_model
-    from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+    from ziggurat.ir.pipeline import print_module, run_pipeline
+    from ziggurat.passes import parse_pipeline
 
     out.mkdir(parents=True, exist_ok=True)
     seeds: list[dict[str, Any]] = []

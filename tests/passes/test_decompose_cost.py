@@ -15,7 +15,8 @@ PROGRAM = f"""
 import sys
 from xdsl.parser import Parser
 from ziggurat.ir.context import make_context
-from ziggurat.ir.pipeline import parse_pipeline, print_module, run_pipeline
+from ziggurat.ir.pipeline import print_module, run_pipeline
+from ziggurat.passes import parse_pipeline
 module = Parser(make_context(), open({str(LSTM_IR)!r}).read()).parse_module()
 run_pipeline(module, parse_pipeline("decompose-rnn"))
 text = print_module(module)

@@ -12,9 +12,10 @@ from ziggurat.dialects.fused import FusedOp, LinearOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.ir.importer import import_torchscript
 from ziggurat.ir.interpreter import run
-from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+from ziggurat.ir.pipeline import run_pipeline
 from ziggurat.ir.statistics import Statistics
 from ziggurat.ir.types import shape_of
+from ziggurat.passes import parse_pipeline
 
 
 def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from ziggurat.ir.importer import import_torchscript
 from ziggurat.ir.interpreter import run
-from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+from ziggurat.ir.pipeline import run_pipeline
+from ziggurat.passes import parse_pipeline
 
 UNARY = {
     "relu": torch.relu, "relu6": F.relu6, "gelu": F.gelu,

@@ -60,7 +60,8 @@ def convert_and_run(
     source = torch.jit.script(module_obj) if script else module_obj
     module = import_model(source, [t.clone() for t in inputs], frontend="torchscript")
     if pre_passes:
-        from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+        from ziggurat.ir.pipeline import run_pipeline
+        from ziggurat.passes import parse_pipeline
 
         run_pipeline(module, parse_pipeline(pre_passes))
     (report,) = convert_module(module, PartitionOptions(min_block_size, torch_executed_ops))

@@ -10,7 +10,8 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.tensorrt.availability import TensorRTUnavailableError, tensorrt_unavailable_reason
 from ziggurat.backends.tensorrt.backend import TensorRTBackend, TensorRTReferenceBackend
 from ziggurat.ir.importer import import_model
-from ziggurat.ir.pipeline import parse_pipeline, run_pipeline
+from ziggurat.ir.pipeline import run_pipeline
+from ziggurat.passes import parse_pipeline
 
 
 def _compile(backend, model, inputs, **extra):  # noqa: ANN001, ANN003, ANN202
