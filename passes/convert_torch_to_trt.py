@@ -29,9 +29,6 @@ from ziggurat.backends.tensorrt.segments import (
 def convert_module(module: ModuleOp, options: PartitionOptions | None = None) -> list[ConversionReport]:
     """Run the conversion on every torch-level function of ``module``; one report each."""
     import ziggurat.backends.tensorrt.converters  # noqa: F401  (fills the registry)
-    from ziggurat.backends.tensorrt.interpreter_functions import register
-
-    register()
     funcs = [op for op in module.ops if isinstance(op, FuncOp) and BACKEND_ATTR not in op.attributes]
     return [convert_function(f, module, options) for f in funcs]
 

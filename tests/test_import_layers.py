@@ -17,7 +17,6 @@ API = 3  # the package root (``ziggurat``, ``ziggurat.__init__``) and anything n
 
 #: (importing file, imported module) pairs that predate the rule
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("ir/interpreter/__init__.py", "ziggurat.backends.tensorrt.interpreter_functions"),
     ("ir/interpreter/fused_functions.py", "ziggurat.backends.cpu.kernels"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.isa"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.context"),
@@ -25,7 +24,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.threads"),
     ("passes/convert_torch_to_trt.py", "ziggurat.backends.tensorrt.segments"),
     ("passes/convert_torch_to_trt.py", "ziggurat.backends.tensorrt.converters"),
-    ("passes/convert_torch_to_trt.py", "ziggurat.backends.tensorrt.interpreter_functions"),
     ("passes/explain.py", "ziggurat.backends.executable"),
     ("passes/explain.py", "ziggurat.backends.explain"),
     ("passes/explain.py", "ziggurat.backends.options"),

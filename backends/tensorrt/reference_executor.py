@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import SSAValue
 
-from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError, execute_layer
+from ziggurat.ir.interpreter.trt_layers import HANDLERS, LayerExecutionError, execute_layer
 from ziggurat.dialects.trt.base import TrtLayerOp
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.types import dtype_of, shape_of

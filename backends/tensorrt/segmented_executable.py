@@ -28,10 +28,8 @@ class SegmentedExecutable:
 
     def __init__(self, module: ModuleOp, runners: dict[str, SegmentRunner], payload: bytes,
                  device: str = "cpu") -> None:
-        from ziggurat.backends.tensorrt.interpreter_functions import register
         from ziggurat.ir.interpreter import make_interpreter
 
-        register()
         self.module = module
         self.runners = runners
         self.device = device

@@ -1,13 +1,13 @@
 """The reference interpreter: the oracle every pass and backend is checked against.
 
 ``run(module, inputs)`` executes ``@forward`` with torch and returns its outputs
-(flat, one per returned value).  Dialects register their implementations in
-``FUNCTION_TABLES`` (the ``fused`` and ``trt`` dialects add theirs).
+(flat, one per returned value), with one implementation table per dialect: ``torch``,
+``fused``, control flow and ``trt`` (TensorRT's documented layer behaviour, ``trt_layers``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -17,30 +17,14 @@ from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from ziggurat.ir.errors import ZigguratError
 
-#: Factories of the interpreter function tables of every dialect.
-FUNCTION_TABLES: list[Callable[[], InterpreterFunctions]] = []
-
-
 def _default_tables() -> list[InterpreterFunctions]:
-    from ziggurat.ir.interpreter.torch_functions import AtenFunctions, TorchFunctions
-
     from ziggurat.ir.interpreter.control_flow_functions import ControlFlowFunctions
     from ziggurat.ir.interpreter.fused_functions import FusedFunctions
+    from ziggurat.ir.interpreter.torch_functions import AtenFunctions, TorchFunctions
+    from ziggurat.ir.interpreter.trt_functions import TrtFunctions
 
-    tables: list[InterpreterFunctions] = [
-        FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(), ControlFlowFunctions(),
-    ]
-    try:  # the trt dialect's reference semantics (TensorRT's documented layer behaviour)
-        from ziggurat.backends.tensorrt.interpreter_functions import TrtFunctions
-
-        tables.append(TrtFunctions())
-    except ImportError:
-        pass
-    for factory in FUNCTION_TABLES:
-        table = factory()
-        if not any(type(t) is type(table) for t in tables):
-            tables.append(table)
-    return tables
+    return [FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(), ControlFlowFunctions(),
+            TrtFunctions()]
 
 
 def make_interpreter(module: ModuleOp, listeners: Sequence[Interpreter.Listener] = ()) -> Interpreter:

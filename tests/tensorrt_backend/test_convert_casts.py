@@ -162,7 +162,7 @@ def test_reduction_dtype_casts_like_to() -> None:
 def test_reference_cast_models_tensorrt() -> None:
     """The reference's ICastLayer rounds toward zero, saturates and sends NaN to 0 (TensorRT on
     the GPU), which is why the converters above never hand it such values."""
-    from ziggurat.backends.tensorrt.reference.pointwise import cast
+    from ziggurat.ir.interpreter.trt_layers.pointwise import cast
 
     x = torch.tensor([NAN, INF, -INF, 2.0 ** 31, -(2.0 ** 31) - 512, 2.0 ** 63, 1e20, 2.7, -2.7, -0.5])
     assert cast(x, torch.int32).tolist() == [0, 2 ** 31 - 1, -(2 ** 31), 2 ** 31 - 1, -(2 ** 31), 2 ** 31 - 1,

@@ -17,7 +17,7 @@ from ziggurat.dialects.trt.pointwise import (
     SelectOp,
     UnaryOp,
 )
-from ziggurat.backends.tensorrt.reference.common import compute, layer, result_dtype, result_shape
+from ziggurat.ir.interpreter.trt_layers.common import compute, layer, result_dtype, result_shape
 
 A = ActivationType
 

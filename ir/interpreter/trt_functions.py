@@ -1,7 +1,7 @@
 """The ``trt`` dialect in the reference interpreter (``ziggurat.ir.interpreter``).
 
 Registers one implementation per ``trt`` op, each the layer's reference
-semantics from ``reference/``, so a module whose TensorRT segments are
+semantics from ``trt_layers/``, so a module whose TensorRT segments are
 ``func.func``s of ``trt`` ops (called from the torch-level function) runs in
 the same interpreter as the torch ops around them.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Operation
 
-from ziggurat.backends.tensorrt.reference import HANDLERS, LayerExecutionError, execute_layer
+from ziggurat.ir.interpreter.trt_layers import HANDLERS, LayerExecutionError, execute_layer
 from ziggurat.dialects.trt import TrtLayerOp
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.types import dtype_of, shape_of
@@ -42,10 +42,3 @@ for _cls in HANDLERS:
     setattr(TrtFunctions, f"run_{_cls.__name__}", impl(_cls)(_run_layer))  # pyright: ignore
 register_impls(TrtFunctions)
 
-
-def register() -> None:
-    """Add the trt table to the reference interpreter (idempotent)."""
-    from ziggurat.ir.interpreter import FUNCTION_TABLES
-
-    if TrtFunctions not in FUNCTION_TABLES:
-        FUNCTION_TABLES.append(TrtFunctions)

@@ -22,7 +22,7 @@ from ziggurat.dialects.trt.linear import (
 )
 from ziggurat.dialects.trt.base import ints
 from ziggurat.dialects.trt.shapes import resolve_padding
-from ziggurat.backends.tensorrt.reference.common import (
+from ziggurat.ir.interpreter.trt_layers.common import (
     compute,
     layer,
     result_dtype,

@@ -16,7 +16,7 @@ from ziggurat.dialects.trt.reduction import (
     TopKOp,
 )
 from ziggurat.dialects.trt.shapes import axes_from_mask, resolve_padding
-from ziggurat.backends.tensorrt.reference.common import (
+from ziggurat.ir.interpreter.trt_layers.common import (
     compute,
     layer,
     result_dtype,

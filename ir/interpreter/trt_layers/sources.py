@@ -9,7 +9,7 @@ import torch
 from ziggurat.dialects.trt.enums import FillOperation
 from ziggurat.dialects.trt.sources import ConstantOp, FillOp, ShapeOp
 from ziggurat.ir.literals import literal_tensor
-from ziggurat.backends.tensorrt.reference.common import layer, result_dtype, result_shape
+from ziggurat.ir.interpreter.trt_layers.common import layer, result_dtype, result_shape
 
 
 @layer(ConstantOp)

@@ -27,7 +27,7 @@ from ziggurat.dialects.trt.layout import (
     SliceOp,
 )
 from ziggurat.dialects.trt.shapes import reshape_dims
-from ziggurat.backends.tensorrt.reference.common import (
+from ziggurat.ir.interpreter.trt_layers.common import (
     LayerExecutionError,
     layer,
     result_dtype,
