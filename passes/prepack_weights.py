@@ -1,5 +1,5 @@
 """``prepack-weights{isa=auto|avx512|avx2|scalar}``: constant weights of fused linear/matmul/conv
-ops -> the blocked layouts the CPU kernels consume (``backends/cpu/kernels/pack.py``).
+ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
 
 * ``fused.linear`` weight ``W[N, K]`` and ``fused.matmul`` constant right operand ``B[K, N]``
   -> GEMM B panels ``KN{nr}n`` (``[ceil(N/nr), K, nr]``), ``nr`` a multiple of the vector
@@ -32,8 +32,8 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.backends.cpu.isa import IsaError, parse_isa
-from ziggurat.backends.cpu.kernels import pack
-from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
+from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp, pack
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
@@ -110,7 +110,7 @@ class PrepackWeightsPass(ModulePass):
             isa = parse_isa(self.isa)
         except IsaError as e:
             raise ZigguratError(str(e), op=NAME) from None
-        nr = pack.choose_nr(isa)
+        nr = choose_nr(isa)
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([PackWeight(nr)]))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for conv in op.walk():

@@ -17,7 +17,6 @@ API = 3  # the package root (``ziggurat``, ``ziggurat.__init__``) and anything n
 
 #: (importing file, imported module) pairs that predate the rule
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("ir/interpreter/fused_functions.py", "ziggurat.backends.cpu.kernels"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.isa"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.context"),
     ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.driver"),
@@ -30,7 +29,7 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("passes/explain.py", "ziggurat.backends.registry"),
     ("passes/plan_loop_buffers.py", "ziggurat.backends.cpu.memory_plan"),
     ("passes/prepack_weights.py", "ziggurat.backends.cpu.isa"),
-    ("passes/prepack_weights.py", "ziggurat.backends.cpu.kernels"),
+    ("passes/prepack_weights.py", "ziggurat.backends.cpu.kernels.tiles"),
 }
 
 

@@ -16,7 +16,7 @@ Binary post-ops: add(alpha): y + alpha * other; sub(alpha): y - alpha * other, w
 A weight that ``prepack-weights`` rewrote carries its layout in ``weight_layout`` and its
 logical shape in ``weight_shape`` (``"KN32n"``: GEMM panels of 32 output columns, for a
 conv per group over K = kh*kw*I; ``"OIhw16i16o"``: blocked conv weights); the weight
-operand then has the packed shape.  ``backends/cpu/kernels/pack.py`` defines the layouts.
+operand then has the packed shape.  ``pack.py`` defines the layouts.
 
 Every op's verifier (``verify.py``) checks its attributes and its types against eager
 semantics: torch's shape functions on meta tensors of the operand types, conv attribute

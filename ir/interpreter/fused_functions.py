@@ -1,7 +1,7 @@
 """Reference semantics of the ``fused`` dialect: the base op with torch, then the post-ops.
 
 Packed weights (``weight_layout``) are unpacked with the layout contract of
-``backends/cpu/kernels/pack.py``, so a ``prepack-weights`` rewrite is checked numerically.
+``dialects/fused/pack.py``, so a ``prepack-weights`` rewrite is checked numerically.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
     """The weight in its original layout (unpacking a prepacked one)."""
     if op.weight_layout is None:
         return weight
-    from ziggurat.backends.cpu.kernels import pack
+    from ziggurat.dialects.fused import pack
 
     layout = op.weight_layout.data
     if op.weight_shape is None:

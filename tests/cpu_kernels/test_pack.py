@@ -7,10 +7,10 @@ import torch
 import torch.nn.functional as F
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
-from ziggurat.backends.cpu.kernels.pack import (
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
+from ziggurat.dialects.fused.pack import (
     GemmPackedLayout,
     PackError,
-    choose_nr,
     conv_layout_name,
     pack_conv_weight,
     pack_conv_weight_gemm,

@@ -6,10 +6,10 @@ from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_callable import GemmKernel, gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
-from ziggurat.backends.cpu.kernels.pack import (
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
+from ziggurat.dialects.fused.pack import (
     GemmPackedLayout,
     PackError,
-    choose_nr,
     pack_conv_weight,
     pack_conv_weight_gemm,
     pack_gemm_b,

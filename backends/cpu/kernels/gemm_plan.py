@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ziggurat.backends.cpu.isa import Isa, vector_registers, vector_width
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
-from ziggurat.backends.cpu.kernels.pack import MICROKERNEL_TILE
+from ziggurat.backends.cpu.kernels.tiles import MICROKERNEL_TILE
 
 _DEFAULT_CACHES = {1: 32 * 1024, 2: 1024 * 1024, 3: 8 * 1024 * 1024}
 

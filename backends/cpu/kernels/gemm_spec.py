@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, fields
 
 from ziggurat.backends.cpu.isa import Isa, parse_isa, vector_width
 from ziggurat.backends.cpu.kernels.microkernel import Epilogue
-from ziggurat.backends.cpu.kernels.pack import GemmPackedLayout, choose_nr
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.backends.cpu.kernels.unary import UnaryError, normalize_unary_params
 from ziggurat.backends.cpu.threads import default_threads
+from ziggurat.dialects.fused.pack import GemmPackedLayout
 
 
 class GemmSpecError(ValueError):

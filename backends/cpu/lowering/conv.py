@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ziggurat.backends.cpu.kernels.pack import choose_nr, pack_gemm_b
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
@@ -33,6 +33,7 @@ from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Const, Value
 from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
+from ziggurat.dialects.fused.pack import pack_gemm_b
 
 F32 = torch.float32
 

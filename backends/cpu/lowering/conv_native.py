@@ -29,7 +29,6 @@ from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_igemm import igemm_supported, panel_width
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpecError, conv_spec_from_dict
 from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported, pack_depthwise_weight
-from ziggurat.backends.cpu.kernels.pack import pack_conv_weight_gemm
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
@@ -38,6 +37,7 @@ from ziggurat.backends.cpu.lowering.ops import cast, load_or
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer, LoweringBug, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
+from ziggurat.dialects.fused.pack import pack_conv_weight_gemm
 
 if TYPE_CHECKING:
     from ziggurat.backends.cpu.lowering.linalg import Epilogue
@@ -148,7 +148,7 @@ def _gemm_panels(ctx: LoweringContext, w: TensorValue, g: ConvGeometry,
     if tensor is None or tensor.dtype != F32:
         return None
     if packed is not None:  # packed for another panel width: back to the logical weight first
-        from ziggurat.backends.cpu.kernels.pack import unpack_conv_weight_gemm
+        from ziggurat.dialects.fused.pack import unpack_conv_weight_gemm
 
         tensor = unpack_conv_weight_gemm(tensor, (g.o, g.cg, *_as_2d(g)[2]), g.groups)  # type: ignore[arg-type]
     logical = tensor.reshape(g.o, g.cg, *_as_2d(g)[2])

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from ziggurat.backends.cpu.kernels.pack import choose_nr, pack_gemm_b, pack_linear_weight
+from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
@@ -29,6 +29,7 @@ from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.backends.cpu.lowering.values import Binary, Buffer, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
+from ziggurat.dialects.fused.pack import pack_gemm_b, pack_linear_weight
 
 
 def all_float32(args: LoweringArgs) -> str | None:

@@ -1,5 +1,7 @@
-"""Weight layout contract between the ``prepack-weights`` pass, the reference
-interpreter and the native kernels.  Pure torch; every pack has an unpack.
+"""Weight layout contract of the ``fused`` dialect (its ``weight_layout`` attribute),
+between the ``prepack-weights`` pass, the reference interpreter and the native kernels.
+Pure torch; every pack has an unpack.  Which panel width an ISA's microkernel wants is the
+CPU backend's choice (``backends/cpu/kernels/tiles.py``).
 
 GEMM B panels, layout ``KN{nr}n``
     For ``C[M, N] = A[M, K] @ B[K, N]``, B is cut into ``ceil(N/nr)`` column
@@ -28,8 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
-from ziggurat.backends.cpu.isa import Isa, vector_width
 
 
 class PackError(ValueError):
@@ -70,23 +70,6 @@ class GemmPackedLayout:
     def offset(self, k: int, n: int) -> int:
         """Flat element offset of ``B[k, n]`` in the packed buffer."""
         return (n // self.nr) * self.panel_stride + k * self.nr + n % self.nr
-
-
-# Microkernel tile for each ISA: (rows, vectors per row).  12x2 zmm keeps 24
-# accumulators in the 32 AVX-512 registers and needs half the B bandwidth of
-# 6x4; 6x2 ymm is the classic AVX2 shape (12 of 16 registers).
-MICROKERNEL_TILE: dict[Isa, tuple[int, int]] = {
-    Isa.AVX512: (12, 2),
-    Isa.AVX2: (6, 2),
-    Isa.SCALAR: (4, 4),
-}
-
-
-def choose_nr(isa: Isa) -> int:
-    """Panel width the GEMM microkernel of ``isa`` is built for (a multiple of
-    the vector width): 32 on AVX-512, 16 on AVX2, 4 scalar."""
-    _mr, nvec = MICROKERNEL_TILE[isa]
-    return nvec * vector_width(isa, 32)
 
 
 def _check_tensor(t: torch.Tensor, dims: int, what: str) -> None:
