@@ -36,7 +36,7 @@ from ziggurat.ir.pipeline import expand_pipeline
 from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.signature import call_signature
 from ziggurat.ir.structure import tensor_leaves
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 
 @dataclass

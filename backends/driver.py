@@ -20,7 +20,7 @@ from ziggurat.ir.pipeline import print_module, run_pipeline
 from ziggurat.ir.resource_refs import referenced_handles
 from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.statistics import Statistics
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 log = logging.getLogger("ziggurat")
 

@@ -1,7 +1,9 @@
 """Ziggurat's passes, one per file, each a frozen-dataclass ``ModulePass`` with a ``name``.
 
-``ALL_PASSES`` maps pass names (as used in ``-p``) to lazy factories; it is the
-single list read by ``ziggurat-opt``, ``ziggurat.compile`` and the xDSL Universe.
+``all_passes()`` maps the names of the graph-level passes (as used in ``-p``) to lazy
+factories.  Passes that belong to a backend (its lowering, memory planning, reports) live
+in that backend and are added by ``ziggurat.backends.passes``, which ``ziggurat-opt``,
+``ziggurat.compile`` and the xDSL Universe read.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ def register_pass(name: str, target: str) -> None:
     _PASS_MODULES[name] = target
 
 
-def _factory(target: str) -> Callable[[], type[ModulePass]]:
+def lazy_pass(target: str) -> Callable[[], type[ModulePass]]:
+    """A factory of the pass class ``"package.module:ClassName"``, imported when called."""
+
     def load() -> type[ModulePass]:
         module, _, cls = target.partition(":")
-        return getattr(importlib.import_module(f"ziggurat.passes.{module}"), cls)
+        return getattr(importlib.import_module(module), cls)
 
     return load
 
@@ -34,15 +38,17 @@ def _factory(target: str) -> Callable[[], type[ModulePass]]:
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from ziggurat.passes import registry  # noqa: F401  (fills _PASS_MODULES)
 
-    return {name: _factory(target) for name, target in _PASS_MODULES.items()}
+    return {name: lazy_pass(f"ziggurat.passes.{target}") for name, target in _PASS_MODULES.items()}
 
 
-def parse_pipeline(spec: str) -> list[ModulePass]:
-    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``)."""
-    available = {**get_all_passes(), **all_passes()}
+def parse_pipeline(spec: str, extra: dict[str, Callable[[], type[ModulePass]]] | None = None) -> list[ModulePass]:
+    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``): xDSL's,
+    the graph-level ones and ``extra`` (a backend's: ``ziggurat.backends.passes``)."""
+    ours = {**all_passes(), **(extra or {})}
+    available = {**get_all_passes(), **ours}
     try:
         return list(PassPipeline.parse_spec(available, spec).passes)
     except (ArgSpecParseError, ValueError, KeyError) as e:
-        names = ", ".join(sorted(all_passes()))
+        names = ", ".join(sorted(ours))
         raise ZigguratError(f"bad pass pipeline '{spec}': {e}. Ziggurat's passes: {names}",
                             op="passes") from None

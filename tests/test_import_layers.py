@@ -17,17 +17,7 @@ API = 3  # the package root (``ziggurat``, ``ziggurat.__init__``) and anything n
 
 #: (importing file, imported module) pairs that predate the rule
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.isa"),
-    ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.context"),
-    ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.lowering.driver"),
-    ("passes/convert_torch_to_loop.py", "ziggurat.backends.cpu.threads"),
-    ("passes/convert_torch_to_trt.py", "ziggurat.backends.tensorrt.segments"),
-    ("passes/convert_torch_to_trt.py", "ziggurat.backends.tensorrt.converters"),
-    ("passes/explain.py", "ziggurat.backends.executable"),
-    ("passes/explain.py", "ziggurat.backends.explain"),
-    ("passes/explain.py", "ziggurat.backends.options"),
-    ("passes/explain.py", "ziggurat.backends.registry"),
-    ("passes/plan_loop_buffers.py", "ziggurat.backends.cpu.memory_plan"),
+    # prepack-weights picks the panel width of the host ISA's microkernel
     ("passes/prepack_weights.py", "ziggurat.backends.cpu.isa"),
     ("passes/prepack_weights.py", "ziggurat.backends.cpu.kernels.tiles"),
 }

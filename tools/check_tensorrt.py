@@ -71,7 +71,7 @@ def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor], min_bl
     from ziggurat.backends.tensorrt.backend import TensorRTReferenceBackend
     from ziggurat.ir.importer import import_model
     from ziggurat.ir.pipeline import run_pipeline
-    from ziggurat.passes import parse_pipeline
+    from ziggurat.backends.passes import parse_pipeline
 
     backend = TensorRTReferenceBackend()
     options = CompileOptions(backend=backend.name, extra={"min_block_size": min_block_size})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ziggurat.passes import all_passes
+from ziggurat.backends.passes import all_passes
 from ziggurat.tools.targets import all_targets
 
 

@@ -11,7 +11,7 @@ from xdsl.universe import Universe
 from xdsl.utils.frontend import Frontend
 
 from ziggurat.ir.dialects_registry import ZIGGURAT_DIALECTS
-from ziggurat.passes import all_passes
+from ziggurat.backends.passes import all_passes
 from ziggurat.tools.targets import all_targets
 
 

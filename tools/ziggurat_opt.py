@@ -173,7 +173,7 @@ class ZigguratOptMain(xDSLOptMain):
         raise SystemExit(0 if result.ok else 1)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        from ziggurat.passes.explain import ExplainPass
+        from ziggurat.backends.explain_pass import ExplainPass
 
         if any(isinstance(p, ExplainPass) for p in self.pipeline.passes):
             return ""  # the pipeline's output is explain's report, printed by the pass

@@ -106,7 +106,7 @@ class CpuBackend:
         fn = forward_of(module)
         if "loop.isa" not in fn.attributes:
             from ziggurat.ir.pipeline import run_pipeline
-            from ziggurat.passes import parse_pipeline
+            from ziggurat.backends.passes import parse_pipeline
 
             run_pipeline(module, parse_pipeline(loop_pass_spec(options)))
             fn = forward_of(module)

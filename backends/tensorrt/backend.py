@@ -60,7 +60,7 @@ def partition(module: ModuleOp, options: Any, report: Any, backend: str, *, stri
     """Convert ``module`` unless the pipeline did; fill ``report``; with ``strict`` and
     ``fallback=False``, raise one error naming every op left to torch."""
     if not is_converted(module):
-        from ziggurat.passes.convert_torch_to_trt import convert_module
+        from ziggurat.backends.tensorrt.convert_torch_to_trt import convert_module
 
         convert_module(module, partition_options(options))
     reports = conversion_reports(module)

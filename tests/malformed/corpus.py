@@ -70,7 +70,7 @@ def build(out: Path) -> list[dict[str, Any]]:
     import ziggurat
     from ziggurat.ir.importer import import_model
     from ziggurat.ir.pipeline import print_module, run_pipeline
-    from ziggurat.passes import parse_pipeline
+    from ziggurat.backends.passes import parse_pipeline
 
     out.mkdir(parents=True, exist_ok=True)
     seeds: list[dict[str, Any]] = []

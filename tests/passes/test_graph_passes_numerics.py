@@ -15,7 +15,7 @@ from ziggurat.ir.interpreter import run
 from ziggurat.ir.pipeline import run_pipeline
 from ziggurat.ir.statistics import Statistics
 from ziggurat.ir.types import shape_of
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 
 def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -14,7 +14,7 @@ from ziggurat.backends.compiled_module import forward_function
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.signature import output_structure, rebuild
 from ziggurat.ir.interpreter import run
-from ziggurat.passes.convert_torch_to_trt import convert_module
+from ziggurat.backends.tensorrt.convert_torch_to_trt import convert_module
 
 
 class Wrap(torch.nn.Module):
@@ -61,7 +61,7 @@ def convert_and_run(
     module = import_model(source, [t.clone() for t in inputs], frontend="torchscript")
     if pre_passes:
         from ziggurat.ir.pipeline import run_pipeline
-        from ziggurat.passes import parse_pipeline
+        from ziggurat.backends.passes import parse_pipeline
 
         run_pipeline(module, parse_pipeline(pre_passes))
     (report,) = convert_module(module, PartitionOptions(min_block_size, torch_executed_ops))

@@ -12,7 +12,7 @@ from conversion_harness import Wrap, _flat
 from ziggurat.backends.tensorrt.segments import PartitionOptions
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.interpreter import run
-from ziggurat.passes.convert_torch_to_trt import convert_module
+from ziggurat.backends.tensorrt.convert_torch_to_trt import convert_module
 
 #: OpInfo names (``name`` or ``name.variant``) whose samples exercise the converters.
 OPINFOS = (

@@ -11,7 +11,7 @@ from ziggurat.backends.tensorrt.availability import TensorRTUnavailableError, te
 from ziggurat.backends.tensorrt.backend import TensorRTBackend, TensorRTReferenceBackend
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.pipeline import run_pipeline
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 
 def _compile(backend, model, inputs, **extra):  # noqa: ANN001, ANN003, ANN202

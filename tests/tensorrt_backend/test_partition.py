@@ -13,7 +13,7 @@ from ziggurat.backends.tensorrt.segments import BACKEND_ATTR, PartitionOptions, 
 from ziggurat.dialects.torch import TorchOp
 from ziggurat.dialects.trt import TrtLayerOp
 from ziggurat.ir.importer import import_model
-from ziggurat.passes.convert_torch_to_trt import ConvertTorchToTrt
+from ziggurat.backends.tensorrt.convert_torch_to_trt import ConvertTorchToTrt
 
 torch.manual_seed(0)
 

@@ -39,7 +39,7 @@ class WithFallback(torch.nn.Module):
 def forbid_conversion(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Call it to make any later conversion fail loudly: loading must not convert again."""
     import ziggurat.backends.tensorrt.segments as segments
-    import ziggurat.passes.convert_torch_to_trt as pass_module
+    import ziggurat.backends.tensorrt.convert_torch_to_trt as pass_module
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("convert-torch-to-trt ran while loading")

@@ -17,7 +17,7 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.pipeline import run_pipeline
 from ziggurat.ir.statistics import Statistics
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,35 @@
+"""The passes that belong to a backend (lowering to its dialect, planning its buffers, the
+compile report), beside the graph-level ones of ``ziggurat.passes``: the full list that
+``ziggurat.compile``, ``ziggurat-opt`` and the xDSL Universe read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+from ziggurat.passes import all_passes as graph_level_passes
+from ziggurat.passes import lazy_pass
+from ziggurat.passes import parse_pipeline as parse_with
+
+#: pass name -> "module:ClassName" (imported only when the pass is used)
+BACKEND_PASSES: dict[str, str] = {
+    "convert-torch-to-loop": "ziggurat.backends.cpu.convert_torch_to_loop:ConvertTorchToLoop",
+    "plan-loop-buffers": "ziggurat.backends.cpu.plan_loop_buffers:PlanLoopBuffers",
+    "convert-torch-to-trt": "ziggurat.backends.tensorrt.convert_torch_to_trt:ConvertTorchToTrt",
+    "explain": "ziggurat.backends.explain_pass:ExplainPass",
+}
+
+
+def backend_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return {name: lazy_pass(target) for name, target in BACKEND_PASSES.items()}
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every Ziggurat pass: the graph-level ones and the backends'."""
+    return {**graph_level_passes(), **backend_passes()}
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of a pipeline spec, any of Ziggurat's or xDSL's."""
+    return parse_with(spec, backend_passes())
