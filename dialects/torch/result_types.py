@@ -141,7 +141,7 @@ def inferred_result_types(op: TorchOp) -> Verdict:
 UNTAGGED_DATA_DEPENDENT = frozenset({"aten::nonzero_numpy", "aten::repeat_interleave.self_Tensor"})
 
 
-def _makes_dynamic_shapes(schema: OpSchema) -> bool:
+def makes_dynamic_shapes(schema: OpSchema) -> bool:
     """An op whose result shape may depend on its operands' values (torch's
     ``dynamic_output_shape`` tag: ``nonzero``, ``unique``, ``bincount``, boolean-mask ``index``...)."""
     if schema.key in UNTAGGED_DATA_DEPENDENT:
@@ -159,7 +159,7 @@ def verify_result_types(op: TorchOp) -> None:
     except KeyError:
         check_static(op, makes_dynamic_shapes=True)
         return  # a torch.operator of an op whose schema is unknown
-    if check_static(op, makes_dynamic_shapes=_makes_dynamic_shapes(schema)):
+    if check_static(op, makes_dynamic_shapes=makes_dynamic_shapes(schema)):
         return  # sizes known at run time only
     types, error = inferred_result_types(op)
     location = op_location(op)
@@ -186,4 +186,5 @@ def verify_result_types(op: TorchOp) -> None:
 
 
 __all__ = ["UNTAGGED_DATA_DEPENDENT", "cpu_result_types", "inferred_result_types", "involves_quantized",
+           "makes_dynamic_shapes",
            "verify_result_types"]

@@ -30,3 +30,20 @@ def test_small_decompositions_do_not_import_dynamo() -> None:
     assert out.returncode == 0, out.stderr
     assert "lstm left: False" in out.stdout and "linear: 0" not in out.stdout, out.stdout
     assert "dynamo imported: False" in out.stdout, out.stdout
+
+
+def test_data_dependent_op_is_not_typed_from_zeros() -> None:
+    """The CPU run is on zeros, so an op whose result shape follows the data (``nonzero``)
+    would get a wrong static shape from it (``masked_select`` by an all-false mask: ``[0]``);
+    such ops are typed on meta tensors, which refuse."""
+    import pytest
+    from xdsl.dialects.builtin import TensorType, f32, i1
+    from xdsl.ir import Block
+
+    from ziggurat.ir.rewriting import build_aten_inferred
+
+    x, mask = Block(arg_types=[TensorType(f32, [3]), TensorType(i1, [3])]).args
+    assert build_aten_inferred("aten::relu", {"self": x}).results[0].type == TensorType(f32, [3])
+    with pytest.raises(Exception):  # noqa: B017 - whatever meta says, not a static shape
+        op = build_aten_inferred("aten::masked_select", {"self": x, "mask": mask})
+        pytest.fail(f"masked_select typed from zeros: {op.results[0].type}")  # a BaseException: not caught
