@@ -26,12 +26,9 @@ from ziggurat.passes.torch_canonicalize import TorchCanonicalizePass
 
 def graph_opt_passes(prepack: bool = True, isa: str = "auto", duplicate: bool = False) -> list[ModulePass]:
     passes: list[ModulePass] = [TorchCanonicalizePass()]
-    try:
-        from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
+    from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
 
-        passes.append(DecomposeTorchOpsPass())
-    except ImportError:
-        pass
+    passes.append(DecomposeTorchOpsPass())
     passes += [DecomposeRnnPass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
                FuseSiblingLinearsPass()]
     if prepack:
