@@ -3,7 +3,7 @@
 
 * ``%y = loop.unary "gelu_erf"(%x) : vector<16xf32>`` - an element-wise function
   (activation, transcendental, rounding...), scalar or vector; the code generator
-  emits polynomial vector code for it (``backends/cpu/vecmath.py``), never a libm call.
+  emits polynomial vector code for it (``backends/cpu/vecmath/``), never a libm call.
   Parameters are a dictionary: ``loop.unary "leaky_relu"(%x) params {negative_slope = 0.01 : f64}``.
 * ``%s = loop.reduce "add" %v : vector<16xf32> -> f32`` - a horizontal reduction of one
   vector to a scalar (``add``, ``mul``, ``max``, ``min``, ``and``, ``or``).

@@ -1,6 +1,6 @@
 """Asserted error bounds (f32): max relative error vs float64 truth on the swept inputs.
 
-Each bound is the measured maximum (see the table in backends/cpu/vecmath.py, produced by
+Each bound is the measured maximum (see the table in backends/cpu/vecmath/__init__.py, produced by
 measure_accuracy.py) rounded up with ~25% headroom, and never above the 1e-6 requirement.
 Correctly rounded operations (sqrt, 1/x) are held to half an ulp.
 """

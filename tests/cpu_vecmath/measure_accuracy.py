@@ -1,4 +1,4 @@
-"""Print the vecmath accuracy tables (the ones in backends/cpu/vecmath.py's docstring).
+"""Print the vecmath accuracy tables (the ones in the docstring of backends/cpu/vecmath/__init__.py).
 
     /work/main/.venv/bin/python tests/cpu_vecmath/measure_accuracy.py [--target avx512|avx2|scalar] [--kinds ...]
 

@@ -1,4 +1,4 @@
-"""The polynomial tables are what vecmath_fit.py derives, exactly representable, and as accurate as claimed."""
+"""The polynomial tables are what tools/vecmath_fit.py derives, exactly representable, and as accurate as claimed."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ziggurat.backends.cpu import vecmath_coeffs as K
-from ziggurat.backends.cpu import vecmath_fit as fit
-from ziggurat.backends.cpu.vecmath_ir import f32_round
+from ziggurat.backends.cpu.vecmath import coeffs as K
+from ziggurat.tools import vecmath_fit as fit
+from ziggurat.backends.cpu.vecmath.builder import f32_round
 
 COEFFS_PY = Path(K.__file__).read_text()
 

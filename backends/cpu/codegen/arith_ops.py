@@ -11,7 +11,7 @@ from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
 from ziggurat.backends.cpu.kernels.irops import value_type
-from ziggurat.backends.cpu.vecmath_ir import VB
+from ziggurat.backends.cpu.vecmath.builder import VB
 from ziggurat.dialects import loop
 
 I32 = ir.IntType(32)

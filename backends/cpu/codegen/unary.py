@@ -1,6 +1,6 @@
 """``loop.unary`` kinds as LLVM IR.
 
-Float kinds go to ``backends/cpu/vecmath.py`` (polynomial vector code, no libm) or to an
+Float kinds go to ``backends/cpu/vecmath/`` (polynomial vector code, no libm) or to an
 LLVM rounding intrinsic; predicates (``isnan``...) compare; integer kinds use integer
 arithmetic.  Compositions (tan, asinh, atan2...) are built by the lowering from these.
 """
@@ -16,7 +16,7 @@ from ziggurat.backends.cpu import vecmath
 from ziggurat.backends.cpu.codegen.types import CodegenError
 from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.irops import value_type
-from ziggurat.backends.cpu.vecmath_ir import VB
+from ziggurat.backends.cpu.vecmath.builder import VB
 
 _ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
 PREDICATES = ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit")

@@ -202,7 +202,7 @@ def generator_digest() -> str:
     elsewhere must not invalidate cached kernels.)"""
     cpu = Path(__file__).resolve().parent.parent  # backends/cpu
     files = sorted(
-        [*cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", *cpu.glob("vecmath*.py")]
+        [*cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", *cpu.joinpath("vecmath").rglob("*.py")]
     )
     h = hashlib.sha256()
     for path in files:

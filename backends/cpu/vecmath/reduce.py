@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.vecmath_ir import VB, type_of
+from ziggurat.backends.cpu.vecmath.builder import VB, type_of
 
 
 def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value:

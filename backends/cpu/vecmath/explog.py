@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu import vecmath_coeffs as K
-from ziggurat.backends.cpu.vecmath_ir import F64, VB, type_of
+from ziggurat.backends.cpu.vecmath import coeffs as K
+from ziggurat.backends.cpu.vecmath.builder import F64, VB, type_of
 
 # Inputs outside these limits give exp() == 0 / inf (f32, f64); they also keep 2^n in range.
 _EXP_LIMITS = {"f32": (-104.0, 89.0), "f64": (-746.0, 710.0)}

@@ -13,7 +13,7 @@ import math
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.vecmath_ir import VB
+from ziggurat.backends.cpu.vecmath.builder import VB
 
 Bound = float | ir.Value | None
 

@@ -9,9 +9,9 @@ the only calls are LLVM intrinsics (``llvm.fma``, ``llvm.fabs``, ``llvm.rint``,
 ``llvm.vector.reduce.*``) -- never libm.  ``llvm.fma`` assumes an FMA-capable target
 (every AVX2 and AVX-512 CPU is).
 
-Polynomial coefficients are our own minimax fits (``vecmath_fit.py`` -> ``vecmath_coeffs.py``);
-the algorithms are described in ``vecmath_explog``, ``vecmath_smooth``, ``vecmath_erf``,
-``vecmath_trig`` and ``vecmath_simple``.
+Polynomial coefficients are our own minimax fits (``tools/vecmath_fit.py`` -> ``coeffs.py``);
+the algorithms are described in the modules of this package: ``explog``, ``smooth``, ``erf``,
+``trig`` and ``simple`` (``reduce``: horizontal reductions; ``builder``: the typed IR builder).
 
 f64 lanes are supported by everything except ``sin`` and ``cos`` (TypeError).  f32 ``pow``
 and the exponent of f32 ``gelu_tanh`` are computed in f64 lanes.
@@ -121,10 +121,10 @@ from collections.abc import Callable, Mapping
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.vecmath_erf import erf, erfc, gelu_erf
-from ziggurat.backends.cpu.vecmath_explog import exp, exp2, expm1, log, log1p, log2, log10, pow
-from ziggurat.backends.cpu.vecmath_reduce import reduce_add, reduce_max, reduce_min
-from ziggurat.backends.cpu.vecmath_simple import (
+from ziggurat.backends.cpu.vecmath.erf import erf, erfc, gelu_erf
+from ziggurat.backends.cpu.vecmath.explog import exp, exp2, expm1, log, log1p, log2, log10, pow
+from ziggurat.backends.cpu.vecmath.reduce import reduce_add, reduce_max, reduce_min
+from ziggurat.backends.cpu.vecmath.simple import (
     abs,
     clamp,
     hardsigmoid,
@@ -141,8 +141,8 @@ from ziggurat.backends.cpu.vecmath_simple import (
     sqrt,
     square,
 )
-from ziggurat.backends.cpu.vecmath_smooth import celu, elu, gelu_tanh, mish, selu, sigmoid, silu, softplus, tanh
-from ziggurat.backends.cpu.vecmath_trig import cos, sin
+from ziggurat.backends.cpu.vecmath.smooth import celu, elu, gelu_tanh, mish, selu, sigmoid, silu, softplus, tanh
+from ziggurat.backends.cpu.vecmath.trig import cos, sin
 
 __all__ = [
     "UNARY_KINDS", "UNARY_PARAMS", "apply_unary",
