@@ -179,10 +179,12 @@ class FusedOp(IRDLOperation):
         binary = [p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)]
         if len(unary) > 1 or len(binary) > 1:
             raise VerifyException(f"{self.name}: at most one unary and one binary post-op")
-        if bool(binary) != (other is not None):
+        if binary and other is None:
             raise VerifyException(
                 f"{self.name}: a binary post-op needs exactly one 'other' operand"
             )
+        if other is not None and not binary:
+            raise VerifyException(f"{self.name}: the 'other' operand needs a binary post-op to combine it")
 
 
 _OPTIONS = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

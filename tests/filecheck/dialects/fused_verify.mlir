@@ -227,3 +227,128 @@ func.func @packed_conv_groups(%x: tensor<1x4x8x8xf32>, %p: tensor<3x1x18x32xf32>
   func.return %0 : tensor<1x6x6x6xf32>
 }
 // CHECK: fused.conv2d: KN32n: 6 output channels are not divisible by groups = 4
+
+// -----
+// Post-ops: at most one of each kind, in the order they apply.
+func.func @two_unary(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.unary<relu>, #fused.unary<tanh>]} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.linear: at most one unary and one binary post-op
+
+// -----
+func.func @two_binary(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %o: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = fused.matmul %a, %b other(%o : tensor<2x4xf32>) {alpha = 1.0 : f64, beta = 1.0 : f64, post_ops = [#fused.binary<add, 1.0>, #fused.binary<sub, 1.0>]} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: fused.matmul: at most one unary and one binary post-op
+
+// -----
+// An 'other' operand without a binary post-op to read it.
+func.func @other_without_binary(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w other(%o : tensor<1x8x8x8xf32>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, post_ops = [#fused.unary<relu>]} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: the 'other' operand needs a binary post-op to combine it
+
+// -----
+// Post-op names and parameter counts are checked when the attribute is built.
+func.func @unknown_unary(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.unary<swish>]} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: unknown unary post-op 'swish'; known: relu, relu6, gelu_erf, gelu_tanh, silu, sigmoid, tanh, hardtanh, hardswish, hardsigmoid, leaky_relu, clamp
+
+// -----
+func.func @unary_params(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.unary<clamp, 0.0>]} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: unary post-op clamp takes 2 parameter(s) (min, max), got 1
+
+// -----
+func.func @unknown_binary(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %o: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = fused.linear %x, %w other(%o : tensor<2x4xf32>) {post_ops = [#fused.binary<mul, 1.0>]} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: unknown binary post-op 'mul'; known: add, sub
+
+// -----
+func.func @stride_float(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<f32: 1.0, 1.0>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: stride must be an integer array, got array<f32: 1.000000e+00, 1.000000e+00>
+
+// -----
+func.func @conv_weight_rank(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: the weight must be [O, I/groups, kh, kw], got shape [8, 8, 3]
+
+// -----
+// The result type against the operands', for each op.
+func.func @linear_result_shape(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x5xf32> {
+  %0 = fused.linear %x, %w : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x5xf32>
+  func.return %0 : tensor<2x5xf32>
+}
+// CHECK: fused.linear: result is declared tensor<2x5xf32>, but the op computes tensor<2x4xf32> for these operands and attributes
+
+// -----
+func.func @matmul_result_shape(%a: tensor<2x3x8xf32>, %b: tensor<8x4xf32>) -> tensor<3x4xf32> {
+  %0 = fused.matmul %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64} : (tensor<2x3x8xf32>, tensor<8x4xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+// CHECK: fused.matmul: result is declared tensor<3x4xf32>, but the op computes tensor<2x3x4xf32> for these operands and attributes
+
+// -----
+func.func @matmul_bias_widens(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %c: tensor<3x2x4xf32>) -> tensor<3x2x4xf32> {
+  %0 = fused.matmul %a, %b bias(%c : tensor<3x2x4xf32>) {alpha = 1.0 : f64, beta = 1.0 : f64} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<3x2x4xf32>
+  func.return %0 : tensor<3x2x4xf32>
+}
+// CHECK: fused.matmul: bias of type tensor<3x2x4xf32> does not broadcast to the result shape [2, 4]: it widens it to [3, 2, 4]
+
+// -----
+func.func @conv_other_widens(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %o: tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w other(%o : tensor<2x8x8x8xf32>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, post_ops = [#fused.binary<add, 1.0>]} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x8x8xf32>
+  func.return %0 : tensor<2x8x8x8xf32>
+}
+// CHECK: fused.conv2d: other of type tensor<2x8x8x8xf32> does not broadcast to the result shape [1, 8, 8, 8]: it widens it to [2, 8, 8, 8]
+
+// -----
+func.func @conv_dtype(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf64>) -> tensor<1x8x8x8xf32> {
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf64>) -> tensor<1x8x8x8xf32>
+  func.return %0 : tensor<1x8x8x8xf32>
+}
+// CHECK: fused.conv2d: input, weight must share one element type, got f32, f64
+
+// -----
+// Packed weights: weight_shape alone, a non-positive one, a blocked layout on a GEMM.
+func.func @shape_without_layout(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_shape = array<i64: 40, 8>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: weight_layout and weight_shape describe a packed weight together; one is missing
+
+// -----
+func.func @weight_shape_zero(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.linear %x, %p {weight_layout = "KN32n", weight_shape = array<i64: 0, 8>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.linear: weight_shape must be positive, got [0, 8]
+
+// -----
+func.func @blocked_matmul(%a: tensor<3x8xf32>, %p: tensor<1x5x1x1x8x8xf32>) -> tensor<3x40xf32> {
+  %0 = fused.matmul %a, %p {alpha = 1.0 : f64, beta = 1.0 : f64, weight_layout = "OIhw8i8o", weight_shape = array<i64: 8, 40>} : (tensor<3x8xf32>, tensor<1x5x1x1x8x8xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.matmul: unknown weight layout 'OIhw8i8o' for matmul (known: KN{nr}n)
+
+// -----
+// A packed matmul's B[K, N] = [8, 40] is [2, 8, 32] in KN32n.
+func.func @packed_matmul_shape(%a: tensor<3x8xf32>, %p: tensor<2x40x32xf32>) -> tensor<3x40xf32> {
+  %0 = fused.matmul %a, %p {alpha = 1.0 : f64, beta = 1.0 : f64, weight_layout = "KN32n", weight_shape = array<i64: 8, 40>} : (tensor<3x8xf32>, tensor<2x40x32xf32>) -> tensor<3x40xf32>
+  func.return %0 : tensor<3x40xf32>
+}
+// CHECK: fused.matmul: the weight packed as KN32n from weight_shape [8, 40] has shape [2, 8, 32], the operand is tensor<2x40x32xf32>
