@@ -30,7 +30,8 @@ from llvmlite import ir
 from ziggurat.backends.cpu.isa import Isa, parse_isa
 from ziggurat.backends.cpu.jit import compile_ir
 from ziggurat.backends.cpu.kernels import GemmSpec, gemm_callable, make_plan, pack_gemm_b
-from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VOID, VecOps, i64
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I64, VOID, i64
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
 SQUARE = [256, 512, 1024, 2048]

@@ -37,10 +37,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import ensure_llvm_initialized
-
-I8P = ir.IntType(8).as_pointer()
-I32 = ir.IntType(32)
-I64 = ir.IntType(64)
+from ziggurat.backends.cpu.llvm_ir import I8P, I32, I64, VOID, value_type
 
 BodyBuilder = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value, list[ir.Value]], None]
 """``body(builder, begin, end, thread_id, captures)`` emits the work for task
@@ -144,8 +141,8 @@ def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function
 
 def declare_openmp(module: ir.Module) -> tuple[ir.Function, ir.Function, ir.Function]:
     """Declare ``GOMP_parallel``, ``omp_get_thread_num``, ``omp_get_num_threads``."""
-    outlined_ty = ir.FunctionType(ir.VoidType(), [I8P]).as_pointer()
-    gomp = _declare(module, "GOMP_parallel", ir.FunctionType(ir.VoidType(), [outlined_ty, I8P, I32, I32]))
+    outlined_ty = ir.FunctionType(VOID, [I8P]).as_pointer()
+    gomp = _declare(module, "GOMP_parallel", ir.FunctionType(VOID, [outlined_ty, I8P, I32, I32]))
     tnum = _declare(module, "omp_get_thread_num", ir.FunctionType(I32, []))
     tcount = _declare(module, "omp_get_num_threads", ir.FunctionType(I32, []))
     return gomp, tnum, tcount
@@ -216,8 +213,6 @@ def emit_parallel_for(
     ``captures`` (packed into a stack context struct).  Returns the outlined
     body function.
     """
-    from ziggurat.backends.cpu.kernels.irops import value_type  # here: the kernels import this module
-
     if num_threads < 1:
         raise ValueError(f"num_threads must be >= 1, got {num_threads}")
     if isinstance(n_tasks, int):
@@ -235,7 +230,7 @@ def emit_parallel_for(
     ctx_ty = ir.LiteralStructType(cap_types + [I64])
     ctx_ptr_ty = ctx_ty.as_pointer()
 
-    body_fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ctx_ptr_ty, I64, I64, I64]), name=f"{name}.body")
+    body_fn = ir.Function(module, ir.FunctionType(VOID, [ctx_ptr_ty, I64, I64, I64]), name=f"{name}.body")
     body_fn.linkage = "internal"
     ctx_arg, begin, end, tid = body_fn.args
     bb = ir.IRBuilder(body_fn.append_basic_block("entry"))
@@ -260,7 +255,7 @@ def emit_parallel_for(
     limited = builder.and_(builder.icmp_signed(">", limit, I32(0)), builder.icmp_signed("<", limit, planned))
     team = builder.select(limited, limit, planned, name=f"{name}.team")
     gomp, tnum, tcount = declare_openmp(module)
-    omp_fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P]), name=f"{name}.omp")
+    omp_fn = ir.Function(module, ir.FunctionType(VOID, [I8P]), name=f"{name}.omp")
     omp_fn.linkage = "internal"
     ob = ir.IRBuilder(omp_fn.append_basic_block("entry"))
     octx = ob.bitcast(omp_fn.args[0], ctx_ptr_ty)

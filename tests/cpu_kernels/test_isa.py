@@ -18,7 +18,8 @@ from ziggurat.backends.cpu.isa import (
     vector_width,
 )
 from ziggurat.backends.cpu.jit import emit_assembly
-from ziggurat.backends.cpu.kernels.irutil import F32P, VOID, VecOps
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32P, VOID
 
 from .helpers import ALL_ISAS
 

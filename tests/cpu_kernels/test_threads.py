@@ -11,7 +11,7 @@ import torch
 from llvmlite import ir
 
 from ziggurat.backends.cpu.jit import compile_ir
-from ziggurat.backends.cpu.kernels.irutil import F32, I64, for_range
+from ziggurat.backends.cpu.llvm_ir import F32, I64, I64P, for_range
 from ziggurat.backends.cpu.threads import (
     TEAM_PTR_FN,
     THREADS_PTR_FN,
@@ -20,8 +20,6 @@ from ziggurat.backends.cpu.threads import (
     load_openmp,
     openmp_library_path,
 )
-
-I64P = I64.as_pointer()
 
 
 def _fill_module(n_tasks: int, threads: int) -> ir.Module:

@@ -10,11 +10,9 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
-from ziggurat.backends.cpu.kernels.irops import value_type
+from ziggurat.backends.cpu.llvm_ir import I32, intrinsic_suffix, value_type
 from ziggurat.backends.cpu.vecmath.builder import VB
 from ziggurat.dialects import loop
-
-I32 = ir.IntType(32)
 
 
 def splat(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
@@ -204,22 +202,16 @@ def _reduce(em: FunctionEmitter, op: Operation) -> None:
     elif kind == "min":
         em.set(op.result, vecmath.reduce_min(em.b, x))
     elif kind == "mul":
-        fn = em.declare(f"llvm.vector.reduce.fmul.v{x_ty.count}{_suffix(elem)}", elem, [elem, x_ty])
+        fn = em.declare(f"llvm.vector.reduce.fmul.v{x_ty.count}{intrinsic_suffix(elem)}", elem, [elem, x_ty])
         em.set(op.result, em.b.call(fn, [ir.Constant(elem, 1.0), x], fastmath=("reassoc",)))
     else:
         raise CodegenError(f"loop.reduce {kind} on floats")
 
 
-def _suffix(t: ir.Type) -> str:
-    if isinstance(t, ir.IntType):
-        return f"i{t.width}"
-    return "f64" if isinstance(t, ir.DoubleType) else "f32"
-
-
 def _vector_reduce(em: FunctionEmitter, base: str, elem: ir.Type, x: ir.Value) -> ir.Value:
     x_ty = value_type(x)
     assert isinstance(x_ty, ir.VectorType)
-    fn = em.declare(f"llvm.{base}.v{x_ty.count}{_suffix(elem)}", elem, [x_ty])
+    fn = em.declare(f"llvm.{base}.v{x_ty.count}{intrinsic_suffix(elem)}", elem, [x_ty])
     return em.b.call(fn, [x])
 
 

@@ -16,6 +16,7 @@ from llvmlite import ir
 from xdsl.ir import Block, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.types import CodegenError
+from ziggurat.backends.cpu.llvm_ir import declare
 
 Handler = Callable[["FunctionEmitter", Operation], None]
 _HANDLERS: dict[type[Operation], Handler] = {}
@@ -77,10 +78,7 @@ class FunctionEmitter:
             self.b = old
 
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
-        fn = self.module.globals.get(name)
-        if isinstance(fn, ir.Function):
-            return fn
-        return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return declare(self.module, name, ret, args)
 
 
 def load_handlers() -> None:

@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from llvmlite import ir
 from xdsl.ir import Block, Operation, SSAValue
 
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
-from ziggurat.backends.cpu.codegen.types import I1, I64
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irops import value_type
+from ziggurat.backends.cpu.llvm_ir import I1, I64, value_type
 from ziggurat.backends.cpu.threads import emit_parallel_for
 from ziggurat.dialects import loop
 
@@ -159,8 +158,8 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
             bb.position_at_end(body_bb)
             rem: ir.Value = t
             for arg, n in reversed(list(zip(block.args, bounds, strict=True))):
-                em.set(arg, irops.urem(bb, rem, I64(n)) if n > 1 else I64(0))
-                rem = irops.udiv(bb, rem, I64(n)) if n > 1 else rem
+                em.set(arg, llvm_ir.urem(bb, rem, I64(n)) if n > 1 else I64(0))
+                rem = llvm_ir.udiv(bb, rem, I64(n)) if n > 1 else rem
             em.emit_block(block)
             t.add_incoming(bb.add(t, I64(1)), bb.block)
             bb.branch(header)

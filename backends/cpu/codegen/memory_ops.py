@@ -12,23 +12,12 @@ from llvmlite import ir
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
-from ziggurat.backends.cpu.codegen.types import I1, I8, I32, I64, CodegenError, llvm_type, scalar_type
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irops import value_type
+from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type, scalar_type
+from ziggurat.backends.cpu.llvm_ir import F64, I1, I8, I32, I64, VOID, intrinsic_suffix, value_type
 from ziggurat.dialects import loop
-
-
-def _suffix(t: ir.Type) -> str:
-    if isinstance(t, ir.VectorType):
-        return f"v{t.count}{_suffix(t.element)}"
-    if isinstance(t, ir.PointerType):
-        # typed pointers (from as_pointer) only; their class (_TypedPointerType) is private
-        return "p0" + _suffix(t.pointee)  # pyright: ignore[reportAttributeAccessIssue]
-    if isinstance(t, ir.IntType):
-        return f"i{t.width}"
-    return "f64" if isinstance(t, ir.DoubleType) else "f32"
 
 
 def _elem_ptr(em: FunctionEmitter, base: ir.Value, offset: ir.Value) -> ir.Value:
@@ -69,12 +58,12 @@ def _offset(em: FunctionEmitter, op: Operation) -> None:
     for v, c in zip(op.indices, op.coefficients, strict=True):
         term = em.get(v)
         if c != 1:
-            term = irops.mul(em.b, term, I64(c))
-        acc = term if acc is None else irops.add(em.b, acc, term)
+            term = llvm_ir.mul(em.b, term, I64(c))
+        acc = term if acc is None else llvm_ir.add(em.b, acc, term)
     if acc is None:
         acc = I64(op.const)
     elif op.const:
-        acc = irops.add(em.b, acc, I64(op.const))
+        acc = llvm_ir.add(em.b, acc, I64(op.const))
     em.set(op.result, acc)
 
 
@@ -85,7 +74,7 @@ def _vindex(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(ty, ir.VectorType)
     step = int(op.step.value.data)
     base = splat(em.b, em.get(op.base), ty)
-    em.set(op.result, irops.add(em.b, base, ir.Constant(ty, [step * i for i in range(ty.count)])))
+    em.set(op.result, llvm_ir.add(em.b, base, ir.Constant(ty, [step * i for i in range(ty.count)])))
 
 
 @handles(loop.LoadOp)
@@ -121,11 +110,11 @@ def _vload(em: FunctionEmitter, op: Operation) -> None:
     sty = _storage_vec(vty)
     ptr = em.b.bitcast(_elem_ptr(em, em.get(op.buffer), em.get(op.offset)), sty.as_pointer())
     mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
-    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == F64 else 4)
     if mask is None:
         value = em.b.load(ptr, align=align)
     else:
-        fn = em.declare(f"llvm.masked.load.{_suffix(sty)}.{_suffix(sty.as_pointer())}", sty,
+        fn = em.declare(f"llvm.masked.load.{intrinsic_suffix(sty)}.{intrinsic_suffix(sty.as_pointer())}", sty,
                         [sty.as_pointer(), I32, value_type(mask), sty])
         value = em.b.call(fn, [ptr, I32(align), mask, ir.Constant(sty, [0] * sty.count)])
     if sty is not vty:
@@ -144,11 +133,11 @@ def _vstore(em: FunctionEmitter, op: Operation) -> None:
         value = em.b.zext(value, sty)
     ptr = em.b.bitcast(_elem_ptr(em, em.get(op.buffer), em.get(op.offset)), sty.as_pointer())
     mask = _lane_mask(em, op.lanes, vty.count)
-    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    align = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == F64 else 4)
     if mask is None:
         em.b.store(value, ptr, align=align)
     else:
-        fn = em.declare(f"llvm.masked.store.{_suffix(sty)}.{_suffix(sty.as_pointer())}", ir.VoidType(),
+        fn = em.declare(f"llvm.masked.store.{intrinsic_suffix(sty)}.{intrinsic_suffix(sty.as_pointer())}", VOID,
                         [sty, sty.as_pointer(), I32, value_type(mask)])
         em.b.call(fn, [value, ptr, I32(align), mask])
 
@@ -176,14 +165,14 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(vty, ir.VectorType)
     sty = _storage_vec(vty)
     base = em.get(op.buffer)
-    esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == ir.DoubleType() else 4)
+    esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == F64 else 4)
     offsets = em.get(op.offsets)
     pty = ir.VectorType(sty.element.as_pointer(), vty.count)
     if _element_count(op.buffer) < 2 ** 31:
         # One base pointer plus 32-bit lane indices: x86 selects one vgatherdps per 16
         # lanes instead of two vgatherqps on 64-bit addresses.  (Indices of masked-off
         # lanes may be garbage; truncating them is harmless.)
-        idx = irops.trunc(em.b, offsets, ir.VectorType(I32, vty.count))
+        idx = llvm_ir.trunc(em.b, offsets, ir.VectorType(I32, vty.count))
         ptrs = _vector_gep(em, base, idx, pty)  # base is a pointer to sty's elements
     else:
         ity = ir.VectorType(I64, vty.count)
@@ -193,7 +182,7 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
     mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
     if mask is None:
         mask = ir.Constant(ir.VectorType(I1, vty.count), [1] * vty.count)
-    fn = em.declare(f"llvm.masked.gather.{_suffix(sty)}.{_suffix(pty)}", sty, [pty, I32, value_type(mask), sty])
+    fn = em.declare(f"llvm.masked.gather.{intrinsic_suffix(sty)}.{intrinsic_suffix(pty)}", sty, [pty, I32, value_type(mask), sty])
     value = em.b.call(fn, [ptrs, I32(esize), mask, ir.Constant(sty, [0] * sty.count)])
     if sty is not vty:
         value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))

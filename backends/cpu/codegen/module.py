@@ -19,10 +19,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, load_handlers
 from ziggurat.backends.cpu.codegen.profile import ProfileEmitter, ProfileEntry
-from ziggurat.backends.cpu.codegen.types import I8, I8P, I64, VOID, CodegenError, llvm_type
+from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
+from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID
 from ziggurat.backends.cpu.memory_plan import MemoryPlan
 from ziggurat.dialects import loop
 
@@ -249,7 +250,7 @@ class ModuleCodegen:
 
         arena = raw(self.abi.arena_index)
         workspace = raw(self.abi.workspace_index)
-        status = b.bitcast(raw(self.abi.status_index), I64.as_pointer())
+        status = b.bitcast(raw(self.abi.status_index), I64P)
         prof = self.profiler
         entry_start = prof.now(b) if prof is not None else None
 
@@ -279,14 +280,14 @@ class ModuleCodegen:
 
                 def at(v: SSAValue | None, key: str) -> ir.Value:
                     if v is None:
-                        return ir.Constant(ir.FloatType().as_pointer(), None)
+                        return ir.Constant(F32P, None)
                     p = pointer(v)
                     off = offsets.get(key, 0)
                     if off:
                         p = b.gep(p, [I64(off)])
-                    return cast(ir.Value, b.bitcast(p, ir.FloatType().as_pointer()))
+                    return cast(ir.Value, b.bitcast(p, F32P))
 
-                ws = b.bitcast(workspace, ir.FloatType().as_pointer())
+                ws = b.bitcast(workspace, F32P)
                 b.call(gfn, [at(op.a, "a_offset"), at(op.b, "b_offset"), at(op.c, "c_offset"),
                              at(op.bias, "bias_offset"), at(op.other, "other_offset"), ws])
                 if prof is not None and start is not None:
@@ -310,7 +311,7 @@ class ModuleCodegen:
                 same.attributes.add("noinline")
             self.kernels[name] = same
             return same
-        params = [llvm_type(a.type) for a in op.body.block.args] + [I64.as_pointer()]
+        params = [llvm_type(a.type) for a in op.body.block.args] + [I64P]
         fn = ir.Function(self.module, ir.FunctionType(VOID, params), name=name)
         fn.linkage = "internal"
         fn.attributes.add("nounwind")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.codegen.types import I32, I64
+from ziggurat.backends.cpu.llvm_ir import I32, I64, I64P, declare
 
 COUNTERS = "zig_profile_counters"
 CYCLES_FN = "zig_profile_cycles"
@@ -40,12 +40,10 @@ class ProfileEmitter:
     def __init__(self, module: ir.Module) -> None:
         self.module = module
         self.entries: list[ProfileEntry] = []
-        rcc = module.globals.get("llvm.readcyclecounter")
-        self._rcc = rcc if isinstance(rcc, ir.Function) else ir.Function(
-            module, ir.FunctionType(I64, []), name="llvm.readcyclecounter")
+        self._rcc = declare(module, "llvm.readcyclecounter", I64, [])
         # Pointer to the slots, filled in once their number is known (an i64* global
         # initialized with the address of the array).
-        self._base = ir.GlobalVariable(module, I64.as_pointer(), name=f"{COUNTERS}.base")
+        self._base = ir.GlobalVariable(module, I64P, name=f"{COUNTERS}.base")
         self._base.linkage = "internal"
 
     def now(self, b: ir.IRBuilder) -> ir.Value:
@@ -72,6 +70,6 @@ class ProfileEmitter:
         fn = ir.Function(self.module, ir.FunctionType(I64, []), name=CYCLES_FN)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         b.ret(b.call(self._rcc, []))
-        fn = ir.Function(self.module, ir.FunctionType(I64.as_pointer(), []), name=COUNTERS_FN)
+        fn = ir.Function(self.module, ir.FunctionType(I64P, []), name=COUNTERS_FN)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         b.ret(counters.gep([I32(0), I32(0)]))

@@ -15,14 +15,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-F32 = ir.FloatType()
-F64 = ir.DoubleType()
-I1 = ir.IntType(1)
-I8 = ir.IntType(8)
-I32 = ir.IntType(32)
-I64 = ir.IntType(64)
-I8P = I8.as_pointer()
-VOID = ir.VoidType()
+from ziggurat.backends.cpu.llvm_ir import F32, F64, I1, I8, I64
 
 
 class CodegenError(RuntimeError):

@@ -12,10 +12,9 @@ from collections.abc import Mapping
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu import vecmath
+from ziggurat.backends.cpu import llvm_ir, vecmath
 from ziggurat.backends.cpu.codegen.types import CodegenError
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irops import value_type
+from ziggurat.backends.cpu.llvm_ir import value_type
 from ziggurat.backends.cpu.vecmath.builder import VB
 
 _ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
@@ -76,15 +75,15 @@ def _int_unary(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
     ty = value_type(x)
     zero = _splat(ty, 0)
     if kind == "abs":
-        return b.select(b.icmp_signed("<", x, zero), irops.sub(b, zero, x), x)
+        return b.select(b.icmp_signed("<", x, zero), llvm_ir.sub(b, zero, x), x)
     if kind == "neg":
-        return irops.sub(b, zero, x)
+        return llvm_ir.sub(b, zero, x)
     if kind == "bitwise_not":
         return b.xor(x, _splat(ty, -1))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind == "relu":
         return b.select(b.icmp_signed("<", x, zero), zero, x)
     if kind == "square":
-        return irops.mul(b, x, x)
+        return llvm_ir.mul(b, x, x)
     if kind in ("floor", "ceil", "round", "trunc"):
         return x
     raise CodegenError(f"loop.unary '{kind}' has no integer form")

@@ -7,12 +7,11 @@ from typing import cast
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irutil import F32, F32P, I64, VecOps, gep, i64
-
-I32 = ir.IntType(32)
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.kernels.microkernel import Epilogue, combine_binary
 from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I64, gep, i64
 
 CarryBody = Callable[[ir.IRBuilder, ir.Value, list[ir.Value]], list[ir.Value]]
 
@@ -38,12 +37,12 @@ def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Valu
         b.cbranch(b.icmp_signed(">", n_val, i64(0)), loop, done)
     b.position_at_end(loop)
     idx = b.phi(I64, name=f"{name}.i")
-    phis = [b.phi(irops.value_type(v)) for v in values]
+    phis = [b.phi(llvm_ir.value_type(v)) for v in values]
     idx.add_incoming(i64(0), pre)
     for p, v in zip(phis, values, strict=True):
         p.add_incoming(v, pre)
     new = body(b, idx, list(phis))
-    nxt = irops.add(b, idx, i64(1))
+    nxt = llvm_ir.add(b, idx, i64(1))
     end = b.block
     idx.add_incoming(nxt, end)
     for p, v in zip(phis, new, strict=True):
@@ -54,7 +53,7 @@ def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Valu
         return new
     out = []
     for v0, v1 in zip(values, new, strict=True):
-        phi = b.phi(irops.value_type(v0))
+        phi = b.phi(llvm_ir.value_type(v0))
         phi.add_incoming(v0, pre)
         phi.add_incoming(v1, end)
         out.append(phi)
@@ -98,7 +97,7 @@ def epilogue_before_activation(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, acc:
     """The bias, and the binary op when it comes first."""
     x = acc
     if epi.bias and bias is not None:
-        x = irops.fadd(b, x, bias)
+        x = llvm_ir.fadd(b, x, bias)
     return _binary(b, vec, epi, x, other_ptr, lanes) if epi.binary_first else x
 
 
@@ -113,15 +112,6 @@ def _binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, other_ptr:
     if epi.binary is None or other_ptr is None:
         return x
     return combine_binary(b, vec, epi, x, vec.load(b, other_ptr, lanes))
-
-
-def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, locality: int = 3) -> None:
-    """``llvm.prefetch`` for reading (locality 3: into L1, ``prefetcht0``)."""
-    i8p = ir.IntType(8).as_pointer()
-    fn = module.globals.get("llvm.prefetch.p0i8")
-    if not isinstance(fn, ir.Function):
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
-    b.call(fn, [b.bitcast(ptr, i8p), ir.Constant(I32, 0), ir.Constant(I32, locality), ir.Constant(I32, 1)])
 
 
 def vector_lanes(cols: int, width: int) -> list[int]:

@@ -25,25 +25,24 @@ from typing import cast
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.conv_common import (
     apply_epilogue,
     carry_loop,
     epilogue_after_activation,
     epilogue_before_activation,
-    prefetch,
     vector_lanes,
     zero_page,
     zero_pointer,
 )
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
-from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_plan import cache_sizes
-from ziggurat.backends.cpu.kernels.irutil import F32P, I64, VOID, VecOps, for_range, gep, i64
-from ziggurat.backends.cpu.kernels.irutil import mul as imul
 from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32P, VOID, for_range, gep, i64, mul_const
 from ziggurat.backends.cpu.threads import emit_parallel_for, entry_alloca
 
 #: Register tile (rows = output pixels, vectors of output channels) per ISA.
@@ -108,18 +107,18 @@ class _IgemmEmitter:
         prefetch_b = PREFETCH_K > 0 and s.k > 2 * PREFETCH_K
 
         def segment(bld: ir.IRBuilder, seg: ir.Value, accs: list[ir.Value]) -> list[ir.Value]:
-            rowp = [bld.load(gep(bld, table, irops.add(bld, irops.mul(bld, seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
-            bseg = gep(bld, bp, irops.mul(bld, seg, i64(seg_len * nr)))
+            rowp = [bld.load(gep(bld, table, llvm_ir.add(bld, llvm_ir.mul(bld, seg, i64(mr)), i64(i))), align=8) for i in range(rows)]
+            bseg = gep(bld, bp, llvm_ir.mul(bld, seg, i64(seg_len * nr)))
 
             def steps(bb: ir.IRBuilder, base: ir.Value, count: int, accs_in: list[ir.Value]) -> list[ir.Value]:
                 out = list(accs_in)
                 for t in range(count):
-                    koff = irops.add(bb, base, i64(t)) if t else base
-                    bv = [vec.load(bb, gep(bb, bseg, irops.add(bb, irops.mul(bb, koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
+                    koff = llvm_ir.add(bb, base, i64(t)) if t else base
+                    bv = [vec.load(bb, gep(bb, bseg, llvm_ir.add(bb, llvm_ir.mul(bb, koff, i64(nr)), i64(v * w))), w) for v in range(nv)]
                     if prefetch_b:
-                        ahead = irops.mul(bb, irops.add(bb, koff, i64(PREFETCH_K)), i64(nr))
+                        ahead = llvm_ir.mul(bb, llvm_ir.add(bb, koff, i64(PREFETCH_K)), i64(nr))
                         for line in range(0, nv * w, 16):
-                            prefetch(self.module, bb, gep(bb, bseg, irops.add(bb, ahead, i64(line))))
+                            llvm_ir.prefetch(self.module, bb, gep(bb, bseg, llvm_ir.add(bb, ahead, i64(line))))
                     for i in range(rows):
                         x = vec.splat(bb, bb.load(gep(bb, rowp[i], koff), align=4))
                         for v in range(nv):
@@ -127,7 +126,7 @@ class _IgemmEmitter:
                 return out
 
             main = seg_len // unroll
-            accs = carry_loop(bld, main, accs, lambda bb, it, a: steps(bb, irops.mul(bb, it, i64(unroll)), unroll, a),
+            accs = carry_loop(bld, main, accs, lambda bb, it, a: steps(bb, llvm_ir.mul(bb, it, i64(unroll)), unroll, a),
                               name="k")
             rem = seg_len - main * unroll
             if rem:
@@ -139,10 +138,10 @@ class _IgemmEmitter:
         bias_v = [vec.load(b, gep(b, bias, v * w), lanes[v]) for v in range(nv)] if epi.bias else [None] * nv
 
         def other_at(i: int | ir.Value, v: int) -> ir.Value | None:
-            return gep(b, gep(b, other, imul(b, i, s.other_pixel)), v * w) if epi.binary else None
+            return gep(b, gep(b, other, mul_const(b, i, s.other_pixel)), v * w) if epi.binary else None
 
         def store(y: ir.Value, i: int | ir.Value, v: int) -> None:
-            vec.store(b, y, gep(b, gep(b, c, imul(b, i, s.ldc)), v * w), lanes[v])
+            vec.store(b, y, gep(b, gep(b, c, mul_const(b, i, s.ldc)), v * w), lanes[v])
 
         if stages(epi.unary, w):
             unary = epi.unary
@@ -207,15 +206,15 @@ class _IgemmEmitter:
         table_p = cast(ir.Value, b.bitcast(table, F32PP))
         zero = zero_pointer(b, self.zero)
         with for_range(b, begin, end, name="task") as t:
-            cb = irops.udiv(b, t, i64(self.row_tiles))
-            rt = irops.urem(b, t, i64(self.row_tiles))
-            m0 = irops.mul(b, rt, i64(mr))
+            cb = llvm_ir.udiv(b, t, i64(self.row_tiles))
+            rt = llvm_ir.urem(b, t, i64(self.row_tiles))
+            m0 = llvm_ir.mul(b, rt, i64(mr))
             self._fill_table(b, x, table_p, zero, m0)
-            ct0 = irops.mul(b, cb, i64(self.nb))
-            ct1 = b.select(b.icmp_unsigned("<", irops.add(b, ct0, i64(self.nb)), i64(self.col_tiles)),
-                           irops.add(b, ct0, i64(self.nb)), i64(self.col_tiles))
-            c_row = gep(b, c, irops.mul(b, m0, i64(s.ldc)))
-            o_row = gep(b, other, irops.mul(b, m0, i64(s.other_pixel))) if s.binary else other
+            ct0 = llvm_ir.mul(b, cb, i64(self.nb))
+            ct1 = b.select(b.icmp_unsigned("<", llvm_ir.add(b, ct0, i64(self.nb)), i64(self.col_tiles)),
+                           llvm_ir.add(b, ct0, i64(self.nb)), i64(self.col_tiles))
+            c_row = gep(b, c, llvm_ir.mul(b, m0, i64(s.ldc)))
+            o_row = gep(b, other, llvm_ir.mul(b, m0, i64(s.other_pixel))) if s.binary else other
             if (True, False) in self.uks or (True, True) in self.uks:
                 is_tail = b.icmp_unsigned("==", rt, i64(self.row_tiles - 1))
                 with b.if_else(is_tail) as (then, otherwise):
@@ -232,8 +231,8 @@ class _IgemmEmitter:
         full = self.uks.get((m_tail, False))
         tail = self.uks.get((m_tail, True))
         with for_range(b, ct0, ct1, name="ct") as ct:
-            j = irops.mul(b, ct, i64(tw))
-            args = [table, gep(b, bp, irops.mul(b, ct, i64(s.k * s.nr))), gep(b, c_row, j),
+            j = llvm_ir.mul(b, ct, i64(tw))
+            args = [table, gep(b, bp, llvm_ir.mul(b, ct, i64(s.k * s.nr))), gep(b, c_row, j),
                     gep(b, bias, j) if s.bias else bias, gep(b, o_row, j) if s.binary else o_row]
             if tail is None:
                 assert full is not None
@@ -253,24 +252,24 @@ class _IgemmEmitter:
         s, mr = self.spec, self.mr
         hw = s.out_h * s.out_w
         with for_range(b, 0, mr, name="row") as i:
-            m = irops.add(b, m0, i)
+            m = llvm_ir.add(b, m0, i)
             valid_m = b.icmp_signed("<", m, i64(s.m))
             mm = b.select(valid_m, m, i64(0))
-            n = irops.udiv(b, mm, i64(hw))
-            r = irops.urem(b, mm, i64(hw))
-            oy = irops.udiv(b, r, i64(s.out_w))
-            ox = irops.urem(b, r, i64(s.out_w))
-            iy0 = irops.sub(b, irops.mul(b, oy, i64(s.sh)), i64(s.ph))
-            ix0 = irops.sub(b, irops.mul(b, ox, i64(s.sw)), i64(s.pw))
-            base = gep(b, x, irops.mul(b, n, i64(s.in_batch)))
+            n = llvm_ir.udiv(b, mm, i64(hw))
+            r = llvm_ir.urem(b, mm, i64(hw))
+            oy = llvm_ir.udiv(b, r, i64(s.out_w))
+            ox = llvm_ir.urem(b, r, i64(s.out_w))
+            iy0 = llvm_ir.sub(b, llvm_ir.mul(b, oy, i64(s.sh)), i64(s.ph))
+            ix0 = llvm_ir.sub(b, llvm_ir.mul(b, ox, i64(s.sw)), i64(s.pw))
+            base = gep(b, x, llvm_ir.mul(b, n, i64(s.in_batch)))
             kxs = 1 if s.row_segments else s.kw
             for ky in range(s.kh):
-                iy = irops.add(b, iy0, i64(ky * s.dh))
-                vy = irops.and_(b, valid_m, b.icmp_unsigned("<", iy, i64(s.in_h)))  # unsigned: negative -> huge
-                row = irops.mul(b, iy, i64(s.in_row))
+                iy = llvm_ir.add(b, iy0, i64(ky * s.dh))
+                vy = llvm_ir.and_(b, valid_m, b.icmp_unsigned("<", iy, i64(s.in_h)))  # unsigned: negative -> huge
+                row = llvm_ir.mul(b, iy, i64(s.in_row))
                 for kx in range(kxs):
-                    ix = irops.add(b, ix0, i64(kx * s.dw))
-                    ok = vy if s.row_segments else irops.and_(b, vy, b.icmp_unsigned("<", ix, i64(s.in_w)))
-                    ptr = b.select(ok, gep(b, base, irops.add(b, row, irops.mul(b, ix, i64(s.in_pixel)))), zero)
+                    ix = llvm_ir.add(b, ix0, i64(kx * s.dw))
+                    ok = vy if s.row_segments else llvm_ir.and_(b, vy, b.icmp_unsigned("<", ix, i64(s.in_w)))
+                    ptr = b.select(ok, gep(b, base, llvm_ir.add(b, row, llvm_ir.mul(b, ix, i64(s.in_pixel)))), zero)
                     seg = ky * kxs + kx
-                    b.store(ptr, gep(b, table, irops.add(b, i, i64(seg * mr))), align=8)
+                    b.store(ptr, gep(b, table, llvm_ir.add(b, i, i64(seg * mr))), align=8)

@@ -21,12 +21,13 @@ from __future__ import annotations
 import torch
 from llvmlite import ir
 
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lanes
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
-from ziggurat.backends.cpu.kernels import irops
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
-from ziggurat.backends.cpu.kernels.irutil import F32P, VOID, VecOps, for_range, gep, i64, if_update
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32P, VOID, for_range, gep, i64, if_update
 
 MAX_TILE = 8
 
@@ -94,19 +95,19 @@ class _DepthwiseEmitter:
         s = self.spec
         x, w, c, bias, other = caps
         with for_range(b, begin, end, name="task") as t:
-            blk = irops.urem(b, t, i64(self.blocks))
-            row = irops.udiv(b, t, i64(self.blocks))  # n*out_h + oy
-            n = irops.udiv(b, row, i64(s.out_h))
-            oy = irops.urem(b, row, i64(s.out_h))
-            c0 = irops.mul(b, blk, i64(self.nvd * self.vec.width))
-            iy0 = irops.sub(b, irops.mul(b, oy, i64(s.sh)), i64(s.ph))
+            blk = llvm_ir.urem(b, t, i64(self.blocks))
+            row = llvm_ir.udiv(b, t, i64(self.blocks))  # n*out_h + oy
+            n = llvm_ir.udiv(b, row, i64(s.out_h))
+            oy = llvm_ir.urem(b, row, i64(s.out_h))
+            c0 = llvm_ir.mul(b, blk, i64(self.nvd * self.vec.width))
+            iy0 = llvm_ir.sub(b, llvm_ir.mul(b, oy, i64(s.sh)), i64(s.ph))
             ops = _RowOperands(
-                x=gep(b, gep(b, x, irops.mul(b, n, i64(s.in_batch))), irops.add(b, irops.mul(b, iy0, i64(s.in_row)), c0)),
+                x=gep(b, gep(b, x, llvm_ir.mul(b, n, i64(s.in_batch))), llvm_ir.add(b, llvm_ir.mul(b, iy0, i64(s.in_row)), c0)),
                 w=gep(b, w, c0),
-                c=gep(b, c, irops.add(b, irops.mul(b, row, i64(s.out_w * s.ldc)), c0)),
+                c=gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(s.out_w * s.ldc)), c0)),
                 bias=gep(b, bias, c0) if s.bias else bias,
-                other=gep(b, other, irops.add(b, irops.mul(b, row, i64(s.out_w * s.other_pixel)), c0)) if s.binary else other,
-                rows_ok=[b.icmp_unsigned("<", irops.add(b, iy0, i64(ky * s.dh)), i64(s.in_h)) for ky in range(s.kh)],
+                other=gep(b, other, llvm_ir.add(b, llvm_ir.mul(b, row, i64(s.out_w * s.other_pixel)), c0)) if s.binary else other,
+                rows_ok=[b.icmp_unsigned("<", llvm_ir.add(b, iy0, i64(ky * s.dh)), i64(s.in_h)) for ky in range(s.kh)],
             )
             last_nv = self.nvec_total - (self.blocks - 1) * self.nvd
             last_lanes = s.channels - (self.nvec_total - 1) * self.vec.width
@@ -134,7 +135,7 @@ class _DepthwiseEmitter:
                 if t < first:
                     self._tile(b, ops, lanes, t, min(bt, s.out_w - t))
             with for_range(b, first // bt, last // bt + 1, name="tile") as ti:
-                self._tile(b, ops, lanes, irops.mul(b, ti, i64(bt)), bt)
+                self._tile(b, ops, lanes, llvm_ir.mul(b, ti, i64(bt)), bt)
             for t in starts:
                 if t > last:
                     self._tile(b, ops, lanes, t, min(bt, s.out_w - t))
@@ -197,8 +198,8 @@ def _affine(b: ir.IRBuilder, x: int | ir.Value, scale: int, offset: int = 0) -> 
     """``x * scale + offset``, folded when ``x`` is static."""
     if isinstance(x, int):
         return x * scale + offset
-    v = irops.mul(b, x, i64(scale)) if scale != 1 else x
-    return irops.add(b, v, i64(offset)) if offset else v
+    v = llvm_ir.mul(b, x, i64(scale)) if scale != 1 else x
+    return llvm_ir.add(b, v, i64(offset)) if offset else v
 
 
 class _RowOperands:

@@ -25,12 +25,13 @@ from typing import Any
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, for_range, gep, i64
 from ziggurat.backends.cpu.kernels.microkernel import FLAG_ACCUMULATE, FLAG_FINAL, TileAccess, emit_microkernel
 from ziggurat.backends.cpu.kernels.pack_ir import emit_pack_a, emit_pack_b_kn, emit_pack_b_nk
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32P, I32, VOID, for_range, gep, i64
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
 __all__ = ["GemmSpec", "GemmSpecError", "emit_gemm", "gemm_workspace_bytes", "gc_paused"]
@@ -149,45 +150,45 @@ class _GemmEmitter:
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
         s, p = self.spec, self.plan
         a, bmat, c, bias, other, ws = caps
-        ws_t = gep(b, ws, irops.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
+        ws_t = gep(b, ws, llvm_ir.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
         ws_a = ws_t
         ws_b = gep(b, ws_t, p.ws_a_floats)
         per_batch = p.tasks_m * p.tasks_n
         with for_range(b, begin, end, name="task") as t:
-            bi = irops.udiv(b, t, i64(per_batch))
-            rem = irops.urem(b, t, i64(per_batch))
-            ni = irops.udiv(b, rem, i64(p.tasks_m))
-            mi = irops.urem(b, rem, i64(p.tasks_m))
-            m0 = irops.mul(b, mi, i64(p.mt))
-            n0 = irops.mul(b, ni, i64(p.nt))
-            mcnt = _umin(b, i64(p.mt), irops.sub(b, i64(s.m), m0))
-            ncnt = _umin(b, i64(p.nt), irops.sub(b, i64(s.n), n0))
+            bi = llvm_ir.udiv(b, t, i64(per_batch))
+            rem = llvm_ir.urem(b, t, i64(per_batch))
+            ni = llvm_ir.udiv(b, rem, i64(p.tasks_m))
+            mi = llvm_ir.urem(b, rem, i64(p.tasks_m))
+            m0 = llvm_ir.mul(b, mi, i64(p.mt))
+            n0 = llvm_ir.mul(b, ni, i64(p.nt))
+            mcnt = _umin(b, i64(p.mt), llvm_ir.sub(b, i64(s.m), m0))
+            ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, i64(s.n), n0))
             ops = _Operands(
-                a=gep(b, a, irops.mul(b, bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
-                b=gep(b, bmat, irops.mul(b, bi, i64(s.batch_stride_b))),  # type: ignore[arg-type]
-                c=gep(b, c, irops.mul(b, bi, i64(s.batch_stride_c))),  # type: ignore[arg-type]
+                a=gep(b, a, llvm_ir.mul(b, bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
+                b=gep(b, bmat, llvm_ir.mul(b, bi, i64(s.batch_stride_b))),  # type: ignore[arg-type]
+                c=gep(b, c, llvm_ir.mul(b, bi, i64(s.batch_stride_c))),  # type: ignore[arg-type]
                 bias=bias,
-                other=gep(b, other, irops.mul(b, bi, i64(s.other_batch_stride))) if s.binary else other,
+                other=gep(b, other, llvm_ir.mul(b, bi, i64(s.other_batch_stride))) if s.binary else other,
                 ws_a=ws_a,
                 ws_b=ws_b,
             )
             if p.a_once:
                 self._a_once(b, ops, m0, mcnt, n0, ncnt)
             else:
-                n_end = irops.add(b, n0, ncnt)
+                n_end = llvm_ir.add(b, n0, ncnt)
                 with for_range(b, n0, n_end, p.nc, name="jc") as jc:
-                    ncur = _umin(b, i64(p.nc), irops.sub(b, n_end, jc))
+                    ncur = _umin(b, i64(p.nc), llvm_ir.sub(b, n_end, jc))
                     self._k_blocks(b, ops, jc, ncur, m0, mcnt)
 
     def _k_block_params(self, b: ir.IRBuilder, kb: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
         """``(pc, kcur, flags)`` of K block ``kb``."""
         s, p = self.spec, self.plan
         nkb = -(-s.k // p.kc)
-        pc = irops.mul(b, kb, i64(p.kc))
-        kcur = _umin(b, i64(p.kc), irops.sub(b, i64(s.k), pc))
-        not_first = irops.zext(b, b.icmp_unsigned("!=", kb, i64(0)), I32)
-        last = irops.zext(b, b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
-        flags = irops.or_(b, irops.mul(b, not_first, I32(FLAG_ACCUMULATE)), irops.mul(b, last, I32(FLAG_FINAL)))
+        pc = llvm_ir.mul(b, kb, i64(p.kc))
+        kcur = _umin(b, i64(p.kc), llvm_ir.sub(b, i64(s.k), pc))
+        not_first = llvm_ir.zext(b, b.icmp_unsigned("!=", kb, i64(0)), I32)
+        last = llvm_ir.zext(b, b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
+        flags = llvm_ir.or_(b, llvm_ir.mul(b, not_first, I32(FLAG_ACCUMULATE)), llvm_ir.mul(b, last, I32(FLAG_FINAL)))
         return pc, kcur, flags
 
     def _pack_b(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, pc: ir.Value,
@@ -196,16 +197,16 @@ class _GemmEmitter:
         if self.pack_b_fn is None:
             return
         if s.b_transposed:
-            src = gep(b, ops.b, irops.add(b, irops.mul(b, jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
+            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
         else:
-            src = gep(b, ops.b, irops.add(b, irops.mul(b, pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
+            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
         b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur])
 
     def _pack_a(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, pc: ir.Value,
                 kcur: ir.Value) -> None:
         if self.pack_a_fn is None:
             return
-        src = gep(b, ops.a, irops.add(b, irops.mul(b, ic, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+        src = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, ic, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
         b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur])
 
     def _a_once(self, b: ir.IRBuilder, ops: _Operands, m0: ir.Value, mcnt: ir.Value, n0: ir.Value,
@@ -214,12 +215,12 @@ class _GemmEmitter:
         every column block with it (pc -> jc order)."""
         s, p = self.spec, self.plan
         nkb = -(-s.k // p.kc)
-        n_end = irops.add(b, n0, ncnt)
+        n_end = llvm_ir.add(b, n0, ncnt)
         with for_range(b, 0, nkb, name="kb") as kb:
             pc, kcur, flags = self._k_block_params(b, kb)
             self._pack_a(b, ops, m0, mcnt, pc, kcur)
             with for_range(b, n0, n_end, p.nc, name="jc") as jc:
-                ncur = _umin(b, i64(p.nc), irops.sub(b, n_end, jc))
+                ncur = _umin(b, i64(p.nc), llvm_ir.sub(b, n_end, jc))
                 self._pack_b(b, ops, jc, ncur, pc, kcur)
                 self._tiles(b, ops, m0, mcnt, jc, ncur, pc, kcur, flags)
 
@@ -230,33 +231,33 @@ class _GemmEmitter:
         with for_range(b, 0, nkb, name="kb") as kb:
             pc, kcur, flags = self._k_block_params(b, kb)
             self._pack_b(b, ops, jc, ncur, pc, kcur)
-            m_end = irops.add(b, m0, mcnt)
+            m_end = llvm_ir.add(b, m0, mcnt)
             with for_range(b, m0, m_end, p.mc, name="ic") as ic:
-                mcur = _umin(b, i64(p.mc), irops.sub(b, m_end, ic))
+                mcur = _umin(b, i64(p.mc), llvm_ir.sub(b, m_end, ic))
                 self._pack_a(b, ops, ic, mcur, pc, kcur)
                 self._tiles(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
 
     def _tiles(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
                ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
         p = self.plan
-        m_full = irops.udiv(b, mcur, i64(p.mr))
-        n_full = irops.udiv(b, ncur, i64(p.tw))
+        m_full = llvm_ir.udiv(b, mcur, i64(p.mr))
+        n_full = llvm_ir.udiv(b, ncur, i64(p.tw))
 
         def row_of_tiles(ir_idx: ir.Value, m_tail: bool) -> None:
-            i = irops.add(b, ic, irops.mul(b, ir_idx, i64(p.mr)))
+            i = llvm_ir.add(b, ic, llvm_ir.mul(b, ir_idx, i64(p.mr)))
             if p.pack_a:
-                a_tile = gep(b, ops.ws_a, irops.mul(b, ir_idx, i64(p.mr * p.kc)))
+                a_tile = gep(b, ops.ws_a, llvm_ir.mul(b, ir_idx, i64(p.mr * p.kc)))
             else:
-                a_tile = gep(b, ops.a, irops.add(b, irops.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+                a_tile = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
             uk = self.uks.get((m_tail, False))
             if uk is not None:
                 with for_range(b, 0, n_full, name="jr") as jr:
-                    j = irops.add(b, jc, irops.mul(b, jr, i64(p.tw)))
+                    j = llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw)))
                     self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags)
             uk_t = self.uks.get((m_tail, True))
             if uk_t is not None:
-                with b.if_then(b.icmp_unsigned("!=", irops.urem(b, ncur, i64(p.tw)), i64(0))):
-                    j = irops.add(b, jc, irops.mul(b, n_full, i64(p.tw)))
+                with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
+                    j = llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw)))
                     self._call_uk(b, uk_t, ops, a_tile, i, j, jc, pc, kcur, flags)
 
         if p.cols_outer:
@@ -265,27 +266,27 @@ class _GemmEmitter:
         with for_range(b, 0, m_full, name="ir") as ir_idx:
             row_of_tiles(ir_idx, False)
         if (True, False) in self.uks or (True, True) in self.uks:
-            with b.if_then(b.icmp_unsigned("!=", irops.urem(b, mcur, i64(p.mr)), i64(0))):
+            with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, mcur, i64(p.mr)), i64(0))):
                 row_of_tiles(m_full, True)
 
     def _tiles_cols_outer(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
                           ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
         """The block's tiles column by column: each B micro-panel serves every row tile in turn."""
         p = self.plan
-        m_full = irops.udiv(b, mcur, i64(p.mr))
-        n_full = irops.udiv(b, ncur, i64(p.tw))
-        m_tail = b.icmp_unsigned("!=", irops.urem(b, mcur, i64(p.mr)), i64(0))
+        m_full = llvm_ir.udiv(b, mcur, i64(p.mr))
+        n_full = llvm_ir.udiv(b, ncur, i64(p.tw))
+        m_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, mcur, i64(p.mr)), i64(0))
 
         def column_of_tiles(j: ir.Value, n_tail: bool) -> None:
             def tile(ir_idx: ir.Value, is_m_tail: bool) -> None:
                 uk = self.uks.get((is_m_tail, n_tail))
                 if uk is None:
                     return
-                i = irops.add(b, ic, irops.mul(b, ir_idx, i64(p.mr)))
+                i = llvm_ir.add(b, ic, llvm_ir.mul(b, ir_idx, i64(p.mr)))
                 if p.pack_a:
-                    a_tile = gep(b, ops.ws_a, irops.mul(b, ir_idx, i64(p.mr * p.kc)))
+                    a_tile = gep(b, ops.ws_a, llvm_ir.mul(b, ir_idx, i64(p.mr * p.kc)))
                 else:
-                    a_tile = gep(b, ops.a, irops.add(b, irops.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+                    a_tile = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
                 self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, ir_idx)
 
             with for_range(b, 0, m_full, name="ir") as ir_idx:
@@ -296,10 +297,10 @@ class _GemmEmitter:
 
         if (False, False) in self.uks or (True, False) in self.uks:
             with for_range(b, 0, n_full, name="jr") as jr:
-                column_of_tiles(irops.add(b, jc, irops.mul(b, jr, i64(p.tw))), False)
+                column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw))), False)
         if (False, True) in self.uks or (True, True) in self.uks:
-            with b.if_then(b.icmp_unsigned("!=", irops.urem(b, ncur, i64(p.tw)), i64(0))):
-                column_of_tiles(irops.add(b, jc, irops.mul(b, n_full, i64(p.tw))), True)
+            with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
+                column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw))), True)
 
     def _call_uk(self, b: ir.IRBuilder, uk: ir.Function, ops: _Operands, a_tile: ir.Value, i: ir.Value,
                  j: ir.Value, jc: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value,
@@ -308,17 +309,17 @@ class _GemmEmitter:
         if s.b_packed:
             nr = s.nr
             assert nr is not None
-            panel_off = irops.mul(b, irops.udiv(b, j, i64(nr)), i64(s.k * nr))
-            b_tile = gep(b, ops.b, irops.add(b, irops.add(b, panel_off, irops.urem(b, j, i64(nr))), irops.mul(b, pc, i64(nr))))
+            panel_off = llvm_ir.mul(b, llvm_ir.udiv(b, j, i64(nr)), i64(s.k * nr))
+            b_tile = gep(b, ops.b, llvm_ir.add(b, llvm_ir.add(b, panel_off, llvm_ir.urem(b, j, i64(nr))), llvm_ir.mul(b, pc, i64(nr))))
         elif p.pack_b:
-            b_tile = gep(b, ops.ws_b, irops.mul(b, irops.udiv(b, irops.sub(b, j, jc), i64(p.tw)), i64(p.kc * p.tw)))
+            b_tile = gep(b, ops.ws_b, llvm_ir.mul(b, llvm_ir.udiv(b, llvm_ir.sub(b, j, jc), i64(p.tw)), i64(p.kc * p.tw)))
         else:
-            b_tile = gep(b, ops.b, irops.add(b, irops.mul(b, pc, i64(s.ldb)), j))  # type: ignore[arg-type]
-        c_tile = gep(b, ops.c, irops.add(b, irops.mul(b, i, i64(s.ldc)), j))  # type: ignore[arg-type]
+            b_tile = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, pc, i64(s.ldb)), j))  # type: ignore[arg-type]
+        c_tile = gep(b, ops.c, llvm_ir.add(b, llvm_ir.mul(b, i, i64(s.ldc)), j))  # type: ignore[arg-type]
         bias_tile = gep(b, ops.bias, j) if s.bias else ops.bias
         if s.binary:
             ors, ocs = s.other_strides  # type: ignore[misc]
-            other_tile = gep(b, ops.other, irops.add(b, irops.mul(b, i, i64(ors)), irops.mul(b, j, i64(ocs))))
+            other_tile = gep(b, ops.other, llvm_ir.add(b, llvm_ir.mul(b, i, i64(ors)), llvm_ir.mul(b, j, i64(ocs))))
         else:
             other_tile = ops.other
         args = [a_tile, b_tile, c_tile, kcur, flags, bias_tile, other_tile]
@@ -326,9 +327,9 @@ class _GemmEmitter:
             # Row tile r prefetches share r % q of the next column's micro-panel: q calls of
             # kc/2 lines each cover its kc*tw/16 lines.
             q = max(1, p.tw // 8)
-            share = irops.urem(b, row_tile, i64(q)) if row_tile is not None else i64(0)
-            per_call = irops.mul(b, irops.udiv(b, kcur, i64(p.unroll)), i64(32))
-            args.append(gep(b, b_tile, irops.add(b, i64(s.k * s.nr), irops.mul(b, share, per_call))))  # type: ignore[operator]
+            share = llvm_ir.urem(b, row_tile, i64(q)) if row_tile is not None else i64(0)
+            per_call = llvm_ir.mul(b, llvm_ir.udiv(b, kcur, i64(p.unroll)), i64(32))
+            args.append(gep(b, b_tile, llvm_ir.add(b, i64(s.k * s.nr), llvm_ir.mul(b, share, per_call))))  # type: ignore[operator]
         b.call(uk, args)
 
 

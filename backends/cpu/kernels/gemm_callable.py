@@ -197,13 +197,14 @@ def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, in
 @lru_cache(maxsize=1)
 def generator_digest() -> str:
     """sha256 over the source of everything that shapes the emitted GEMM IR:
-    this kernels package, the ISA and threading helpers, and the vector math
-    used by activation epilogues.  (Not the whole backend: unrelated edits
+    this kernels package, the ISA, threading and llvmlite helpers, and the vector
+    math used by activation epilogues.  (Not the whole backend: unrelated edits
     elsewhere must not invalidate cached kernels.)"""
     cpu = Path(__file__).resolve().parent.parent  # backends/cpu
-    files = sorted(
-        [*cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", *cpu.joinpath("vecmath").rglob("*.py")]
-    )
+    files = sorted([
+        *cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", cpu / "llvm_ir.py",
+        *cpu.joinpath("vecmath").rglob("*.py"),
+    ])
     h = hashlib.sha256()
     for path in files:
         if path.is_file():

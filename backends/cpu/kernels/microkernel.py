@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, gep, i64, if_update
-from ziggurat.backends.cpu.kernels.irutil import mul as imul
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32P, I32, I64, VOID, gep, i64, if_update, mul_const
 
 FLAG_ACCUMULATE = 1
 FLAG_FINAL = 2
@@ -147,10 +147,10 @@ def emit_microkernel(
         ap, bptr = ptrs[0], ptrs[1]
         if prefetch_b:
             for off in lines:
-                _prefetch(module, bld, gep(bld, bptr, (s + prefetch_b) * access.b_ks + off), write=False)
+                llvm_ir.prefetch(module, bld, gep(bld, bptr, (s + prefetch_b) * access.b_ks + off), write=False)
         if len(ptrs) > 2 and s == 0:
             for off in (0, 16):
-                _prefetch(module, bld, gep(bld, ptrs[2], off), write=False, locality=2)
+                llvm_ir.prefetch(module, bld, gep(bld, ptrs[2], off), write=False, locality=2)
         bv = [vec.load(bld, gep(bld, bptr, s * access.b_ks + b_offs[v]), b_lanes[v]) for v in range(nvec)]
         out = list(accs)
         for i in range(mr):
@@ -160,25 +160,25 @@ def emit_microkernel(
         return out
 
     ptrs: list[tuple[ir.Value, int]] = [(a, access.a_ks), (bp, access.b_ks)]
-    n_main = irops.udiv(b, kc, i64(unroll), name="kmain") if unroll > 1 else kc
+    n_main = llvm_ir.udiv(b, kc, i64(unroll), name="kmain") if unroll > 1 else kc
     main_ptrs = ptrs + ([(fn.args[7], 32 // unroll)] if prefetch_stream and unroll > 1 else [])
     accs, ends = _k_loop(b, n_main, accs, main_ptrs, step, unroll, "kmain")
     if unroll > 1:
-        n_rem = irops.urem(b, kc, i64(unroll), name="krem")
+        n_rem = llvm_ir.urem(b, kc, i64(unroll), name="krem")
         accs, _ = _k_loop(b, n_rem, accs, [(ends[0], access.a_ks), (ends[1], access.b_ks)], step, 1, "krem")
 
     def c_ptr(i: int | ir.Value, v: int) -> ir.Value:
-        return gep(b, gep(b, c, imul(b, i, access.ldc)), v * w)
+        return gep(b, gep(b, c, mul_const(b, i, access.ldc)), v * w)
 
     def add_c(vals: list[ir.Value]) -> list[ir.Value]:
-        return [irops.fadd(b, vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
+        return [llvm_ir.fadd(b, vals[i * nvec + v], vec.load(b, c_ptr(i, v), lanes[v]))
                 for i in range(mr) for v in range(nvec)]
 
-    accumulate = b.icmp_unsigned("!=", irops.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
+    accumulate = b.icmp_unsigned("!=", llvm_ir.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
     if epilogue.has_early_part:
         # First K block: fold bias (and a residual that precedes any
         # activation) into the accumulators; later blocks add the partial C.
-        first_block = b.icmp_unsigned("==", irops.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
+        first_block = b.icmp_unsigned("==", llvm_ir.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
         accs = if_update(b, first_block, accs,
                          lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi0")
     accs = if_update(b, accumulate, accs, add_c, name="accc")
@@ -191,7 +191,7 @@ def emit_microkernel(
     if epilogue.has_late_part:
         # Finish and store each vector in turn, so the activation's temporaries
         # do not have to share the register file with all the accumulators.
-        final = b.icmp_unsigned("!=", irops.and_(b, flags, I32(FLAG_FINAL)), I32(0))
+        final = b.icmp_unsigned("!=", llvm_ir.and_(b, flags, I32(FLAG_FINAL)), I32(0))
         with b.if_else(final) as (then, otherwise):
             with then:
                 _late_epilogue_store(b, vec, accs, mr, lanes, other, epilogue, c_ptr)
@@ -219,14 +219,14 @@ def _k_loop(
     b.cbranch(b.icmp_unsigned("!=", n_iter, i64(0)), body, done)
 
     b.position_at_end(body)
-    acc_phis = [b.phi(irops.value_type(v)) for v in accs]
-    ptr_phis = [b.phi(irops.value_type(p), name=f"p{i}") for i, (p, _) in enumerate(ptrs)]
+    acc_phis = [b.phi(llvm_ir.value_type(v)) for v in accs]
+    ptr_phis = [b.phi(llvm_ir.value_type(p), name=f"p{i}") for i, (p, _) in enumerate(ptrs)]
     cnt = b.phi(I64, name="cnt")
     cur: list[ir.Value] = list(acc_phis)
     for s in range(steps):
         cur = step(b, cur, list(ptr_phis), s)
     nexts = [gep(b, phi, steps * stride) for phi, (_, stride) in zip(ptr_phis, ptrs)]
-    cnt_next = irops.add(b, cnt, i64(1))
+    cnt_next = llvm_ir.add(b, cnt, i64(1))
     end = b.block
     for phi, init, new in zip(acc_phis, accs, cur):
         phi.add_incoming(init, pre)
@@ -241,13 +241,13 @@ def _k_loop(
     b.position_at_end(done)
     out_accs = []
     for init, new in zip(accs, cur):
-        phi = b.phi(irops.value_type(init))
+        phi = b.phi(llvm_ir.value_type(init))
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
         out_accs.append(phi)
     out_ptrs = []
     for (init, _), new in zip(ptrs, nexts):
-        phi = b.phi(irops.value_type(init))
+        phi = b.phi(llvm_ir.value_type(init))
         phi.add_incoming(init, pre)
         phi.add_incoming(new, end)
         out_ptrs.append(phi)
@@ -256,15 +256,15 @@ def _k_loop(
 
 def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int | ir.Value, v: int, lanes: int,
             epi: Epilogue) -> ir.Value:
-    optr = gep(b, gep(b, other, imul(b, i, epi.other_rs)), v * vec.width * epi.other_cs)
+    optr = gep(b, gep(b, other, mul_const(b, i, epi.other_rs)), v * vec.width * epi.other_cs)
     return combine_binary(b, vec, epi, x, vec.load_strided(b, optr, epi.other_cs, lanes))
 
 
 def combine_binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, other: ir.Value) -> ir.Value:
     """``x + alpha*other`` or ``x - alpha*other`` (the epilogue's binary op on loaded ``other``)."""
     if epi.alpha != 1.0:
-        other = irops.fmul(b, other, vec.const(epi.alpha))
-    return irops.fadd(b, x, other) if epi.binary == "add" else irops.fsub(b, x, other)
+        other = llvm_ir.fmul(b, other, vec.const(epi.alpha))
+    return llvm_ir.fadd(b, x, other) if epi.binary == "add" else llvm_ir.fsub(b, x, other)
 
 
 def _early_epilogue(
@@ -280,7 +280,7 @@ def _early_epilogue(
         for v in range(nvec):
             x = accs[i * nvec + v]
             if epi.bias:
-                x = irops.fadd(b, x, bias_v[v])
+                x = llvm_ir.fadd(b, x, bias_v[v])
             if epi.binary_is_early:
                 x = _binary(b, vec, x, other, i, v, lanes[v], epi)
             out.append(x)
@@ -316,17 +316,8 @@ def _late_epilogue_store(
             store(post(activation(accs[i * nvec + v]), i, v), i, v)
 
 
-def _prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, write: bool, locality: int = 3) -> None:
-    """``llvm.prefetch``: locality 3 = all cache levels (prefetcht0), 2 = L2 (prefetcht1)."""
-    i8p = ir.IntType(8).as_pointer()
-    fn = module.globals.get("llvm.prefetch.p0i8")
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(VOID, [i8p, I32, I32, I32]), name="llvm.prefetch.p0i8")
-    b.call(fn, [b.bitcast(ptr, i8p), I32(1 if write else 0), I32(locality), I32(1)])
-
-
 def _prefetch_tile(module: ir.Module, b: ir.IRBuilder, c: ir.Value, mr: int, cols: int, ldc: int) -> None:
     """Prefetch the C tile (every 64-byte line) for writing while the k loop runs."""
     for i in range(mr):
         for col in range(0, cols, 16):
-            _prefetch(module, b, gep(b, c, i * ldc + col), write=True)
+            llvm_ir.prefetch(module, b, gep(b, c, i * ldc + col), write=True)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irutil import F32P, I32, I64, VOID, VecOps, for_range, gep, i64
+from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I32, I64, VOID, for_range, gep, i64
 
 
 def transpose(b: ir.IRBuilder, vec: VecOps, rows: list[ir.Value]) -> list[ir.Value]:
@@ -60,14 +61,14 @@ def _transposed_panel(
     w = vec.width
     groups = -(-max(nrows, dst_ld) // w) if w > 1 else 0
     if w > 1:
-        kblocks = irops.udiv(b, kc, i64(w))
+        kblocks = llvm_ir.udiv(b, kc, i64(w))
         with for_range(b, 0, kblocks, name="kb") as kb:
-            k0 = irops.mul(b, kb, i64(w))
+            k0 = llvm_ir.mul(b, kb, i64(w))
             for g in range(groups):
                 rows = []
                 for r in range(g * w, g * w + w):
                     if r < nrows:
-                        rows.append(vec.load(b, gep(b, src, irops.add(b, irops.mul(b, i64(r), i64(src_ld)), k0))))
+                        rows.append(vec.load(b, gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k0))))
                     else:
                         rows.append(vec.zero())
                 cols = transpose(b, vec, rows)
@@ -75,34 +76,34 @@ def _transposed_panel(
                 if lanes <= 0:
                     continue
                 for kk in range(w):
-                    off = irops.add(b, irops.mul(b, irops.add(b, k0, i64(kk)), i64(dst_ld)), i64(g * w))
+                    off = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.add(b, k0, i64(kk)), i64(dst_ld)), i64(g * w))
                     vec.store(b, cols[kk], gep(b, dst, off), lanes)
-        kstart: ir.Value = irops.mul(b, kblocks, i64(w))
+        kstart: ir.Value = llvm_ir.mul(b, kblocks, i64(w))
     else:
         kstart = i64(0)
     with for_range(b, kstart, kc, name="kt") as k:
         for r in range(dst_ld):
             if r < nrows:
-                x = b.load(gep(b, src, irops.add(b, i64(r * src_ld), k)), align=4)
+                x = b.load(gep(b, src, llvm_ir.add(b, i64(r * src_ld), k)), align=4)
             else:
-                x = ir.Constant(ir.FloatType(), 0.0)
-            b.store(x, gep(b, dst, irops.add(b, irops.mul(b, k, i64(dst_ld)), i64(r))), align=4)
+                x = ir.Constant(F32, 0.0)
+            b.store(x, gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, k, i64(dst_ld)), i64(r))), align=4)
 
 
 def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int, mtail: int) -> ir.Function:
     """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or ``mtail``."""
     fn, b = _new_fn(module, name)
     src, dst, rows, kc = fn.args
-    panels = irops.udiv(b, rows, i64(mr))
+    panels = llvm_ir.udiv(b, rows, i64(mr))
     with for_range(b, 0, panels, name="p") as p:
-        s = gep(b, src, irops.mul(b, p, i64(mr * lda)))
-        d = gep(b, dst, irops.mul(b, p, i64(mr * kc_max)))
+        s = gep(b, src, llvm_ir.mul(b, p, i64(mr * lda)))
+        d = gep(b, dst, llvm_ir.mul(b, p, i64(mr * kc_max)))
         _transposed_panel(b, vec, s, lda, mr, d, mr, kc)
     if mtail:
-        has_tail = b.icmp_unsigned("!=", irops.urem(b, rows, i64(mr)), i64(0))
+        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, rows, i64(mr)), i64(0))
         with b.if_then(has_tail):
-            s = gep(b, src, irops.mul(b, panels, i64(mr * lda)))
-            d = gep(b, dst, irops.mul(b, panels, i64(mr * kc_max)))
+            s = gep(b, src, llvm_ir.mul(b, panels, i64(mr * lda)))
+            d = gep(b, dst, llvm_ir.mul(b, panels, i64(mr * kc_max)))
             _transposed_panel(b, vec, s, lda, mtail, d, mr, kc)
     b.ret_void()
     return fn
@@ -112,16 +113,16 @@ def emit_pack_b_nk(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: i
     """``pack(src=Bt[jc, pc], dst, cols, kc)`` for B stored ``[N, K]``."""
     fn, b = _new_fn(module, name)
     src, dst, cols, kc = fn.args
-    panels = irops.udiv(b, cols, i64(tw))
+    panels = llvm_ir.udiv(b, cols, i64(tw))
     with for_range(b, 0, panels, name="q") as q:
-        s = gep(b, src, irops.mul(b, q, i64(tw * ldb)))
-        d = gep(b, dst, irops.mul(b, q, i64(tw * kc_max)))
+        s = gep(b, src, llvm_ir.mul(b, q, i64(tw * ldb)))
+        d = gep(b, dst, llvm_ir.mul(b, q, i64(tw * kc_max)))
         _transposed_panel(b, vec, s, ldb, tw, d, tw, kc)
     if ntail:
-        has_tail = b.icmp_unsigned("!=", irops.urem(b, cols, i64(tw)), i64(0))
+        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, cols, i64(tw)), i64(0))
         with b.if_then(has_tail):
-            s = gep(b, src, irops.mul(b, panels, i64(tw * ldb)))
-            d = gep(b, dst, irops.mul(b, panels, i64(tw * kc_max)))
+            s = gep(b, src, llvm_ir.mul(b, panels, i64(tw * ldb)))
+            d = gep(b, dst, llvm_ir.mul(b, panels, i64(tw * kc_max)))
             _transposed_panel(b, vec, s, ldb, ntail, d, tw, kc)
     b.ret_void()
     return fn
@@ -133,22 +134,22 @@ def emit_pack_b_kn(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: i
     src, dst, cols, kc = fn.args
     w = vec.width
     nvec = tw // w
-    panels = irops.udiv(b, cols, i64(tw))
+    panels = llvm_ir.udiv(b, cols, i64(tw))
 
     def copy_panel(s: ir.Value, d: ir.Value, valid: int) -> None:
         with for_range(b, 0, kc, name="k") as k:
-            srow = gep(b, s, irops.mul(b, k, i64(ldb)))
-            drow = gep(b, d, irops.mul(b, k, i64(tw)))
+            srow = gep(b, s, llvm_ir.mul(b, k, i64(ldb)))
+            drow = gep(b, d, llvm_ir.mul(b, k, i64(tw)))
             for v in range(nvec):
                 lanes = min(w, valid - v * w)
                 x = vec.load(b, gep(b, srow, v * w), lanes) if lanes > 0 else vec.zero()
                 vec.store(b, x, gep(b, drow, v * w))
 
     with for_range(b, 0, panels, name="q") as q:
-        copy_panel(gep(b, src, irops.mul(b, q, i64(tw))), gep(b, dst, irops.mul(b, q, i64(tw * kc_max))), tw)
+        copy_panel(gep(b, src, llvm_ir.mul(b, q, i64(tw))), gep(b, dst, llvm_ir.mul(b, q, i64(tw * kc_max))), tw)
     if ntail:
-        has_tail = b.icmp_unsigned("!=", irops.urem(b, cols, i64(tw)), i64(0))
+        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, cols, i64(tw)), i64(0))
         with b.if_then(has_tail):
-            copy_panel(gep(b, src, irops.mul(b, panels, i64(tw))), gep(b, dst, irops.mul(b, panels, i64(tw * kc_max))), ntail)
+            copy_panel(gep(b, src, llvm_ir.mul(b, panels, i64(tw))), gep(b, dst, llvm_ir.mul(b, panels, i64(tw * kc_max))), ntail)
     b.ret_void()
     return fn

@@ -21,9 +21,10 @@ from typing import cast
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irutil import I32, VecOps, for_range, gep, i64
+from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.kernels.unary import VECMATH_KINDS
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import I32, for_range, gep, i64
 from ziggurat.backends.cpu.threads import entry_alloca
 
 #: Register vectors that go through the activation together (4 zmm = 64 floats on AVX-512).
@@ -56,7 +57,7 @@ def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, n
     group = max(1, GROUP_VECTORS // nvec)
 
     def rows_at(first: int | ir.Value, count: int) -> None:
-        at = gep(b, base, first * nvec if isinstance(first, int) else irops.mul(b, first, i64(nvec)))
+        at = gep(b, base, first * nvec if isinstance(first, int) else llvm_ir.mul(b, first, i64(nvec)))
         done = 0
         for chunk in _chunks(count * nvec):
             wide_ty = ir.VectorType(vec.ty.element, chunk * w)  # pyright: ignore[reportAttributeAccessIssue]
@@ -66,14 +67,14 @@ def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, n
                 part = b.shuffle_vector(x, ir.Constant(wide_ty, ir.Undefined),
                                         ir.Constant(ir.VectorType(I32, w), list(range(j * w, (j + 1) * w))))
                 r, v = divmod(done + j, nvec)
-                row = first + r if isinstance(first, int) else (irops.add(b, first, i64(r)) if r else first)
+                row = first + r if isinstance(first, int) else (llvm_ir.add(b, first, i64(r)) if r else first)
                 store(post(part, row, v), row, v)
             done += chunk
 
     full = rows // group
     if full > 1:
         with for_range(b, 0, full, name="epi.rows") as it:
-            rows_at(irops.mul(b, it, i64(group)), group)
+            rows_at(llvm_ir.mul(b, it, i64(group)), group)
     elif full == 1:
         rows_at(0, group)
     if rows % group:

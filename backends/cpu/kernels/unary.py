@@ -17,9 +17,9 @@ from types import ModuleType
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irops import value_type
-from ziggurat.backends.cpu.kernels.irutil import VecOps
+from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import value_type
 
 # kind -> (parameter name -> default); ``None`` default = optional and absent.
 UNARY_PARAMS: dict[str, dict[str, float | None]] = {
@@ -146,8 +146,8 @@ def emit_unary(
         scaled = b.fmul(x, vec.const(p["negative_slope"]))  # type: ignore[arg-type]
         return b.select(b.fcmp_ordered(">", x, zero), x, scaled)
     if kind in ("hardswish", "hardsigmoid"):
-        gate = vec.min(b, vec.max(b, irops.fadd(b, x, vec.const(3.0)), zero), vec.const(6.0))
+        gate = vec.min(b, vec.max(b, llvm_ir.fadd(b, x, vec.const(3.0)), zero), vec.const(6.0))
         if kind == "hardswish":
-            return irops.fdiv(b, irops.fmul(b, x, gate), vec.const(6.0))
-        return irops.fdiv(b, gate, vec.const(6.0))
+            return llvm_ir.fdiv(b, llvm_ir.fmul(b, x, gate), vec.const(6.0))
+        return llvm_ir.fdiv(b, gate, vec.const(6.0))
     raise UnaryError(f"unary epilogue {kind!r} is not implemented")  # pragma: no cover

@@ -16,15 +16,10 @@ import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from llvmlite import ir
 
-F32 = ir.FloatType()
-F64 = ir.DoubleType()
-I1 = ir.IntType(1)
-I32 = ir.IntType(32)
-I64 = ir.IntType(64)
+from ziggurat.backends.cpu.llvm_ir import F32, F64, I1, I32, I64, declare, instr, intrinsic_suffix, value_type
 
 SUPPORTED_WIDTHS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -74,23 +69,11 @@ def value_type_info(ty: ir.Type) -> tuple[FloatFormat, int | None]:
     return _format_of(ty), None
 
 
-def instr(x: object) -> ir.Value:
-    """The instruction an llvmlite builder method returns.  ``fadd``, ``bitcast`` and the
-    like are built by ``functools.wraps`` decorators around doc-only bodies, so type
-    checkers infer ``None`` for them."""
-    return cast(ir.Value, x)
-
-
-def type_of(v: ir.Value) -> ir.Type:
-    """``v.type`` (set by every llvmlite value class, not declared on ``ir.Value``)."""
-    return cast(ir.Type, getattr(v, "type"))
-
-
 class VB:
     """Vector builder: arithmetic on values of one operand type ``like``."""
 
     def __init__(self, b: ir.IRBuilder, like: ir.Type | ir.Value) -> None:
-        ty = like if isinstance(like, ir.Type) else type_of(like)
+        ty = like if isinstance(like, ir.Type) else value_type(like)
         self.b = b
         self.fmt, self.width = value_type_info(ty)
         self.ty: ir.Type = ty
@@ -107,26 +90,12 @@ class VB:
         ty = elem if self.width is None else ir.VectorType(elem, self.width)
         return VB(self.b, ty)
 
-    def _suffix(self, ty: ir.Type) -> str:
-        if isinstance(ty, ir.VectorType):
-            return f"v{ty.count}{self._suffix(ty.element)}"
-        if isinstance(ty, ir.FloatType):
-            return "f32"
-        if isinstance(ty, ir.DoubleType):
-            return "f64"
-        if isinstance(ty, ir.IntType):
-            return f"i{ty.width}"
-        raise TypeError(f"no intrinsic suffix for {ty}")
-
     def intrinsic(self, base: str, ret: ir.Type, args: Sequence[ir.Value],
                   overload: Sequence[ir.Type] | None = None, fastmath: Sequence[str] = ()) -> ir.Value:
         """Call ``llvm.<base>.<mangled overload types>``, declaring it if needed."""
         tys = [ret] if overload is None else list(overload)
-        name = "llvm." + base + "".join("." + self._suffix(t) for t in tys)
-        module: ir.Module = self.b.module
-        fn = module.globals.get(name)
-        if fn is None:
-            fn = ir.Function(module, ir.FunctionType(ret, [type_of(a) for a in args]), name=name)
+        name = "llvm." + base + "".join("." + intrinsic_suffix(t) for t in tys)
+        fn = declare(self.b.module, name, ret, [value_type(a) for a in args])
         return self.b.call(fn, list(args), fastmath=tuple(fastmath))
 
     # ----------------------------------------------------------------- constants

@@ -19,8 +19,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ziggurat.backends.cpu.vecmath import coeffs as K
-from ziggurat.backends.cpu.vecmath.explog import exp_parts, scale2
 from ziggurat.backends.cpu.vecmath.builder import VB
+from ziggurat.backends.cpu.vecmath.explog import exp_parts, scale2
 
 _SMALL = 0.5  # region split in z
 # x beyond which gelu(x) == x exactly: Phi(-x) < 2^-25 (f32) / 2^-54 (f64)

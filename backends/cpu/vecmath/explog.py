@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu.llvm_ir import F64, value_type
 from ziggurat.backends.cpu.vecmath import coeffs as K
-from ziggurat.backends.cpu.vecmath.builder import F64, VB, type_of
+from ziggurat.backends.cpu.vecmath.builder import VB
 
 # Inputs outside these limits give exp() == 0 / inf (f32, f64); they also keep 2^n in range.
 _EXP_LIMITS = {"f32": (-104.0, 89.0), "f64": (-746.0, 710.0)}
@@ -301,8 +302,8 @@ def pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value | float) -> ir.Value:
         if yf == -0.5:
             return v.div(v.c(1.0), v.sqrt(x))
         y = v.c(yf)
-    if type_of(y) != type_of(x):
-        raise TypeError(f"pow: exponent type {type_of(y)} differs from base type {type_of(x)}")
+    if value_type(y) != value_type(x):
+        raise TypeError(f"pow: exponent type {value_type(y)} differs from base type {value_type(x)}")
     if not v.is_f32:
         return _pow_same(v, x, y)
     vd = v.retyped(F64)

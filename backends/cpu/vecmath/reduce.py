@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.vecmath.builder import VB, type_of
+from ziggurat.backends.cpu.llvm_ir import value_type
+from ziggurat.backends.cpu.vecmath.builder import VB
 
 
 def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value:
@@ -28,7 +29,7 @@ def reduce_add(b: ir.IRBuilder, vec: ir.Value, reassoc: bool = True) -> ir.Value
         return vec
     elem = v.fmt.elem
     start = ir.Constant(elem, -0.0)
-    return v.intrinsic("vector.reduce.fadd", elem, [start, vec], overload=[type_of(vec)],
+    return v.intrinsic("vector.reduce.fadd", elem, [start, vec], overload=[value_type(vec)],
                        fastmath=("reassoc",) if reassoc else ())
 
 
@@ -36,7 +37,7 @@ def _minmax(b: ir.IRBuilder, vec: ir.Value, kind: str, nan_free: bool = False) -
     v = VB(b, vec)
     if v.width is None:
         return vec
-    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[type_of(vec)],
+    return v.intrinsic(f"vector.reduce.{kind}", v.fmt.elem, [vec], overload=[value_type(vec)],
                        fastmath=("nnan",) if nan_free else ())
 
 

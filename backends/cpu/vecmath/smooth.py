@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu.llvm_ir import F64
 from ziggurat.backends.cpu.vecmath import coeffs as K
+from ziggurat.backends.cpu.vecmath.builder import VB, f32_round
 from ziggurat.backends.cpu.vecmath.explog import exp_core, exp_parts, expm1, expm1_core, log1p_core, scale2
-from ziggurat.backends.cpu.vecmath.builder import F64, VB, f32_round
 
 # |x| beyond which tanh(x) rounds to +-1 (f32, f64)
 _TANH_SAT = {"f32": 9.5, "f64": 20.0}

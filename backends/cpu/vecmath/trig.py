@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ziggurat.backends.cpu.llvm_ir import F64, instr
 from ziggurat.backends.cpu.vecmath import coeffs as K
-from ziggurat.backends.cpu.vecmath.builder import F64, VB, instr
+from ziggurat.backends.cpu.vecmath.builder import VB
 
 _X_LIMIT = float(2 ** 49)  # supported |x|; NaN beyond
 _Q_LIMIT = float(2 ** 60)  # clamp before fptosi (quadrant bits are taken from the low bits)

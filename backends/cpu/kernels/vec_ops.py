@@ -1,129 +1,16 @@
-"""Small llvmlite IR building blocks shared by the kernels.
+""":class:`VecOps`: the f32 vector operations of the kernels, for one ISA's register width.
 
-:class:`VecOps` hides the vector width of an ISA: with width 1 (``Isa.SCALAR``)
-values are plain ``float``; otherwise ``<W x float>``.  Partial vectors (tails)
-use ``llvm.masked.load`` / ``llvm.masked.store`` with constant masks, so no
+With width 1 (``Isa.SCALAR``) values are plain ``float``; otherwise ``<W x float>``.  Partial
+vectors (tails) use ``llvm.masked.load`` / ``llvm.masked.store`` with constant masks, so no
 scalar remainder loop is needed on the vector ISAs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
-from ziggurat.backends.cpu.kernels import irops
-from ziggurat.backends.cpu.kernels.irops import value_type
-
-F32 = ir.FloatType()
-F32P = F32.as_pointer()
-I1 = ir.IntType(1)
-I8 = ir.IntType(8)
-I32 = ir.IntType(32)
-I64 = ir.IntType(64)
-I8P = I8.as_pointer()
-VOID = ir.VoidType()
-
-
-def i64(v: int | ir.Value) -> ir.Value:
-    return ir.Constant(I64, v) if isinstance(v, int) else v
-
-
-def declare_intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
-    assert isinstance(fn, ir.Function)
-    return fn
-
-
-def gep(builder: ir.IRBuilder, ptr: ir.Value, offset: int | ir.Value, name: str = "") -> ir.Value:
-    """``ptr + offset`` elements (``offset`` 0 returns ``ptr``)."""
-    if isinstance(offset, int) and offset == 0:
-        return ptr
-    return builder.gep(ptr, [i64(offset)], name=name)
-
-
-def add(builder: ir.IRBuilder, a: int | ir.Value, b: int | ir.Value) -> int | ir.Value:
-    """Integer add that folds Python ints."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if isinstance(b, int) and b == 0:
-        return a
-    if isinstance(a, int) and a == 0:
-        return b
-    return irops.add(builder, i64(a), i64(b))
-
-
-def mul(builder: ir.IRBuilder, a: int | ir.Value, b: int) -> int | ir.Value:
-    if isinstance(a, int):
-        return a * b
-    if b == 0:
-        return 0
-    if b == 1:
-        return a
-    return irops.mul(builder, a, i64(b))
-
-
-@contextmanager
-def for_range(
-    builder: ir.IRBuilder, start: int | ir.Value, stop: int | ir.Value, step: int = 1, name: str = "i"
-) -> Iterator[ir.Value]:
-    """``for i in range(start, stop, step)`` (``step > 0``); yields ``i`` (i64).
-
-    The body is emitted inside the ``with`` block; it may create blocks.
-    """
-    if step <= 0:
-        raise ValueError("for_range: step must be positive")
-    pre = builder.block
-    fn = builder.function
-    body = fn.append_basic_block(f"{name}.body")
-    done = fn.append_basic_block(f"{name}.done")
-    start_v, stop_v = i64(start), i64(stop)
-    if isinstance(start, int) and isinstance(stop, int):
-        if start >= stop:
-            builder.branch(done)
-        else:
-            builder.branch(body)
-    else:
-        builder.cbranch(builder.icmp_signed("<", start_v, stop_v), body, done)
-    builder.position_at_end(body)
-    iv = builder.phi(I64, name=name)
-    iv.add_incoming(start_v, pre)
-    yield iv
-    nxt = builder.add(iv, i64(step), name=f"{name}.next")
-    iv.add_incoming(nxt, builder.block)
-    builder.cbranch(builder.icmp_signed("<", nxt, stop_v), body, done)
-    builder.position_at_end(done)
-
-
-def if_update(
-    builder: ir.IRBuilder,
-    cond: ir.Value,
-    values: Sequence[ir.Value],
-    update: Callable[[list[ir.Value]], list[ir.Value]],
-    name: str = "upd",
-) -> list[ir.Value]:
-    """``values = update(values) if cond else values`` with phi merging."""
-    fn = builder.function
-    pre = builder.block
-    then = fn.append_basic_block(f"{name}.then")
-    merge = fn.append_basic_block(f"{name}.merge")
-    builder.cbranch(cond, then, merge)
-    builder.position_at_end(then)
-    new = update(list(values))
-    then_end = builder.block
-    builder.branch(merge)
-    builder.position_at_end(merge)
-    out: list[ir.Value] = []
-    for old, nv in zip(values, new, strict=True):
-        phi = builder.phi(value_type(old))
-        phi.add_incoming(old, pre)
-        phi.add_incoming(nv, then_end)
-        out.append(phi)
-    return out
+from ziggurat.backends.cpu.llvm_ir import F32, I1, I32, VOID, declare, gep
 
 
 class _ZeroMask(ir.Constant):
@@ -180,7 +67,7 @@ class VecOps:
         vp = b.bitcast(ptr, self.ptr_ty)
         if lanes == self.width:
             return b.load(vp, align=4)
-        fn = declare_intrinsic(
+        fn = declare(
             self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
             self.ty, [self.ptr_ty, I32, ir.VectorType(I1, self.width), self.ty],
         )
@@ -196,7 +83,7 @@ class VecOps:
         if lanes == self.width:
             b.store(value, vp, align=4)
             return
-        fn = declare_intrinsic(
+        fn = declare(
             self.module, f"llvm.masked.store.v{self.width}f32.p0v{self.width}f32",
             VOID, [self.ty, self.ptr_ty, I32, ir.VectorType(I1, self.width)],
         )
@@ -225,7 +112,7 @@ class VecOps:
         the scalar one (which has no FMA unit to rely on)."""
         suffix = "f32" if self.width == 1 else f"v{self.width}f32"
         base = "llvm.fmuladd" if self.isa is Isa.SCALAR else "llvm.fma"
-        fn = declare_intrinsic(self.module, f"{base}.{suffix}", self.ty, [self.ty] * 3)
+        fn = declare(self.module, f"{base}.{suffix}", self.ty, [self.ty] * 3)
         return b.call(fn, [x, y, acc])
 
     def max(self, b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:

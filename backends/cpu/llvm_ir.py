@@ -1,0 +1,226 @@
+"""llvmlite helpers shared by the CPU backend's code generators (``codegen/``, ``kernels/``,
+``vecmath/``, ``threads.py``): the LLVM types they use, typed forms of the ``IRBuilder``
+instructions, and a few building blocks (element pointers, counted loops, conditional updates,
+function declarations, prefetches).
+
+llvmlite builds ``IRBuilder.add``/``mul``/``fadd``/... with ``functools.wraps`` decorators
+around bodies that hold only a docstring, so a type checker sees them return ``None``.  Each
+wrapper here (``add``, ``fmul``, ``udiv``...) emits exactly that one instruction and states
+what the builder really returns: the new instruction, an ``ir.Value``.  The helpers that fold
+Python ints instead of always emitting an instruction say so in their names (``mul_const``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import cast
+
+from llvmlite import ir
+
+F32 = ir.FloatType()
+F64 = ir.DoubleType()
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+F32P = F32.as_pointer()
+I8P = I8.as_pointer()
+I64P = I64.as_pointer()
+VOID = ir.VoidType()
+
+
+def instr(x: object) -> ir.Value:
+    """The instruction an llvmlite builder method returns (its decorated methods infer as
+    ``None`` for a type checker)."""
+    return cast(ir.Value, x)
+
+
+def value_type(v: ir.Value) -> ir.Type:
+    """``v.type``: every llvmlite value has one; the ``ir.Value`` base class does not declare it."""
+    return cast(ir.Type, getattr(v, "type"))
+
+
+# -- one instruction each ------------------------------------------------------------------
+
+
+def add(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.add(x, y))
+
+
+def sub(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.sub(x, y))
+
+
+def mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.mul(x, y))
+
+
+def udiv(b: ir.IRBuilder, x: ir.Value, y: ir.Value, name: str = "") -> ir.Value:
+    return instr(b.udiv(x, y, name=name))
+
+
+def urem(b: ir.IRBuilder, x: ir.Value, y: ir.Value, name: str = "") -> ir.Value:
+    return instr(b.urem(x, y, name=name))
+
+
+def and_(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.and_(x, y))
+
+
+def or_(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.or_(x, y))
+
+
+def shl(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.shl(x, y))
+
+
+def fadd(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.fadd(x, y))
+
+
+def fsub(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.fsub(x, y))
+
+
+def fmul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.fmul(x, y))
+
+
+def fdiv(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return instr(b.fdiv(x, y))
+
+
+def zext(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
+    return instr(b.zext(x, ty))
+
+
+def trunc(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
+    return instr(b.trunc(x, ty))
+
+
+# -- i64 index arithmetic --------------------------------------------------------------------
+
+
+def i64(v: int | ir.Value) -> ir.Value:
+    """``v`` as an i64 value (a Python int becomes a constant)."""
+    return ir.Constant(I64, v) if isinstance(v, int) else v
+
+
+def mul_const(b: ir.IRBuilder, a: int | ir.Value, k: int) -> int | ir.Value:
+    """``a * k`` for a compile-time ``k``, folded where it can be: a Python int when ``a`` is
+    one, ``0`` for ``k == 0``, ``a`` itself for ``k == 1``; otherwise one i64 ``mul``."""
+    if isinstance(a, int):
+        return a * k
+    if k == 0:
+        return 0
+    if k == 1:
+        return a
+    return mul(b, a, i64(k))
+
+
+def gep(b: ir.IRBuilder, ptr: ir.Value, offset: int | ir.Value, name: str = "") -> ir.Value:
+    """``ptr + offset`` elements (``offset`` 0 returns ``ptr``)."""
+    if isinstance(offset, int) and offset == 0:
+        return ptr
+    return b.gep(ptr, [i64(offset)], name=name)
+
+
+# -- control flow ----------------------------------------------------------------------------
+
+
+@contextmanager
+def for_range(
+    b: ir.IRBuilder, start: int | ir.Value, stop: int | ir.Value, step: int = 1, name: str = "i"
+) -> Iterator[ir.Value]:
+    """``for i in range(start, stop, step)`` (``step > 0``); yields ``i`` (i64).
+
+    The body is emitted inside the ``with`` block; it may create blocks.
+    """
+    if step <= 0:
+        raise ValueError("for_range: step must be positive")
+    pre = b.block
+    fn = b.function
+    body = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    start_v, stop_v = i64(start), i64(stop)
+    if isinstance(start, int) and isinstance(stop, int):
+        if start >= stop:
+            b.branch(done)
+        else:
+            b.branch(body)
+    else:
+        b.cbranch(b.icmp_signed("<", start_v, stop_v), body, done)
+    b.position_at_end(body)
+    iv = b.phi(I64, name=name)
+    iv.add_incoming(start_v, pre)
+    yield iv
+    nxt = b.add(iv, i64(step), name=f"{name}.next")
+    iv.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, stop_v), body, done)
+    b.position_at_end(done)
+
+
+def if_update(
+    b: ir.IRBuilder,
+    cond: ir.Value,
+    values: Sequence[ir.Value],
+    update: Callable[[list[ir.Value]], list[ir.Value]],
+    name: str = "upd",
+) -> list[ir.Value]:
+    """``values = update(values) if cond else values`` with phi merging."""
+    fn = b.function
+    pre = b.block
+    then = fn.append_basic_block(f"{name}.then")
+    merge = fn.append_basic_block(f"{name}.merge")
+    b.cbranch(cond, then, merge)
+    b.position_at_end(then)
+    new = update(list(values))
+    then_end = b.block
+    b.branch(merge)
+    b.position_at_end(merge)
+    out: list[ir.Value] = []
+    for old, nv in zip(values, new, strict=True):
+        phi = b.phi(value_type(old))
+        phi.add_incoming(old, pre)
+        phi.add_incoming(nv, then_end)
+        out.append(phi)
+    return out
+
+
+# -- declarations ----------------------------------------------------------------------------
+
+
+def intrinsic_suffix(t: ir.Type) -> str:
+    """How an overloaded LLVM intrinsic's name spells the type ``t``: ``f32``, ``f64``, ``i64``,
+    ``v16f32``, ``p0v8f32`` (typed pointers)..."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{intrinsic_suffix(t.element)}"
+    if isinstance(t, ir.PointerType):
+        # typed pointers (from as_pointer) only; their class (_TypedPointerType) is private
+        return "p0" + intrinsic_suffix(t.pointee)  # pyright: ignore[reportAttributeAccessIssue]
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    if isinstance(t, ir.FloatType):
+        return "f32"
+    if isinstance(t, ir.DoubleType):
+        return "f64"
+    raise TypeError(f"no intrinsic suffix for {t}")
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    """The function ``name`` of ``module``, declared as ``ret(args)`` if the module lacks it
+    (an existing declaration is returned as it is)."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
+    assert isinstance(fn, ir.Function)
+    return fn
+
+
+def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, *, write: bool = False, locality: int = 3) -> None:
+    """``llvm.prefetch`` of the line at ``ptr`` for reading or writing; locality 3 = all cache
+    levels (``prefetcht0``), 2 = L2 (``prefetcht1``)."""
+    fn = declare(module, "llvm.prefetch.p0i8", VOID, [I8P, I32, I32, I32])
+    b.call(fn, [b.bitcast(ptr, I8P), I32(1 if write else 0), I32(locality), I32(1)])
