@@ -42,8 +42,9 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 def parse_pipeline(spec: str, extra: dict[str, Callable[[], type[ModulePass]]] | None = None) -> list[ModulePass]:
-    """The passes of a pipeline spec (``"graph-opt,prepack-weights{isa=avx2}"``): xDSL's,
-    the graph-level ones and ``extra`` (a backend's: ``ziggurat.backends.passes``)."""
+    """The passes of a pipeline spec (``"graph-opt{duplicate=true},cse"``): xDSL's, the
+    graph-level ones and ``extra`` (a backend's, ``prepack-weights`` among them:
+    ``ziggurat.backends.passes``)."""
     ours = {**all_passes(), **(extra or {})}
     available = {**get_all_passes(), **ours}
     try:

@@ -1,20 +1,22 @@
-"""``graph-opt``: the default graph-level pipeline both backends consume.
+"""``graph-opt``: the default graph-level pipeline both backends consume, target-independent.
 
     torch-canonicalize -> decompose (big fused torch ops) -> decompose-rnn (LSTM/GRU) -> constant-fold
-    -> fold-batchnorm -> fuse-post-ops -> fuse-sibling-linears -> prepack-weights (when prepack)
-    -> torch-canonicalize
+    -> fold-batchnorm -> fuse-post-ops -> fuse-sibling-linears -> torch-canonicalize
 
-Options: ``prepack`` (default true), ``isa`` (for prepack-weights), ``duplicate`` (for
-fuse-post-ops).  The TensorRT backend runs it with ``prepack=false``.
+Option: ``duplicate`` (for fuse-post-ops).  Weight prepacking is the CPU backend's
+``prepack-weights{isa=...}`` pass, which that backend runs after this pipeline; the
+``prepack`` and ``isa`` options this pipeline had are refused with a message saying so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec
 
 from ziggurat.passes.constant_fold import ConstantFoldPass
 from ziggurat.passes.decompose_rnn import DecomposeRnnPass
@@ -23,19 +25,17 @@ from ziggurat.passes.fuse_post_ops import FusePostOpsPass
 from ziggurat.passes.fuse_sibling_linears import FuseSiblingLinearsPass
 from ziggurat.passes.torch_canonicalize import TorchCanonicalizePass
 
+#: Options graph-opt had while it ran prepack-weights at its end.
+MOVED_OPTIONS = ("prepack", "isa")
 
-def graph_opt_passes(prepack: bool = True, isa: str = "auto", duplicate: bool = False) -> list[ModulePass]:
+
+def graph_opt_passes(duplicate: bool = False) -> list[ModulePass]:
     passes: list[ModulePass] = [TorchCanonicalizePass()]
     from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
 
     passes.append(DecomposeTorchOpsPass())
     passes += [DecomposeRnnPass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
-               FuseSiblingLinearsPass()]
-    if prepack:
-        from ziggurat.passes.prepack_weights import PrepackWeightsPass
-
-        passes.append(PrepackWeightsPass(isa=isa))
-    passes.append(TorchCanonicalizePass())
+               FuseSiblingLinearsPass(), TorchCanonicalizePass()]
     return passes
 
 
@@ -43,13 +43,22 @@ def graph_opt_passes(prepack: bool = True, isa: str = "auto", duplicate: bool = 
 class GraphOptPass(ModulePass):
     name = "graph-opt"
 
-    prepack: bool = True
-    isa: str = "auto"
     duplicate: bool = False
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        """As xDSL's, but an option of the old graph-opt says where prepacking went."""
+        moved = [o for o in MOVED_OPTIONS if o in spec.normalize_parameter_names().parameters]
+        if moved:
+            raise ValueError(
+                f"graph-opt has no option '{moved[0]}' any more: weight prepacking moved to the "
+                "prepack-weights pass of the CPU backend; write 'graph-opt,prepack-weights{isa=...}' "
+                "to prepack, plain 'graph-opt' not to")
+        return super().from_spec(spec)
 
     def expand(self) -> list[ModulePass]:
         """The passes this pipeline runs (``ziggurat.bisect`` checks after each)."""
-        return graph_opt_passes(self.prepack, self.isa, self.duplicate)
+        return graph_opt_passes(self.duplicate)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for p in self.expand():

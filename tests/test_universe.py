@@ -11,7 +11,8 @@ def test_multiverse_holds_ziggurat() -> None:
     for dialect in ("torch", "fused", "trt", "loop"):
         assert dialect in multiverse.all_dialects, dialect
         assert multiverse.all_dialects[dialect]().name == dialect
-    for name in ("graph-opt", "convert-torch-to-loop", "convert-torch-to-trt", "fuse-post-ops"):
+    for name in ("graph-opt", "prepack-weights", "convert-torch-to-loop", "convert-torch-to-trt",
+                 "fuse-post-ops"):
         assert name in multiverse.all_passes, name
         assert multiverse.all_passes[name]().name == name
     assert "torchscript" in multiverse.all_frontends

@@ -4,7 +4,7 @@
     python -m ziggurat.tools.check_tensorrt --models resnet18 bert-base
     python -m ziggurat.tools.check_tensorrt --reference          # no GPU: the harness on the CPU reference
 
-Prints one table.  A row per zoo model: import, ``graph-opt{prepack=false}``,
+Prints one table.  A row per zoo model: import, ``graph-opt``,
 ``convert-torch-to-trt``, one engine per segment (the ``tensorrt`` backend), run on CUDA;
 whether every engine built, the max relative error against eager and against the
 ``tensorrt-reference`` backend (TensorRT's documented semantics on the CPU), and whether the

@@ -2,7 +2,9 @@
 
 Each stage is the pipeline that brings freshly imported ``torch`` IR to that level, and
 the output target that prints it (``None``: the MLIR printer).  A stage is offered only
-when all of its passes (and its target) exist.
+when all of its passes (and its target) exist.  The ``fused`` level is the CPU backend's view
+of it, weights prepacked for the host ISA (``prepack-weights``); the ``trt`` stage starts
+from ``graph-opt`` alone.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ class Stage:
 
 STAGES: dict[str, Stage] = {
     "torch": Stage(()),
-    "fused": Stage(("graph-opt",)),
-    "trt": Stage(("graph-opt{prepack=false}", "convert-torch-to-trt")),
-    "loop": Stage(("graph-opt", "convert-torch-to-loop")),
-    "llvm": Stage(("graph-opt", "convert-torch-to-loop"), target="llvm-ir"),
+    "fused": Stage(("graph-opt", "prepack-weights")),
+    "trt": Stage(("graph-opt", "convert-torch-to-trt")),
+    "loop": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop")),
+    "llvm": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop"), target="llvm-ir"),
 }
 
 

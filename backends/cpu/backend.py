@@ -94,12 +94,16 @@ class CpuBackend:
     extra_options = ("profile",)
 
     def default_pipeline(self, options: CompileOptions) -> str:
+        """``graph-opt``, then (with ``prepack``) the backend's ``prepack-weights`` for the
+        ISA, then ``convert-torch-to-loop``."""
         from ziggurat.passes import all_passes
 
-        spec = loop_pass_spec(options)
+        specs = [loop_pass_spec(options)]
+        if options.prepack:
+            specs.insert(0, f"prepack-weights{{isa={options.isa}}}")
         if "graph-opt" in all_passes():
-            return f"graph-opt{{prepack={_bool(options.prepack)} isa={options.isa}}},{spec}"
-        return spec
+            specs.insert(0, "graph-opt")
+        return ",".join(specs)
 
     @staticmethod
     def _at_loop_level(module: ModuleOp, options: CompileOptions) -> func.FuncOp:

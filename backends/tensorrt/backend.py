@@ -1,6 +1,6 @@
 """The ``tensorrt`` and ``tensorrt-reference`` backends of ``ziggurat.compile``.
 
-Both run ``graph-opt{prepack=false},convert-torch-to-trt{...}`` (``min_block_size`` and
+Both run ``graph-opt,convert-torch-to-trt{...}`` (``min_block_size`` and
 ``torch_executed_ops`` come from ``compile(..., min_block_size=1)``; with
 ``fallback=False`` the default ``min_block_size`` is 1, so every convertible op converts
 and the rest is one ``UnsupportedOpsError``).  The forward function then runs op by op in
@@ -53,7 +53,7 @@ def default_pipeline(options: Any) -> str:
     args = f"min_block_size={p.min_block_size}"
     if p.torch_executed_ops:
         args += f' torch_executed_ops="{",".join(p.torch_executed_ops)}"'
-    return f"graph-opt{{prepack=false}},convert-torch-to-trt{{{args}}}"
+    return f"graph-opt,convert-torch-to-trt{{{args}}}"
 
 
 def partition(module: ModuleOp, options: Any, report: Any, backend: str, *, strict: bool) -> None:

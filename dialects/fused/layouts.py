@@ -1,7 +1,7 @@
 """Packed weight layouts of the ``fused`` ops: the packed operand's shape for a logical weight.
 
 The layouts are defined by ``pack.py`` (which packs and unpacks the
-data) and chosen by ``passes/prepack_weights.py``; the verifier only needs their shapes:
+data) and chosen by ``backends/cpu/prepack_weights.py``; the verifier only needs their shapes:
 
 * ``KN{nr}n``, GEMM B panels: a ``fused.linear`` weight ``W[N, K]`` and a ``fused.matmul``
   right operand ``B[K, N]`` become ``[ceil(N/nr), K, nr]``; a ``fused.conv2d`` weight

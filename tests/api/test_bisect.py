@@ -33,7 +33,7 @@ def test_bisect_names_the_planted_pass_and_op() -> None:
     models.seeded()
     model = models.randomize_bn(models.ConvBNNet())
     x = torch.randn(2, 3, 16, 16)
-    result = bisect_model(model, (x,), CompileOptions(backend="reference", passes="graph-opt"),
+    result = bisect_model(model, (x,), CompileOptions(backend="reference", passes="graph-opt,prepack-weights"),
                           extra_passes=[PlantWrongActivation()])
     assert not result.ok
     d = result.divergence
@@ -50,6 +50,6 @@ def test_bisect_names_the_planted_pass_and_op() -> None:
 def test_bisect_clean_pipeline() -> None:
     models.seeded()
     model = models.randomize_bn(models.ConvBNNet())
-    result = bisect_model(model, (torch.randn(1, 3, 8, 8),), CompileOptions(backend="reference", passes="graph-opt"))
+    result = bisect_model(model, (torch.randn(1, 3, 8, 8),), CompileOptions(backend="reference", passes="graph-opt,prepack-weights"))
     assert result.ok, result.format()
     assert result.stages[-1][0] == "native (reference)"

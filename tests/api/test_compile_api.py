@@ -51,7 +51,7 @@ def test_dump_ir_and_verbose(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
     model = models.randomize_bn(models.ConvBNNet())
     x = torch.randn(1, 3, 8, 8)
     with caplog.at_level(logging.INFO, logger="ziggurat"):
-        ziggurat.compile(model, (x,), backend="reference", passes="graph-opt{prepack=false},torch-canonicalize",
+        ziggurat.compile(model, (x,), backend="reference", passes="graph-opt,torch-canonicalize",
                          dump_ir=tmp_path, verbose=True)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["00-import.mlir", "01-graph-opt.mlir", "02-torch-canonicalize.mlir"]
@@ -90,3 +90,12 @@ def test_wrong_inputs_are_refused() -> None:
         compiled([1.0, 2.0])
     with pytest.raises(InputError, match="is on device meta"):
         compiled(torch.empty(2, 32, device="meta"))
+
+
+@pytest.mark.parametrize("spec,option", [("graph-opt{prepack=false}", "prepack"),
+                                         ("graph-opt{prepack=true isa=avx2},torch-canonicalize", "prepack"),
+                                         ("graph-opt{isa=avx512}", "isa")])
+def test_graph_opt_options_of_old_say_where_prepacking_went(spec: str, option: str) -> None:
+    with pytest.raises(ZigguratError, match=f"graph-opt has no option '{option}' any more: weight prepacking "
+                       r"moved to the prepack-weights pass of the CPU backend; write 'graph-opt,prepack-weights\{isa=\.\.\.\}'"):
+        ziggurat.compile(models.MLP(), (torch.randn(2, 32),), backend="reference", passes=spec)

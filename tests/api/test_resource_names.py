@@ -39,8 +39,8 @@ def test_recompile_names_weights_the_same_and_hits_the_cache(tmp_path: Path) -> 
 def test_recompile_shares_the_blobs() -> None:
     x = torch.randn(3, 16)
     model = _model(0)
-    first = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt")
-    second = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt")
+    first = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt,prepack-weights")
+    second = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt,prepack-weights")
     for op in first.module_ir.walk():
         value = op.properties.get("value")
         if value is not None and "dense_resource" in str(value):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ import torch
 import ziggurat
 from tests.support import models
 from tests.support.opinfo import assert_same
+from tests.support.saved_files import split
 from ziggurat.backends.serialization import MAGIC, LoadError
 
 
@@ -20,7 +22,7 @@ def saved(tmp_path: Path) -> tuple[Path, torch.nn.Module, torch.Tensor]:
     models.seeded()
     model = models.randomize_bn(models.ConvBNNet())
     x = torch.randn(1, 3, 8, 8)
-    compiled = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt")
+    compiled = ziggurat.compile(model, (x,), backend="reference", passes="graph-opt,prepack-weights")
     path = tmp_path / "model.zig"
     compiled.save(path)
     return path, model, x
@@ -98,3 +100,32 @@ def test_cpu_backend_round_trip_without_recompiling(tmp_path: Path, monkeypatch:
     assert_same(loaded(x), model(x), op="cpu-loaded", rtol=1e-4, atol=1e-5)
     with pytest.raises(ziggurat.ir.errors.InputError, match="compiled for"):
         loaded(torch.randn(2, 3, 8, 8))
+
+
+@pytest.mark.parametrize("backend,prepack", [("reference", None), ("cpu", True), ("cpu", False)])
+def test_saved_files_hold_no_pipeline_so_the_old_graph_opt_spelling_cannot_break_loading(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, prepack: bool | None) -> None:
+    """Prepacking left ``graph-opt`` (its ``prepack``/``isa`` options are refused now).  A file
+    records the compile options (``prepack``, ``isa``), never a pass pipeline, and loading
+    parses none: a file saved before the change loads, even one whose header carried
+    ``graph-opt{prepack=false isa=avx2}`` (an unknown header key is ignored)."""
+    models.seeded()
+    model = models.randomize_bn(models.ConvBNNet())
+    x = torch.randn(1, 3, 8, 8)
+    options: dict[str, Any] = {"passes": "graph-opt,prepack-weights"} if prepack is None else {"prepack": prepack}
+    compiled = ziggurat.compile(model, (x,), backend=backend, cache_dir=tmp_path / "cache", **options)
+    path = tmp_path / "model.zig"
+    compiled.save(path)
+    header = json.dumps(split(path.read_bytes())[0])
+    assert "graph-opt" not in header and "prepack-weights" not in header
+    _rewrite_header(path, lambda h: h["options"].update(passes="graph-opt{prepack=false isa=avx2}"))
+
+    from xdsl.passes import PassPipeline
+
+    def no_pipeline(*args: object, **kwargs: object) -> None:
+        raise AssertionError("load must not parse a pass pipeline")
+
+    monkeypatch.setattr(PassPipeline, "parse_spec", no_pipeline)
+    loaded = ziggurat.load(path)
+    assert_same(loaded(x), model(x), op=f"{backend}-loaded", rtol=1e-4, atol=1e-5)
+    assert loaded.options is not None and loaded.options.prepack == (prepack is not False)

@@ -83,7 +83,7 @@ def build(out: Path) -> list[dict[str, Any]]:
         module = import_model(model, inputs, frontend="torchscript")
         (out / f"{name}_torch.mlir").write_text(print_module(module, elide=False))
         seeds.append(_seed(f"{name}_torch.mlir", "mlir"))
-        run_pipeline(module, parse_pipeline("graph-opt"))
+        run_pipeline(module, parse_pipeline("graph-opt,prepack-weights"))
         (out / f"{name}_fused.mlir").write_text(print_module(module, elide=False))
         seeds.append(_seed(f"{name}_fused.mlir", "mlir"))
         if name == "convbn":

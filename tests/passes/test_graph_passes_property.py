@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ziggurat.ir.importer import import_torchscript
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.pipeline import run_pipeline
-from ziggurat.passes import parse_pipeline
+from ziggurat.backends.passes import parse_pipeline
 
 UNARY = {
     "relu": torch.relu, "relu6": F.relu6, "gelu": F.gelu,
@@ -68,7 +68,7 @@ def test_random_chains_keep_numerics(steps, channels, conv, batch, size, isa, pr
         expected = model(x)
     module = import_torchscript(model, (x,))
     before = run(module, [x])[0]
-    run_pipeline(module, parse_pipeline(f"graph-opt{{isa={isa} prepack={str(prepack).lower()}}}"))
+    run_pipeline(module, parse_pipeline(f"graph-opt,prepack-weights{{isa={isa}}}" if prepack else "graph-opt"))
     after = run(module, [x])[0]
     scale = expected.abs().max().clamp_min(1e-6)
     assert float((after - before).abs().max() / scale) <= 1e-5

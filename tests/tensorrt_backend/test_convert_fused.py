@@ -28,7 +28,7 @@ def test_fused_ops_convert() -> None:
     from ziggurat.dialects.fused import FusedOp
 
     result = check_converts(ConvBlock().eval(), [torch.randn(2, 3, 6, 6)], rtol=1e-4, atol=1e-5,
-                            pre_passes="graph-opt{prepack=false}")
+                            pre_passes="graph-opt")
     fused = {k for k in result.report.converted if k.startswith("fused.")}
     assert {"fused.conv2d", "fused.linear", "fused.matmul"} <= fused
     assert not any(isinstance(op, FusedOp) for op in result.module.walk())
@@ -37,7 +37,7 @@ def test_fused_ops_convert() -> None:
 def test_prepacked_weights_stay_with_the_cpu_backend() -> None:
     from conversion_harness import convert_and_run
 
-    result = convert_and_run(ConvBlock().eval(), [torch.randn(2, 3, 6, 6)], pre_passes="graph-opt{prepack=true}")
+    result = convert_and_run(ConvBlock().eval(), [torch.randn(2, 3, 6, 6)], pre_passes="graph-opt,prepack-weights")
     prepacked = sorted(r.op.split(" @ ")[0] for r in result.report.fallback if "prepacked for the CPU" in r.reason)
     assert prepacked == ["fused.conv2d", "fused.conv2d", "fused.linear"]
     for got, want in zip(result.outputs, result.expected, strict=True):

@@ -60,7 +60,7 @@ def test_prelu_per_channel_infinite_weights() -> None:
 def test_fused_leaky_relu_post_op(slope: float) -> None:
     w = torch.tensor([[1.0, 0.0], [0.0, -1.0], [1.0, 1.0]])
     x = torch.tensor([[0.0, 1.0], [2.0, -3.0], [NAN, 0.5], [INF, 1.0], [-5.0, 0.0]])
-    converted = convert_and_run(lambda t: F.leaky_relu(F.linear(t, w), slope), [x], pre_passes="graph-opt{prepack=false}")
+    converted = convert_and_run(lambda t: F.leaky_relu(F.linear(t, w), slope), [x], pre_passes="graph-opt")
     assert "fused.linear" in str(converted.module)
     for got, expected in zip(converted.outputs, converted.expected, strict=True):
         torch.testing.assert_close(got, expected, equal_nan=True)

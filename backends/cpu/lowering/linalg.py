@@ -3,9 +3,9 @@
 linear / matmul / mm / bmm / addmm / baddbmm / mv / dot and the ``fused.linear`` /
 ``fused.matmul`` ops of the graph level (with their post-ops as the GEMM epilogue).
 Constant weights are prepacked into the kernel's ``KN{nr}n`` panels at compile time
-(``prepack=True``), or used as prepacked by ``prepack-weights``; activations are
-passed as strided views when the kernel can read them (transposes, slices, broadcast
-batches), else realized.
+(``convert-torch-to-loop{prepack=true}``), or used as the backend's ``prepack-weights`` pass
+packed them; activations are passed as strided views when the kernel can read them
+(transposes, slices, broadcast batches), else realized.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-// RUN: ziggurat-opt %s -p 'graph-opt{isa=avx512},torch-canonicalize' --print-between-passes | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512},torch-canonicalize' --print-between-passes | filecheck %s
 
 // graph-opt runs a pipeline of passes: --print-between-passes shows the IR after each of
-// them, named graph-opt/<pass>, then after graph-opt's last pass; the final IR is the output.
+// them, named graph-opt/<pass>, then after prepack-weights; the IR after the last pass is
+// the output.
 // CHECK:      IR after graph-opt/torch-canonicalize:
 // CHECK:        torch.aten.conv2d
 // CHECK:      IR after graph-opt/decompose-torch-ops:
@@ -17,9 +18,10 @@
 // CHECK-NOT:    weight_layout
 // CHECK:      IR after graph-opt/fuse-sibling-linears:
 // CHECK-NOT:    weight_layout
-// CHECK:      IR after graph-opt/prepack-weights:
-// CHECK:        weight_layout = "KN32n"
 // CHECK:      IR after graph-opt/torch-canonicalize:
+// CHECK-NOT:    weight_layout
+// CHECK:      IR after prepack-weights:
+// CHECK:        weight_layout = "KN32n"
 // CHECK-NOT:  IR after
 // CHECK:      builtin.module
 // CHECK:        fused.linear

@@ -1,6 +1,6 @@
-// RUN: ziggurat-opt %s -p 'graph-opt{isa=avx512},torch-canonicalize' --time-passes -o %t 2>&1 | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512},torch-canonicalize' --time-passes -o %t 2>&1 | filecheck %s
 // RUN: filecheck %s --check-prefix=IR < %t
-// RUN: ziggurat-opt %s -p 'graph-opt{isa=avx512}' --time-passes 2>/dev/null | filecheck %s --check-prefix=IR
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512}' --time-passes 2>/dev/null | filecheck %s --check-prefix=IR
 
 // --time-passes prints a table on stderr: one row per pass, graph-opt's passes indented under
 // it (its row is their sum), the verifier's runs, the total. The IR goes to the output alone.
@@ -15,8 +15,8 @@
 // CHECK-NEXT:   {{.*%\)}}    fold-batchnorm
 // CHECK-NEXT:   {{.*%\)}}    fuse-post-ops
 // CHECK-NEXT:   {{.*%\)}}    fuse-sibling-linears
-// CHECK-NEXT:   {{.*%\)}}    prepack-weights
 // CHECK-NEXT:   {{.*%\)}}    torch-canonicalize
+// CHECK-NEXT:   {{.*%\)}}  prepack-weights
 // CHECK-NEXT:   {{.*%\)}}  torch-canonicalize
 // CHECK-NEXT:   {{.*%\)}}  (verifier)
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+}} (100.0%)  Total

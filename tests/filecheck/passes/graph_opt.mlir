@@ -1,8 +1,11 @@
-// RUN: ziggurat-opt %s -p 'graph-opt{isa=avx512}' --elide-resources | filecheck %s
-// RUN: ziggurat-opt %s -p 'graph-opt{prepack=false}' --elide-resources | filecheck %s --check-prefix=NOPACK
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512}' --elide-resources | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt' --elide-resources | filecheck %s --check-prefix=NOPACK
+// RUN: not ziggurat-opt %s -p 'graph-opt{prepack=false}' 2>&1 | filecheck %s --check-prefix=MOVED
+// RUN: not ziggurat-opt %s -p 'graph-opt{isa=avx2}' 2>&1 | filecheck %s --check-prefix=MOVED-ISA
 
 // The whole pipeline on conv -> bn -> (+ residual) -> relu -> dropout -> linear -> gelu:
-// one fused conv with folded batch norm and the post-ops, one fused linear, packed weights.
+// one fused conv with folded batch norm and the post-ops, one fused linear; the CPU
+// backend's prepack-weights then packs their weights (graph-opt alone leaves them).
 // CHECK-LABEL: func.func @block
 // CHECK:         %[[C:.*]] = fused.conv2d %x, %{{.*}} bias(%{{.*}} : tensor<2xf32>) other(%x : tensor<1x2x3x3xf32>) {{{.*}}post_ops = [#fused.binary<add, 1.0>, #fused.unary<relu>], weight_layout = "KN32n", weight_shape = array<i64: 2, 2, 1, 1>}
 // CHECK:         %[[F:.*]] = torch.aten.flatten.using_ints %[[C]]
@@ -12,6 +15,9 @@
 // CHECK-NOT:     torch.aten.relu
 // NOPACK:        fused.conv2d %x, %{{.*}} : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>)
 // NOPACK-NOT:    weight_layout
+// graph-opt's old prepack/isa options (prepacking is now the CPU backend's pass):
+// MOVED:         ziggurat-opt: error: graph-opt has no option 'prepack' any more: weight prepacking moved to the prepack-weights pass of the CPU backend; write 'graph-opt,prepack-weights{isa=...}' to prepack, plain 'graph-opt' not to
+// MOVED-ISA:     ziggurat-opt: error: graph-opt has no option 'isa' any more
 func.func @block(%x: tensor<1x2x3x3xf32>) -> tensor<1x4xf32> {
   %w = torch.literal dense<[[[[1.0]], [[0.5]]], [[[2.0]], [[-1.0]]]]> : tensor<2x2x1x1xf32>
   %mean = torch.literal dense<[0.0, 1.0]> : tensor<2xf32>

@@ -1,4 +1,4 @@
-// RUN: ziggurat-opt %s -p 'graph-opt{prepack=false}' --elide-resources | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt' --elide-resources | filecheck %s
 // Graph rewrites leave ops that involve a ? size (a data-dependent shape) as they are: the
 // size query on the nonzero result is not folded and the linear on it is not fused, while the
 // same ops on static shapes are.

@@ -1,7 +1,7 @@
-// RUN: ziggurat-opt %s -p 'graph-opt{prepack=false}' --split-input-file --elide-resources | filecheck %s --check-prefix=FUSED
-// RUN: ziggurat-opt %s -p 'graph-opt{prepack=false},convert-torch-to-trt{min_block_size=1}' --split-input-file --elide-resources | filecheck %s
-// graph-opt first (batch norm folded into the conv, post-ops fused, weights left unpacked for
-// TensorRT), then each fused op -> its base layer followed by one layer per post-op.
+// RUN: ziggurat-opt %s -p 'graph-opt' --split-input-file --elide-resources | filecheck %s --check-prefix=FUSED
+// RUN: ziggurat-opt %s -p 'graph-opt,convert-torch-to-trt{min_block_size=1}' --split-input-file --elide-resources | filecheck %s
+// graph-opt first (batch norm folded into the conv, post-ops fused; it never prepacks weights),
+// then each fused op -> its base layer followed by one layer per post-op.
 
 // conv + batch_norm + relu: one fused.conv2d with the folded weights and a relu post-op ...
 // FUSED-LABEL: func.func @conv_bn_relu(

@@ -8,8 +8,10 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   ``K = kh*kw*I/g`` (implicit GEMM on NHWC activations).  Depthwise convs keep their weights.
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
-bytes it packed and the extra bytes the zero padding costs.  Prepacking trades memory for
-speed: ``ziggurat.compile(..., prepack=False)`` leaves this pass out.
+bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
+panel width is its microkernel's): the backend runs it after the target-independent
+``graph-opt``.  Prepacking trades memory for speed: ``ziggurat.compile(..., prepack=False)``
+leaves this pass out.
 """
 
 from __future__ import annotations
