@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 
@@ -13,10 +11,6 @@ from ziggurat.ir.dialects_registry import ZIGGURAT_DIALECTS
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "scf", "memref", "vector", "llvm")
 
 
-def _available(name: str) -> bool:
-    return importlib.util.find_spec(f"ziggurat.dialects.{name}") is not None
-
-
 def make_context(*, allow_unregistered: bool = False) -> Context:
     """A context with the upstream dialects eagerly and Ziggurat's registered."""
     ctx = Context(allow_unregistered=allow_unregistered)
@@ -24,8 +18,7 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     for name in UPSTREAM_DIALECTS:
         ctx.register_dialect(name, upstream[name])
     for name, factory in ZIGGURAT_DIALECTS.items():
-        if _available(name):
-            ctx.register_dialect(name, factory)
+        ctx.register_dialect(name, factory)
     ctx.load_registered_dialect("builtin")
     ctx.load_registered_dialect("func")
     ctx.load_registered_dialect("arith")

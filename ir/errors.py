@@ -49,7 +49,7 @@ class ZigguratError(Exception):
         return OpReport(self.op or "error", self.message, self.schema, self.location).format()
 
 
-class ImportError_(ZigguratError):
+class ModelImportError(ZigguratError):
     """A model or graph that cannot be imported into the ``torch`` dialect."""
 
 
@@ -85,4 +85,4 @@ def verify_imported(module: object) -> None:
         lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
         message = next((ln for ln in lines if "does not verify" in ln or ": operand" in ln or "must" in ln),
                        lines[0] if lines else "verification failed")
-        raise ImportError_(f"the imported IR does not verify: {message.lstrip('| ')}", op="import") from None
+        raise ModelImportError(f"the imported IR does not verify: {message.lstrip('| ')}", op="import") from None

@@ -10,19 +10,13 @@ import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.importer.script_call import ScriptCall
 from ziggurat.ir.importer.torchscript import import_torchscript
 from ziggurat.ir.signature import mark_storage_reads, set_call_signature
 
 log = logging.getLogger("ziggurat")
-
-
-def _export_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("ziggurat.ir.importer.export") is not None
 
 
 def fresh_examples(example_inputs: Sequence[Any]) -> list[Any]:
@@ -65,16 +59,14 @@ def _import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "au
     example_inputs = fresh_examples(example_inputs)
     kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     if is_exported or frontend == "export":
-        if not _export_available():
-            raise ImportError_("the torch.export frontend is not available", op="import")
         from ziggurat.ir.importer.export import import_exported
 
         return import_exported(model, example_inputs, kwargs)
     if isinstance(model, torch.jit.ScriptModule | torch.jit.ScriptFunction):
         return _import_scripted(model, example_inputs, kwargs)
     if kwargs:
-        raise ImportError_(f"keyword example inputs ({', '.join(kwargs)}) need a Python nn.Module, a "
-                           f"scripted model or an ExportedProgram, not a {type(model).__name__}", op="import")
+        raise ModelImportError(f"keyword example inputs ({', '.join(kwargs)}) need a Python nn.Module, a "
+                               f"scripted model or an ExportedProgram, not a {type(model).__name__}", op="import")
     return import_torchscript(model, example_inputs)
 
 
@@ -93,15 +85,13 @@ def _import_python_model(model: torch.nn.Module, args: Sequence[Any], kwargs: di
     """A plain ``nn.Module``, called with flat tensors (``ModelCall``) under either frontend."""
     call = ModelCall(model, args, kwargs)
     if frontend != "torchscript":
-        if not _export_available():
-            raise ImportError_("the torch.export frontend is not available", op="import")
         from ziggurat.ir.importer.export import import_exported
 
         try:
             with call.flat() as flat_model:
                 module = import_exported(flat_model, call.tensors, input_names=call.input_names)
             return call.finish(module, _forward(module))
-        except ImportError_ as export_error:
+        except ModelImportError as export_error:
             if frontend == "export":
                 raise
             log.warning("torch.export frontend not used, tracing with TorchScript instead: %s", export_error)
@@ -109,9 +99,9 @@ def _import_python_model(model: torch.nn.Module, args: Sequence[Any], kwargs: di
                 with call.flat() as flat_model:
                     module = import_torchscript(flat_model, call.tensors, input_names=call.input_names)
                 return call.finish(module, _forward(module))
-            except ImportError_ as e:
-                raise ImportError_(f"{e.message}\n    (torch.export was tried first: {export_error.format()})",
-                                   op=e.op, schema=e.schema, location=e.location) from None
+            except ModelImportError as e:
+                raise ModelImportError(f"{e.message}\n    (torch.export was tried first: {export_error.format()})",
+                                       op=e.op, schema=e.schema, location=e.location) from None
     with call.flat() as flat_model:
         module = import_torchscript(flat_model, call.tensors, input_names=call.input_names)
     return call.finish(module, _forward(module))

@@ -28,7 +28,7 @@ from ziggurat.dialects.torch import TorchOp
 from ziggurat.dialects.torch.meta_eval import first_line
 from ziggurat.dialects.torch.result_types import cpu_result_types, involves_quantized
 from ziggurat.dialects.torch.schema import parse_schema
-from ziggurat.ir.errors import ImportError_, ZigguratError, verify_imported
+from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
@@ -80,8 +80,8 @@ class ExportImporter:
         args, kwargs = exported_call(self.program, example_inputs, example_kwargs)
         flat_inputs = list(pytree.tree_flatten((args, kwargs))[0])
         if len(flat_inputs) != len(user_nodes):
-            raise ImportError_(f"the exported program takes {len(user_nodes)} inputs, got "
-                               f"{len(flat_inputs)}", op="export")
+            raise ModelImportError(f"the exported program takes {len(user_nodes)} inputs, got "
+                                   f"{len(flat_inputs)}", op="export")
         arg_types: list[Attribute] = []
         tensor_nodes: list[tuple[torch.fx.Node, torch.Tensor]] = []
         for node, example in zip(user_nodes, flat_inputs, strict=True):
@@ -92,7 +92,7 @@ class ExportImporter:
                 self.values[node] = example
         block = Block(arg_types=arg_types)
         if input_names is not None and len(input_names) != len(tensor_nodes):
-            raise ImportError_(f"{len(input_names)} input names for {len(tensor_nodes)} tensor inputs", op="export")
+            raise ModelImportError(f"{len(input_names)} input names for {len(tensor_nodes)} tensor inputs", op="export")
         self.input_names = list(input_names) if input_names is not None else [n.name for n, _ in tensor_nodes]
         for arg, name, (node, example) in zip(block.args, self.input_names, tensor_nodes, strict=True):
             arg.name_hint = ssa_name(name)
@@ -109,7 +109,7 @@ class ExportImporter:
                 return self._finish(node, block, arg_types, [n.name for n, _ in tensor_nodes])
             elif node.op != "placeholder":
                 raise self._error(node, f"unsupported FX node kind '{node.op}'")
-        raise ImportError_("the exported graph has no output", op="export")
+        raise ModelImportError("the exported graph has no output", op="export")
 
     def _type(self, example: torch.Tensor, node: torch.fx.Node) -> Attribute:
         try:
@@ -211,7 +211,7 @@ class ExportImporter:
                 writes.append((value, names.index(spec.target)))
                 continue
             if spec.kind != OutputKind.USER_OUTPUT:
-                raise ImportError_(
+                raise ModelImportError(
                     f"the model writes to {spec.target or 'a value'} in place ({spec.kind.name.lower()}); "
                     "a compiled module holds its parameters and buffers as constants", op="export")
             if isinstance(value, Dynamic):
@@ -232,9 +232,9 @@ class ExportImporter:
         verify_imported(module)
         return module
 
-    def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ImportError_:
-        return ImportError_(message, op=str(node.target), schema=schema,
-                            location=describe_location(_location(node)))
+    def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ModelImportError:
+        return ModelImportError(message, op=str(node.target), schema=schema,
+                                location=describe_location(_location(node)))
 
 
 #: Python arithmetic and comparisons on the run-time sizes of data-dependent shapes (what
@@ -279,8 +279,8 @@ def import_exported(model: Any, example_inputs: Sequence[Any], example_kwargs: M
         except ZigguratError:
             raise
         except Exception as e:
-            raise ImportError_(f"torch.export failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
-                               op=type(model).__name__, location=user_line(e)) from None
+            raise ModelImportError(f"torch.export failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                                   op=type(model).__name__, location=user_line(e)) from None
     module = ExportImporter(functional(program)).import_program(example_inputs, example_kwargs, input_names)
     if not isinstance(model, torch.nn.Module):
         fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -307,7 +307,7 @@ def _spec_keys(program: Any) -> tuple[int, list[str]] | None:
 def exported_call(program: Any, args: Sequence[Any],
                   kwargs: Mapping[str, Any] | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The example call in the program's order: its keywords in the order it was exported with
-    (the flat inputs follow that order, not the caller's); an :class:`ImportError_` naming what
+    (the flat inputs follow that order, not the caller's); an :class:`ModelImportError` naming what
     is missing or extra when the call does not fit the program."""
     kwargs = dict(kwargs or {})
     keys = _spec_keys(program)
@@ -318,13 +318,13 @@ def exported_call(program: Any, args: Sequence[Any],
         want = f"{n_args} positional input(s)" + (f" and the keyword input(s) {', '.join(names)}" if names else "")
         got = f"{len(args)} positional" + (f" and {', '.join(kwargs)}" if kwargs else " and no keyword input")
         hint = "; pass the keywords as example_kwargs" if set(names) - set(kwargs) else ""
-        raise ImportError_(f"the exported program was exported with {want}, got {got}{hint}", op="export")
+        raise ModelImportError(f"the exported program was exported with {want}, got {got}{hint}", op="export")
     call = (tuple(args), {k: kwargs[k] for k in names})
     spec = getattr(program.call_spec, "in_spec", None)
     flat_spec = pytree.tree_flatten(call)[1]
     if spec is not None and flat_spec != spec:
-        raise ImportError_(f"the example inputs have the structure {_one_line(flat_spec)}, the exported program "
-                           f"{_one_line(spec)}", op="export")
+        raise ModelImportError(f"the example inputs have the structure {_one_line(flat_spec)}, the exported program "
+                               f"{_one_line(spec)}", op="export")
     return call
 
 
@@ -374,6 +374,6 @@ def functional(program: Any) -> Any:
             warnings.simplefilter("ignore")
             return program.run_decompositions({})
     except Exception as e:
-        raise ImportError_(f"functionalizing the exported program's in-place ops failed: "
-                           f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
-                           op="export") from None
+        raise ModelImportError(f"functionalizing the exported program's in-place ops failed: "
+                               f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                               op="export") from None

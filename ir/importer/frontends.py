@@ -18,7 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.frontend import Frontend
 
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.torchscript import import_torchscript
 from ziggurat.ir.importer.torchscript_archive import load_script_module
 from ziggurat.ir.types import UnsupportedTypeError, parse_type_list
@@ -30,8 +30,8 @@ def _types(text: str) -> list | None:  # pyright: ignore[reportMissingTypeArgume
     try:
         return parse_type_list(text)
     except (UnsupportedTypeError, Exception) as e:  # xDSL ParseError included
-        raise ImportError_(f"cannot parse input types '{text}': {str(e).splitlines()[-1]}",
-                           op="--input-types") from None
+        raise ModelImportError(f"cannot parse input types '{text}': {str(e).splitlines()[-1]}",
+                               op="--input-types") from None
 
 
 def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
@@ -43,8 +43,8 @@ def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
         if not isinstance(e, MemoryError) and "can't allocate memory" not in str(e):
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ImportError_(f"importing {input_name} runs its graph on example inputs of the given types, "
-                           f"and this process cannot allocate them ({first[:160]})", op="import") from None
+        raise ModelImportError(f"importing {input_name} runs its graph on example inputs of the given types, "
+                               f"and this process cannot allocate them ({first[:160]})", op="import") from None
 
 
 @dataclass(frozen=True)

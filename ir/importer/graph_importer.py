@@ -23,7 +23,7 @@ from ziggurat.dialects.torch import AtenOp, LiteralOp
 from ziggurat.dialects.torch.result_types import UNTAGGED_DATA_DEPENDENT
 from ziggurat.dialects.torch.schema import ArgKind, OpSchema, parse_schema, registered_schemas
 from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.aliasing import AliasTracker, StaleRead, UnsupportedWrite, aliased_arguments
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type, wrap_number
@@ -72,7 +72,7 @@ class GraphImporter:
     def import_graph(self, example_inputs: Sequence[Any]) -> ModuleOp:
         inputs = list(self.graph.inputs())
         if len(inputs) != len(example_inputs):
-            raise ImportError_(
+            raise ModelImportError(
                 f"the graph takes {len(inputs)} input(s) but {len(example_inputs)} example "
                 "input(s)/input type(s) were given",
                 op="graph",
@@ -117,7 +117,7 @@ class GraphImporter:
             try:
                 final = self.aliases.input_value(position)
             except StaleRead as e:
-                raise ImportError_(
+                raise ModelImportError(
                     f"the model writes to its input %{inputs[position].debugName()} through a view "
                     f"({e}); the TorchScript frontend cannot compile that, torch.export "
                     "(frontend='export') functionalizes it", op="graph input") from None
@@ -161,7 +161,7 @@ class GraphImporter:
                        "TorchScript frontend cannot replay that view, torch.export (frontend='export') "
                        "functionalizes it")
             if node is None:
-                raise ImportError_(f"the graph returns a tensor that {message}", op="return") from None
+                raise ModelImportError(f"the graph returns a tensor that {message}", op="return") from None
             raise self._error(node, message) from None
 
     def _current(self, value: Any, emit: Emit) -> Any:
@@ -445,12 +445,12 @@ class GraphImporter:
             return {k: self._output_structure(v, flat) for k, v in value.items()}  # pyright: ignore
         if value is None or isinstance(value, bool | int | float | str):
             return value
-        raise ImportError_(f"the graph returns a {type(value).__name__}, which cannot be compiled",
-                           op="return")
+        raise ModelImportError(f"the graph returns a {type(value).__name__}, which cannot be compiled",
+                               op="return")
 
     # -- errors ----------------------------------------------------------------
-    def _error(self, node: torch._C.Node, message: str, schema: OpSchema | None = None) -> ImportError_:
-        return ImportError_(
+    def _error(self, node: torch._C.Node, message: str, schema: OpSchema | None = None) -> ModelImportError:
+        return ModelImportError(
             message,
             op=node.kind(),
             schema=schema.text if schema else None,
@@ -461,7 +461,7 @@ class GraphImporter:
         try:
             return tensor_type_of(example)
         except UnsupportedTypeError as e:
-            raise ImportError_(str(e), op=what) from None
+            raise ModelImportError(str(e), op=what) from None
 
 
 def _erase_dead_ops(block: Block) -> None:

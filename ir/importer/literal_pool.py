@@ -17,7 +17,7 @@ from xdsl.rewriter import InsertPoint
 
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.schema import parse_schema
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.literals import literal_attr
 from ziggurat.ir.locations import make_location
@@ -50,7 +50,7 @@ class LiteralPool:
             try:
                 attr = literal_attr(const.tensor, const.name)
             except UnsupportedTypeError as e:
-                raise ImportError_(str(e), op=f"constant %{const.name}") from None
+                raise ModelImportError(str(e), op=f"constant %{const.name}") from None
             op = LiteralOp(attr)
             op.result.name_hint = ssa_name(const.name)
             anchor = next((o for o in self.block.ops if not isinstance(o, LiteralOp)), None)
@@ -69,8 +69,8 @@ class LiteralPool:
         scheme = q.qscheme()
         name = f"constant %{const.name}"
         if q.dtype not in _REBUILT_QUANTIZED:
-            raise ImportError_(f"a {str(q.dtype).removeprefix('torch.')} constant cannot be rebuilt from its "
-                               f"integers (supported: qint8, quint8, qint32)", op=name)
+            raise ModelImportError(f"a {str(q.dtype).removeprefix('torch.')} constant cannot be rebuilt from its "
+                                   f"integers (supported: qint8, quint8, qint32)", op=name)
         ints = TensorConstant(q.int_repr(), f"{const.name}_int_repr")
         args: dict[str, Any]
         if scheme == torch.per_tensor_affine:
@@ -82,8 +82,8 @@ class LiteralPool:
                     "zero_point": TensorConstant(q.q_per_channel_zero_points(), f"{const.name}_zero_points"),
                     "axis": int(q.q_per_channel_axis())}
         else:
-            raise ImportError_(f"a quantized constant of scheme {scheme} cannot be rebuilt from its integers "
-                               "(supported: per_tensor_affine, per_channel_affine)", op=name)
+            raise ModelImportError(f"a quantized constant of scheme {scheme} cannot be rebuilt from its integers "
+                                   "(supported: per_tensor_affine, per_channel_affine)", op=name)
         overload = getattr(torch.ops.aten, key).default
         schema = parse_schema(str(overload._schema))  # pyright: ignore[reportPrivateUsage]
         for value in args.values():

@@ -34,7 +34,7 @@ from ziggurat.ir.locations import node_location
 from ziggurat.ir.types import format_type
 
 if TYPE_CHECKING:
-    from ziggurat.ir.errors import ImportError_
+    from ziggurat.ir.errors import ModelImportError
     from ziggurat.ir.importer.literal_pool import LiteralPool
 
 
@@ -47,7 +47,7 @@ class GraphImporter(Protocol):
 
     def _import_block(self, nodes: Any) -> None: ...
 
-    def _error(self, node: torch._C.Node, message: str, schema: Any = None) -> ImportError_: ...
+    def _error(self, node: torch._C.Node, message: str, schema: Any = None) -> ModelImportError: ...
 
 #: Body nodes times iterations above which a static loop becomes a ``torch.loop`` instead.
 MAX_UNROLLED_NODES = 20_000

@@ -20,7 +20,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from ziggurat.ir.call_signature import CallSignature
-from ziggurat.ir.errors import ImportError_, ZigguratError
+from ziggurat.ir.errors import ModelImportError, ZigguratError
 from ziggurat.ir.signature import OUTPUTS_ATTR, output_structure, set_call_signature
 from ziggurat.ir.structure import Const, Container, Leaf, Node, check_rebuilds, describe, format_tree, parse_tree
 
@@ -80,7 +80,7 @@ class ModelCall:
         try:
             self.output = describe(out, add)
         except ZigguratError as e:  # an import error: the "auto" frontend tries tracing next
-            raise ImportError_(e.message, op=type(self.model).__name__) from None
+            raise ModelImportError(e.message, op=type(self.model).__name__) from None
         self._output_value, self._output_leaves = out, leaves
         return tuple(leaves)
 
@@ -121,16 +121,16 @@ class ModelCall:
     def finish(self, module: ModuleOp, fn: Any) -> ModuleOp:
         """Record the call signature and the output structure on the imported ``fn``."""
         if self.output is None:
-            raise ImportError_("the frontend never called the model", op=type(self.model).__name__)
+            raise ModelImportError("the frontend never called the model", op=type(self.model).__name__)
         n = len(self._output_leaves)
         flat = parse_tree(output_structure(fn))
         if flat != Container("tuple", tuple(Leaf(i) for i in range(n))):
-            raise ImportError_(f"the imported graph returns {format_tree(flat)}, not the {n} tensors of "
-                               "the model's output", op=type(self.model).__name__)
+            raise ModelImportError(f"the imported graph returns {format_tree(flat)}, not the {n} tensors of "
+                                   "the model's output", op=type(self.model).__name__)
         try:
             check_rebuilds(self.output, self._output_value, self._output_leaves, "output", "output")
         except ZigguratError as e:
-            raise ImportError_(e.message, op=type(self.model).__name__) from None
+            raise ModelImportError(e.message, op=type(self.model).__name__) from None
         fn.attributes[OUTPUTS_ATTR] = StringAttr(format_tree(self.output))
         set_call_signature(fn, self.signature)
         self._output_value, self._output_leaves = None, []

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from ziggurat.dialects.torch import OperatorOp, aten_op_class
 from ziggurat.dialects.torch import static_values
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.types import scalar_type_of, tensor_type_of
 
@@ -102,7 +102,7 @@ def _generic_attr(spec: ArgSpec | None, value: object) -> Attribute | None:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, torch.Tensor):  # a tensor is an operand; never print it into an attribute
-        raise ImportError_("a tensor argument that is not a value of the graph", op="torch.operator")
+        raise ModelImportError("a tensor argument that is not a value of the graph", op="torch.operator")
     if isinstance(value, list | tuple):
         items = [_generic_attr(None, v) for v in value]  # pyright: ignore[reportUnknownVariableType]
         from xdsl.dialects.builtin import NoneAttr
@@ -180,7 +180,7 @@ def wrap_number(spec: ArgSpec, value: object, operands: Sequence[torch.Tensor] =
     try:  # converted as eager converts it (an int wraps into int32, a double rounds to float32)
         literal = torch.tensor(value, dtype=exact).to(dtype)
     except RuntimeError as e:
-        raise ImportError_(f"the number {value!r} does not fit a tensor: {e}", op="constant") from None
+        raise ModelImportError(f"the number {value!r} does not fit a tensor: {e}", op="constant") from None
     return TensorConstant(literal, "scalar")
 
 

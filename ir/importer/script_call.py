@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from ziggurat.ir.call_signature import CallSignature
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 
 P = inspect.Parameter
 
@@ -42,7 +42,7 @@ class ScriptCall:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise ImportError_(f"the example inputs do not fit forward{signature}: {e}", op="compile") from None
+            raise ModelImportError(f"the example inputs do not fit forward{signature}: {e}", op="compile") from None
         bound.apply_defaults()
         #: one value per graph input, in order (defaults compiled in)
         self.graph_inputs: list[Any] = list(bound.arguments.values())

@@ -20,7 +20,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from ziggurat.ir.errors import ImportError_, ZigguratError, verify_imported
+from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
 from ziggurat.ir.importer.graph_importer import GraphImporter
 from ziggurat.ir.importer.trace_guard import Specialization, watch_conversions
 from ziggurat.ir.locations import user_line
@@ -35,7 +35,7 @@ def _freeze(module: torch.jit.ScriptModule) -> torch._C.Graph:
     graph = frozen._get_method("forward").graph.copy()
     self_arg = graph.inputs().__next__()
     if self_arg.uses():
-        raise ImportError_(
+        raise ModelImportError(
             "the frozen module still reads its own attributes (mutable attributes cannot be "
             "frozen into constants)", op="module",
         )
@@ -43,8 +43,8 @@ def _freeze(module: torch.jit.ScriptModule) -> torch._C.Graph:
     return graph
 
 
-def _specialization_error(found: Specialization, model: torch.nn.Module) -> ImportError_:
-    return ImportError_(
+def _specialization_error(found: Specialization, model: torch.nn.Module) -> ModelImportError:
+    return ModelImportError(
         f"{found.conversion}: the model's control flow or shapes depend on the values of its "
         "inputs, and tracing would bake in the path the example inputs took (other inputs would "
         "get wrong results). Script that part (torch.jit.script), or write the branch with "
@@ -68,15 +68,15 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
     except ZigguratError:
         raise
     except Exception as e:
-        raise ImportError_(f"torch.jit.trace failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
-                           op=type(model).__name__, location=user_line(e)) from None
+        raise ModelImportError(f"torch.jit.trace failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
+                               op=type(model).__name__, location=user_line(e)) from None
     finally:
         model.train(was_training)
     if specialized:
         raise _specialization_error(specialized[0], model)
     for record in caught:
         if any(phrase in str(record.message) for phrase in _DISCONNECTED):
-            raise ImportError_(
+            raise ModelImportError(
                 f"tracing lost the data flow here ({str(record.message).split('.')[0]}): later uses would "
                 "read the example's values as a constant. Script the model (torch.jit.script) or use "
                 "torch.export", op=type(model).__name__, location=f"{record.filename}:{record.lineno}")
@@ -91,8 +91,8 @@ def _prepare(graph: torch._C.Graph) -> torch._C.Graph:
         torch._C._jit_pass_remove_mutation(graph)  # pyright: ignore[reportPrivateUsage]
         torch._C._jit_pass_dce(graph)  # pyright: ignore[reportPrivateUsage]
     except RuntimeError as e:
-        raise ImportError_(f"TorchScript could not prepare the graph: {str(e).strip().splitlines()[0]}",
-                           op="torchscript") from None
+        raise ModelImportError(f"TorchScript could not prepare the graph: {str(e).strip().splitlines()[0]}",
+                               op="torchscript") from None
     return graph
 
 
@@ -100,8 +100,8 @@ def _parse_ir(text: str) -> torch._C.Graph:
     try:
         graph = torch._C.parse_ir(text)  # pyright: ignore[reportPrivateUsage]
     except RuntimeError as e:
-        raise ImportError_(f"malformed TorchScript IR: {str(e).strip().splitlines()[0]}",
-                           op="torchscript-ir") from None
+        raise ModelImportError(f"malformed TorchScript IR: {str(e).strip().splitlines()[0]}",
+                               op="torchscript-ir") from None
     _check_schemas(graph, text)
     return graph
 
@@ -118,7 +118,7 @@ def _check_schemas(graph: torch._C.Graph, text: str) -> None:
         operands = ", ".join(f"%{v.debugName()} : {v.type()}" for v in node.inputs())
         schemas = [str(s) for s in torch._C._jit_get_schemas_for_operator(kind)  # pyright: ignore
                    if "(a!)" not in str(s)]
-        raise ImportError_(
+        raise ModelImportError(
             f"no schema of {kind} takes these operands ({operands})"
             + (f"; its schemas: {'; '.join(schemas[:4])}" if schemas else f"; {kind} is not a known operator"),
             op=kind, location=_ir_line(kind, seen[kind], text),
@@ -156,9 +156,9 @@ def to_graph(source: TorchScriptSource, example_inputs: Sequence[Any] | None) ->
         return _prepare(_freeze(source))
     if isinstance(source, torch.nn.Module):
         if example_inputs is None:
-            raise ImportError_("tracing an nn.Module needs example inputs", op=type(source).__name__)
+            raise ModelImportError("tracing an nn.Module needs example inputs", op=type(source).__name__)
         return _prepare(_trace(source, example_inputs))
-    raise ImportError_(
+    raise ModelImportError(
         f"cannot import a {type(source).__name__}: expected an nn.Module, ScriptModule, "
         "ScriptFunction, torch._C.Graph or TorchScript IR text", op="import",
     )
@@ -171,7 +171,7 @@ def _annotated_examples(graph: torch._C.Graph) -> list[Any]:
         sizes = ty.sizes() if isinstance(ty, torch._C.TensorType) else None  # pyright: ignore
         dtype = ty.dtype() if isinstance(ty, torch._C.TensorType) else None  # pyright: ignore
         if sizes is None or dtype is None or any(s is None for s in sizes):
-            raise ImportError_(
+            raise ModelImportError(
                 f"the type of graph input %{value.debugName()} ({ty}) is not fully known; "
                 "give the input types, e.g. --input-types 'tensor<1x3x224x224xf32>'",
                 op="graph input",
@@ -202,7 +202,7 @@ def import_torchscript(
             try:
                 example_inputs = [example_tensor(t) for t in input_types]
             except UnsupportedTypeError as e:
-                raise ImportError_(str(e), op="--input-types") from None
+                raise ModelImportError(str(e), op="--input-types") from None
         else:
             example_inputs = _annotated_examples(graph)
     module = GraphImporter(graph, func_name).import_graph(list(example_inputs))

@@ -9,7 +9,7 @@ inside libtorch.  :func:`load_script_module` therefore
 2. runs ``torch.jit.load`` once in a forked child (where fork exists), and prints the
    inlined forward graph there (which decodes the source ranges of the debug pickles, read
    lazily when the importer locates ops): a child killed by a signal, or raising, becomes
-   an :class:`ImportError_` naming the file;
+   an :class:`ModelImportError` naming the file;
 3. only then loads the module in this process.
 """
 
@@ -25,16 +25,16 @@ import zlib
 
 import torch
 
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 
 #: Entries of the archive's top-level folder that ``torch.jit.load`` needs.
 REQUIRED_ENTRIES = ("data.pkl", "constants.pkl", "version")
 PROBE_TIMEOUT_S = 300.0
 
 
-def _error(input_name: str, problem: str) -> ImportError_:
-    return ImportError_(f"cannot read {input_name} as a TorchScript file (torch.jit.save): {problem}",
-                        op="torchscript")
+def _error(input_name: str, problem: str) -> ModelImportError:
+    return ModelImportError(f"cannot read {input_name} as a TorchScript file (torch.jit.save): {problem}",
+                            op="torchscript")
 
 
 def check_archive(data: bytes, input_name: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ziggurat
-from ziggurat.ir.errors import ImportError_, InputError
+from ziggurat.ir.errors import ModelImportError, InputError
 
 BACKENDS = ("reference", "cpu")
 
@@ -90,13 +90,13 @@ def test_exported_program_checks_each_keyword() -> None:
 def test_exported_program_needs_the_keywords_it_was_exported_with() -> None:
     x, kwargs = _inputs()
     program = _program()
-    with pytest.raises(ImportError_, match="keyword input.s. y, mask, pair, scale, got 1 positional and no "
+    with pytest.raises(ModelImportError, match="keyword input.s. y, mask, pair, scale, got 1 positional and no "
                                            "keyword input; pass the keywords as example_kwargs"):
         ziggurat.compile(program, (x,), backend="reference")
-    with pytest.raises(ImportError_, match="got 1 positional and y, mask"):
+    with pytest.raises(ModelImportError, match="got 1 positional and y, mask"):
         ziggurat.compile(program, (x,), backend="reference", example_kwargs={"y": kwargs["y"], "mask": kwargs["mask"]})
     swapped = {**kwargs, "pair": {"a": kwargs["pair"][0], "b": kwargs["pair"][1]}}
-    with pytest.raises(ImportError_, match="the example inputs have the structure"):
+    with pytest.raises(ModelImportError, match="the example inputs have the structure"):
         ziggurat.compile(program, (x,), backend="reference", example_kwargs=swapped)
 
 

@@ -14,7 +14,7 @@ import torch
 
 import ziggurat
 from tests.support.pytrees import assert_same_tree
-from ziggurat.ir.errors import ImportError_, ZigguratError
+from ziggurat.ir.errors import ModelImportError, ZigguratError
 from ziggurat.ir.structure import (Const, Container, Leaf, build, describe, format_tree, parse_tree,
                                    tensor_leaves)
 
@@ -150,7 +150,7 @@ def test_a_number_computed_from_values_is_refused(frontend: str) -> None:
         def forward(self, x: torch.Tensor) -> Any:
             return x + 1, x.sum().item()
 
-    with pytest.raises(ImportError_, match="Python number"):
+    with pytest.raises(ModelImportError, match="Python number"):
         ziggurat.compile(Model(), (torch.randn(3),), backend="reference", frontend=frontend)
 
 

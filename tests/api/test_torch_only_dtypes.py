@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import ziggurat
-from ziggurat.ir.errors import ImportError_, InputError
+from ziggurat.ir.errors import ModelImportError, InputError
 from ziggurat.ir.types import (
     IMPORTABLE_DTYPES,
     QUANTIZED_DTYPES,
@@ -211,7 +211,7 @@ def _compiled(name: str, frontend: str, backend: str) -> tuple[Any, torch.nn.Mod
     inputs = program.inputs()
     try:
         return ziggurat.compile(model, inputs, backend=backend, frontend=frontend), model, inputs
-    except ImportError_:
+    except ModelImportError:
         refusal = _export_refusal(model, inputs) if frontend == "export" else None
         if refusal is None:
             raise
@@ -241,7 +241,7 @@ def test_export_refusal_names_the_cause() -> None:
     program = PROGRAMS["quantized_buffers"]
     if _export_refusal(program.make(), program.inputs()) is None:
         pytest.skip("this torch exports quantized tensors")
-    with pytest.raises(ImportError_, match="torch.export failed"):
+    with pytest.raises(ModelImportError, match="torch.export failed"):
         ziggurat.compile(program.make(), program.inputs(), backend="reference", frontend="export")
     compiled = ziggurat.compile(program.make(), program.inputs(), backend="reference")
     _assert_matches(compiled(*program.inputs()), program.make()(*program.inputs()))
@@ -303,7 +303,7 @@ def test_quantized_constant_without_integer_form_is_refused() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.q.dequantize() + x
 
-    with pytest.raises(ImportError_, match=r"quint4x2 constant cannot be rebuilt"):
+    with pytest.raises(ModelImportError, match=r"quint4x2 constant cannot be rebuilt"):
         ziggurat.compile(Packed(), (torch.randn(4),), backend="reference", frontend="torchscript")
 
 

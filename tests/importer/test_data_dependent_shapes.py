@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import ziggurat
 from tests.support.opinfo import OpModule as Fn
-from ziggurat.ir.errors import ImportError_, ZigguratError
+from ziggurat.ir.errors import ModelImportError, ZigguratError
 
 BACKENDS = ["reference", "cpu", "tensorrt-reference"]
 FRONTENDS = ["torchscript", "export"]
@@ -80,7 +80,7 @@ def test_sizes_computed_from_data_dependent_shapes(backend: str, frontend: str) 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_traced_branch_on_a_data_dependent_size_is_refused(backend: str) -> None:
-    with pytest.raises(ImportError_, match="becomes a Python bool"):
+    with pytest.raises(ModelImportError, match="becomes a Python bool"):
         ziggurat.compile(Fn(lambda x: x * 2 if torch.nonzero(x > 0).size(0) > 2 else x), _randn(6)(0),
                          backend=backend, frontend="torchscript")
 
@@ -89,7 +89,7 @@ def test_a_traced_branch_on_a_data_dependent_size_is_refused(backend: str) -> No
                                 lambda x: x * 2 if x.repeat_interleave((x > 0).long()).size(0) > 2 else x],
                          ids=["nonzero_as_tuple", "repeat_interleave"])
 def test_a_traced_branch_on_an_untagged_data_dependent_size_is_refused(fn: Callable[..., Any]) -> None:
-    with pytest.raises(ImportError_, match="becomes a Python bool"):
+    with pytest.raises(ModelImportError, match="becomes a Python bool"):
         ziggurat.compile(Fn(fn), _randn(6)(0), backend="reference", frontend="torchscript")
 
 
@@ -100,7 +100,7 @@ def test_a_scripted_branch_on_a_data_dependent_size_is_refused() -> None:
             return x * 2
         return x
 
-    with pytest.raises(ImportError_, match="prim::If: is control flow on a run-time value"):
+    with pytest.raises(ModelImportError, match="prim::If: is control flow on a run-time value"):
         ziggurat.compile(fn, _randn(6)(0), backend="cpu")
 
 

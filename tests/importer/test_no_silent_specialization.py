@@ -2,7 +2,7 @@
 data-dependent control flow and shapes, constant index lists, and mutation through views.
 
 Each compiled module is checked on inputs *other* than the example inputs, on every backend
-that runs here, against eager; what cannot be compiled must be a clear ``ImportError_``."""
+that runs here, against eager; what cannot be compiled must be a clear ``ModelImportError``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import ziggurat
-from ziggurat.ir.errors import ImportError_, InputError
+from ziggurat.ir.errors import ModelImportError, InputError
 
 BACKENDS = ["reference", "cpu", "tensorrt-reference"]
 FRONTENDS = ["torchscript", "export"]
@@ -101,7 +101,7 @@ class DataIsNonzero(torch.nn.Module):
                          ids=["if-sum", "int-max", "if-deep", "allclose", "equal-method", "is-nonzero"])
 @pytest.mark.parametrize("frontend", ["torchscript", "auto"])
 def test_data_dependent_python_values_are_refused_with_the_line(model: torch.nn.Module, frontend: str) -> None:
-    with pytest.raises(ImportError_) as info:
+    with pytest.raises(ModelImportError) as info:
         ziggurat.compile(model, (torch.ones(3),), backend="reference", frontend=frontend)
     text = str(info.value)
     assert "test_no_silent_specialization.py:" in text and "values of its inputs" in text
@@ -209,7 +209,7 @@ def test_mutation_on_the_torchscript_path_is_right_or_refused(name: str) -> None
     x = torch.randn(4, 3)
     try:
         compiled = ziggurat.compile(Fn(MUTATIONS[name]), (x,), backend="reference", frontend="torchscript")
-    except ImportError_ as e:
+    except ModelImportError as e:
         assert "in-place" in str(e) and "frontend='export'" in str(e)
         return
     args = torch.randn(4, 3)
@@ -241,7 +241,7 @@ def test_torchscript_ir_operands_of_the_wrong_kind_name_the_node_and_line() -> N
             "  %none : NoneType = prim::Constant()\n"
             "  %y : Tensor = aten::sum(%none, %x)\n"
             "  return (%y)\n")
-    with pytest.raises(ImportError_) as info:
+    with pytest.raises(ModelImportError) as info:
         ziggurat.compile(text, (torch.randn(4, 8),), backend="reference")
     text_error = str(info.value)
     assert "<torchscript-ir>:3" in text_error and "aten::sum" in text_error and "no schema" in text_error
@@ -293,5 +293,5 @@ def test_a_value_tracing_cuts_off_is_refused_with_the_line() -> None:
     """torch.jit.trace cannot represent resize_: it warns and records the resized tensor as a
     constant, so the traced module returned the example's values for every input (found by
     the view-write fuzzing). That warning is now an error naming the line."""
-    with pytest.raises(ImportError_, match=r"test_no_silent_specialization.py:\d+: ResizedClone: tracing lost the data flow here \(resize_"):
+    with pytest.raises(ModelImportError, match=r"test_no_silent_specialization.py:\d+: ResizedClone: tracing lost the data flow here \(resize_"):
         ziggurat.compile(ResizedClone(), (torch.randn(4, 4),), backend="cpu", frontend="torchscript")

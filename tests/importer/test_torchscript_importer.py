@@ -10,7 +10,7 @@ import ziggurat
 from tests.support import models
 from tests.support.opinfo import assert_same
 from ziggurat.dialects.torch import AtenOp, LiteralOp, OperatorOp
-from ziggurat.ir.errors import ImportError_, InputError, ZigguratError
+from ziggurat.ir.errors import ModelImportError, InputError, ZigguratError
 from ziggurat.ir.importer import import_torchscript
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.locations import op_location
@@ -118,7 +118,7 @@ def test_data_dependent_control_flow_is_a_clear_error() -> None:
             return x
         return -x
 
-    with pytest.raises(ImportError_) as info:
+    with pytest.raises(ModelImportError) as info:
         import_torchscript(f, (torch.randn(3),))
     assert "prim::If" in str(info.value) and "run-time value" in str(info.value)
 
@@ -147,9 +147,9 @@ def test_bad_inputs_are_clear_errors() -> None:
         compiled(torch.randn(2, 32, dtype=torch.float64))
     with pytest.raises(InputError, match="expected 1 input"):
         compiled(torch.randn(2, 32), torch.randn(2, 32))
-    with pytest.raises(ImportError_, match="malformed TorchScript IR"):
+    with pytest.raises(ModelImportError, match="malformed TorchScript IR"):
         import_torchscript("graph(%x : Tensor):\n  %y = aten::relu(%x\n", input_types=None)
-    with pytest.raises(ImportError_, match="cannot import a int"):
+    with pytest.raises(ModelImportError, match="cannot import a int"):
         import_torchscript(3, ())  # type: ignore[arg-type]
 
 

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 import ziggurat
-from ziggurat.ir.errors import ImportError_
+from ziggurat.ir.errors import ModelImportError
 
 BACKENDS = ["reference", "cpu"]
 MODES = ["script", "trace"]
@@ -358,7 +358,7 @@ REFUSED: dict[str, tuple[type[torch.nn.Module] | str, str]] = {
 def test_what_cannot_be_proven_is_refused_with_the_reason(name: str) -> None:
     model, reason = REFUSED[name]
     x = torch.randn(4, 4).abs()
-    with pytest.raises(ImportError_, match=reason) as info:
+    with pytest.raises(ModelImportError, match=reason) as info:
         if isinstance(model, str):
             ziggurat.compile(model, (x,), backend="reference")
         else:
@@ -380,5 +380,5 @@ def test_a_tensor_made_in_forward_is_written_as_eager_writes_it(backend: str) ->
     (torch.jit.trace's own module returns [3, 2, 3] where eager returns [2, 2, 3]): refused."""
     compiled = _compile(WritesMadeTensor, "script", (torch.randn(3),), backend)
     _check_against_eager(WritesMadeTensor, compiled, (torch.randn(3),))
-    with pytest.raises(ImportError_, match="writes in place into the constant tensor .* the tracer captured"):
+    with pytest.raises(ModelImportError, match="writes in place into the constant tensor .* the tracer captured"):
         _compile(WritesMadeTensor, "trace", (torch.randn(3),), backend)

@@ -53,9 +53,9 @@ def test_reference_matches_eager(case) -> None:  # type: ignore[no-untyped-def]
 
 
 def ziggurat_errors() -> type[Exception]:
-    from ziggurat.ir.errors import ImportError_
+    from ziggurat.ir.errors import ModelImportError
 
-    return ImportError_
+    return ModelImportError
 
 
 def test_opinfo_coverage() -> None:
