@@ -2,23 +2,29 @@
 
 This is ``backend="tensorrt-reference"``: it proves a lowering to ``trt`` right
 without TensorRT, because each layer is computed from nvinfer1's documented
-formulas (``reference/``), never by calling back the torch op it came from.
+formulas (``ir/interpreter/trt_layers/``), never by calling back the torch op it
+came from.  The function runs in the reference interpreter (its ``trt`` table,
+``ir/interpreter/trt_functions.py``); this module checks the inputs and that the
+function holds ``trt`` ops only, and reports failures as :class:`ReferenceExecutionError`.
 
     outputs = run_trt_function(func_op, [x, y])
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import torch
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import SSAValue
+from xdsl.interpreter import Interpreter, PythonValues
+from xdsl.ir import Block, Operation, SSAValue
 
-from ziggurat.ir.interpreter.trt_layers import HANDLERS, LayerExecutionError, execute_layer
 from ziggurat.dialects.trt.base import TrtLayerOp
 from ziggurat.ir.errors import InputError, ZigguratError
+from ziggurat.ir.interpreter import make_trt_interpreter
+from ziggurat.ir.interpreter.trt_layers import HANDLERS
 from ziggurat.ir.types import dtype_of, shape_of
 
 
@@ -54,40 +60,93 @@ def _check_inputs(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> None:
             )
 
 
+def _check_body(func_op: FuncOp) -> Block:
+    """The body, once every op before its ``func.return`` is a ``trt`` layer the interpreter runs."""
+    body = func_op.body.blocks.first
+    if body is None:
+        raise ReferenceExecutionError(f"@{func_op.sym_name.data} has no body")
+    for op in body.ops:
+        if isinstance(op, ReturnOp):
+            return body
+        if type(op) not in HANDLERS or not isinstance(op, TrtLayerOp):
+            raise ReferenceExecutionError(
+                f"the TensorRT reference executor runs only trt ops, got {op.name}", op=op.name
+            )
+    raise ReferenceExecutionError(f"@{func_op.sym_name.data} does not end with func.return")
+
+
+class _Recorder(Interpreter.Listener):
+    """Puts every layer result into ``values``."""
+
+    def __init__(self, values: dict[SSAValue, torch.Tensor]) -> None:
+        self.values = values
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        self.values.update(zip(op.results, results, strict=True))
+
+
+def _module_of(func_op: FuncOp) -> ModuleOp:
+    parent = func_op.parent_op()
+    return parent if isinstance(parent, ModuleOp) else ModuleOp([])
+
+
+def _failure(func_op: FuncOp, error: Exception) -> tuple[ReferenceExecutionError, BaseException | None]:
+    """The :class:`ReferenceExecutionError` for what the interpreter raised (a layer's error keeps
+    its message and op), and the error to chain it to: the layer's own, not the interpreter's
+    (which carries a printout of the whole module)."""
+    found: BaseException | None = error
+    while found is not None and not isinstance(found, ZigguratError):
+        found = found.__cause__ or found.__context__
+    if isinstance(found, ZigguratError):
+        return (ReferenceExecutionError(found.message, op=found.op, schema=found.schema, location=found.location),
+                found.__cause__)
+    lines = str(error).strip().splitlines()
+    return (ReferenceExecutionError(f"internal error: {lines[0] if lines else type(error).__name__}",
+                                    op=f"@{func_op.sym_name.data}"), None)
+
+
+class TrtFunctionRunner:
+    """Runs one ``trt`` function again and again: its body is checked on the first call, and
+    each thread keeps its own interpreter for it (an interpreter holds the running call's scope)."""
+
+    def __init__(self, func_op: FuncOp) -> None:
+        self.func_op = func_op
+        self._body: Block | None = None
+        self._local = threading.local()
+
+    def __getstate__(self) -> dict[str, object]:  # copy.deepcopy / pickle: the interpreters stay behind
+        return {"func_op": self.func_op}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        func_op = state["func_op"]
+        assert isinstance(func_op, FuncOp)
+        self.__init__(func_op)
+
+    def __call__(self, inputs: Sequence[torch.Tensor],
+                 values: dict[SSAValue, torch.Tensor] | None = None) -> list[torch.Tensor]:
+        func_op = self.func_op
+        _check_inputs(func_op, inputs)
+        if self._body is None:
+            self._body = _check_body(func_op)
+        args = tuple(t.detach().cpu() for t in inputs)
+        if values is None:
+            interpreter: Interpreter | None = getattr(self._local, "interpreter", None)
+            if interpreter is None:
+                interpreter = self._local.interpreter = make_trt_interpreter(_module_of(func_op))
+        else:
+            values.update(zip(self._body.args, args, strict=True))
+            interpreter = make_trt_interpreter(_module_of(func_op), (_Recorder(values),))
+        try:
+            return list(interpreter.call_op(func_op, args))
+        except Exception as e:  # noqa: BLE001 - the interpreter re-raises a layer's error with the module printed
+            self._local.interpreter = None  # it is left inside the failed call's scope
+            failure, cause = _failure(func_op, e)
+            raise failure from cause
+
+
 def run_trt_function(
     func_op: FuncOp, inputs: Sequence[torch.Tensor], values: dict[SSAValue, torch.Tensor] | None = None
 ) -> list[torch.Tensor]:
     """Execute ``func_op`` (``trt`` ops and ``func.return``) on CPU tensors; ``values``, when
     given, receives every argument and layer result (for checking layers one by one)."""
-    _check_inputs(func_op, inputs)
-    body = func_op.body.blocks.first
-    if body is None:
-        raise ReferenceExecutionError(f"@{func_op.sym_name.data} has no body")
-    env: dict[SSAValue, torch.Tensor] = {} if values is None else values
-    env.update({arg: t.detach().cpu() for arg, t in zip(body.args, inputs, strict=True)})
-    for op in body.ops:
-        if isinstance(op, ReturnOp):
-            return [env[v] for v in op.arguments]
-        handler = HANDLERS.get(type(op))
-        if handler is None or not isinstance(op, TrtLayerOp):
-            raise ReferenceExecutionError(
-                f"the TensorRT reference executor runs only trt ops, got {op.name}", op=op.name
-            )
-        try:
-            outputs = execute_layer(op, [env[v] for v in op.operands])
-        except LayerExecutionError as e:
-            raise ReferenceExecutionError(str(e), op=f"{op.name} ({op.LAYER}) '{op.layer}'") from e
-        if len(outputs) != len(op.results):
-            raise ReferenceExecutionError(
-                f"internal error: produced {len(outputs)} tensors for {len(op.results)} results",
-                op=f"{op.name} '{op.layer}'",
-            )
-        for result, tensor in zip(op.results, outputs, strict=True):
-            expected = (shape_of(result.type), dtype_of(result.type))
-            if (tuple(tensor.shape), tensor.dtype) != expected:
-                raise ReferenceExecutionError(
-                    f"internal error: computed {tensor.dtype}{list(tensor.shape)} for a result of type {result.type}",
-                    op=f"{op.name} '{op.layer}'",
-                )
-            env[result] = tensor
-    raise ReferenceExecutionError(f"@{func_op.sym_name.data} does not end with func.return")
+    return TrtFunctionRunner(func_op)(inputs, values)

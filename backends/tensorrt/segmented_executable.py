@@ -17,7 +17,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.tensorrt.partition_report import segment_functions
-from ziggurat.backends.tensorrt.reference_executor import run_trt_function
+from ziggurat.backends.tensorrt.reference_executor import TrtFunctionRunner
 from ziggurat.ir.errors import ZigguratError
 
 SegmentRunner = Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]
@@ -69,10 +69,7 @@ class SegmentedExecutable:
 
 def reference_runners(module: ModuleOp) -> dict[str, SegmentRunner]:
     """Every segment of ``module`` on the CPU reference executor."""
-    runners: dict[str, SegmentRunner] = {}
-    for seg in segment_functions(module):
-        runners[seg.sym_name.data] = (lambda f: lambda xs: run_trt_function(f, xs))(seg)
-    return runners
+    return {seg.sym_name.data: TrtFunctionRunner(seg) for seg in segment_functions(module)}
 
 
 def _print(module: ModuleOp) -> str:

@@ -34,6 +34,17 @@ def make_interpreter(module: ModuleOp, listeners: Sequence[Interpreter.Listener]
     return interpreter
 
 
+def make_trt_interpreter(module: ModuleOp, listeners: Sequence[Interpreter.Listener] = ()) -> Interpreter:
+    """An interpreter for functions of ``trt`` ops alone: the ``func`` and ``trt`` tables only, so
+    it is cheap enough to build for every call of a TensorRT segment."""
+    from ziggurat.ir.interpreter.trt_functions import TrtFunctions
+
+    interpreter = Interpreter(module, listeners=tuple(listeners))
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(TrtFunctions())
+    return interpreter
+
+
 def run(module: ModuleOp, inputs: Sequence[Any], func_name: str = "forward",
         listeners: Sequence[Interpreter.Listener] = ()) -> list[Any]:
     """Execute ``func_name`` of ``module`` on ``inputs`` with the reference semantics."""

@@ -8,29 +8,37 @@ the same interpreter as the torch ops around them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Operation
 
-from ziggurat.ir.interpreter.trt_layers import HANDLERS, LayerExecutionError, execute_layer
+from ziggurat.ir.interpreter.trt_layers import (
+    HANDLERS,
+    LayerExecutionError,
+    LayerResultError,
+    ResultTypes,
+    execute_layer,
+    result_types,
+)
 from ziggurat.dialects.trt import TrtLayerOp
 from ziggurat.ir.errors import ZigguratError
-from ziggurat.ir.types import dtype_of, shape_of
 
 
 def _run_layer(self: InterpreterFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    assert isinstance(op, TrtLayerOp)
+    op = cast(TrtLayerOp, op)  # the table registers trt layers only
+    # each op's result types, kept by the interpreter: one that runs a function again and again
+    # (a TensorRT segment's runner) does not read them from the IR at every call
+    known: dict[Operation, ResultTypes] = interpreter.get_data(TrtFunctions, "result_types", dict)
+    results = known.get(op)
+    if results is None:
+        results = known[op] = result_types(op)
     try:
-        outputs = execute_layer(op, list(args))
+        outputs = execute_layer(op, list(args), results)
     except LayerExecutionError as e:
         raise ZigguratError(str(e), op=f"{op.name} ({op.LAYER}) '{op.layer}'") from e
-    for result, tensor in zip(op.results, outputs, strict=True):
-        if (tuple(tensor.shape), tensor.dtype) != (shape_of(result.type), dtype_of(result.type)):
-            raise ZigguratError(
-                f"internal error: computed {tensor.dtype}{list(tensor.shape)} for a result of type {result.type}",
-                op=f"{op.name} '{op.layer}'",
-            )
+    except LayerResultError as e:
+        raise ZigguratError(str(e), op=f"{op.name} '{op.layer}'") from e
     return tuple(outputs)
 
 

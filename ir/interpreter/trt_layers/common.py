@@ -8,7 +8,7 @@ floats are computed in f32 and rounded back, as TensorRT's kernels accumulate.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import torch
 from xdsl.ir import Operation, SSAValue
@@ -36,20 +36,46 @@ def layer(op_type: type[OpT]) -> Callable[[Callable[[OpT, Sequence[torch.Tensor]
     return register
 
 
-def execute_layer(op: Operation, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+class LayerResultError(RuntimeError):
+    """An implementation that computed other results than the op declares (a bug here, not in the IR)."""
+
+
+class ResultTypes(NamedTuple):
+    """The (shape, dtype) of each result of an op, and whether every one of them is empty."""
+
+    types: list[tuple[tuple[int, ...], torch.dtype]]
+    empty: bool
+
+
+def result_types(op: Operation) -> ResultTypes:
+    types = [(shape_of(r), dtype_of(r.type)) for r in op.results]
+    return ResultTypes(types, bool(types) and all(0 in shape for shape, _ in types))
+
+
+def execute_layer(op: Operation, args: Sequence[torch.Tensor], results: ResultTypes | None = None) -> list[torch.Tensor]:
     """Run ``op``'s reference implementation; layers whose results are all empty produce empty tensors.
 
-    Any failure is a :class:`LayerExecutionError` (a layer must not crash the executor).
+    Any failure is a :class:`LayerExecutionError` (a layer must not crash the executor); results
+    whose number, shape or dtype differ from the op's result types (``results``, computed when not
+    given) are a :class:`LayerResultError`.
     """
-    results = [(shape_of(r), dtype_of(r.type)) for r in op.results]
-    if results and all(0 in shape for shape, _ in results):
-        return [torch.empty(shape, dtype=dtype) for shape, dtype in results]
+    if results is None:
+        results = result_types(op)
+    if results.empty:
+        return [torch.empty(shape, dtype=dtype) for shape, dtype in results.types]
     try:
-        return HANDLERS[type(op)](op, args)
+        outputs = HANDLERS[type(op)](op, args)
     except LayerExecutionError:
         raise
     except Exception as e:  # noqa: BLE001
         raise LayerExecutionError(f"{type(e).__name__}: {e}") from e
+    if len(outputs) != len(results.types):
+        raise LayerResultError(f"internal error: produced {len(outputs)} tensors for {len(results.types)} results")
+    for result, tensor, expected in zip(op.results, outputs, results.types, strict=True):
+        if (tuple(tensor.shape), tensor.dtype) != expected:
+            raise LayerResultError(
+                f"internal error: computed {tensor.dtype}{list(tensor.shape)} for a result of type {result.type}")
+    return outputs
 
 
 def result_dtype(value: SSAValue) -> torch.dtype:
