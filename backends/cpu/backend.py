@@ -22,9 +22,9 @@ from ziggurat.backends.cpu.object_cache import ObjectCache
 from ziggurat.backends.cpu.runtime import CpuExecutable
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
-from ziggurat.backends.cpu.lowering.driver import op_key
 from ziggurat.dialects import loop
 from ziggurat.dialects.torch import TorchOp
+from ziggurat.dialects.torch.op_registry import op_key, schema_text
 from ziggurat.ir.errors import OpReport
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.errors import ZigguratError
@@ -79,12 +79,8 @@ def fallback_reports(fn: func.FuncOp) -> list[OpReport]:
             continue
         reason = recorded.data[seen[key]]
         seen[key] += 1
-        try:
-            schema: str | None = op.op_schema.text
-        except KeyError:
-            schema = None
         reports.append(OpReport(key, reason.data if isinstance(reason, StringAttr) else str(reason),
-                                schema, op_location(op)))
+                                schema_text(op), op_location(op)))
     return reports
 
 

@@ -58,8 +58,8 @@ def _aligned(nbytes: int) -> tuple[torch.Tensor, int]:
 
 
 def _addresses_storage(op: Operation) -> bool:
-    from ziggurat.backends.cpu.lowering.driver import op_key
     from ziggurat.backends.cpu.lowering.storage import STORAGE_OPS
+    from ziggurat.dialects.torch.op_registry import op_key
 
     return op_key(op) in STORAGE_OPS
 

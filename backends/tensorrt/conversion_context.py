@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar, node_info
 from ziggurat.dialects.torch import LiteralOp
+from ziggurat.dialects.torch.op_registry import schema_text
 from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
 from ziggurat.dialects.trt.base import element_of, shape_of
 from ziggurat.ir.errors import ZigguratError
@@ -75,7 +76,7 @@ class ConversionContext:
 
     def error(self, message: str) -> ConversionError:
         op = self._op
-        return ConversionError(message, op=self._node_info, schema=_schema_text(op) if op is not None else None)
+        return ConversionError(message, op=self._node_info, schema=schema_text(op) if op is not None else None)
 
     # -- inserting layers ---------------------------------------------------------------------
     def add(self, op: OpT) -> OpT:
@@ -201,9 +202,3 @@ def _unique(wanted: str, taken: set[str]) -> str:
     taken.add(name)
     return name
 
-
-def _schema_text(op: Operation) -> str | None:
-    try:
-        return op.op_schema.text  # pyright: ignore[reportAttributeAccessIssue]
-    except (KeyError, AttributeError):
-        return None

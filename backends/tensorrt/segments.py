@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
@@ -38,6 +38,7 @@ from ziggurat.backends.tensorrt.partition_report import (
 )
 from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
+from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
@@ -59,26 +60,17 @@ class PartitionOptions:
 UNKNOWN_OPERATOR = "unknown operator (no schema)"
 
 
-def _key(op: Operation) -> str:
-    try:
-        return op.aten_key if isinstance(op, TorchOp) else op.name
-    except KeyError:
-        return op.op_name.data if isinstance(op, OperatorOp) else op.name
-
-
-def _type_problem(op: Operation) -> str | None:
-    for role, values in (("operand", op.operands), ("result", op.results)):
-        for i, v in enumerate(values):
-            ty = v.type
-            if not isinstance(ty, TensorType):
-                return f"{role} #{i} is a {ty}, TensorRT takes only tensors"
-            if any(d < 0 for d in ty.get_shape()):
-                return f"{role} #{i} has a dynamic shape {ty}"
-            torch_only = torch_only_reason(ty)
-            if torch_only is not None:
-                return torch_only
-            if ty.get_element_type() not in ELEMENT_TYPES:
-                return f"{role} #{i} has element type {ty.get_element_type()}, which TensorRT does not take"
+def _trt_type_problem(role: str, i: int, ty: Attribute) -> str | None:
+    """Why a value of type ``ty`` (operand or result #i) keeps its op out of TensorRT."""
+    if not isinstance(ty, TensorType):
+        return f"{role} #{i} is a {ty}, TensorRT takes only tensors"
+    if any(d < 0 for d in ty.get_shape()):
+        return f"{role} #{i} has a dynamic shape {ty}"
+    torch_only = torch_only_reason(ty)
+    if torch_only is not None:
+        return torch_only
+    if ty.get_element_type() not in ELEMENT_TYPES:
+        return f"{role} #{i} has element type {ty.get_element_type()}, which TensorRT does not take"
     return None
 
 
@@ -134,12 +126,12 @@ class _Partitioner:
         if isinstance(op, OperatorOp) and op.schema_text is None:
             self.reasons[op] = UNKNOWN_OPERATOR
             return
-        key = _key(op)
+        key = op_key(op)
         executed = self.options.torch_executed_ops
         if key in executed or key.split(".")[0] in executed:
             self.reasons[op] = "listed in torch_executed_ops"
             return
-        problem = _type_problem(op)
+        problem = type_problem(op, _trt_type_problem)
         if problem is not None:
             self.reasons[op] = problem
             return
@@ -151,7 +143,7 @@ class _Partitioner:
         entry, refusals = self.registry.select(key, args)
         if entry is None:
             declined = declined_reason(op)  # a graph pass that would have rewritten it said why not
-            self.reasons[op] = "; ".join(refusals) + (f" ({declined})" if declined else "")
+            self.reasons[op] = reasons_text(refusals) + (f" ({declined})" if declined else "")
         else:
             self.entries[op] = entry
 
@@ -203,7 +195,7 @@ def _convert_segment(
         before = len(block.ops)
         try:
             args = ctx.begin(op)
-            produced = entries[op].convert(ctx, args)
+            produced = entries[op].fn(ctx, args)
         except (ZigguratError, ShapeError, VerifyException) as e:
             return op, f"converter {entries[op].origin} failed: {_one_line(e)}"
         except Exception as e:  # noqa: BLE001  (a converter bug must not abort the compile)
@@ -237,7 +229,7 @@ def _convert_segment(
     _erase_dead_constants(block)
     func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
     func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
-    func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(_key(op) for op in segment))
+    func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(op_key(op) for op in segment))
     return func, inputs, outputs
 
 
@@ -300,14 +292,14 @@ def convert_function(
     for run, seg_func, inputs, outputs in built:
         _splice(anchor, run, seg_func, inputs, outputs)
         anchor = seg_func
-        ops_of_run = Counter(_key(op) for op in run)
+        ops_of_run = Counter(op_key(op) for op in run)
         report.segments.append(seg_func.sym_name.data)
         report.segment_ops[seg_func.sym_name.data] = ops_of_run
         report.converted.update(ops_of_run)
     _erase_dead_literals(body)
     for op in ops:
         if op in part.reasons:
-            report.fallback.append(OpReport(_key(op), part.reasons[op], _schema(op), op_location(op)))
+            report.fallback.append(OpReport(op_key(op), part.reasons[op], schema_text(op), op_location(op)))
     if report.fallback:
         func.attributes[FALLBACK_ATTR] = fallback_attr(report.fallback)
     return report
@@ -321,13 +313,6 @@ def _unique(name: str, taken: set[str]) -> str:
         n += 1
     taken.add(candidate)
     return candidate
-
-
-def _schema(op: Operation) -> str | None:
-    try:
-        return op.op_schema.text  # pyright: ignore[reportAttributeAccessIssue]
-    except (KeyError, AttributeError):
-        return None
 
 
 def _splice(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -30,9 +31,9 @@ def _model(x: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(torch.relu(x * 2.0) + 1.0).sum(-1)
 
 
-def _replace(monkeypatch: pytest.MonkeyPatch, key: str, fn: Any) -> None:
-    registry.find_lowering(key)  # load every family first
-    monkeypatch.setitem(registry._LOWERINGS, key, Lowering(key, fn))  # pyright: ignore[reportPrivateUsage]
+def _replace(key: str, fn: Any) -> AbstractContextManager[Lowering]:
+    """``fn`` lowers ``key`` while the ``with`` block runs (every family loaded first)."""
+    return registry.lowerings().override(key, fn)
 
 
 @pytest.fixture
@@ -41,12 +42,12 @@ def x() -> torch.Tensor:
 
 
 @pytest.fixture
-def relu_raises(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def relu_raises() -> Iterator[None]:
     def broken(ctx: Any, args: Any) -> Any:
         raise LoweringBug("planted: relu's lowering breaks")
 
-    _replace(monkeypatch, "aten::relu", broken)
-    yield
+    with _replace("aten::relu", broken):
+        yield
 
 
 def _compile(model: Any, x: torch.Tensor, **options: Any) -> Any:
@@ -73,7 +74,7 @@ def test_lowering_bug_without_fallback_names_the_op(relu_raises: None, x: torch.
     assert info.value.location and "test_internal_errors.py" in info.value.location
 
 
-def test_bug_in_an_element_function_blames_its_producer(monkeypatch: pytest.MonkeyPatch, x: torch.Tensor) -> None:
+def test_bug_in_an_element_function_blames_its_producer(x: torch.Tensor) -> None:
     """relu's element function breaks only when traced (by sigmoid's kernel, at emission):
     the producer, relu, is sent to torch, and the consumer stays native."""
     from ziggurat.backends.cpu.lowering.pointwise import pointwise
@@ -93,8 +94,8 @@ def test_bug_in_an_element_function_blames_its_producer(monkeypatch: pytest.Monk
         out.fn = fn
         return out
 
-    _replace(monkeypatch, "aten::relu", lazy_broken)
-    compiled = _compile(lambda t: torch.sigmoid(torch.relu(t)), x)
+    with _replace("aten::relu", lazy_broken):
+        compiled = _compile(lambda t: torch.sigmoid(torch.relu(t)), x)
     torch.testing.assert_close(compiled(x), torch.sigmoid(torch.relu(x)), rtol=1e-6, atol=1e-6)
     assert compiled.report.fallback_ops["aten::relu"][0].startswith("internal error: LoweringBug")
     assert "aten::sigmoid" in compiled.report.native_ops
@@ -118,13 +119,13 @@ def test_bug_while_emitting_a_kernel(monkeypatch: pytest.MonkeyPatch, x: torch.T
     assert all(r.startswith("internal error: AssertionError: planted") for v in internal.values() for r in v)
 
 
-def test_any_exception_inside_a_lowering_is_internal(monkeypatch: pytest.MonkeyPatch, x: torch.Tensor) -> None:
+def test_any_exception_inside_a_lowering_is_internal(x: torch.Tensor) -> None:
     def broken(ctx: Any, args: Any) -> Any:
         return {}["no such key"]
 
-    _replace(monkeypatch, "aten::sigmoid", broken)
-    compiled = _compile(_model, x)
-    torch.testing.assert_close(compiled(x), _model(x), rtol=1e-5, atol=1e-5)
-    assert compiled.report.fallback_ops["aten::sigmoid"] == ["internal error: KeyError: 'no such key'"]
-    with pytest.raises(InternalLoweringError, match="KeyError"):
-        _compile(_model, x, fallback=False)
+    with _replace("aten::sigmoid", broken):
+        compiled = _compile(_model, x)
+        torch.testing.assert_close(compiled(x), _model(x), rtol=1e-5, atol=1e-5)
+        assert compiled.report.fallback_ops["aten::sigmoid"] == ["internal error: KeyError: 'no such key'"]
+        with pytest.raises(InternalLoweringError, match="KeyError"):
+            _compile(_model, x, fallback=False)

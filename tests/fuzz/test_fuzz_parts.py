@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 
 from tests.fuzz.execute import build_module, example_inputs, fresh_inputs, run_eager
@@ -81,16 +80,14 @@ def test_compare_masks_a_discontinuity_on_a_rounding_edge() -> None:
     assert not compare([flipped], ref).ok
 
 
-def test_oracle_catches_a_wrong_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_oracle_catches_a_wrong_lowering() -> None:
     """Plant a bug in this process (neg lowered as identity): the oracle reports 'wrong'."""
     from ziggurat.backends.cpu.lowering import registry
 
-    registry.lowered_keys()  # load every family
-    good = registry._LOWERINGS["aten::neg"]  # pyright: ignore[reportPrivateUsage]
-    identity = registry._LOWERINGS["aten::positive"]  # pyright: ignore[reportPrivateUsage]
-    monkeypatch.setitem(registry._LOWERINGS, "aten::neg",  # pyright: ignore[reportPrivateUsage]
-                        registry.Lowering(good.key, identity.fn, identity.validator))
-    result = check_program(_neg_program(), [Config("cpu", "torchscript", "scalar"), Config("reference", "export")])
+    identity = registry.find_lowering("aten::positive")  # every family loaded
+    assert identity is not None
+    with registry.lowerings().override("aten::neg", identity.fn, validator=identity.validator):
+        result = check_program(_neg_program(), [Config("cpu", "torchscript", "scalar"), Config("reference", "export")])
     kinds = {o.config: o.kind for o in result.outcomes}
     assert kinds == {"cpu-scalar-ts": "wrong", "ref-ex": "ok"}, result.outcomes
 

@@ -8,15 +8,8 @@ import pytest
 import torch
 
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs, ConverterArgumentError
-from ziggurat.backends.tensorrt.registry import (
-    REGISTRY,
-    ConverterRegistrationError,
-    ConverterRegistry,
-    converter,
-    normalize_schema,
-    op_converter,
-    register_patterns,
-)
+from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterRegistry, converter, op_converter, register_patterns
+from ziggurat.dialects.torch.op_registry import OpRegistrationError, normalize_schema
 from ziggurat.dialects.torch.schema import ArgKind, parse_schema, registered_schemas
 from ziggurat.ir.importer import import_model
 
@@ -43,13 +36,13 @@ def test_schema_text_is_normalized() -> None:
 
 def test_unknown_or_mismatched_schemas_fail_at_registration() -> None:
     registry = ConverterRegistry()
-    with pytest.raises(ConverterRegistrationError, match="matches no torch operator.*did you mean aten::hardtanh"):
+    with pytest.raises(OpRegistrationError, match="matches no torch operator.*did you mean aten::hardtanh"):
         registry.register("aten::hardtanhh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _noop)
-    with pytest.raises(ConverterRegistrationError, match="does not match torch's"):
+    with pytest.raises(OpRegistrationError, match="does not match torch's"):
         registry.register("aten::hardtanh(Tensor input, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _noop)
-    with pytest.raises(ConverterRegistrationError, match="cannot parse schema"):
+    with pytest.raises(OpRegistrationError, match="cannot parse schema"):
         registry.register("aten::relu(Tensor self -> Tensor", _noop)
-    with pytest.raises(ConverterRegistrationError, match="not a dialect op name"):
+    with pytest.raises(OpRegistrationError, match="not a dialect op name"):
         registry.register_op("aten::relu", _noop)
     assert registry.keys() == []
 
@@ -65,7 +58,7 @@ def test_chainable_patterns_priority_and_validators() -> None:
     relu = next(op for op in module.walk() if op.name == "torch.aten.relu")
     args = ConverterArgs.of(relu)
     entry, reasons = registry.select("aten::relu", args)
-    assert entry is not None and entry.convert is _noop and reasons == ["only 2-D"]
+    assert entry is not None and entry.fn is _noop and reasons == ["only 2-D"]
     assert registry.entries("aten::relu")[0].priority == 5
     none, why = registry.select("aten::gelu", args)
     assert none is None and why == ["no TensorRT converter is registered for aten::gelu"]
@@ -80,7 +73,7 @@ def test_unregister_restores_the_previous_choice() -> None:
     assert registry.entries("aten::relu")[0] is override
     registry.unregister(override)
     assert registry.entries("aten::relu") == [base]
-    with pytest.raises(ConverterRegistrationError, match="is not registered for aten::relu"):
+    with pytest.raises(OpRegistrationError, match="is not registered for aten::relu"):
         registry.unregister(override)
     registry.unregister(base)
     assert not registry.has("aten::relu")

@@ -73,4 +73,4 @@ def test_a_wrong_converter_is_named(wrong_relu: ConverterEntry) -> None:
 
 
 def test_the_wrong_converter_is_gone_after_the_test() -> None:
-    assert all(e.convert is not _sigmoid_instead_of_relu for e in REGISTRY.entries("aten::relu"))
+    assert all(e.fn is not _sigmoid_instead_of_relu for e in REGISTRY.entries("aten::relu"))

@@ -38,7 +38,7 @@ from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringCon
 from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.layout import realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, GemmNode, Node, RuntimeOperand, StaticOperand
-from ziggurat.backends.cpu.lowering.registry import NotLowerable, find_lowering
+from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowerings
 from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
 from ziggurat.backends.cpu.lowering.tensors import (
     BufferValue,
@@ -48,7 +48,8 @@ from ziggurat.backends.cpu.lowering.tensors import (
     schedule_horizon,
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
-from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
+from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.rewriting import declined_reason
@@ -71,40 +72,21 @@ class LoweringResult:
     reports: list[OpReport] = field(default_factory=list[OpReport])
 
 
-def op_key(op: Operation) -> str:
-    if isinstance(op, OperatorOp):
-        return op.op_name.data
-    if isinstance(op, TorchOp):
-        return op.aten_key
-    return op.name
-
-
-def _schema_text(op: Operation) -> str | None:
-    try:
-        return op.op_schema.text if isinstance(op, TorchOp) else None
-    except KeyError:
-        return None
-
-
 def _torch_only_problem(op: Operation) -> str | None:
     """Why ``op`` must run through torch whatever its lowering: an operand or result of a
     dtype only torch computes (complex, float8, quantized)."""
-    for v in (*op.operands, *op.results):
-        reason = torch_only_reason(v.type)
-        if reason is not None:
-            return reason
-    return None
+    return type_problem(op, lambda _role, _index, ty: torch_only_reason(ty))
 
 
-def _dtype_problem(op: Operation) -> str | None:
-    for v in (*op.operands, *op.results):
-        if isinstance(v.type, TensorType):
-            try:
-                dt = dtype_of(v.type)
-            except TypeError:
-                return f"element type {v.type.get_element_type()} is not supported natively"
-            if dt not in CLAIMED_DTYPES:
-                return f"dtype {dt} is not computed natively (native dtypes: float32, int64, int32, bool)"
+def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
+    """Why a value of type ``ty`` keeps its op from being lowered natively (None: it does not)."""
+    if isinstance(ty, TensorType):
+        try:
+            dt = dtype_of(ty)
+        except TypeError:
+            return f"element type {ty.get_element_type()} is not supported natively"
+        if dt not in CLAIMED_DTYPES:
+            return f"dtype {dt} is not computed natively (native dtypes: float32, int64, int32, bool)"
     return None
 
 
@@ -118,7 +100,7 @@ class InternalLoweringError(ZigguratError):
         self.culprit = culprit
         self.cause_text = f"{type(cause).__name__}: {first}" if first else type(cause).__name__
         super().__init__(f"internal error: {self.cause_text}", op=op_key(culprit) if culprit else "cpu lowering",
-                         schema=_schema_text(culprit) if culprit else None,
+                         schema=schema_text(culprit) if culprit else None,
                          location=op_location(culprit) if culprit else None)
 
 
@@ -198,20 +180,20 @@ class FunctionLowering:
                 self._fallback(op, "a non-scalar arith.constant")
             return
         key = op_key(op)
-        problem = _dtype_problem(op)
-        lowering = find_lowering(key) if problem is None else None
-        if problem is None and lowering is None:
-            problem = f"no native lowering of {key}"
-        if lowering is None:
+        registry = lowerings()
+        problem = type_problem(op, _native_dtype_problem)
+        if problem is None and not registry.has(key):
+            problem = registry.missing.format(key=key)
+        if problem is not None:
             declined = declined_reason(op)
-            self._fallback(op, (problem or "unsupported") + (f" ({declined})" if declined else ""))
+            self._fallback(op, problem + (f" ({declined})" if declined else ""))
             return
         try:
             bound = op.arguments().values if isinstance(op, TorchOp) else {}
             args = LoweringArgs(op, bound, self.env, key)
-            reason = lowering.validator(args) if lowering.validator else None
-            if reason is not None:
-                raise NotLowerable(reason)
+            lowering, refusals = registry.select(key, args)
+            if lowering is None:
+                raise NotLowerable(reasons_text(refusals))
             self.ctx.current_op = op
             self.ctx.current_origin = args.name
             outs = lowering.fn(self.ctx, args)
@@ -262,7 +244,7 @@ class FunctionLowering:
         key = op_key(op)
         check_storage_fallback(self.ctx, op, key)
         self.result.fallback.setdefault(key, []).append(reason)
-        self.result.reports.append(OpReport(key, reason, _schema_text(op), op_location(op)))
+        self.result.reports.append(OpReport(key, reason, schema_text(op), op_location(op)))
         operands: list[Buffer | StaticOperand | RuntimeOperand] = []
         for v in op.operands:
             value = self.env.get(v)

@@ -3,20 +3,21 @@
     @lowering("aten::relu", "aten::relu_")
     def relu(ctx: LoweringContext, args: LoweringArgs) -> TensorValue: ...
 
-Keys are ``aten::name.overload`` and must name a schema torch has (checked at
-registration, as the TensorRT converter registry does).  A lowering may raise
-:class:`NotLowerable` for an instance it cannot take (the op then runs through torch,
-or is reported with ``fallback=False``); ``validator`` can refuse up front.
+The table is an :class:`OpRegistry` (``dialects/torch/op_registry.py``, shared with the
+TensorRT converters): keys are ``aten::name.overload`` and must name a schema torch has
+(checked at registration), ops of Ziggurat's own dialects register by op name
+(``fused.conv2d``).  A lowering may raise :class:`NotLowerable` for an instance it cannot
+take (the op then runs through torch, or is reported with ``fallback=False``);
+``validator`` can refuse up front.  The lowering families register when the catalog is
+first needed (:func:`lowerings`), not when this module is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ziggurat.dialects.torch.schema import registered_schemas
-from ziggurat.ir.errors import ZigguratError
+from ziggurat.dialects.torch.op_registry import OpEntry, OpRegistry
 
 if TYPE_CHECKING:
     from ziggurat.backends.cpu.lowering.args import LoweringArgs
@@ -24,72 +25,59 @@ if TYPE_CHECKING:
 
 LoweringFn = Callable[["LoweringContext", "LoweringArgs"], Any]
 Validator = Callable[["LoweringArgs"], str | None]
+Lowering = OpEntry[LoweringFn, "LoweringArgs"]
+#: a decorated lowering keeps its own signature
+_Fn = TypeVar("_Fn", bound=LoweringFn)
 
 
 class NotLowerable(Exception):
-    """This op instance has no native lowering; the message says why."""
+    """This op instance has no native lowering; ``str()`` is why (the reason the op runs
+    through torch with).  Raised by an argument accessor it also names the op, its schema
+    and its source line."""
+
+    def __init__(self, message: str, *, op: str | None = None, schema: str | None = None,
+                 location: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.op = op
+        self.schema = schema
+        self.location = location
 
 
-class LoweringRegistrationError(ZigguratError):
-    """A lowering registered under a key torch does not have."""
+#: Every native lowering (filled by the families ``catalog`` imports; read it through :func:`lowerings`).
+LOWERINGS: OpRegistry[LoweringFn, LoweringArgs] = OpRegistry("cpu lowering registry",
+                                                              missing="no native lowering of {key}")
 
 
-@dataclass(frozen=True)
-class Lowering:
-    key: str
-    fn: LoweringFn
-    validator: Validator | None = None
+def lowering(*keys: str, validator: Validator | None = None, priority: int = 0) -> Callable[[_Fn], _Fn]:
+    """Register the decorated function for every ``aten::name.overload`` key (or dialect op name)."""
 
-    @property
-    def origin(self) -> str:
-        return f"{getattr(self.fn, '__module__', '?')}.{getattr(self.fn, '__qualname__', '?')}"
-
-
-_LOWERINGS: dict[str, Lowering] = {}
-#: Keys of non-aten ops (fused dialect) lowered natively, by op name.
-_OP_LOWERINGS: dict[str, Lowering] = {}
-
-
-def lowering(*keys: str, validator: Validator | None = None) -> Callable[[LoweringFn], LoweringFn]:
-    """Register the decorated function for every ``aten::name.overload`` key."""
-
-    def register(fn: LoweringFn) -> LoweringFn:
-        known = registered_schemas()
+    def register(fn: _Fn) -> _Fn:
         for key in keys:
-            if key.startswith("fused."):
-                _OP_LOWERINGS[key] = Lowering(key, fn, validator)
-                continue
-            if key not in known:
-                raise LoweringRegistrationError(f"no torch schema {key} (lowering {fn.__qualname__})",
-                                                op="cpu lowering registry")
-            if key in _LOWERINGS:
-                raise LoweringRegistrationError(f"{key} is lowered twice ({_LOWERINGS[key].origin}, "
-                                                f"{fn.__module__}.{fn.__qualname__})", op="cpu lowering registry")
-            _LOWERINGS[key] = Lowering(key, fn, validator)
+            LOWERINGS.register(key, fn, validator=validator, priority=priority)
         return fn
 
     return register
 
 
-def _load_all() -> None:
+def lowerings() -> OpRegistry[LoweringFn, LoweringArgs]:
+    """The registry, every lowering family registered."""
     import ziggurat.backends.cpu.lowering.catalog  # noqa: F401  (registers every family)
+
+    return LOWERINGS
 
 
 def find_lowering(key: str) -> Lowering | None:
-    _load_all()
-    return _LOWERINGS.get(key) or _OP_LOWERINGS.get(key)
+    """The highest-priority lowering of ``key`` (validators not asked)."""
+    entries = lowerings().entries(key)
+    return entries[0] if entries else None
 
 
 def lowered_keys() -> list[str]:
     """Every aten schema key with a native lowering."""
-    _load_all()
-    return sorted(_LOWERINGS)
+    return [k for k in lowerings().keys() if "::" in k]
 
 
 def lowered_names() -> set[str]:
     """``aten::name`` of every op with at least one natively lowered overload."""
     return {k.split(".")[0] for k in lowered_keys()}
-
-
-def reasons_text(reasons: Sequence[str]) -> str:
-    return "; ".join(dict.fromkeys(reasons))
