@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from ziggurat.backends.cpu.isa import Isa
-from ziggurat.backends.cpu.kernels import GemmSpec, GemmSpecError, gemm_callable, make_plan, pack_gemm_b
-from ziggurat.backends.cpu.kernels.unary import INLINE_KINDS, VECMATH_KINDS, vecmath_available
+from ziggurat.backends.cpu.kernels import GemmSpec, gemm_callable, make_plan, pack_gemm_b
+from ziggurat.backends.cpu.kernels.unary import INLINE_KINDS, VECMATH_KINDS
 
 from .helpers import ALL_ISAS, assert_close_to
 
@@ -80,10 +80,6 @@ def _ids(x: object) -> str:
 
 @pytest.mark.parametrize("isa, kind, params", UNARY_GRID, ids=_ids)
 def test_bias_and_unary(isa: Isa, kind: str, params: dict[str, float]) -> None:
-    if kind in VECMATH_KINDS and not vecmath_available():
-        with pytest.raises(GemmSpecError, match="vecmath"):
-            gemm_callable(GemmSpec(m=M, n=N, k=K, isa=isa, threads=1, bias=True, unary=kind))
-        return
     a, b, bias = _operands()
     spec = GemmSpec(m=M, n=N, k=K, isa=isa, threads=2, bias=True, unary=kind, unary_params=params)
     got = gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), torch.empty(M, N), bias=bias)
@@ -194,7 +190,6 @@ STAGED_GRID = [(isa, kind, how) for isa in ALL_ISAS for kind in ("gelu_erf", "si
                for how in ("full", "col", "transposed") if isa is HOST or how == "col"]
 
 
-@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
 @pytest.mark.parametrize("isa, kind, how", STAGED_GRID, ids=_ids)
 def test_staged_activation_then_residual(isa: Isa, kind: str, how: str) -> None:
     """A transcendental activation runs over a staged tile, two rows at a time (``staged_epilogue``);
@@ -210,7 +205,6 @@ def test_staged_activation_then_residual(isa: Isa, kind: str, how: str) -> None:
     torch.testing.assert_close(got, want, rtol=5e-5, atol=2e-4)
 
 
-@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
 def test_in_place_residual_before_staged_activation() -> None:
     """``c`` is the residual of ``gelu(x @ W + b + c)``: it is read in the first K block,
     before the staged epilogue of the last one writes ``c``."""
@@ -222,7 +216,6 @@ def test_in_place_residual_before_staged_activation() -> None:
     torch.testing.assert_close(c, want, rtol=5e-5, atol=2e-4)
 
 
-@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
 def test_staged_epilogue_ir_shape() -> None:
     """The 12x32 AVX-512 GELU microkernel stages its tile and loops over row pairs on <64 x float>;
     an inline activation (relu) stays on the accumulators."""
@@ -236,7 +229,6 @@ def test_staged_epilogue_ir_shape() -> None:
     assert "epi.tile" not in _build_ir(relu, make_plan(relu))
 
 
-@pytest.mark.skipif(not vecmath_available(), reason="vecmath is not available")
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=_ids)
 @pytest.mark.parametrize("m", [1, 2])
 def test_staged_activation_on_short_tiles(isa: Isa, m: int) -> None:

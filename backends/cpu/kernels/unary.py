@@ -2,22 +2,18 @@
 
 The piecewise-linear kinds are emitted here; the transcendental ones
 (``gelu_erf``, ``gelu_tanh``, ``silu``, ``sigmoid``, ``tanh``) come from
-``ziggurat.backends.cpu.vecmath.apply_unary`` (imported lazily, so this module
-works without it).  Semantics follow ``torch.nn.functional`` including NaN
+``ziggurat.backends.cpu.vecmath.apply_unary``.  Semantics follow ``torch.nn.functional`` including NaN
 propagation through the clamps.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 import math
 from collections.abc import Mapping
-from types import ModuleType
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu import llvm_ir, vecmath
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import value_type
 
@@ -40,42 +36,8 @@ INLINE_KINDS = frozenset({"relu", "relu6", "hardtanh", "clamp", "leaky_relu", "h
 VECMATH_KINDS = frozenset(UNARY_PARAMS) - INLINE_KINDS
 
 
-log = logging.getLogger(__name__)
-
-
 class UnaryError(ValueError):
     """Unknown activation kind or bad parameters."""
-
-
-def _vecmath() -> ModuleType | None:
-    """``ziggurat.backends.cpu.vecmath`` if it imports cleanly, else ``None``
-    (a module that fails to import is logged once and treated as absent)."""
-    global _vecmath_failure
-    try:
-        return importlib.import_module("ziggurat.backends.cpu.vecmath")
-    except ModuleNotFoundError as exc:
-        if exc.name == "ziggurat.backends.cpu.vecmath":
-            return None
-        failure = exc
-    except Exception as exc:  # noqa: BLE001 - a broken optional module must not break GEMMs
-        failure = exc
-    if _vecmath_failure is None:
-        _vecmath_failure = f"{type(failure).__name__}: {failure}"
-        log.warning("ziggurat.backends.cpu.vecmath failed to import (%s); "
-                    "transcendental GEMM epilogues are unavailable", _vecmath_failure)
-    return None
-
-
-_vecmath_failure: str | None = None
-
-
-def vecmath_available() -> bool:
-    return _vecmath() is not None
-
-
-def supported_unary_kinds() -> frozenset[str]:
-    """Kinds that can be emitted right now."""
-    return frozenset(UNARY_PARAMS) if vecmath_available() else INLINE_KINDS
 
 
 def normalize_unary_params(kind: str, params: Mapping[str, float | None] | None) -> dict[str, float | None]:
@@ -97,11 +59,6 @@ def normalize_unary_params(kind: str, params: Mapping[str, float | None] | None)
             except (TypeError, ValueError):
                 raise UnaryError(f"unary {kind!r}: parameter {name} must be a number, got {value!r}") from None
         out[name] = value
-    if kind in VECMATH_KINDS and _vecmath() is None:
-        raise UnaryError(
-            f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
-            + (f" ({_vecmath_failure})" if _vecmath_failure else "")
-        )
     if kind == "hardtanh" and out["min_val"] is not None and out["max_val"] is not None:
         if out["min_val"] > out["max_val"]:  # type: ignore[operator]
             raise UnaryError(f"hardtanh: min_val {out['min_val']} > max_val {out['max_val']}")
@@ -114,14 +71,8 @@ def emit_unary(
     """``kind(x)`` for a value of type ``vec.ty``."""
     p = normalize_unary_params(kind, params)
     if kind in VECMATH_KINDS:
-        vm = _vecmath()
-        if vm is None:
-            raise UnaryError(
-                f"unary epilogue {kind!r} needs ziggurat.backends.cpu.vecmath, which is not available"
-                + (f" ({_vecmath_failure})" if _vecmath_failure else "")
-            )
         try:
-            return vm.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
+            return vecmath.apply_unary(b, kind, x, {k: v for k, v in p.items() if v is not None})
         except Exception as exc:  # noqa: BLE001 - name the epilogue that failed
             raise UnaryError(
                 f"vecmath.apply_unary failed to emit the {kind!r} epilogue for {value_type(x)}: "
