@@ -89,3 +89,35 @@ def test_dialect_covers_the_required_ops() -> None:
     missing = [name for name in required if f"aten::{name}" not in keys]
     assert not missing, missing
     assert len(ATEN_OPS) >= 500
+
+
+def test_value_properties_decode_like_the_bound_arguments() -> None:
+    """Each generated ``<name>_value`` property is its static argument as ``arguments()`` binds
+    it (a bool ``true`` is an i1 ``-1`` in its property), an absent optional one its default."""
+    from ziggurat.dialects.torch import static_values
+
+    checked = 0
+    for op_cls in ATEN_OPS:
+        op = _instance(op_cls, Block())
+        bound = op.arguments()
+        for spec in op_cls.parsed_schema().static_args():
+            if not hasattr(op_cls, f"{spec.name}_value"):
+                continue
+            expected = bound[spec.name]
+            if expected is None and spec.default is not None:  # randint's dtype=4
+                expected = static_values.decode(spec, static_values.encode(spec, spec.default))
+            assert getattr(op, f"{spec.name}_value") == expected, (op_cls.name, spec.name)
+            checked += 1
+    assert checked > 400
+
+
+def test_value_properties_by_example() -> None:
+    from ziggurat.dialects.torch.aten_ops import AtenAddTensorOp, AtenClamp_Op
+
+    x = Block(arg_types=[TensorType(f32, [3])]).args[0]
+    add = AtenAddTensorOp.from_arguments({"self": x, "other": x, "alpha": True}, [x.type])
+    assert isinstance(add, AtenAddTensorOp)
+    assert add.alpha.value.data == -1 and add.alpha_value is True
+    clamp = AtenClamp_Op.from_arguments({"self": x, "max": 0.5}, [x.type])
+    assert isinstance(clamp, AtenClamp_Op)
+    assert clamp.min is None and clamp.min_value is None and clamp.max_value == 0.5
