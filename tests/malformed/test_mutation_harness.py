@@ -7,13 +7,14 @@ mutated inputs) on three seeds.  ``python -m tests.malformed.harness`` runs any 
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.malformed.harness import build_corpus, classify, execute, run_harness
+from tests.malformed.harness import build_corpus, classify, execute, plan, run_harness, summarize
 
 SLICE_INPUTS = 30
 
@@ -26,26 +27,29 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_seeded_slice(corpus: Path, tmp_path: Path) -> None:
-    summary = run_harness(SLICE_INPUTS, seed=1, workers=2, work=tmp_path, corpus=corpus)
+    """The seeded slice ends in diagnostics or successes only.  The same fork servers also run
+    two inputs both forked and as the real ``ziggurat-opt`` process (``exec``), which must give
+    the same outcome and message: the check that forking stands for the real tool.  (One test,
+    so that the corpus and the servers are set up once, whichever xdist worker runs it.)"""
+    seeds = json.loads((corpus / "seeds.json").read_text())
+    jobs = plan(seeds, corpus, SLICE_INPUTS, 1, tmp_path / "inputs")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text((corpus / "mixed_torch.mlir").read_text().replace("torch.aten.", "torch.aten.x", 1))
+    twins: list[dict[str, Any]] = []
+    for path in (corpus / "mixed_torch.mlir", bad):
+        for exec_ in (False, True):
+            twins.append({"input": SLICE_INPUTS + len(twins), "seed": path.name, "mutation": "",
+                          "tool": "ziggurat-opt", "argv": [str(path), "--elide-resources"], "exec": exec_})
+    results = execute(jobs + twins, workers=2)
+    twin_results = [r for r in results if r["input"] >= SLICE_INPUTS]
+    summary = summarize([r for r in results if r["input"] < SLICE_INPUTS])
     print(summary.format())
     assert summary.inputs == SLICE_INPUTS and summary.runs > SLICE_INPUTS
     assert summary.outcomes["diagnostic"] > 0  # the mutations do reach the error paths
     assert not summary.failures, summary.format()
 
-
-def test_forked_runs_match_the_real_script(corpus: Path, tmp_path: Path) -> None:
-    """The runner forks instead of starting ``ziggurat-opt``; both give the same outcome."""
-    bad = tmp_path / "bad.mlir"
-    bad.write_text((corpus / "mixed_torch.mlir").read_text().replace("torch.aten.", "torch.aten.x", 1))
-    jobs: list[dict[str, Any]] = []
-    for path in (corpus / "mixed_torch.mlir", bad):
-        for exec_ in (False, True):
-            jobs.append({"input": len(jobs), "seed": path.name, "mutation": "", "tool": "ziggurat-opt",
-                         "argv": [str(path), "--elide-resources"], "exec": exec_})
-    results = execute(jobs, workers=1)
-    outcomes = [classify(r) for r in results]
-    assert outcomes == ["ok", "ok", "diagnostic", "diagnostic"], results
-    assert results[2]["stderr"] == results[3]["stderr"]
+    assert [classify(r) for r in twin_results] == ["ok", "ok", "diagnostic", "diagnostic"], twin_results
+    assert twin_results[2]["stderr"] == twin_results[3]["stderr"]
 
 
 def _result(**kw: Any) -> dict[str, Any]:
