@@ -62,7 +62,7 @@ class ConversionContext:
         """Start converting ``op``: layers are named after it from now on."""
         self._op = op
         self._node_info = _unique(node_info(op), self._node_infos)
-        return ConverterArgs.of(op)
+        return ConverterArgs(op)
 
     @property
     def op(self) -> Operation:

@@ -136,7 +136,7 @@ class _Partitioner:
             self.reasons[op] = problem
             return
         try:
-            args = ConverterArgs.of(op)
+            args = ConverterArgs(op)
         except (ZigguratError, KeyError, TypeError, ValueError) as e:
             self.reasons[op] = f"cannot bind its arguments: {e}"
             return

@@ -144,7 +144,7 @@ def test_device_argument(device: str, refused: bool) -> None:
             + _TO_COPY.format(n=0, device=device) + "\n    func.return %0 : tensor<3xf16>\n  }\n}")
     module = Parser(make_context(), text).parse_module()
     (op,) = [op for op in module.walk() if isinstance(op, TorchOp)]
-    reason = cast_refusal(ConverterArgs.of(op))
+    reason = cast_refusal(ConverterArgs(op))
     if refused:
         assert reason is not None and f"moves the tensor to {device}" in reason, reason
     else:

@@ -56,7 +56,7 @@ def test_chainable_patterns_priority_and_validators() -> None:
               validator=lambda args: None if args.rank("self") == 2 else "only 2-D")(_other)
     module = import_model(torch.nn.ReLU(), [torch.randn(2, 3, 4)], frontend="torchscript")
     relu = next(op for op in module.walk() if op.name == "torch.aten.relu")
-    args = ConverterArgs.of(relu)
+    args = ConverterArgs(relu)
     entry, reasons = registry.select("aten::relu", args)
     assert entry is not None and entry.fn is _noop and reasons == ["only 2-D"]
     assert registry.entries("aten::relu")[0].priority == 5
@@ -82,15 +82,18 @@ def test_unregister_restores_the_previous_choice() -> None:
 def test_arguments_are_bound_by_name_with_clear_errors() -> None:
     module = import_model(torch.nn.Hardtanh(-2.0, 3.0), [torch.randn(2, 3)], frontend="torchscript")
     op = next(op for op in module.walk() if op.name == "torch.aten.hardtanh")
-    args = ConverterArgs.of(op)
+    args = ConverterArgs(op)
     assert args.get_float("min_val") == -2.0 and args.get_float("max_val") == 3.0
     assert args.shape("self") == (2, 3) and args.dtype("self") == torch.float32
     with pytest.raises(ConverterArgumentError, match="argument 'self' must be known at compile time"):
         args.get_int("self")
     with pytest.raises(ConverterArgumentError, match="has no argument 'alpha'"):
-        args.raw("alpha")
-    with pytest.raises(ConverterArgumentError, match="must be a static int, got float -2.0"):
+        args.get_float("alpha")
+    assert not args.has("alpha") and args.get("alpha") is None and args.get_float("alpha", 1.0) == 1.0
+    with pytest.raises(ConverterArgumentError, match="must be a static int, got float -2.0") as info:
         args.get_int("min_val")
+    assert info.value.op == "aten::hardtanh" and info.value.schema and "Scalar min_val" in info.value.schema
+    assert info.value.location  # the source line of the op
 
 
 def _suite_overloads() -> dict[str, list[str]]:

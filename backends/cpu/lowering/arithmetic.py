@@ -38,7 +38,7 @@ from ziggurat.backends.cpu.lowering.elementwise import _self, with_inplace
 
 
 def _other(args: LoweringArgs) -> Operand:
-    return args.scalar_or_tensor("other")
+    return args.tensor_or_scalar("other")
 
 
 def _binary(ctx: LoweringContext, args: LoweringArgs, a: Operand, c: Operand,
@@ -104,7 +104,7 @@ def floor_divide(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering(*with_inplace("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor"))
 def remainder(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
-    a = args.scalar_or_tensor("self")
+    a = args.tensor_or_scalar("self")
     nz = nonzero_divisor(ctx, args)
     return _binary(ctx, args, a, _other(args), lambda x, y: mf.remainder(x, nz(y)))
 
@@ -129,8 +129,8 @@ def max_min(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
                         "aten::float_power.Scalar"))
 def pow_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
-    base = args.scalar_or_tensor("self")
-    exponent = args.scalar_or_tensor("exponent")
+    base = args.tensor_or_scalar("self")
+    exponent = args.tensor_or_scalar("exponent")
     if not dt.is_floating_point:
         if isinstance(exponent, int) and exponent >= 0 and isinstance(base, TensorValue):
             return pointwise(ctx, [base], args.out_shape, dt, lambda x: mf.int_pow(x, exponent))
@@ -184,7 +184,7 @@ def xlogy(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         r = where(compare("eq", x, 0.0), 0.0, r, dt)
         return where(predicate("isnan", y), y, r, dt)
 
-    return _binary(ctx, args, args.scalar_or_tensor("self"), _other(args), fn)
+    return _binary(ctx, args, args.tensor_or_scalar("self"), _other(args), fn)
 
 
 @lowering("aten::heaviside")
@@ -200,7 +200,7 @@ def heaviside(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering(*with_inplace("aten::lerp.Scalar", "aten::lerp.Tensor"))
 def lerp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dt = args.out_dtype
-    w = args.scalar_or_tensor("weight")
+    w = args.tensor_or_scalar("weight")
 
     if isinstance(w, TensorValue):
         return pointwise(ctx, [_self(args), args.tensor("end"), w], args.out_shape, dt, mf.lerp)

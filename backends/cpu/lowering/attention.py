@@ -35,7 +35,7 @@ def sdpa(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         raise NotLowerable("attention dropout is random")
     if bool(args.static("enable_gqa", False)):
         raise NotLowerable("grouped-query attention")
-    mask = args.opt_tensor("attn_mask")
+    mask = args.optional_tensor("attn_mask")
     causal = bool(args.static("is_causal", False))
     e = q.shape[-1]
     scale = args.static("scale")

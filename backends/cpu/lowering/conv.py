@@ -386,10 +386,10 @@ def conv_nd(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     padding = _padding(args, w, k, dilation)
     groups = int(args.static("groups", 1))
     if x.rank == k + 1:
-        y = convolution(ctx, reshape(ctx, x, (1, *x.shape)), w, args.opt_tensor("bias"), stride, padding,
+        y = convolution(ctx, reshape(ctx, x, (1, *x.shape)), w, args.optional_tensor("bias"), stride, padding,
                         dilation, groups, (1, *args.out_shape))
         return reshape(ctx, y, args.out_shape)
-    return convolution(ctx, x, w, args.opt_tensor("bias"), stride, padding, dilation, groups, args.out_shape)
+    return convolution(ctx, x, w, args.optional_tensor("bias"), stride, padding, dilation, groups, args.out_shape)
 
 
 @lowering("aten::_convolution", "aten::convolution", "aten::_convolution.deprecated", validator=_float32)
@@ -400,7 +400,7 @@ def convolution_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     padding = _list(args.static("padding"), k)
     dilation = _list(args.static("dilation"), k)
     groups = int(args.static("groups"))
-    bias = args.opt_tensor("bias")
+    bias = args.optional_tensor("bias")
     if bool(args.static("transposed")):
         return conv_transposed(ctx, x, w, bias, stride, padding, dilation, groups, args.out_shape)
     return convolution(ctx, x, w, bias, stride, padding, dilation, groups, args.out_shape)
@@ -414,10 +414,10 @@ def conv_transpose(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     params = (_list(args.static("stride", 1), k), _list(args.static("padding", 0), k),
               _list(args.static("dilation", 1), k), int(args.static("groups", 1)))
     if x.rank == k + 1:
-        y = conv_transposed(ctx, reshape(ctx, x, (1, *x.shape)), w, args.opt_tensor("bias"), *params,
+        y = conv_transposed(ctx, reshape(ctx, x, (1, *x.shape)), w, args.optional_tensor("bias"), *params,
                             (1, *args.out_shape))
         return reshape(ctx, y, args.out_shape)
-    return conv_transposed(ctx, x, w, args.opt_tensor("bias"), *params, args.out_shape)
+    return conv_transposed(ctx, x, w, args.optional_tensor("bias"), *params, args.out_shape)
 
 
 __all__ = ["conv_direct", "conv_gemm", "conv_transposed", "convolution"]

@@ -48,7 +48,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
     schedule_horizon,
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
-from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
@@ -189,8 +189,7 @@ class FunctionLowering:
             self._fallback(op, problem + (f" ({declined})" if declined else ""))
             return
         try:
-            bound = op.arguments().values if isinstance(op, TorchOp) else {}
-            args = LoweringArgs(op, bound, self.env, key)
+            args = LoweringArgs(op, self.env)
             lowering, refusals = registry.select(key, args)
             if lowering is None:
                 raise NotLowerable(reasons_text(refusals))

@@ -134,7 +134,7 @@ def trilinear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         raise NotLowerable("_trilinear computes float32 only")
     expanded: list[TensorValue] = []
     for t, name in zip(parts, ("expand1", "expand2", "expand3"), strict=True):
-        dims = sorted(args.ints(name))
+        dims = sorted(args.get_ints(name, []))
         shape = list(t.shape)
         for d in dims:
             shape.insert(d, 1)
@@ -142,6 +142,6 @@ def trilinear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     full = tuple(torch.broadcast_shapes(*[e.shape for e in expanded]))
     prod = pointwise(ctx, expanded, full, torch.float32, lambda a, b, c: mul(mul(a, b, torch.float32), c,
                                                                              torch.float32))
-    sumdim = sorted(args.ints("sumdim"))
+    sumdim = sorted(args.get_ints("sumdim", []))
     result = reduce(ctx, prod, sumdim, False, "sum", torch.float32) if sumdim else prod
     return reshape(ctx, result, args.out_shape) if result.shape != args.out_shape else result

@@ -238,7 +238,7 @@ def linear_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, w = args.tensor("input"), args.tensor("weight")
     if w.rank != 2:
         raise NotLowerable("linear weight must be 2-D")
-    return linear(ctx, x, w, w.shape[0], args.out_shape, Epilogue(bias=args.opt_tensor("bias")))
+    return linear(ctx, x, w, w.shape[0], args.out_shape, Epilogue(bias=args.optional_tensor("bias")))
 
 
 def matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, out_shape: Sequence[int],

@@ -109,7 +109,7 @@ def _int_only(args: LoweringArgs) -> str | None:
 def bitwise(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     raw = args.key.split("::")[1].split(".")[0]
     op = _BITWISE.get(raw) or _BITWISE[raw.removesuffix("_")]
-    a = args.scalar_or_tensor("self")
+    a = args.tensor_or_scalar("self")
     return _binary(ctx, args, a, _other(args), lambda x, y: Binary(op, x, y))
 
 
@@ -119,7 +119,7 @@ def bitwise(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar")
 def where_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     cond = args.tensor("condition")
-    a, c = args.scalar_or_tensor("self"), args.scalar_or_tensor("other")
+    a, c = args.tensor_or_scalar("self"), args.tensor_or_scalar("other")
     dt = args.out_dtype
     operands: list[Operand] = [cond, a, c]
 
@@ -135,7 +135,7 @@ def where_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering(*with_inplace("aten::masked_fill.Scalar", "aten::masked_fill.Tensor"))
 def masked_fill(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, mask = _self(args), args.tensor("mask")
-    value = args.scalar_or_tensor("value")
+    value = args.tensor_or_scalar("value")
     dt = args.out_dtype
 
     def element(index):  # type: ignore[no-untyped-def]

@@ -105,7 +105,7 @@ def kl_div(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::binary_cross_entropy_with_logits", validator=_float)
 def bce_logits(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, y = args.tensor("self"), args.tensor("target")
-    w, pw = args.opt_tensor("weight"), args.opt_tensor("pos_weight")
+    w, pw = args.optional_tensor("weight"), args.optional_tensor("pos_weight")
     shape = tuple(torch.broadcast_shapes(*[t.shape for t in (x, y, w, pw) if t is not None]))
     operands = [x, y] + [t for t in (w, pw) if t is not None]
 
@@ -161,7 +161,7 @@ def _nll(ctx: LoweringContext, args: LoweringArgs, logp: TensorValue, target: Te
 @lowering("aten::nll_loss_forward", "aten::nll_loss", "aten::nll_loss2d_forward", "aten::nll_loss_nd",
           validator=_float)
 def nll_loss(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[TensorValue]:
-    loss, total = _nll(ctx, args, args.tensor("self"), args.tensor("target"), args.opt_tensor("weight"),
+    loss, total = _nll(ctx, args, args.tensor("self"), args.tensor("target"), args.optional_tensor("weight"),
                        int(args.static("reduction", 1)), int(args.static("ignore_index", -100)))
     if len(args.op.results) == 2:
         return [loss, total]
@@ -176,7 +176,7 @@ def cross_entropy(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     cdim = 1 if x.rank > 1 else 0
     logp = softmax(ctx, x, cdim, True, F32)
     if target.dtype.is_floating_point:
-        weight = args.opt_tensor("weight")
+        weight = args.optional_tensor("weight")
 
         def term(idx: Index) -> Value:
             v = mul(cast(target.load(idx), F32), logp.load(idx), F32)
@@ -187,7 +187,7 @@ def cross_entropy(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         per_class = ctx.lazy(x.shape, F32, term, [x, target])
         loss = reduce(ctx, per_class, [cdim], False, "sum", F32)
         return reduced(ctx, loss, int(args.static("reduction", 1)), F32)
-    loss, _ = _nll(ctx, args, logp, target, args.opt_tensor("weight"), int(args.static("reduction", 1)),
+    loss, _ = _nll(ctx, args, logp, target, args.optional_tensor("weight"), int(args.static("reduction", 1)),
                    int(args.static("ignore_index", -100)))
     return loss
 

@@ -70,7 +70,7 @@ def tensor(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::copy", "aten::copy_", "aten::copy_.Tensor", "aten::copy_.float", "aten::copy_.int")
 def copy(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     """``self.copy_(src)`` as a value: ``src`` broadcast to self's shape, in self's dtype."""
-    src = args.scalar_or_tensor("src") if args.has("src") else args.scalar_or_tensor("other")
+    src = args.tensor_or_scalar("src") if args.has("src") else args.tensor_or_scalar("other")
     return pointwise(ctx, [src], args.out_shape, args.out_dtype, lambda v: v)
 
 
@@ -155,7 +155,7 @@ def bilinear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if all_float32(args):
         raise NotLowerable("bilinear computes float32 only")
     x1, x2, w = args.tensor("input1"), args.tensor("input2"), args.tensor("weight")
-    bias = args.opt_tensor("bias")
+    bias = args.optional_tensor("bias")
     o, i1, i2 = w.shape
     lead = x1.shape[:-1]
     m = math.prod(lead)

@@ -181,7 +181,7 @@ def _refuse_welford_mean(args: LoweringArgs) -> None:
 
 def _normalized_dims(args: LoweringArgs, x: TensorValue) -> list[int]:
     """The trailing dims ``normalized_shape`` covers (layer_norm, rms_norm)."""
-    k = len(args.ints("normalized_shape"))
+    k = len(args.get_ints("normalized_shape", []))
     return list(range(x.rank - k, x.rank))
 
 
@@ -191,7 +191,7 @@ def layer_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
     x = args.tensor("input")
     dims = _normalized_dims(args, x)
     eps = float(args.static("eps", 1e-5))
-    out, mean, rstd = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), args.opt_tensor("bias"), dims,
+    out, mean, rstd = normalize(ctx, x, dims, eps, args.optional_tensor("weight"), args.optional_tensor("bias"), dims,
                                 args.result_dtype(0))
     if args.name == "native_layer_norm":
         return [out, reshape(ctx, mean, args.result_shape(1)), reshape(ctx, rstd, args.result_shape(2))]
@@ -204,7 +204,7 @@ def rms_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dims = _normalized_dims(args, x)
     eps = args.static("eps")
     eps = float(torch.finfo(torch.float32).eps) if eps is None else float(eps)
-    out, _, _ = normalize(ctx, x, dims, eps, args.opt_tensor("weight"), None, dims, args.out_dtype, rms=True)
+    out, _, _ = normalize(ctx, x, dims, eps, args.optional_tensor("weight"), None, dims, args.out_dtype, rms=True)
     return out
 
 
@@ -220,7 +220,7 @@ def group_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
     grouped = reshape(ctx, x, (n, groups, per * numel(spatial)))
     dt = args.result_dtype(0)
     mean, rstd = statistics(ctx, grouped, [2], eps, dt)
-    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+    weight, bias = args.optional_tensor("weight"), args.optional_tensor("bias")
 
     def element(idx: Index) -> Value:
         g = [IndexExpr.of(idx[0]), IndexExpr.of(idx[1]) // per, IndexExpr.of(0)]
@@ -242,9 +242,9 @@ def instance_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("input")
     eps = float(args.static("eps", 1e-5))
     dt = args.out_dtype
-    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+    weight, bias = args.optional_tensor("weight"), args.optional_tensor("bias")
     if not bool(args.static("use_input_stats", True)):
-        return _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
+        return _batch_norm_eval(ctx, x, args.optional_tensor("running_mean"), args.optional_tensor("running_var"),
                                 weight, bias, eps, dt)
     # eager: batch_norm with batch statistics over [1, N * C, *spatial]
     out, _, _ = _linear_norm(ctx, x, range(2, x.rank), eps, weight, bias, dt)
@@ -272,12 +272,12 @@ def batch_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[T
     x = args.tensor("input")
     eps = float(args.static("eps", 1e-5))
     dt = args.result_dtype(0)
-    weight, bias = args.opt_tensor("weight"), args.opt_tensor("bias")
+    weight, bias = args.optional_tensor("weight"), args.optional_tensor("bias")
     training = bool(args.static("training", False))
     if training:
         out, mean, rstd = _linear_norm(ctx, x, [0, *range(2, x.rank)], eps, weight, bias, dt)
     else:
-        out = _batch_norm_eval(ctx, x, args.opt_tensor("running_mean"), args.opt_tensor("running_var"),
+        out = _batch_norm_eval(ctx, x, args.optional_tensor("running_mean"), args.optional_tensor("running_var"),
                                weight, bias, eps, dt)
         mean = rstd = None
     if len(args.op.results) == 1:

@@ -75,14 +75,14 @@ def index_pad(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, pad: Seq
 @lowering("aten::constant_pad_nd")
 def constant_pad_nd(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
-    return constant_pad(ctx, x, args.ints("pad"), float(args.static("value", 0)), args.out_shape)
+    return constant_pad(ctx, x, args.get_ints("pad", []), float(args.static("value", 0)), args.out_shape)
 
 
 @lowering("aten::pad")
 def pad(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     mode = args.static("mode", "constant")
-    p = args.ints("pad")
+    p = args.get_ints("pad", [])
     if mode == "constant":
         value = args.static("value")
         return constant_pad(ctx, x, p, float(value or 0.0), args.out_shape)
@@ -98,7 +98,7 @@ def named_pad(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     mode = "reflect" if args.name.startswith("reflection") else (
         "circular" if "circular" in args.name else "replicate")
-    p = args.ints("padding") if args.has("padding") else args.ints("pad")
+    p = args.get_ints("padding", []) if args.has("padding") else args.get_ints("pad", [])
     return index_pad(ctx, args, x, p, mode, args.out_shape)
 
 

@@ -74,10 +74,10 @@ def window_pool(ctx: LoweringContext, x: TensorValue, k: int, kernel: Sequence[i
 
 
 def _pool_params(args: LoweringArgs, k: int) -> tuple[list[int], list[int], list[int], list[int]]:
-    kernel = _expand(args.ints("kernel_size"), k)
-    stride = _expand(args.ints("stride"), k) if args.ints("stride") else list(kernel)
-    padding = _expand(args.ints("padding", [0]), k, 0)
-    dilation = _expand(args.ints("dilation", [1]), k, 1) if args.has("dilation") else [1] * k
+    kernel = _expand(args.get_ints("kernel_size", []), k)
+    stride = _expand(args.get_ints("stride", []), k) if args.get_ints("stride", []) else list(kernel)
+    padding = _expand(args.get_ints("padding", [0]), k, 0)
+    dilation = _expand(args.get_ints("dilation", [1]), k, 1) if args.has("dilation") else [1] * k
     return kernel, stride, padding, dilation
 
 
@@ -121,9 +121,9 @@ def max_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[Ten
 def avg_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     k = _spatial_rank(args.name)
-    kernel = _expand(args.ints("kernel_size"), k)
-    stride = _expand(args.ints("stride"), k) if args.ints("stride") else list(kernel)
-    padding = _expand(args.ints("padding", [0]), k, 0)
+    kernel = _expand(args.get_ints("kernel_size", []), k)
+    stride = _expand(args.get_ints("stride", []), k) if args.get_ints("stride", []) else list(kernel)
+    padding = _expand(args.get_ints("padding", [0]), k, 0)
     include_pad = bool(args.static("count_include_pad", True))
     divisor = args.static("divisor_override")
     out_shape = args.out_shape

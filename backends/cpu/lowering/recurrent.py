@@ -47,8 +47,8 @@ def lstm_cell(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
     if len(hx) != 2:
         raise NotLowerable("lstm_cell needs (h, c)")
     h, c = hx
-    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.opt_tensor("b_ih"),
-                    args.opt_tensor("b_hh"))
+    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.optional_tensor("b_ih"),
+                    args.optional_tensor("b_hh"))
     hid = h.shape[-1]
     b = gi.shape[0]
     cb = c if c.rank == 2 else reshape(ctx, c, (1, hid))
@@ -70,8 +70,8 @@ def lstm_cell(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
 @lowering("aten::gru_cell", validator=all_float32)
 def gru_cell(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, h = args.tensor("input"), args.tensor("hx")
-    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.opt_tensor("b_ih"),
-                    args.opt_tensor("b_hh"))
+    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.optional_tensor("b_ih"),
+                    args.optional_tensor("b_hh"))
     hid = h.shape[-1]
     hb = h if h.rank == 2 else reshape(ctx, h, (1, hid))
 
@@ -91,8 +91,8 @@ def gru_cell(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::rnn_tanh_cell", "aten::rnn_relu_cell", validator=all_float32)
 def rnn_cell(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, h = args.tensor("input"), args.tensor("hx")
-    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.opt_tensor("b_ih"),
-                    args.opt_tensor("b_hh"))
+    gi, gh = _gates(ctx, x, h, args.tensor("w_ih"), args.tensor("w_hh"), args.optional_tensor("b_ih"),
+                    args.optional_tensor("b_hh"))
     kind = "tanh" if args.name == "rnn_tanh_cell" else "relu"
     out = ctx.lazy(gi.shape, F32, lambda idx: unary(kind, add(gi.load(idx), gh.load(idx), F32)), [gi, gh])
     return _unbatch(ctx, out, args.out_shape)

@@ -119,7 +119,7 @@ def split(ctx: LoweringContext, args: LoweringArgs) -> list[TensorValue]:
     then clamps to the dim), whatever the previous piece's end was."""
     x = args.tensor("self")
     dim = norm_dim(int(args.static("dim", 0)), x.rank)
-    indices = args.ints("indices") if args.name == "tensor_split" and args.has("indices") else None
+    indices = args.get_ints("indices", []) if args.name == "tensor_split" and args.has("indices") else None
     out: list[TensorValue] = []
     start = 0
     for i in range(len(args.op.results)):

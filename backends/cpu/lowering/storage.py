@@ -33,6 +33,7 @@ from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, unflatten
 from ziggurat.backends.cpu.lowering.pointwise import map_tensor
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.dialects.torch.op_registry import op_key
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.types import dtype_of, shape_of
@@ -137,11 +138,11 @@ def _layouts(ctx: LoweringContext, op: Operation) -> EagerLayouts:
     return layouts
 
 
-def _refuse(args: LoweringArgs, reason: str) -> StorageLayoutError:
+def _refuse(op: Operation, reason: str) -> StorageLayoutError:
     return StorageLayoutError(
         f"{reason}; it addresses storage, so running it through torch on a row-major copy would give "
         "other numbers. Make the operand contiguous (.contiguous()) or index it with views instead",
-        op=args.key, location=op_location(args.op))
+        op=op_key(op), location=op_location(op))
 
 
 def dense_order(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -166,24 +167,24 @@ def storage_view(ctx: LoweringContext, args: LoweringArgs, operand: SSAValue, si
             raise Unprovable("the operand is not a tensor")
         root, root_meta = layouts.root(operand)
     except Unprovable as e:
-        raise _refuse(args, f"the layout eager gives its operand cannot be proven ({e})") from None
+        raise _refuse(args.op, f"the layout eager gives its operand cannot be proven ({e})") from None
     if offset is None:
         offset = int(meta.storage_offset())
     shape, strides = tuple(root_meta.shape), tuple(root_meta.stride())
     numel = root_meta.numel()
     if root_meta.storage_offset() != 0 or not dense_order(shape, strides) or \
             root_meta.untyped_storage().nbytes() != numel * root_meta.element_size():
-        raise _refuse(args, f"its storage is laid out as strides {strides} at offset "
+        raise _refuse(args.op, f"its storage is laid out as strides {strides} at offset "
                             f"{root_meta.storage_offset()}, not densely")
     lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
     hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(size, stride, strict=True))
     if any(n == 0 for n in size):
         lo, hi = 0, -1
     if lo < 0 or hi >= numel:
-        raise _refuse(args, f"it reads storage elements [{lo}, {hi}] of a storage of {numel}")
+        raise _refuse(args.op, f"it reads storage elements [{lo}, {hi}] of a storage of {numel}")
     base = args.value_of(root)
     if not isinstance(base, TensorValue):
-        raise _refuse(args, "its storage root has no lowered tensor")
+        raise _refuse(args.op, "its storage root has no lowered tensor")
     if isinstance(root, BlockArgument):
         ctx.storage_inputs.add(root.index)
     contiguous = all(s == c for s, c, n in zip(strides, _contiguous(shape), shape, strict=True) if n != 1)
@@ -214,19 +215,16 @@ def check_storage_fallback(ctx: LoweringContext, op: Operation, key: str) -> Non
     storage of its own; otherwise stop the compile."""
     if key not in STORAGE_OPS or not op.operands:
         return
-    from ziggurat.dialects.torch import TorchOp
-
     operand = op.operands[0]
-    args = LoweringArgs(op, op.arguments().values if isinstance(op, TorchOp) else {}, {}, key)
     try:
         layouts = _layouts(ctx, op)
         meta = layouts.meta(operand)
         root, root_meta = layouts.root(operand)
     except Unprovable as e:
-        raise _refuse(args, f"the layout eager gives its operand cannot be proven ({e})") from None
+        raise _refuse(op, f"the layout eager gives its operand cannot be proven ({e})") from None
     if root is not operand or not meta.is_contiguous() or meta.storage_offset() != 0 or \
             root_meta.untyped_storage().nbytes() != meta.numel() * meta.element_size():
-        raise _refuse(args, "its operand shares storage with another value or is not row-major in eager")
+        raise _refuse(op, "its operand shares storage with another value or is not row-major in eager")
     if isinstance(operand, BlockArgument):
         ctx.storage_inputs.add(operand.index)
 

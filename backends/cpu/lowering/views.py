@@ -132,9 +132,9 @@ def reshape_like(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 def permute_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
     if args.name == "permute":
-        return permute(ctx, x, args.ints("dims"))
-    src = [norm_dim(d, x.rank) for d in args.ints("source")]
-    dst = [norm_dim(d, x.rank) for d in args.ints("destination")]
+        return permute(ctx, x, args.get_ints("dims", []))
+    src = [norm_dim(d, x.rank) for d in args.get_ints("source", [])]
+    dst = [norm_dim(d, x.rank) for d in args.get_ints("destination", [])]
     order = [d for d in range(x.rank) if d not in src]
     dims = [-1] * x.rank
     for s, d in zip(src, dst, strict=True):
@@ -218,7 +218,7 @@ def select_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::flip")
 def flip_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
-    dims = {norm_dim(d, x.rank) for d in args.ints("dims")}
+    dims = {norm_dim(d, x.rank) for d in args.get_ints("dims", [])}
     shape = x.shape
 
     def index_map(idx: Index) -> list[IndexExpr]:
@@ -244,8 +244,8 @@ def fliplr_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 @lowering("aten::roll")
 def roll_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
-    shifts = args.ints("shifts")
-    dims = args.ints("dims")
+    shifts = args.get_ints("shifts", [])
+    dims = args.get_ints("dims", [])
     if not dims:
         flat = reshape(ctx, x, (x.numel,))
         rolled = _roll(ctx, flat, shifts[0], 0)
@@ -273,7 +273,7 @@ def _roll(ctx: LoweringContext, x: TensorValue, shift: int, dim: int) -> TensorV
 @lowering("aten::repeat", "aten::tile")
 def repeat_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = args.tensor("self")
-    reps = args.ints("repeats") if args.name == "repeat" else args.ints("dims")
+    reps = args.get_ints("repeats", []) if args.name == "repeat" else args.get_ints("dims", [])
     out_shape = args.out_shape
     lead = len(out_shape) - x.rank
     xs = x.shape
@@ -364,7 +364,7 @@ def as_strided(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     from ziggurat.backends.cpu.lowering.storage import storage_view
 
     offset = args.static("storage_offset")
-    return storage_view(ctx, args, args.op.operands[0], args.ints("size"), args.ints("stride"),
+    return storage_view(ctx, args, args.op.operands[0], args.get_ints("size", []), args.get_ints("stride", []),
                         None if offset is None else int(offset))
 
 
@@ -373,4 +373,4 @@ def reshape_alias(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     """``as_strided(self, size, stride, self.storage_offset())``."""
     from ziggurat.backends.cpu.lowering.storage import storage_view
 
-    return storage_view(ctx, args, args.op.operands[0], args.ints("size"), args.ints("stride"), None)
+    return storage_view(ctx, args, args.op.operands[0], args.get_ints("size", []), args.get_ints("stride", []), None)

@@ -264,7 +264,7 @@ def clamp(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 def _numeric(args: ConverterArgs) -> str | None:
     if args.dtype("self") == torch.bool:
         return "clamp of bool tensors"
-    if "min" in args and "max" in args and args.is_none("min") and args.is_none("max"):
+    if args.has("min") and args.has("max") and args.is_none("min") and args.is_none("max"):
         return "clamp needs min or max"
     return None
 

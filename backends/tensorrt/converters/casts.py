@@ -49,18 +49,18 @@ def cast_dtype_refusal(src: torch.dtype, dst: torch.dtype) -> str | None:
 
 def _placement_refusal(args: ConverterArgs) -> str | None:
     """Why the op's memory format, layout, pinning or device keep it out of TensorRT."""
-    if "memory_format" in args and args.raw("memory_format") not in _DEFAULT_FORMATS:
-        return (f"memory_format={args.raw('memory_format')}: eager returns a tensor in that layout, "
+    if args.has("memory_format") and args.get("memory_format") not in _DEFAULT_FORMATS:
+        return (f"memory_format={args.get('memory_format')}: eager returns a tensor in that layout, "
                 "TensorRT's outputs are row-major")
-    if "layout" in args and args.raw("layout") not in (None, torch.strided):
-        return f"layout={args.raw('layout')}: TensorRT's outputs are strided tensors"
-    if "pin_memory" in args and args.raw("pin_memory"):
+    if args.has("layout") and args.get("layout") not in (None, torch.strided):
+        return f"layout={args.get('layout')}: TensorRT's outputs are strided tensors"
+    if args.has("pin_memory") and args.get("pin_memory"):
         return "pin_memory=True: TensorRT's outputs are on the GPU"
-    if "device" in args and args.raw("device") is not None:
+    if args.has("device") and args.get("device") is not None:
         try:
-            device = torch.device(args.raw("device"))
+            device = torch.device(args.get("device"))
         except (RuntimeError, TypeError):
-            return f"moves the tensor to {args.raw('device')!r}"
+            return f"moves the tensor to {args.get('device')!r}"
         if device.type != "cuda" or device.index not in (None, 0):
             return f"moves the tensor to {device}: TensorRT's outputs stay on the engine's CUDA device"
     return None
@@ -143,7 +143,7 @@ def to(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def _copy_refusal(args: ConverterArgs) -> str | None:
-    src = args.dtype("src" if "src" in args else "other")
+    src = args.dtype("src" if args.has("src") else "other")
     return cast_dtype_refusal(src, dtype_of(args.op.results[0].type))
 
 
@@ -155,7 +155,7 @@ def _copy_refusal(args: ConverterArgs) -> str | None:
 )
 def copy(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """The value written: ``src`` cast to ``self``'s dtype (as ``to``) and broadcast to its shape."""
-    src = ctx.tensor(args.tensor("src" if "src" in args else "other"))
+    src = ctx.tensor(args.tensor("src" if args.has("src") else "other"))
     value = torch_cast(ctx, src, ctx.result_dtype(), "cast")
     if ctx.shape(value) == ctx.result_shape():
         return ctx.add(IdentityOp(value, name=ctx.name())).output

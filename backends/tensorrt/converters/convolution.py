@@ -134,11 +134,11 @@ def _float(args: ConverterArgs) -> str | None:
         return f"TensorRT convolves float tensors, '{name}' is {args.dtype(name)}"
     if args.rank("weight") - 2 not in (1, 2, 3):
         return f"a {args.rank('weight') - 2}-D convolution"
-    if args.key.startswith("aten::conv_transpose") or ("transposed" in args and args.get_bool("transposed")):
+    if args.key.startswith("aten::conv_transpose") or (args.has("transposed") and args.get_bool("transposed")):
         # TensorRT's deconvolution correlates a zero-inserted input padded by the kernel extent:
         # taps fall on those zeros whatever the padding (fuzz seed 3 program 1967)
         return padded_weights_problem(args.tensor("weight"), [1])
-    padding = args.raw("padding")
+    padding = args.get("padding")
     if isinstance(padding, str):  # "same"/"valid": "same" pads unless the kernel is 1
         padding = [0] if padding == "valid" or all(k == 1 for k in args.shape("weight")[2:]) else [1]
     return padded_weights_problem(args.tensor("weight"), list(padding))  # pyright: ignore[reportUnknownArgumentType]

@@ -63,7 +63,7 @@ def full(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     "aten::copy_.float(Tensor(a!) self, float other) -> Tensor(a!)",
 )
 def fill(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    return filled(ctx, args.get_scalar("value" if "value" in args else "other"))
+    return filled(ctx, args.get_scalar("value" if args.has("value") else "other"))
 
 
 @converter(
@@ -90,7 +90,7 @@ def _arange_ok(args: ConverterArgs) -> str | None:
 )
 def arange(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """kLINSPACE: out[i] = start + i * step."""
-    start = args.get_scalar("start") if "start" in args else 0
-    step = args.get_scalar("step") if "step" in args else 1
+    start = args.get_scalar("start") if args.has("start") else 0
+    step = args.get_scalar("step") if args.has("step") else 1
     return ctx.add(FillOp(FillOperation.kLINSPACE, ctx.result_shape(), ctx.element(ctx.result_dtype()),
                           name=ctx.name(), alpha=float(start), beta=[float(step)])).output

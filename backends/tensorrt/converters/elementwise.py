@@ -107,7 +107,7 @@ def _float_result(args: ConverterArgs) -> bool:
 
 
 def _rounding_mode(args: ConverterArgs) -> str | None:
-    if "rounding_mode" in args and not args.is_none("rounding_mode"):
+    if args.has("rounding_mode") and not args.is_none("rounding_mode"):
         mode = args.get_str("rounding_mode")
         if mode not in ("trunc", "floor"):
             return f"unknown rounding_mode {mode!r}"
@@ -129,7 +129,7 @@ def _int_floor(args: ConverterArgs) -> str | None:
 )
 def div(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     dtype = ctx.result_dtype()
-    mode = args.get_optional_str("rounding_mode") if "rounding_mode" in args else None
+    mode = args.get_optional_str("rounding_mode") if args.has("rounding_mode") else None
     a, b = args.tensor("self"), _other(args)
     if mode == "floor":
         return elementwise(ctx, a, b, E.kFLOOR_DIV, dtype=dtype)

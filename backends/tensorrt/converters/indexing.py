@@ -152,7 +152,7 @@ def stack(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 )
 def meshgrid(ctx: ConversionContext, args: ConverterArgs) -> list[SSAValue]:
     tensors = args.tensors("tensors")
-    xy = "indexing" in args and args.get_str("indexing") == "xy" and len(tensors) >= 2
+    xy = args.has("indexing") and args.get_str("indexing") == "xy" and len(tensors) >= 2
     out_shape = ctx.result_shape()
     rank = len(tensors)
     results = []
@@ -255,7 +255,7 @@ def _fit(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], skip: int, s
 
 
 def _index_ok(args: ConverterArgs) -> str | None:
-    indices = args.raw("indices")
+    indices = args.get("indices")
     present = [v for v in indices if v is not None]
     if not present:
         return "index with no index tensors"
@@ -281,7 +281,7 @@ def index(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """Advanced indexing: indexed dims go first, their broadcast indices form a kND gather."""
     x = ctx.tensor(args.tensor("self"))
     shape = ctx.shape(x)
-    raw: list[SSAValue | None] = list(args.raw("indices"))
+    raw: list[SSAValue | None] = list(args.get("indices"))
     raw += [None] * (len(shape) - len(raw))
     dims = [d for d, v in enumerate(raw) if v is not None]
     if len(dims) == 1:
@@ -312,7 +312,7 @@ def index(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def _scatter_ok(args: ConverterArgs) -> str | None:
-    if "reduce" in args:
+    if args.has("reduce"):
         return "scatter with a reduction has no TensorRT layer"
     return _integer_index(args, "index")
 
@@ -326,7 +326,7 @@ def scatter(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     x = ctx.tensor(args.tensor("self"))
     dim = _dim(ctx, args)
     index = ctx.tensor(args.tensor("index"))
-    if "src" in args:
+    if args.has("src"):
         updates = cast(ctx, ctx.tensor(args.tensor("src")), ctx.dtype(x), "src cast")
         updates = _fit(ctx, updates, ctx.shape(index), -1, "src fit to index")
     else:

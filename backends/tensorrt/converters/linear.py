@@ -59,7 +59,7 @@ def matmul(
     validator=_float_operands("self"),
 )
 def mm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    other = args.tensor("other" if "other" in args else "mat2")
+    other = args.tensor("other" if args.has("other") else "mat2")
     y = matmul(ctx, args.tensor("self"), other)
     return reshape(ctx, y, ctx.result_shape(), "result shape")
 

@@ -83,16 +83,16 @@ def replication_pad(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 def _scales(args: ConverterArgs) -> list[float | None]:
     """The scale factors torch was given (None where it computes in/out itself)."""
-    if "scale_factors" in args:
+    if args.has("scale_factors"):
         factors = None if args.is_none("scale_factors") else args.get_floats("scale_factors")
         spatial = len(args.shape(_input_name(args))) - 2
         return list(factors) if factors is not None else [None] * spatial
-    names = [n for n in ("scales", "scales_d", "scales_h", "scales_w") if n in args]
+    names = [n for n in ("scales", "scales_d", "scales_h", "scales_w") if args.has(n)]
     return [args.get_optional_float(n) for n in names]
 
 
 def _input_name(args: ConverterArgs) -> str:
-    return "input" if "input" in args else "self"
+    return "input" if args.has("input") else "self"
 
 
 def _resize_ok(args: ConverterArgs) -> str | None:

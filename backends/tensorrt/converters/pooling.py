@@ -126,7 +126,7 @@ def max_pool_with_indices(ctx: ConversionContext, args: ConverterArgs) -> tuple[
 
 
 def _avg_ok(args: ConverterArgs) -> str | None:
-    if "divisor_override" in args and not args.is_none("divisor_override") and args.get_bool("ceil_mode"):
+    if args.has("divisor_override") and not args.is_none("divisor_override") and args.get_bool("ceil_mode"):
         return "avg_pool with divisor_override and ceil_mode"
     return _float(args)
 
@@ -141,7 +141,7 @@ def avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     spatial = int(args.schema.base_name[-2])
     kernel, stride, padding = _window(args, spatial)
     out = ctx.result_shape()[-spatial:]
-    divisor = args.get_optional_int("divisor_override") if "divisor_override" in args else None
+    divisor = args.get_optional_int("divisor_override") if args.has("divisor_override") else None
     if divisor is not None:
         # Without ceil_mode every window lies in the padded input: sum = padded average * window area.
         y = pool(ctx, args.tensor("self"), PoolingType.kAVERAGE, kernel, stride, padding, False, False, out)

@@ -40,13 +40,13 @@ U = UnaryOperation
 
 def _dims(args: ConverterArgs, name: str = "dim") -> list[int]:
     """The reduced dims (all of them when the argument is absent, None or empty)."""
-    if name not in args or args.is_none(name):
+    if not args.has(name) or args.is_none(name):
         return []
     return args.get_ints(name)
 
 
 def _keepdim(args: ConverterArgs) -> bool:
-    return args.get_bool("keepdim") if "keepdim" in args else False
+    return args.get_bool("keepdim") if args.has("keepdim") else False
 
 
 def _input(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
@@ -119,7 +119,7 @@ def _any_all(ctx: ConversionContext, args: ConverterArgs, op: ReduceOperation) -
     if ctx.dtype(x) != torch.bool:
         x = unary(ctx, elementwise(ctx, x, 0, E.kEQUAL, dtype=ctx.dtype(x), suffix="== 0"), U.kNOT, "!= 0")
     numbers = cast(ctx, x, torch.int32, "as int32")
-    dims = [args.get_int("dim")] if "dim" in args and args.schema.overload == "dim" else _dims(args)
+    dims = [args.get_int("dim")] if args.has("dim") and args.schema.overload == "dim" else _dims(args)
     y = reduce(ctx, numbers, op, dims, _keepdim(args), "reduce")
     return cast(ctx, y, ctx.result_dtype(), "")
 
@@ -271,7 +271,7 @@ def log_softmax(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def _correction(args: ConverterArgs) -> float:
-    if "correction" in args:
+    if args.has("correction"):
         value = args.get_optional_scalar("correction")
         return 1.0 if value is None else float(value)
     return 1.0 if args.get_bool("unbiased") else 0.0
@@ -339,7 +339,7 @@ def _norm_ok(args: ConverterArgs) -> str | None:
     reason = _float_self(args)
     if reason:
         return reason
-    if "ord" in args and args.schema.overload == "ord_str":
+    if args.has("ord") and args.schema.overload == "ord_str":
         return None if args.get_str("ord") == "fro" else f"matrix norm ord={args.get_str('ord')!r}"
     if args.key == "aten::linalg_norm" and not args.is_none("ord"):
         if args.is_none("dim") and args.rank("self") == 2 or not args.is_none("dim") and len(args.get_ints("dim")) == 2:
@@ -359,7 +359,7 @@ def _norm_ok(args: ConverterArgs) -> str | None:
     validator=_norm_ok,
 )
 def norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    name = "p" if "p" in args else "ord" if "ord" in args else None
+    name = "p" if args.has("p") else "ord" if args.has("ord") else None
     if name is None or args.schema.overload == "ord_str" or args.is_none(name):
         p = 2.0  # Frobenius = 2-norm of the flattened dims
     else:

@@ -70,9 +70,9 @@ def permute(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     rank = ctx.rank(x)
     if rank <= 1:  # transposing 0-d and 1-d tensors changes nothing
         return _same_rank_view(ctx, x)
-    if "dims" in args:
+    if args.has("dims"):
         perm = [normalize_dim(ctx, d, rank) for d in args.get_ints("dims")]
-    elif "dim0" in args:
+    elif args.has("dim0"):
         perm = list(range(rank))
         a, b = normalize_dim(ctx, args.get_int("dim0"), rank), normalize_dim(ctx, args.get_int("dim1"), rank)
         perm[a], perm[b] = perm[b], perm[a]
