@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from ziggurat.dialects.torch import AtenOp, LiteralOp, aten_op_class
+from ziggurat.dialects.torch import AtenOp, LiteralOp
 from ziggurat.dialects.torch.meta_eval import CPU_FIRST_ELEMENTS, numel
 from ziggurat.dialects.torch.result_types import makes_dynamic_shapes
 from ziggurat.ir.literals import literal_attr
@@ -69,22 +69,6 @@ def single_use(value: SSAValue) -> bool:
     return value.has_one_use()
 
 
-def aten(op: Operation, *names: str) -> bool:
-    """Is ``op`` the typed aten op ``aten::<name>`` (any overload) for one of ``names``?"""
-    if not isinstance(op, AtenOp):
-        return False
-    qualified = op.op_schema.qualified_name
-    return any(qualified == f"aten::{n}" or op.op_schema.key == f"aten::{n}" for n in names)
-
-
-def build_aten(key: str, args: dict[str, Any], result_types: list[Any]) -> AtenOp:
-    """A typed aten op by schema key (``aten::conv2d``) from arguments by schema name."""
-    cls = aten_op_class(key)
-    if cls is None:
-        raise KeyError(f"the torch dialect has no op {key}")
-    return cls.from_arguments(args, result_types)
-
-
 def result_tensor_type(value: SSAValue) -> TensorType[Any]:
     assert isinstance(value.type, TensorType)
     return value.type  # pyright: ignore[reportUnknownVariableType]
@@ -118,14 +102,11 @@ def _elements(value: Any) -> int:
     return 0
 
 
-def build_aten_inferred(key: str, args: dict[str, Any]) -> AtenOp:
-    """Like :func:`build_aten`, with the result types computed by running the op: on small
-    zero-filled CPU tensors, else (or where the CPU kernel refuses zeros) on meta tensors.
-    The ops built here are decompositions' arithmetic, whose result shapes never follow the
-    data."""
-    cls = aten_op_class(key)
-    if cls is None:
-        raise KeyError(f"the torch dialect has no op {key}")
+def build_aten_inferred(cls: type[AtenOp], args: dict[str, Any]) -> AtenOp:
+    """``cls.from_arguments(args, result_types)`` with the result types computed by running the
+    op: on small zero-filled CPU tensors, else (or where the CPU kernel refuses zeros) on meta
+    tensors.  The ops built here are decompositions' arithmetic, whose result shapes never
+    follow the data."""
     schema = cls.parsed_schema()
     values = {spec.name: args.get(spec.name, spec.default if spec.has_default else None) for spec in schema.args}
     overload = getattr(getattr(torch.ops.aten, schema.base_name), schema.overload or "default")

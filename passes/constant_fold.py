@@ -51,6 +51,9 @@ def _result_bytes(op: TorchOp) -> int:
 
 @dataclass
 class FoldConstantOp(RewritePattern):
+    """Any pure torch op of constants, typed or ``torch.operator``: the generic path by design,
+    as torch evaluates every op the same way (``call_torch``)."""
+
     max_bytes: int
 
     @op_type_rewrite_pattern

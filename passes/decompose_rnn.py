@@ -53,6 +53,19 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import TorchOp
+from ziggurat.dialects.torch.aten_ops import (
+    AtenAddTensorOp,
+    AtenCat_Op,
+    AtenLinear_Op,
+    AtenMulTensorOp,
+    AtenRelu_Op,
+    AtenSelectIntOp,
+    AtenSigmoid_Op,
+    AtenSplitTensorOp,
+    AtenStack_Op,
+    AtenSubTensorOp,
+    AtenTanh_Op,
+)
 from ziggurat.ir.rewriting import DECLINED_ATTR, StaticShapesOnly
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
@@ -63,6 +76,9 @@ NAME = "decompose-rnn"
 RnnKind = Literal["lstm", "gru", "rnn_tanh", "rnn_relu"]
 #: gates per cell, in eager's order: LSTM i, f, g, o; GRU r, z, n; RNN one
 GATES: dict[RnnKind, int] = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+#: The full-sequence ops by schema key.  They have no typed op (they are not in the dialect's
+#: op list, ``tools/torch_ops.txt``, and import as ``torch.operator``), so this pass takes the
+#: generic path: it matches any ``TorchOp`` by key and binds its arguments by schema name.
 KEYS: dict[str, RnnKind] = {"aten::lstm.input": "lstm", "aten::gru.input": "gru",
                             "aten::rnn_tanh.input": "rnn_tanh", "aten::rnn_relu.input": "rnn_relu"}
 
@@ -178,46 +194,46 @@ def _shape_problem(rnn: Rnn, batch: int) -> str | None:
 
 def lstm_step(e: Emitter, x_t: SSAValue, h: SSAValue, c: SSAValue, w: CellWeights) -> tuple[SSAValue, SSAValue]:
     hidden = _shape(c)[-1]
-    gates = e("aten::add.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
-    i, f, g, o = e.results("aten::split.Tensor", self=gates, split_size=hidden, dim=1)
-    i, f, o = (e("aten::sigmoid", self=v) for v in (i, f, o))
-    g = e("aten::tanh", self=g)
-    c = e("aten::add.Tensor", self=e("aten::mul.Tensor", self=f, other=c),
-          other=e("aten::mul.Tensor", self=i, other=g), alpha=1)
-    h = e("aten::mul.Tensor", self=o, other=e("aten::tanh", self=c))
+    gates = e(AtenAddTensorOp, self=e(AtenLinear_Op, input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
+    i, f, g, o = e.results(AtenSplitTensorOp, self=gates, split_size=hidden, dim=1)
+    i, f, o = (e(AtenSigmoid_Op, self=v) for v in (i, f, o))
+    g = e(AtenTanh_Op, self=g)
+    c = e(AtenAddTensorOp, self=e(AtenMulTensorOp, self=f, other=c),
+          other=e(AtenMulTensorOp, self=i, other=g), alpha=1)
+    h = e(AtenMulTensorOp, self=o, other=e(AtenTanh_Op, self=c))
     if w.w_hr is not None:
-        h = e("aten::linear", input=h, weight=w.w_hr)
+        h = e(AtenLinear_Op, input=h, weight=w.w_hr)
     return h, c
 
 
 def gru_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights) -> SSAValue:
     hidden = _shape(h)[-1]
-    xr, xz, xn = e.results("aten::split.Tensor", self=x_t, split_size=hidden, dim=1)
-    hr, hz, hn = e.results("aten::split.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh),
+    xr, xz, xn = e.results(AtenSplitTensorOp, self=x_t, split_size=hidden, dim=1)
+    hr, hz, hn = e.results(AtenSplitTensorOp, self=e(AtenLinear_Op, input=h, weight=w.w_hh, bias=w.b_hh),
                            split_size=hidden, dim=1)
-    r = e("aten::sigmoid", self=e("aten::add.Tensor", self=hr, other=xr, alpha=1))
-    z = e("aten::sigmoid", self=e("aten::add.Tensor", self=hz, other=xz, alpha=1))
-    n = e("aten::tanh", self=e("aten::add.Tensor", self=xn, other=e("aten::mul.Tensor", self=hn, other=r), alpha=1))
-    return e("aten::add.Tensor", self=e("aten::mul.Tensor", self=e("aten::sub.Tensor", self=h, other=n, alpha=1),
+    r = e(AtenSigmoid_Op, self=e(AtenAddTensorOp, self=hr, other=xr, alpha=1))
+    z = e(AtenSigmoid_Op, self=e(AtenAddTensorOp, self=hz, other=xz, alpha=1))
+    n = e(AtenTanh_Op, self=e(AtenAddTensorOp, self=xn, other=e(AtenMulTensorOp, self=hn, other=r), alpha=1))
+    return e(AtenAddTensorOp, self=e(AtenMulTensorOp, self=e(AtenSubTensorOp, self=h, other=n, alpha=1),
                                          other=z), other=n, alpha=1)
 
 
 def simple_step(e: Emitter, x_t: SSAValue, h: SSAValue, w: CellWeights, kind: RnnKind) -> SSAValue:
     """eager's ``SimpleCell``: the nonlinearity of ``linear(h, w_hh, b_hh) + x_t``."""
-    pre = e("aten::add.Tensor", self=e("aten::linear", input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
-    return e("aten::tanh" if kind == "rnn_tanh" else "aten::relu", self=pre)
+    pre = e(AtenAddTensorOp, self=e(AtenLinear_Op, input=h, weight=w.w_hh, bias=w.b_hh), other=x_t, alpha=1)
+    return e(AtenTanh_Op if kind == "rnn_tanh" else AtenRelu_Op, self=pre)
 
 
 def direction(e: Emitter, rnn: Rnn, x: SSAValue, k: int, reverse: bool) -> tuple[list[SSAValue], SSAValue, SSAValue | None]:
     """One layer and direction over the sequence ``x``: its outputs in time order, last h and c."""
     w = rnn.cells[k]
-    projected = e("aten::linear", input=x, weight=w.w_ih, bias=w.b_ih)
-    h = e("aten::select.int", self=rnn.h0, dim=0, index=k)
-    c = e("aten::select.int", self=rnn.c0, dim=0, index=k) if rnn.c0 is not None else None
+    projected = e(AtenLinear_Op, input=x, weight=w.w_ih, bias=w.b_ih)
+    h = e(AtenSelectIntOp, self=rnn.h0, dim=0, index=k)
+    c = e(AtenSelectIntOp, self=rnn.c0, dim=0, index=k) if rnn.c0 is not None else None
     steps = _shape(x)[rnn.time_dim]
     outputs: list[SSAValue] = [h] * steps
     for t in reversed(range(steps)) if reverse else range(steps):
-        x_t = e("aten::select.int", self=projected, dim=rnn.time_dim, index=t)
+        x_t = e(AtenSelectIntOp, self=projected, dim=rnn.time_dim, index=t)
         if c is not None:
             h, c = lstm_step(e, x_t, h, c, w)
         elif rnn.kind == "gru":
@@ -244,12 +260,12 @@ def decompose(e: Emitter, rnn: Rnn) -> list[SSAValue]:
             last_h.append(h)
             if c is not None:
                 last_c.append(c)
-        per_step = outs[0] if len(outs) == 1 else [e("aten::cat", tensors=[f, b], dim=1)
+        per_step = outs[0] if len(outs) == 1 else [e(AtenCat_Op, tensors=[f, b], dim=1)
                                                    for f, b in zip(outs[0], outs[1], strict=True)]
-        x = e("aten::stack", tensors=per_step, dim=rnn.time_dim)
-    results = [x, e("aten::stack", tensors=last_h, dim=0)]
+        x = e(AtenStack_Op, tensors=per_step, dim=rnn.time_dim)
+    results = [x, e(AtenStack_Op, tensors=last_h, dim=0)]
     if rnn.kind == "lstm":
-        results.append(e("aten::stack", tensors=last_c, dim=0))
+        results.append(e(AtenStack_Op, tensors=last_c, dim=0))
     return results
 
 
@@ -263,7 +279,8 @@ def _decline(op: TorchOp, reason: str, rewriter: PatternRewriter) -> None:
 
 @dataclass
 class DecomposeRecurrent(RewritePattern):
-    """The full-sequence op of ``kind`` -> input projections, unrolled cells, stacks."""
+    """The full-sequence op of ``kind`` -> input projections, unrolled cells, stacks (a
+    ``torch.operator``: matched by schema key, see :data:`KEYS`)."""
 
     kind: ClassVar[RnnKind]
     max_steps: int

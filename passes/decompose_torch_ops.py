@@ -35,7 +35,28 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten_inferred, new_literal
+from ziggurat.dialects.torch.aten_ops import (
+    Aten_NativeMultiHeadAttention_Op,
+    Aten_TransformerEncoderLayerFwd_Op,
+    AtenAddTensorOp,
+    AtenAllDimOp,
+    AtenEqScalarOp,
+    AtenGelu_Op,
+    AtenLayerNorm_Op,
+    AtenLinear_Op,
+    AtenMaskedFillScalarOp,
+    AtenMatmul_Op,
+    AtenMulScalarOp,
+    AtenRelu_Op,
+    AtenReshape_Op,
+    AtenScaledDotProductAttention_Op,
+    AtenSliceTensorOp,
+    AtenSoftmaxIntOp,
+    AtenSplitTensorOp,
+    AtenTransposeIntOp,
+    AtenWhereScalarOp,
+)
+from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 
@@ -49,14 +70,12 @@ class Emitter:
     origin: Operation
     ops: list[Operation] = field(default_factory=list)
 
-    def __call__(self, key: str, /, **args: Any) -> SSAValue:
-        op = build_aten_inferred(key, args)
-        op.location = self.origin.location
-        self.ops.append(op)
-        return op.results[0]
+    def __call__(self, cls: type[AtenOp], /, **args: Any) -> SSAValue:
+        """The result of a ``cls`` op with these arguments (by schema name)."""
+        return self.results(cls, **args)[0]
 
-    def results(self, key: str, /, **args: Any) -> list[SSAValue]:
-        op = build_aten_inferred(key, args)
+    def results(self, cls: type[AtenOp], /, **args: Any) -> list[SSAValue]:
+        op = build_aten_inferred(cls, args)
         op.location = self.origin.location
         self.ops.append(op)
         return list(op.results)
@@ -81,30 +100,30 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
               is_causal: bool, scale: float | None) -> SSAValue:
     """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands."""
     d = shape_of(q.type)[-1]
-    scores = e("aten::matmul", self=q, other=e("aten::transpose.int", self=k, dim0=-2, dim1=-1))
-    scores = e("aten::mul.Scalar", self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
+    scores = e(AtenMatmul_Op, self=q, other=e(AtenTransposeIntOp, self=k, dim0=-2, dim1=-1))
+    scores = e(AtenMulScalarOp, self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
     length, source = shape_of(scores.type)[-2:]
     if is_causal:
         hidden = torch.ones(length, source, dtype=torch.bool).triu(1)
         if eager_flash_attention(shape_of(q.type), shape_of(k.type), shape_of(v.type)):
-            scores = e("aten::masked_fill.Scalar", self=scores, mask=e.literal(hidden, "causal_mask"),
+            scores = e(AtenMaskedFillScalarOp, self=scores, mask=e.literal(hidden, "causal_mask"),
                        value=float("-inf"))
         else:
             causal = torch.zeros(length, source).masked_fill(hidden, float("-inf"))
-            scores = e("aten::add.Tensor", self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
+            scores = e(AtenAddTensorOp, self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
     if mask is not None:
         if shape_of(mask.type) and str(mask.type.get_element_type()) == "i1":  # pyright: ignore
             # torch adds a boolean mask as 0 / -inf, so a NaN or +inf score it hides stays NaN
             # (masked_fill would hide it as -inf)
-            mask = e("aten::where.Scalar", condition=mask, self=0.0, other=float("-inf"))
-        scores = e("aten::add.Tensor", self=scores, other=mask, alpha=1)
-    probs = e("aten::softmax.int", self=scores, dim=-1)
+            mask = e(AtenWhereScalarOp, condition=mask, self=0.0, other=float("-inf"))
+        scores = e(AtenAddTensorOp, self=scores, other=mask, alpha=1)
+    probs = e(AtenSoftmaxIntOp, self=scores, dim=-1)
     # torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked
     # query) attends to nothing and gives 0, where softmax gives NaN
-    masked_rows = e("aten::all.dim", self=e("aten::eq.Scalar", self=scores, other=float("-inf")), dim=-1,
+    masked_rows = e(AtenAllDimOp, self=e(AtenEqScalarOp, self=scores, other=float("-inf")), dim=-1,
                     keepdim=True)
-    probs = e("aten::masked_fill.Scalar", self=probs, mask=masked_rows, value=0.0)
-    return e("aten::matmul", self=probs, other=v)
+    probs = e(AtenMaskedFillScalarOp, self=probs, mask=masked_rows, value=0.0)
+    return e(AtenMatmul_Op, self=probs, other=v)
 
 
 def multi_head_attention(e: Emitter, query: SSAValue, key: SSAValue, value: SSAValue, embed_dim: int,
@@ -112,88 +131,79 @@ def multi_head_attention(e: Emitter, query: SSAValue, key: SSAValue, value: SSAV
                          proj_b: SSAValue, mask: SSAValue | None) -> SSAValue:
     """PyTorch's native MHA on batch-first ``[B, L, E]`` inputs."""
     if query is key and key is value:
-        qkv = e("aten::linear", input=query, weight=qkv_w, bias=qkv_b)
-        q, k, v = e.results("aten::split.Tensor", self=qkv, split_size=embed_dim, dim=-1)
+        qkv = e(AtenLinear_Op, input=query, weight=qkv_w, bias=qkv_b)
+        q, k, v = e.results(AtenSplitTensorOp, self=qkv, split_size=embed_dim, dim=-1)
     else:
         def project(x: SSAValue, i: int) -> SSAValue:
-            w = e("aten::slice.Tensor", self=qkv_w, dim=0, start=i * embed_dim, end=(i + 1) * embed_dim, step=1)
-            b = e("aten::slice.Tensor", self=qkv_b, dim=0, start=i * embed_dim, end=(i + 1) * embed_dim, step=1)
-            return e("aten::linear", input=x, weight=w, bias=b)
+            w = e(AtenSliceTensorOp, self=qkv_w, dim=0, start=i * embed_dim, end=(i + 1) * embed_dim, step=1)
+            b = e(AtenSliceTensorOp, self=qkv_b, dim=0, start=i * embed_dim, end=(i + 1) * embed_dim, step=1)
+            return e(AtenLinear_Op, input=x, weight=w, bias=b)
 
         q, k, v = project(query, 0), project(key, 1), project(value, 2)
 
     def heads_first(x: SSAValue) -> SSAValue:
         batch, length, _ = shape_of(x.type)
-        x = e("aten::reshape", self=x, shape=[batch, length, heads, embed_dim // heads])
-        return e("aten::transpose.int", self=x, dim0=1, dim1=2)
+        x = e(AtenReshape_Op, self=x, shape=[batch, length, heads, embed_dim // heads])
+        return e(AtenTransposeIntOp, self=x, dim0=1, dim1=2)
 
     out = attention(e, heads_first(q), heads_first(k), heads_first(v), mask, False, None)
     batch, _, length, _ = shape_of(out.type)
-    out = e("aten::reshape", self=e("aten::transpose.int", self=out, dim0=1, dim1=2),
+    out = e(AtenReshape_Op, self=e(AtenTransposeIntOp, self=out, dim0=1, dim1=2),
             shape=[batch, length, embed_dim])
-    return e("aten::linear", input=out, weight=proj_w, bias=proj_b)
+    return e(AtenLinear_Op, input=out, weight=proj_w, bias=proj_b)
 
 
 class DecomposeSDPA(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "scaled_dot_product_attention"):
-            return
-        a = op.arguments()
-        if a["dropout_p"] or a.get("enable_gqa"):
+    def match_and_rewrite(self, op: AtenScaledDotProductAttention_Op, rewriter: PatternRewriter) -> None:
+        if op.dropout_p.value.data or op.enable_gqa_value:
             return
         e = Emitter(op)
-        out = attention(e, a["query"], a["key"], a["value"], a["attn_mask"], bool(a["is_causal"]), a["scale"])
+        out = attention(e, op.query, op.key, op.value, op.attn_mask, op.is_causal_value, op.scale_value)
         rewriter.replace(op, e.ops, [out])
         record(NAME, "scaled_dot_product_attention")
 
 
 class DecomposeMHA(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "_native_multi_head_attention") or op.results[1].uses:
-            return
-        a = op.arguments()
-        if a["mask_type"] is not None or len(shape_of(a["query"].type)) != 3:
+    def match_and_rewrite(self, op: Aten_NativeMultiHeadAttention_Op, rewriter: PatternRewriter) -> None:
+        if op.results[1].uses or op.mask_type_value is not None or len(shape_of(op.query.type)) != 3:
             return
         e = Emitter(op)
-        out = multi_head_attention(e, a["query"], a["key"], a["value"], a["embed_dim"], a["num_head"],
-                                   a["qkv_weight"], a["qkv_bias"], a["proj_weight"], a["proj_bias"], a["mask"])
+        out = multi_head_attention(e, op.query, op.key, op.value, op.embed_dim.value.data, op.num_head.value.data,
+                                   op.qkv_weight, op.qkv_bias, op.proj_weight, op.proj_bias, op.mask)
         rewriter.replace(op, e.ops, [out, None])
         record(NAME, "_native_multi_head_attention")
 
 
 class DecomposeEncoderLayer(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "_transformer_encoder_layer_fwd"):
-            return
-        a = op.arguments()
-        if a["mask"] is not None or len(shape_of(a["src"].type)) != 3:
+    def match_and_rewrite(self, op: Aten_TransformerEncoderLayerFwd_Op, rewriter: PatternRewriter) -> None:
+        if op.mask is not None or len(shape_of(op.src.type)) != 3:
             return
         e = Emitter(op)
-        dim, eps = a["embed_dim"], a["eps"]
+        dim, eps, norm_first = op.embed_dim.value.data, op.eps.value.data, op.norm_first_value
 
-        def norm(x: SSAValue, i: int) -> SSAValue:
-            return e("aten::layer_norm", input=x, normalized_shape=[dim], weight=a[f"norm_weight_{i}"],
-                     bias=a[f"norm_bias_{i}"], eps=eps, cudnn_enable=True)
+        def norm(x: SSAValue, weight: SSAValue, bias: SSAValue) -> SSAValue:
+            return e(AtenLayerNorm_Op, input=x, normalized_shape=[dim], weight=weight, bias=bias, eps=eps,
+                     cudnn_enable=True)
 
-        src = a["src"]
-        x = norm(src, 1) if a["norm_first"] else src
-        x = multi_head_attention(e, x, x, x, dim, a["num_heads"], a["qkv_weight"], a["qkv_bias"],
-                                 a["proj_weight"], a["proj_bias"], None)
-        x = e("aten::add.Tensor", self=x, other=src, alpha=1)
-        if not a["norm_first"]:
-            x = norm(x, 1)
+        src = op.src
+        x = norm(src, op.norm_weight_1, op.norm_bias_1) if norm_first else src
+        x = multi_head_attention(e, x, x, x, dim, op.num_heads.value.data, op.qkv_weight, op.qkv_bias,
+                                 op.proj_weight, op.proj_bias, None)
+        x = e(AtenAddTensorOp, self=x, other=src, alpha=1)
+        if not norm_first:
+            x = norm(x, op.norm_weight_1, op.norm_bias_1)
         residual = x
-        if a["norm_first"]:
-            x = norm(x, 2)
-        x = e("aten::linear", input=x, weight=a["ffn_weight_1"], bias=a["ffn_bias_1"])
-        x = e("aten::gelu", self=x, approximate="none") if a["use_gelu"] else e("aten::relu", self=x)
-        x = e("aten::linear", input=x, weight=a["ffn_weight_2"], bias=a["ffn_bias_2"])
-        x = e("aten::add.Tensor", self=x, other=residual, alpha=1)
-        if not a["norm_first"]:
-            x = norm(x, 2)
+        if norm_first:
+            x = norm(x, op.norm_weight_2, op.norm_bias_2)
+        x = e(AtenLinear_Op, input=x, weight=op.ffn_weight_1, bias=op.ffn_bias_1)
+        x = e(AtenGelu_Op, self=x, approximate="none") if op.use_gelu_value else e(AtenRelu_Op, self=x)
+        x = e(AtenLinear_Op, input=x, weight=op.ffn_weight_2, bias=op.ffn_bias_2)
+        x = e(AtenAddTensorOp, self=x, other=residual, alpha=1)
+        if not norm_first:
+            x = norm(x, op.norm_weight_2, op.norm_bias_2)
         rewriter.replace(op, e.ops, [x])
         record(NAME, "_transformer_encoder_layer_fwd")
 

@@ -31,8 +31,17 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten, literal_value, new_literal, single_use
+from ziggurat.dialects.torch.aten_ops import (
+    Aten_NativeBatchNormLegitNoTraining_Op,
+    AtenBatchNorm_Op,
+    AtenConv1d_Op,
+    AtenConv1dPaddingOp,
+    AtenConv2d_Op,
+    AtenConv2dPaddingOp,
+    AtenLinear_Op,
+    AtenNativeBatchNorm_Op,
+)
+from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal, single_use
 from ziggurat.ir.statistics import record
 
 NAME = "fold-batchnorm"
@@ -54,80 +63,75 @@ def _finite_fold(weight: torch.Tensor, bias: torch.Tensor | None, gamma: torch.T
     return not bool(flushed.any())
 
 
-def _inference_bn(op: AtenOp) -> dict[str, object] | None:
-    """The batch norm's arguments if it is in inference mode with constant statistics."""
-    if aten(op, "batch_norm", "native_batch_norm"):
-        args = op.arguments()
-        if args["training"]:
-            return None
-    elif aten(op, "_native_batch_norm_legit_no_training"):
-        args = op.arguments()
-        if any(r.uses for r in op.results[1:]):
-            return None
-    else:
-        return None
-    values = {k: args.get(k) for k in ("input", "weight", "bias", "running_mean", "running_var", "eps")}
-    for key in ("running_mean", "running_var"):
-        if literal_value(values[key]) is None:  # pyright: ignore[reportArgumentType]
-            return None
-    for key in ("weight", "bias"):
-        if values[key] is not None and literal_value(values[key]) is None:  # pyright: ignore
-            return None
-    return values
+BatchNorm = AtenBatchNorm_Op | AtenNativeBatchNorm_Op | Aten_NativeBatchNormLegitNoTraining_Op
+#: The ops a batch norm folds into (weight ``[C_out, ...]``, optional bias ``[C_out]``).
+Producer = AtenConv1d_Op | AtenConv1dPaddingOp | AtenConv2d_Op | AtenConv2dPaddingOp | AtenLinear_Op
 
 
 class FoldBatchNormIntoProducer(RewritePattern):
+    """``batch_norm`` / ``native_batch_norm`` in inference mode."""
+
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        bn = _inference_bn(op)
-        if bn is None:
-            return
-        producer = bn["input"].owner  # pyright: ignore[reportAttributeAccessIssue]
-        if not isinstance(producer, AtenOp) or not single_use(producer.results[0]):
-            return
-        is_conv = aten(producer, "conv2d", "conv1d")
-        is_linear = aten(producer, "linear")
-        if not (is_conv or is_linear):
-            return
-        args = producer.arguments()
-        weight = literal_value(args["weight"])
-        bias_value = args.get("bias")
-        bias = literal_value(bias_value) if bias_value is not None else None
-        if weight is None or (bias_value is not None and bias is None):
-            return
-        out_type = producer.results[0].type
-        assert isinstance(out_type, TensorType)
-        if is_linear and len(out_type.get_shape()) != 2:
-            return  # BatchNorm1d on [N, L, F] normalizes L, not the linear's features
-        channels = weight.shape[0]
-        mean = literal_value(bn["running_mean"])  # pyright: ignore[reportArgumentType]
-        var = literal_value(bn["running_var"])  # pyright: ignore[reportArgumentType]
-        assert mean is not None and var is not None
-        gamma = literal_value(bn["weight"]) if bn["weight"] is not None else torch.ones(channels)  # pyright: ignore
-        beta = literal_value(bn["bias"]) if bn["bias"] is not None else torch.zeros(channels)  # pyright: ignore
-        assert gamma is not None and beta is not None
-        if mean.numel() != channels:
-            return
-        w64, m64, v64 = weight.double(), mean.double(), var.double()
-        scale = gamma.double() / torch.sqrt(v64 + float(bn["eps"]))  # pyright: ignore[reportArgumentType]
-        new_weight = (w64 * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(weight.dtype)
-        b64 = bias.double() if bias is not None else torch.zeros(channels, dtype=torch.float64)
-        new_bias = ((b64 - m64) * scale + beta.double()).to(weight.dtype)
-        if not _finite_fold(weight, bias, gamma, beta, mean, var, float(bn["eps"]),  # pyright: ignore[reportArgumentType]
-                            new_weight, new_bias):
-            record(NAME, "kept: non-finite")
-            return
-        base = (args["weight"].name_hint or "weight").removesuffix("_weight")  # pyright: ignore
-        w_lit = new_literal(new_weight, f"{base}.weight_bn")
-        b_lit = new_literal(new_bias, f"{base}.bias_bn")
-        new_args = dict(args.values)
-        new_args["weight"], new_args["bias"] = w_lit.result, b_lit.result
-        folded = build_aten(producer.op_schema.key, new_args, [out_type])
-        folded.location = producer.location
-        rewriter.insert([w_lit, b_lit], InsertPoint.before(producer))
-        rewriter.replace(op, folded, [folded.results[0]] + [None] * (len(op.results) - 1))
-        rewriter.erase(producer)
-        record(NAME, f"{'conv' if is_conv else 'linear'} + batch_norm folded")
+    def match_and_rewrite(self, op: AtenBatchNorm_Op | AtenNativeBatchNorm_Op, rewriter: PatternRewriter) -> None:
+        if not op.training_value:
+            _fold(op, rewriter)
+
+
+class FoldNoTrainingBatchNormIntoProducer(RewritePattern):
+    """``_native_batch_norm_legit_no_training`` whose saved mean and invstd are unused."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Aten_NativeBatchNormLegitNoTraining_Op, rewriter: PatternRewriter) -> None:
+        if not any(r.uses for r in op.results[1:]):
+            _fold(op, rewriter)
+
+
+def _fold(bn: BatchNorm, rewriter: PatternRewriter) -> None:
+    """Fold the inference-mode batch norm ``bn`` into its producer, if both are constant enough."""
+    if literal_value(bn.running_mean) is None or literal_value(bn.running_var) is None:
+        return
+    if any(v is not None and literal_value(v) is None for v in (bn.weight, bn.bias)):
+        return
+    producer = bn.input.owner
+    if not isinstance(producer, Producer) or not single_use(producer.result):
+        return
+    is_linear = isinstance(producer, AtenLinear_Op)
+    weight = literal_value(producer.weight)
+    bias = literal_value(producer.bias) if producer.bias is not None else None
+    if weight is None or (producer.bias is not None and bias is None):
+        return
+    out_type = producer.result.type
+    assert isinstance(out_type, TensorType)
+    if is_linear and len(out_type.get_shape()) != 2:
+        return  # BatchNorm1d on [N, L, F] normalizes L, not the linear's features
+    channels = weight.shape[0]
+    mean = literal_value(bn.running_mean)
+    var = literal_value(bn.running_var)
+    assert mean is not None and var is not None
+    gamma = literal_value(bn.weight) if bn.weight is not None else torch.ones(channels)
+    beta = literal_value(bn.bias) if bn.bias is not None else torch.zeros(channels)
+    assert gamma is not None and beta is not None
+    if mean.numel() != channels:
+        return
+    eps = bn.eps.value.data
+    w64, m64, v64 = weight.double(), mean.double(), var.double()
+    scale = gamma.double() / torch.sqrt(v64 + eps)
+    new_weight = (w64 * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(weight.dtype)
+    b64 = bias.double() if bias is not None else torch.zeros(channels, dtype=torch.float64)
+    new_bias = ((b64 - m64) * scale + beta.double()).to(weight.dtype)
+    if not _finite_fold(weight, bias, gamma, beta, mean, var, eps, new_weight, new_bias):
+        record(NAME, "kept: non-finite")
+        return
+    base = (producer.weight.name_hint or "weight").removesuffix("_weight")
+    w_lit = new_literal(new_weight, f"{base}.weight_bn")
+    b_lit = new_literal(new_bias, f"{base}.bias_bn")
+    folded = type(producer).from_arguments(
+        {**producer.arguments().values, "weight": w_lit.result, "bias": b_lit.result}, [out_type])
+    folded.location = producer.location
+    rewriter.insert([w_lit, b_lit], InsertPoint.before(producer))
+    rewriter.replace(bn, folded, [folded.results[0]] + [None] * (len(bn.results) - 1))
+    rewriter.erase(producer)
+    record(NAME, f"{'linear' if is_linear else 'conv'} + batch_norm folded")
 
 
 @dataclass(frozen=True)
@@ -136,5 +140,6 @@ class FoldBatchNormPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            StaticShapesOnly(GreedyRewritePatternApplier([FoldBatchNormIntoProducer()]))).rewrite_module(op)
+            StaticShapesOnly(GreedyRewritePatternApplier([
+                FoldBatchNormIntoProducer(), FoldNoTrainingBatchNormIntoProducer()]))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, TensorType, f64, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -34,7 +34,45 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import StaticShapesOnly, aten
+from ziggurat.dialects.torch.aten_ops import (
+    AtenAddmm_Op,
+    AtenAddmmDtypeOp,
+    AtenAddTensorOp,
+    AtenBaddbmm_Op,
+    AtenBaddbmmDtypeOp,
+    AtenBmm_Op,
+    AtenBmmDtypeOp,
+    AtenClamp_Op,
+    AtenClamp__Op,
+    AtenClampMax_Op,
+    AtenClampMin_Op,
+    AtenConv2d_Op,
+    AtenDivScalarOp,
+    AtenGelu_Op,
+    AtenHardsigmoid_Op,
+    AtenHardswish_Op,
+    AtenHardswish__Op,
+    AtenHardtanh_Op,
+    AtenHardtanh__Op,
+    AtenLeakyRelu_Op,
+    AtenLeakyRelu__Op,
+    AtenLinear_Op,
+    AtenMatmul_Op,
+    AtenMm_Op,
+    AtenMmDtypeOp,
+    AtenMulScalarOp,
+    AtenRelu6_Op,
+    AtenRelu_Op,
+    AtenRelu__Op,
+    AtenSigmoid_Op,
+    AtenSigmoid__Op,
+    AtenSilu_Op,
+    AtenSilu__Op,
+    AtenSubTensorOp,
+    AtenTanh_Op,
+    AtenTanh__Op,
+)
+from ziggurat.ir.rewriting import StaticShapesOnly
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import is_float_element, shape_of
 
@@ -68,90 +106,109 @@ def rebuild(op: FusedOp, post_ops: list[Attribute], other: SSAValue | None, resu
     return new
 
 
-class LiftToFused(RewritePattern):
-    """conv2d/linear/matmul-family aten ops -> fused ops without post-ops."""
+def _replace_by_lifted(op: AtenOp, new: FusedOp, rewriter: PatternRewriter) -> None:
+    new.location = op.location
+    rewriter.replace(op, new)
+
+
+def _matmul(x: SSAValue, y: SSAValue, bias: SSAValue | None, alpha: float, beta: float,
+            out: Attribute) -> MatmulOp:
+    return MatmulOp.build(
+        operands=[[x], [y], [bias] if bias is not None else [], []],
+        properties={"alpha": FloatAttr(alpha, f64), "beta": FloatAttr(beta, f64), "post_ops": _post_ops()},
+        result_types=[out])
+
+
+class LiftConv2d(RewritePattern):
+    """``aten::conv2d`` (the int-padding overload, 4-D input) -> ``fused.conv2d``."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        new = self._lift(op)
-        if new is not None:
-            new.location = op.location
-            rewriter.replace(op, new)
-
-    def _lift(self, op: AtenOp) -> Operation | None:
-        if not op.results or not _is_float(op.results[0]):
-            return None
-        out = op.results[0].type
-        empty = _post_ops()
-        if aten(op, "conv2d") and op.op_schema.overload == "":
-            a = op.arguments()
-            if len(shape_of(a["input"].type)) != 4:
-                return None
-            return Conv2dOp.build(
-                operands=[[a["input"]], [a["weight"]], [a["bias"]] if a["bias"] else [], []],
-                properties={"stride": _ints(a["stride"]), "padding": _ints(a["padding"]),
-                            "dilation": _ints(a["dilation"]), "groups": IntegerAttr(a["groups"], i64),
-                            "post_ops": empty},
-                result_types=[out])
-        if aten(op, "linear"):
-            a = op.arguments()
-            return LinearOp.build(operands=[[a["input"]], [a["weight"]], [a["bias"]] if a["bias"] else [], []],
-                                  properties={"post_ops": empty}, result_types=[out])
-        if aten(op, "matmul", "mm", "bmm"):
-            a = op.arguments()
-            return self._matmul(a["self"], a["mat2"] if "mat2" in a.values else a["other"], None, 1.0, 1.0, out)
-        if aten(op, "addmm", "baddbmm"):
-            a = op.arguments()
-            first, second = ("mat1", "mat2") if aten(op, "addmm") else ("batch1", "batch2")
-            return self._matmul(a[first], a[second], a["self"], float(a["alpha"]), float(a["beta"]), out)
-        return None
-
-    def _matmul(self, x: SSAValue, y: SSAValue, bias: SSAValue | None, alpha: float, beta: float,
-                out: Attribute) -> MatmulOp:
-        return MatmulOp.build(
-            operands=[[x], [y], [bias] if bias is not None else [], []],
-            properties={"alpha": FloatAttr(alpha, f64), "beta": FloatAttr(beta, f64), "post_ops": _post_ops()},
-            result_types=[out])
+    def match_and_rewrite(self, op: AtenConv2d_Op, rewriter: PatternRewriter) -> None:
+        if not _is_float(op.result) or len(shape_of(op.input.type)) != 4:
+            return
+        conv = Conv2dOp.build(
+            operands=[[op.input], [op.weight], [op.bias] if op.bias is not None else [], []],
+            properties={"stride": _ints(op.stride_value), "padding": _ints(op.padding_value),
+                        "dilation": _ints(op.dilation_value),
+                        "groups": IntegerAttr(op.groups.value.data, i64), "post_ops": _post_ops()},
+            result_types=[op.result.type])
+        _replace_by_lifted(op, conv, rewriter)
 
 
-def _unary_of(op: AtenOp) -> UnaryPostOpAttr | None:
-    name = op.op_schema.base_name.rstrip("_")
-    args = op.arguments()
-    simple = {"relu": "relu", "relu6": "relu6", "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh",
-              "hardswish": "hardswish", "hardsigmoid": "hardsigmoid"}
-    if name in simple and len(op.operands) == 1:
-        return UnaryPostOpAttr(simple[name])
-    if name == "gelu":
-        return UnaryPostOpAttr("gelu_tanh" if args.get("approximate") == "tanh" else "gelu_erf")
-    if name == "hardtanh":
-        lo, hi = float(args["min_val"]), float(args["max_val"])
-        return UnaryPostOpAttr("relu6") if (lo, hi) == (0.0, 6.0) else UnaryPostOpAttr("hardtanh", [lo, hi])
-    if name == "leaky_relu":
-        return UnaryPostOpAttr("leaky_relu", [float(args["negative_slope"])])
-    if name in ("clamp", "clamp_min", "clamp_max") and op.op_schema.overload in ("", "default"):
-        lo = args.get("min", -math.inf) if name != "clamp_max" else -math.inf
-        hi = args.get("max", math.inf) if name != "clamp_min" else math.inf
-        if name == "clamp_max":
-            hi = args["max"]
-        if name == "clamp_min":
-            lo = args["min"]
-        return UnaryPostOpAttr("clamp", [float(lo), float(hi)])
-    return None
+class LiftLinear(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenLinear_Op, rewriter: PatternRewriter) -> None:
+        if not _is_float(op.result):
+            return
+        linear = LinearOp.build(
+            operands=[[op.input], [op.weight], [op.bias] if op.bias is not None else [], []],
+            properties={"post_ops": _post_ops()}, result_types=[op.result.type])
+        _replace_by_lifted(op, linear, rewriter)
+
+
+class LiftMatmul(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenMatmul_Op, rewriter: PatternRewriter) -> None:
+        if _is_float(op.result):
+            _replace_by_lifted(op, _matmul(op.self_, op.other, None, 1.0, 1.0, op.result.type), rewriter)
+
+
+class LiftMm(RewritePattern):
+    """``mm`` and ``bmm``; their ``.dtype`` overloads too (the result type is the op's)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenMm_Op | AtenMmDtypeOp | AtenBmm_Op | AtenBmmDtypeOp,
+                          rewriter: PatternRewriter) -> None:
+        if _is_float(op.result):
+            _replace_by_lifted(op, _matmul(op.self_, op.mat2, None, 1.0, 1.0, op.result.type), rewriter)
+
+
+class LiftAddmm(RewritePattern):
+    """``addmm`` (and ``.dtype``): ``beta * self + alpha * mat1 @ mat2``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenAddmm_Op | AtenAddmmDtypeOp, rewriter: PatternRewriter) -> None:
+        if _is_float(op.result):
+            new = _matmul(op.mat1, op.mat2, op.self_, float(op.alpha_value), float(op.beta_value), op.result.type)
+            _replace_by_lifted(op, new, rewriter)
+
+
+class LiftBaddbmm(RewritePattern):
+    """``baddbmm`` (and ``.dtype``): ``beta * self + alpha * batch1 @ batch2``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenBaddbmm_Op | AtenBaddbmmDtypeOp, rewriter: PatternRewriter) -> None:
+        if _is_float(op.result):
+            new = _matmul(op.batch1, op.batch2, op.self_, float(op.alpha_value), float(op.beta_value),
+                          op.result.type)
+            _replace_by_lifted(op, new, rewriter)
+
+
+LIFT_PATTERNS: tuple[RewritePattern, ...] = (LiftConv2d(), LiftLinear(), LiftMatmul(), LiftMm(), LiftAddmm(),
+                                             LiftBaddbmm())
+
+#: The activations that are a unary post-op of the same name (in-place overloads too).
+ACTIVATIONS: dict[type[AtenOp], str] = {
+    AtenRelu_Op: "relu", AtenRelu__Op: "relu", AtenRelu6_Op: "relu6", AtenSilu_Op: "silu", AtenSilu__Op: "silu",
+    AtenSigmoid_Op: "sigmoid", AtenSigmoid__Op: "sigmoid", AtenTanh_Op: "tanh", AtenTanh__Op: "tanh",
+    AtenHardswish_Op: "hardswish", AtenHardswish__Op: "hardswish", AtenHardsigmoid_Op: "hardsigmoid",
+}
+Activation = (AtenRelu_Op | AtenRelu__Op | AtenRelu6_Op | AtenSilu_Op | AtenSilu__Op | AtenSigmoid_Op
+              | AtenSigmoid__Op | AtenTanh_Op | AtenTanh__Op | AtenHardswish_Op | AtenHardswish__Op
+              | AtenHardsigmoid_Op)
 
 
 @dataclass
 class FuseUnary(RewritePattern):
+    """A unary op whose operand is a fused op without a unary post-op -> that post-op."""
+
     duplicate: bool
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if len(op.operands) != 1 or not isinstance(op.operands[0].owner, FusedOp):
+    def fuse(self, op: AtenOp, source: SSAValue, post: UnaryPostOpAttr, rewriter: PatternRewriter) -> None:
+        producer = source.owner
+        if not isinstance(producer, FusedOp):
             return
-        producer = op.operands[0].owner
         if producer.unary() is not None or op.results[0].type != producer.results[0].type:
-            return
-        post = _unary_of(op)
-        if post is None:
             return
         shared = not producer.results[0].has_one_use()
         if shared and not self.duplicate:
@@ -165,35 +222,83 @@ class FuseUnary(RewritePattern):
             record(NAME, "producers duplicated")
 
 
+class FuseActivation(FuseUnary):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Activation, rewriter: PatternRewriter) -> None:
+        self.fuse(op, op.self_, UnaryPostOpAttr(ACTIVATIONS[type(op)]), rewriter)
+
+
+class FuseGelu(FuseUnary):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenGelu_Op, rewriter: PatternRewriter) -> None:
+        self.fuse(op, op.self_, UnaryPostOpAttr("gelu_tanh" if op.approximate.data == "tanh" else "gelu_erf"),
+                  rewriter)
+
+
+class FuseHardtanh(FuseUnary):
+    """``hardtanh(x, 0, 6)`` is ``relu6``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenHardtanh_Op | AtenHardtanh__Op, rewriter: PatternRewriter) -> None:
+        lo, hi = float(op.min_val_value), float(op.max_val_value)
+        post = UnaryPostOpAttr("relu6") if (lo, hi) == (0.0, 6.0) else UnaryPostOpAttr("hardtanh", [lo, hi])
+        self.fuse(op, op.self_, post, rewriter)
+
+
+class FuseLeakyRelu(FuseUnary):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenLeakyRelu_Op | AtenLeakyRelu__Op, rewriter: PatternRewriter) -> None:
+        self.fuse(op, op.self_, UnaryPostOpAttr("leaky_relu", [float(op.negative_slope_value)]), rewriter)
+
+
+class FuseClamp(FuseUnary):
+    """``clamp`` with Scalar bounds (an absent one is unbounded), ``clamp_min``, ``clamp_max``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenClamp_Op | AtenClamp__Op | AtenClampMin_Op | AtenClampMax_Op,
+                          rewriter: PatternRewriter) -> None:
+        lo: int | float | bool = -math.inf
+        hi: int | float | bool = math.inf
+        if isinstance(op, AtenClampMin_Op):
+            lo = op.min_value
+        elif isinstance(op, AtenClampMax_Op):
+            hi = op.max_value
+        else:
+            lo = -math.inf if op.min_value is None else op.min_value
+            hi = math.inf if op.max_value is None else op.max_value
+        self.fuse(op, op.self_, UnaryPostOpAttr("clamp", [float(lo), float(hi)]), rewriter)
+
+
+#: The binary post-op of each binary op.
+BINARIES: dict[type[AtenOp], str] = {AtenAddTensorOp: "add", AtenSubTensorOp: "sub"}
+
+
 @dataclass
 class FuseBinary(RewritePattern):
     duplicate: bool
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "add", "sub") or op.op_schema.overload != "Tensor":
-            return
-        args = op.arguments()
-        lhs, rhs = args["self"], args["other"]
-        kind = op.op_schema.base_name.rstrip("_")
+    def match_and_rewrite(self, op: AtenAddTensorOp | AtenSubTensorOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = op.self_, op.other
+        kind = BINARIES[type(op)]
+        alpha = float(op.alpha_value)
         # add/sub(x, y, alpha) is x +/- alpha * y and the post-op computes producer +/- alpha * other:
         # the producer may be the second operand only of an add that does not scale (alpha 1)
-        swapped = ((rhs, lhs),) if kind == "add" and float(args["alpha"]) == 1.0 else ()
+        swapped = ((rhs, lhs),) if kind == "add" and alpha == 1.0 else ()
         for producer_value, other in ((lhs, rhs), *swapped):
             producer = producer_value.owner
             # conv -> add, or conv -> unary -> add (the binary then applies after the unary)
             if not isinstance(producer, FusedOp) or producer.binary() is not None:
                 continue
-            if op.results[0].type != producer.results[0].type or not _broadcasts_to(other, producer_value):
+            if op.result.type != producer.results[0].type or not _broadcasts_to(other, producer_value):
                 continue
-            alpha = float(args["alpha"])
             if not math.isfinite(alpha):
                 return  # the fused op's alpha must be finite (the GEMM epilogue's contract)
             shared = not producer_value.has_one_use()
             if shared and not self.duplicate:
                 continue
             post = BinaryPostOpAttr(kind, alpha)
-            fused = rebuild(producer, [*producer.post_ops.data, post], other, op.results[0].type)
+            fused = rebuild(producer, [*producer.post_ops.data, post], other, op.result.type)
             rewriter.replace(op, fused)
             if not shared:
                 rewriter.erase(producer)
@@ -206,19 +311,17 @@ class FuseScale(RewritePattern):
     """``matmul(a, b) * c`` (or ``/ c``) -> the matmul's ``alpha`` (attention's 1/sqrt(d))."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "mul", "div") or op.op_schema.overload != "Scalar":
+    def match_and_rewrite(self, op: AtenMulScalarOp | AtenDivScalarOp, rewriter: PatternRewriter) -> None:
+        producer = op.self_.owner
+        if not isinstance(producer, MatmulOp) or producer.post_ops.data or not op.self_.has_one_use():
             return
-        producer = op.operands[0].owner
-        if not isinstance(producer, MatmulOp) or producer.post_ops.data or not op.operands[0].has_one_use():
+        if op.result.type != producer.results[0].type:
             return
-        if op.results[0].type != producer.results[0].type:
-            return
-        c = float(op.arguments()["other"])
-        if aten(op, "div") and not _reciprocal_is_normal(c):
+        c = float(op.other_value)
+        if isinstance(op, AtenDivScalarOp) and not _reciprocal_is_normal(c):
             return  # eager divides by a denormal (or zero, inf, NaN) c; 1/c would overflow or round
-        factor = c if aten(op, "mul") else 1.0 / c
-        new = rebuild(producer, [], None, op.results[0].type)
+        factor = c if isinstance(op, AtenMulScalarOp) else 1.0 / c
+        new = rebuild(producer, [], None, op.result.type)
         new.properties["alpha"] = FloatAttr(producer.alpha.value.data * factor, f64)
         new.properties["beta"] = FloatAttr(producer.beta.value.data * factor, f64)
         rewriter.replace(op, new)
@@ -249,10 +352,11 @@ class FusePostOpsPass(ModulePass):
     duplicate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([LiftToFused()]))).rewrite_module(op)
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(list(LIFT_PATTERNS)))).rewrite_module(op)
         PatternRewriteWalker(
-            StaticShapesOnly(GreedyRewritePatternApplier([FuseScale(), FuseBinary(self.duplicate),
-                                                          FuseUnary(self.duplicate)])),
+            StaticShapesOnly(GreedyRewritePatternApplier([
+                FuseScale(), FuseBinary(self.duplicate), FuseActivation(self.duplicate), FuseGelu(self.duplicate),
+                FuseHardtanh(self.duplicate), FuseLeakyRelu(self.duplicate), FuseClamp(self.duplicate)])),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for fused in op.walk():

@@ -27,7 +27,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import LinearOp
-from ziggurat.ir.rewriting import build_aten, involves_dynamic_shape, literal_value, new_literal
+from ziggurat.dialects.torch.aten_ops import AtenSliceTensorOp
+from ziggurat.ir.rewriting import involves_dynamic_shape, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import shape_of
 
@@ -90,8 +91,8 @@ def _merge(group: list[_Sibling]) -> None:
     start = 0
     for s, width in zip(group, widths):
         result = s.op.results[0]
-        piece = build_aten("aten::slice.Tensor", {"self": wide.results[0], "dim": len(shape) - 1, "start": start,
-                                                   "end": start + width, "step": 1}, [result.type])
+        piece = AtenSliceTensorOp.from_arguments({"self": wide.results[0], "dim": len(shape) - 1, "start": start,
+                                                  "end": start + width, "step": 1}, [result.type])
         piece.location = s.op.location
         piece.results[0].name_hint = result.name_hint
         Rewriter.insert_op(piece, InsertPoint.before(first))

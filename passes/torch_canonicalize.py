@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Any, ClassVar
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -32,60 +32,98 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.ir.rewriting import StaticShapesOnly, aten, build_aten
+from ziggurat.dialects.torch.aten_ops import (
+    Aten_Convolution_Op,
+    Aten_ConvolutionDeprecatedOp,
+    Aten_UnsafeView_Op,
+    AtenAlias_Op,
+    AtenAlphaDropout_Op,
+    AtenAsStrided_Op,
+    AtenBroadcastTo_Op,
+    AtenCat_Op,
+    AtenChunk_Op,
+    AtenClone_Op,
+    AtenContiguous_Op,
+    AtenConv2d_Op,
+    AtenConvolution_Op,
+    AtenDetach_Op,
+    AtenDiagonal_Op,
+    AtenDim_Op,
+    AtenDropout_Op,
+    AtenExpand_Op,
+    AtenExpandAs_Op,
+    AtenFeatureDropout_Op,
+    AtenFlattenUsingIntsOp,
+    AtenNarrow_Op,
+    AtenNarrowTensorOp,
+    AtenNumel_Op,
+    AtenNumpyT_Op,
+    AtenNumpyTAOp,
+    AtenPermute_Op,
+    AtenRepeat_Op,
+    AtenReshape_Op,
+    AtenReshapeAs_Op,
+    AtenSelectIntOp,
+    AtenSizeIntOp,
+    AtenSliceScatter_Op,
+    AtenSliceTensorOp,
+    AtenSplit_Op,
+    AtenSplitSizesOp,
+    AtenSplitTensorOp,
+    AtenSplitWithSizes_Op,
+    AtenSqueeze_Op,
+    AtenSqueezeDimOp,
+    AtenSqueezeDimsOp,
+    AtenT_Op,
+    AtenTile_Op,
+    AtenToDeviceOp,
+    AtenToDtypeOp,
+    AtenToOtherOp,
+    AtenToPrimDeviceOp,
+    AtenToPrimDtypeOp,
+    AtenToPrimOtherOp,
+    AtenTransposeIntOp,
+    AtenTypeAs_Op,
+    AtenUnbindIntOp,
+    AtenUnflattenIntOp,
+    AtenUnfold_Op,
+    AtenUnsqueeze_Op,
+    AtenView_Op,
+    AtenViewAs_Op,
+    AtenViewDtypeOp,
+)
+from ziggurat.ir.rewriting import StaticShapesOnly
 from ziggurat.ir.statistics import record
 
 NAME = "torch-canonicalize"
 
-_ALWAYS_NOOP = {"contiguous", "detach", "clone", "alias", "lift_fresh"}
-_DROPOUTS = {"dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"}
-_SAME_TYPE_NOOP = {
-    "to", "type_as", "view", "reshape", "flatten", "_unsafe_view", "view_as", "reshape_as",
-    "expand", "expand_as", "broadcast_to", "squeeze", "unflatten", "_reshape_alias",
-}
-
-
-def _is_identity(op: AtenOp) -> bool:
-    args = op.arguments()
-    name = op.op_schema.base_name
-    if name in _ALWAYS_NOOP:
-        return True
-    if name in _DROPOUTS:
-        return args.get("train") is False or args.get("p") == 0.0
-    if not op.results or op.results[0].type != op.operands[0].type:
-        return False
-    if name in _SAME_TYPE_NOOP:
-        return True
-    shape = list(op.operands[0].type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
-    if name == "permute":
-        dims = [d % len(shape) for d in args["dims"]]
-        return [d for d in dims if shape[d] != 1] == sorted(d for d in dims if shape[d] != 1)
-    if name == "transpose":
-        return shape[args["dim0"] % len(shape)] == 1 or shape[args["dim1"] % len(shape)] == 1 or (
-            args["dim0"] % len(shape) == args["dim1"] % len(shape))
-    if name == "t":
-        return len(shape) < 2 or 1 in shape
-    if name == "slice":
-        return args.get("step", 1) == 1
-    if name in ("repeat", "tile"):
-        return all(r == 1 for r in args.get("repeats", args.get("dims", [])))
-    return False
-
+To = AtenToDeviceOp | AtenToDtypeOp | AtenToOtherOp | AtenToPrimDeviceOp | AtenToPrimDtypeOp | AtenToPrimOtherOp
+#: Ops whose result has its operand's values: no-ops where the result type is the operand's.
+Copy = AtenContiguous_Op | AtenDetach_Op | AtenClone_Op | AtenAlias_Op
+#: Casts, views and reshapes: no-ops where the result type is the operand's.
+SameTypeNoOp = (To | AtenTypeAs_Op | AtenView_Op | AtenViewDtypeOp | AtenReshape_Op | AtenFlattenUsingIntsOp
+                | Aten_UnsafeView_Op | AtenViewAs_Op | AtenReshapeAs_Op | AtenExpand_Op | AtenExpandAs_Op
+                | AtenBroadcastTo_Op | AtenSqueeze_Op | AtenSqueezeDimOp | AtenSqueezeDimsOp | AtenUnflattenIntOp)
+Dropout = AtenDropout_Op | AtenFeatureDropout_Op | AtenAlphaDropout_Op
 
 #: Ops that read their operand's storage rather than its elements (``as_strided``): an op that
 #: allocates fresh storage (``contiguous``, ``clone``, a copying ``to``) before them changes
 #: what they read, so it is no no-op there.
-_STORAGE_READERS = {"as_strided", "as_strided_copy", "as_strided_scatter", "_reshape_alias"}
+StorageReader = AtenAsStrided_Op
 #: Ops whose result shares its operand's storage (what a storage reader behind them sees).
-_VIEWS = {"view", "reshape", "_unsafe_view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
-          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "t", "numpy_T", "movedim",
-          "swapaxes", "swapdims", "slice", "select", "narrow", "unfold", "diagonal", "alias", "detach", "split",
-          "chunk", "unbind", "split_with_sizes", "T", "mT", "as_strided", "_reshape_alias", "to", "type_as"}
-_FRESH_STORAGE = {"contiguous", "clone", "to", "type_as"}
+View = (AtenView_Op | AtenViewDtypeOp | AtenReshape_Op | Aten_UnsafeView_Op | AtenViewAs_Op | AtenReshapeAs_Op
+        | AtenFlattenUsingIntsOp | AtenUnflattenIntOp | AtenSqueeze_Op | AtenSqueezeDimOp | AtenSqueezeDimsOp
+        | AtenUnsqueeze_Op | AtenExpand_Op | AtenExpandAs_Op | AtenBroadcastTo_Op | AtenPermute_Op
+        | AtenTransposeIntOp | AtenT_Op | AtenNumpyT_Op | AtenNumpyTAOp | AtenSliceTensorOp | AtenSelectIntOp
+        | AtenNarrow_Op | AtenNarrowTensorOp | AtenUnfold_Op | AtenDiagonal_Op | AtenAlias_Op | AtenDetach_Op
+        | AtenSplit_Op | AtenSplitTensorOp | AtenSplitSizesOp | AtenChunk_Op | AtenUnbindIntOp
+        | AtenSplitWithSizes_Op | AtenAsStrided_Op | To | AtenTypeAs_Op)
+FreshStorage = AtenContiguous_Op | AtenClone_Op | To | AtenTypeAs_Op
 
 
 def feeds_storage_reader(value: SSAValue) -> bool:
-    """``value`` reaches an op that reads its storage, directly or through views."""
+    """``value`` reaches an op that reads its storage, directly or through views.  Only typed
+    ops are followed: a ``torch.operator`` (``as_strided_scatter``, ``movedim``) is neither."""
     seen: set[SSAValue] = set()
     work = [value]
     while work:
@@ -95,55 +133,134 @@ def feeds_storage_reader(value: SSAValue) -> bool:
         seen.add(v)
         for use in v.uses:
             user = use.operation
-            if not isinstance(user, AtenOp):
-                continue
-            name = user.op_schema.base_name
-            if name in _STORAGE_READERS and use.index == 0:
+            if isinstance(user, StorageReader) and use.index == 0:
                 return True
-            if name in _VIEWS:
+            if isinstance(user, View):
                 work.extend(user.results)
     return False
 
 
-class RemoveNoOps(RewritePattern):
-    """An op whose result is its input: replace the result by the input."""
+def _same_type_source(op: AtenOp) -> TensorType[Any] | None:
+    """The type of ``op``'s first operand when it is a tensor and ``op``'s one result has it."""
+    source = op.operands[0]
+    if len(op.results) != 1 or not isinstance(source.type, TensorType) or op.results[0].type != source.type:
+        return None
+    return source.type
+
+
+def _remove(op: AtenOp, rewriter: PatternRewriter) -> None:
+    """Replace ``op``'s result by its first operand (a same-type no-op)."""
+    if isinstance(op, FreshStorage) and feeds_storage_reader(op.results[0]):
+        return
+    record(NAME, f"removed {op.op_schema.base_name}")
+    rewriter.replace(op, [], [op.operands[0]])
+
+
+class RemoveCopies(RewritePattern):
+    """``contiguous``, ``detach``, ``clone``, ``alias`` to the same type."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if len(op.results) != 1 or not op.operands or not isinstance(op.operands[0].type, TensorType):
+    def match_and_rewrite(self, op: Copy, rewriter: PatternRewriter) -> None:
+        if _same_type_source(op) is not None:
+            _remove(op, rewriter)
+
+
+class RemoveInferenceDropout(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Dropout, rewriter: PatternRewriter) -> None:
+        if _same_type_source(op) is not None and (not op.train_value or op.p.value.data == 0.0):
+            _remove(op, rewriter)
+
+
+class RemoveSameTypeNoOps(RewritePattern):
+    """Casts, views and reshapes to the type they already have."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SameTypeNoOp, rewriter: PatternRewriter) -> None:
+        if _same_type_source(op) is not None:
+            _remove(op, rewriter)
+
+
+class RemoveIdentityPermute(RewritePattern):
+    """A permute that keeps the order of the dims of size > 1."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenPermute_Op, rewriter: PatternRewriter) -> None:
+        source = _same_type_source(op)
+        if source is None:
             return
-        source = op.operands[0]
-        if op.results[0].type != source.type or not _is_identity(op):
+        shape = list(source.get_shape())
+        dims = [d % len(shape) for d in op.dims_value]
+        if [d for d in dims if shape[d] != 1] == sorted(d for d in dims if shape[d] != 1):
+            _remove(op, rewriter)
+
+
+class RemoveIdentityTranspose(RewritePattern):
+    """A transpose of a dim of size 1, or of a dim with itself."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenTransposeIntOp, rewriter: PatternRewriter) -> None:
+        source = _same_type_source(op)
+        if source is None:
             return
-        if op.op_schema.base_name in _FRESH_STORAGE and feeds_storage_reader(op.results[0]):
-            return
-        record(NAME, f"removed {op.op_schema.base_name}")
-        rewriter.replace(op, [], [source])
+        shape = list(source.get_shape())
+        dim0, dim1 = op.dim0.value.data % len(shape), op.dim1.value.data % len(shape)
+        if shape[dim0] == 1 or shape[dim1] == 1 or dim0 == dim1:
+            _remove(op, rewriter)
+
+
+class RemoveIdentityT(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenT_Op, rewriter: PatternRewriter) -> None:
+        source = _same_type_source(op)
+        if source is not None and (len(source.get_shape()) < 2 or 1 in source.get_shape()):
+            _remove(op, rewriter)
+
+
+class RemoveIdentitySlice(RewritePattern):
+    """A unit-step slice to the same type (the whole dim)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenSliceTensorOp, rewriter: PatternRewriter) -> None:
+        if _same_type_source(op) is not None and op.step.value.data == 1:
+            _remove(op, rewriter)
+
+
+class RemoveIdentityRepeat(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenRepeat_Op | AtenTile_Op, rewriter: PatternRewriter) -> None:
+        repeats = op.repeats_value if isinstance(op, AtenRepeat_Op) else op.dims_value
+        if _same_type_source(op) is not None and all(r == 1 for r in repeats):
+            _remove(op, rewriter)
+
+
+#: An op whose result is its input: its result is replaced by the input.
+REMOVE_NO_OPS: tuple[RewritePattern, ...] = (
+    RemoveCopies(), RemoveInferenceDropout(), RemoveSameTypeNoOps(), RemoveIdentityPermute(),
+    RemoveIdentityTranspose(), RemoveIdentityT(), RemoveIdentitySlice(), RemoveIdentityRepeat(),
+)
 
 
 class SingleTensorCat(RewritePattern):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if aten(op, "cat") and len(op.operands) == 1 and op.operands[0].type == op.results[0].type:
+    def match_and_rewrite(self, op: AtenCat_Op, rewriter: PatternRewriter) -> None:
+        if len(op.tensors) == 1 and op.tensors[0].type == op.result.type:
             record(NAME, "removed cat")
-            rewriter.replace(op, [], [op.operands[0]])
+            rewriter.replace(op, [], [op.tensors[0]])
 
 
 class FoldShapeQueries(RewritePattern):
     """``aten::size.int``/``dim``/``numel`` of a static shape -> ``arith.constant``."""
 
-    QUERIES: ClassVar[set[str]] = {"aten::size.int", "aten::dim", "aten::numel"}
-
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        key = op.op_schema.key
-        if key not in self.QUERIES or not isinstance(op.operands[0].type, TensorType):
+    def match_and_rewrite(self, op: AtenSizeIntOp | AtenDim_Op | AtenNumel_Op, rewriter: PatternRewriter) -> None:
+        source_type = op.self_.type
+        if not isinstance(source_type, TensorType):
             return
-        shape = list(op.operands[0].type.get_shape())
-        args = op.arguments()
-        if key == "aten::size.int":
-            value = shape[args["dim"] % len(shape)]
-        elif key == "aten::dim":
+        shape = list(source_type.get_shape())
+        if isinstance(op, AtenSizeIntOp):
+            value = shape[op.dim.value.data % len(shape)]
+        elif isinstance(op, AtenDim_Op):
             value = len(shape)
         else:
             value = prod(shape)
@@ -155,29 +272,27 @@ class ConvolutionToConv2d(RewritePattern):
     """``aten::_convolution`` / ``aten::convolution`` of a plain 2-D conv -> ``aten::conv2d``."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if not aten(op, "_convolution", "convolution"):
+    def match_and_rewrite(self, op: Aten_Convolution_Op | Aten_ConvolutionDeprecatedOp | AtenConvolution_Op,
+                          rewriter: PatternRewriter) -> None:
+        weight_type = op.weight.type
+        if op.transposed_value or not isinstance(weight_type, TensorType) or len(weight_type.get_shape()) != 4:
             return
-        args = op.arguments()
-        weight_type = args["weight"].type
-        if args["transposed"] or not isinstance(weight_type, TensorType) or len(weight_type.get_shape()) != 4:
-            return
-        conv = build_aten("aten::conv2d", {
-            "input": args["input"], "weight": args["weight"], "bias": args["bias"],
-            "stride": args["stride"], "padding": args["padding"], "dilation": args["dilation"],
-            "groups": args["groups"],
-        }, [op.results[0].type])
+        conv = AtenConv2d_Op.from_arguments({
+            "input": op.input, "weight": op.weight, "bias": op.bias, "stride": op.stride_value,
+            "padding": op.padding_value, "dilation": op.dilation_value, "groups": op.groups.value.data,
+        }, [op.result.type])
         conv.location = op.location
         record(NAME, f"{op.op_schema.base_name} -> conv2d")
         rewriter.replace(op, conv)
 
 
-def _slice_range(args: Any, size: int) -> tuple[int, int, int]:
+def _slice_range(op: AtenSliceTensorOp | AtenSliceScatter_Op, size: int) -> tuple[int, int, int]:
     """A slice's ``(start, end, step)`` on a dim of ``size``, as torch clamps them."""
-    start, end, step = args.get("start", 0), args.get("end", size), args.get("step", 1)
+    start = 0 if op.start_value is None else op.start_value
+    end = size if op.end_value is None else op.end_value
     start = start + size if start < 0 else start
     end = end + size if end < 0 else end
-    return max(0, min(start, size)), max(0, min(end, size)), step
+    return max(0, min(start, size)), max(0, min(end, size)), op.step.value.data
 
 
 class SliceOfSliceScatter(RewritePattern):
@@ -187,29 +302,26 @@ class SliceOfSliceScatter(RewritePattern):
     base; the rebuilt bases then die)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if op.op_schema.key != "aten::slice.Tensor":
+    def match_and_rewrite(self, op: AtenSliceTensorOp, rewriter: PatternRewriter) -> None:
+        scatter = op.self_.owner
+        if not isinstance(scatter, AtenSliceScatter_Op):
             return
-        scatter = op.operands[0].owner
-        if not isinstance(scatter, AtenOp) or scatter.op_schema.key != "aten::slice_scatter":
-            return
-        base_type = scatter.operands[0].type
+        base_type = scatter.self_.type
         if not isinstance(base_type, TensorType):
             return
-        read, written = op.arguments(), scatter.arguments()
         rank = len(base_type.get_shape())
-        if read["dim"] % rank != written["dim"] % rank:
+        if op.dim.value.data % rank != scatter.dim.value.data % rank:
             return
-        size = base_type.get_shape()[read["dim"] % rank]
-        r, w = _slice_range(read, size), _slice_range(written, size)
-        if r == w and op.results[0].type == written["src"].type:
+        size = base_type.get_shape()[op.dim.value.data % rank]
+        r, w = _slice_range(op, size), _slice_range(scatter, size)
+        if r == w and op.result.type == scatter.src.type:
             record(NAME, "slice of its own slice_scatter")
-            rewriter.replace(op, [], [written["src"]])
+            rewriter.replace(op, [], [scatter.src])
         elif r[2] == w[2] == 1 and (r[1] <= w[0] or w[1] <= r[0]):
             record(NAME, "slice beside a slice_scatter")
-            rewriter.replace(op, build_aten("aten::slice.Tensor", {
-                "self": scatter.operands[0], "dim": read["dim"], "start": read["start"], "end": read["end"],
-                "step": read["step"]}, [op.results[0].type]))
+            rewriter.replace(op, AtenSliceTensorOp.from_arguments({
+                "self": scatter.self_, "dim": op.dim.value.data, "start": op.start_value, "end": op.end_value,
+                "step": op.step.value.data}, [op.result.type]))
 
 
 @dataclass(frozen=True)
@@ -219,7 +331,7 @@ class TorchCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             StaticShapesOnly(GreedyRewritePatternApplier(
-                [RemoveNoOps(), SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(),
+                [*REMOVE_NO_OPS, SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(),
                  SliceOfSliceScatter()]
             )),
             apply_recursively=True,
