@@ -87,6 +87,10 @@ class TensorBlobStore(OpAsmDialectInterface):
         #: name -> the handles ``add_tensor`` gave other bytes under that name
         self._variants: dict[str, set[str]] = {}
         self._lock = threading.RLock()
+        #: how deep this thread is inside the store's own operations, and the releases that
+        #: owners' finalizers asked for meanwhile (see ``release``)
+        self._depth = 0
+        self._deferred: list[list[str]] = []
         self.elide = False
         #: holds the blobs made outside any compile, for the life of the process
         self.process_owner = self.new_owner()
@@ -102,8 +106,33 @@ class TensorBlobStore(OpAsmDialectInterface):
         with self._lock:
             self._refs[handle] = self._refs.get(handle, 0) + 1
 
+    @contextlib.contextmanager
+    def _operation(self) -> Iterator[None]:
+        """One of the store's own operations: releases made meanwhile wait for its end."""
+        with self._lock:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                while self._depth == 0 and self._deferred:
+                    handles = self._deferred.pop()
+                    self._release_now(handles)
+
     def release(self, handles: Iterable[str]) -> None:
-        """One owner lets go of ``handles``; a blob no owner holds is dropped."""
+        """One owner lets go of ``handles``; a blob no owner holds is dropped.
+
+        An owner's finalizer may run at any allocation, so also inside ``add_tensor`` between
+        finding a live blob to share and holding it.  A release made while this thread is
+        inside such an operation is applied when the operation ends, after the new holder
+        has counted itself."""
+        with self._lock:
+            if self._depth:
+                self._deferred.append(list(handles))
+                return
+            self._release_now(handles)
+
+    def _release_now(self, handles: Iterable[str]) -> None:
         with self._lock:
             dropped: set[str] = set()
             for handle in handles:
@@ -129,7 +158,7 @@ class TensorBlobStore(OpAsmDialectInterface):
 
     # -- OpAsmDialectInterface (called by the parser) -------------------------------
     def declare_resource(self, key: str) -> str:
-        with self._lock:
+        with self._operation():
             unique = self._pending.get(key)
             if unique is None:
                 unique = self._numbered(_sanitize(key))
@@ -201,7 +230,7 @@ class TensorBlobStore(OpAsmDialectInterface):
         handle is ``key``, or, when a blob of other bytes has that name, ``key`` and a digest
         of the bytes."""
         data = tensor.detach().to("cpu").contiguous()
-        with self._lock:
+        with self._operation():
             base = _sanitize(key)
             name = next((n for n in (base, *sorted(self._variants.get(base, ()))) if self._is(n, data)), None)
             if name is None:
