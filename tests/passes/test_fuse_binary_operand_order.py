@@ -80,7 +80,9 @@ def _check(compiled: Any, model: OpModule, inputs: tuple[torch.Tensor, ...], una
         assert sum(v for k, v in fusions.items() if "+sigmoid" in k) == len(FORMS), fusions
 
 
-@pytest.mark.parametrize("isa", host_isas())
+# The widest vector ISA of the host and the scalar code: the operand order is decided in the IR,
+# and these are the two shapes its code takes (the middle ISAs' GEMMs are tested in cpu_backend).
+@pytest.mark.parametrize("isa", tuple(dict.fromkeys((host_isas()[0], "scalar"))))
 @pytest.mark.parametrize("unary", [False, True], ids=["gemm", "gemm_sigmoid"])
 @pytest.mark.parametrize("kind", ["conv2d", "linear", "matmul"])
 def test_cpu(kind: str, unary: bool, isa: str) -> None:
