@@ -7,8 +7,8 @@ overload whose arguments all have a static encoding (tensors become operands,
 ``int``/``float``/``int[]``/``ScalarType``... become properties).  ``out=``
 variants are skipped.  A static argument whose property does not read as its value with
 ``.value.data``/``.data`` (anything but a plain ``int``, ``float`` or ``str``: a ``Scalar``,
-``bool``, list, dtype, layout, device or memory format, or an optional argument, whose
-absence means its schema default) also gets a typed ``<name>_value`` property that decodes
+``bool``, list, dtype, layout, device or memory format, or an optional argument, absent
+when None) also gets a typed ``<name>_value`` property that decodes
 it (``AtenOp.static_value``).  Rank and dtype rules that the schema implies but does
 not spell out are listed in ``RANK_RULES``/``DTYPE_RULES`` below.
 """
@@ -121,7 +121,7 @@ _VALUE_TYPES = {
 # Static arguments that read as their value from the property (``.value.data``, ``.data``);
 # every other one gets a ``<name>_value`` property: an i1 ``IntegerAttr`` (``true`` is -1), an
 # int or float attribute (Scalar), a ``DenseArrayBase`` (whose ``get_values()`` pyright cannot
-# type), a type or a name, or an optional argument (absent: its schema default).
+# type), a type or a name, or an optional argument (absent: None).
 _PLAIN_KINDS = {ArgKind.INT, ArgKind.FLOAT, ArgKind.STR}
 
 
@@ -224,7 +224,7 @@ def value_accessors(schema: OpSchema) -> list[str]:
         if accessor in taken or hasattr(AtenOp, accessor):
             raise ValueError(f"{schema.key}: accessor {accessor} clashes with a field")
         value_type = _VALUE_TYPES[arg.kind]
-        if arg.optional and arg.default is None:
+        if arg.optional:  # absent when None, whatever the schema's default
             value_type += " | None"
         lines += ["", "    @property", f"    def {accessor}(self) -> {value_type}:",
                   f"        return self.static_value({arg.name!r})"]
@@ -288,8 +288,7 @@ ops; they import as ``torch.operator``): {skipped}.
 Tensor arguments are operands and static ones properties, by schema name.  A plain ``int``,
 ``float`` or ``str`` reads as ``op.groups.value.data``; every other static argument (Scalar,
 bool, list, dtype, layout, device, memory format, or optional) also reads decoded through a
-typed ``<name>_value`` property (``op.stride_value``; an absent optional one is its schema
-default).
+typed ``<name>_value`` property (``op.stride_value``; an absent optional one is None).
 """
 
 # ruff: noqa: E501

@@ -8,8 +8,7 @@ ops; they import as ``torch.operator``): 102.
 Tensor arguments are operands and static ones properties, by schema name.  A plain ``int``,
 ``float`` or ``str`` reads as ``op.groups.value.data``; every other static argument (Scalar,
 bool, list, dtype, layout, device, memory format, or optional) also reads decoded through a
-typed ``<name>_value`` property (``op.stride_value``; an absent optional one is its schema
-default).
+typed ``<name>_value`` property (``op.stride_value``; an absent optional one is None).
 """
 
 # ruff: noqa: E501
@@ -8135,7 +8134,7 @@ class AtenRandint_Op(AtenOp):
         return self.static_value('size')
 
     @property
-    def dtype_value(self) -> torch.dtype:
+    def dtype_value(self) -> torch.dtype | None:
         return self.static_value('dtype')
 
     @property
@@ -8172,7 +8171,7 @@ class AtenRandintGeneratorOp(AtenOp):
         return self.static_value('size')
 
     @property
-    def dtype_value(self) -> torch.dtype:
+    def dtype_value(self) -> torch.dtype | None:
         return self.static_value('dtype')
 
     @property
@@ -8210,7 +8209,7 @@ class AtenRandintLowOp(AtenOp):
         return self.static_value('size')
 
     @property
-    def dtype_value(self) -> torch.dtype:
+    def dtype_value(self) -> torch.dtype | None:
         return self.static_value('dtype')
 
     @property
@@ -8248,7 +8247,7 @@ class AtenRandintLowGeneratorOp(AtenOp):
         return self.static_value('size')
 
     @property
-    def dtype_value(self) -> torch.dtype:
+    def dtype_value(self) -> torch.dtype | None:
         return self.static_value('dtype')
 
     @property

@@ -133,14 +133,12 @@ class AtenOp(TorchOp):
         return parse_schema(cls.SCHEMA)
 
     def static_value(self, name: str) -> Any:
-        """Static argument ``name`` decoded (see :mod:`static_values`); an absent optional
-        one is its schema default (``None`` for all but a few, such as ``randint``'s dtype).
-        The generated ops read it typed through their ``<name>_value`` properties."""
+        """Static argument ``name`` decoded (see :mod:`static_values`), as :meth:`arguments`
+        binds it: an absent optional one is None (the op was built with None: ``from_arguments``
+        fills in schema defaults before encoding).  The generated ops read it typed through
+        their ``<name>_value`` properties."""
         spec = self.op_schema.arg(name)
-        attr = self.properties.get(spec.field)
-        if attr is None and spec.default is not None:
-            attr = static_values.encode(spec, spec.default)
-        return static_values.decode(spec, attr)
+        return static_values.decode(spec, self.properties.get(spec.field))
 
     def arguments(self) -> BoundArguments:
         schema = self.op_schema
