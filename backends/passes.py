@@ -14,6 +14,9 @@ from ziggurat.passes import parse_pipeline as parse_with
 
 #: pass name -> "module:ClassName" (imported only when the pass is used)
 BACKEND_PASSES: dict[str, str] = {
+    "convert-fused-to-kernel": "ziggurat.backends.cpu.convert_fused_to_kernel:ConvertFusedToKernel",
+    "kernel-fuse": "ziggurat.backends.cpu.kernel_fuse:KernelFuse",
+    "convert-kernel-to-loop": "ziggurat.backends.cpu.convert_kernel_to_loop:ConvertKernelToLoop",
     "convert-torch-to-loop": "ziggurat.backends.cpu.convert_torch_to_loop:ConvertTorchToLoop",
     "plan-loop-buffers": "ziggurat.backends.cpu.plan_loop_buffers:PlanLoopBuffers",
     "prepack-weights": "ziggurat.backends.cpu.prepack_weights:PrepackWeightsPass",

@@ -26,6 +26,12 @@ def _trt() -> Dialect:
     return TRT
 
 
+def _kernel() -> Dialect:
+    from ziggurat.dialects.kernel import Kernel
+
+    return Kernel
+
+
 def _loop() -> Dialect:
     from ziggurat.dialects.loop import Loop
 
@@ -36,5 +42,6 @@ ZIGGURAT_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "torch": _torch,
     "fused": _fused,
     "trt": _trt,
+    "kernel": _kernel,
     "loop": _loop,
 }

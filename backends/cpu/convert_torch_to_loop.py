@@ -1,4 +1,5 @@
-"""``convert-torch-to-loop``: the torch/fused level of ``@forward`` -> the ``loop`` level.
+"""``convert-torch-to-loop``: the torch/fused level of ``@forward`` -> the ``loop`` level, through
+the ``kernel`` level: ``convert-fused-to-kernel``, ``kernel-fuse``, ``convert-kernel-to-loop``.
 
     ziggurat-opt model.mlir -p 'convert-torch-to-loop{isa=avx2 threads=2}'
 
@@ -19,11 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ziggurat.ir.errors import ZigguratError
 
 
 @dataclass(frozen=True)
@@ -36,22 +35,10 @@ class ConvertTorchToLoop(ModulePass):
     fallback: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ziggurat.backends.cpu.isa import IsaError, parse_isa
-        from ziggurat.backends.cpu.lowering.context import LoweringOptions
-        from ziggurat.backends.cpu.lowering.driver import lower_function
-        from ziggurat.backends.cpu.threads import default_threads
+        from ziggurat.backends.cpu.convert_fused_to_kernel import ConvertFusedToKernel
+        from ziggurat.backends.cpu.convert_kernel_to_loop import ConvertKernelToLoop
+        from ziggurat.backends.cpu.kernel_fuse import KernelFuse
 
-        try:
-            isa = parse_isa(self.isa)
-        except IsaError as e:
-            raise ZigguratError(str(e), op=self.name) from None
-        if self.threads < 0:
-            raise ZigguratError(f"threads must be >= 0 (0: all cores), got {self.threads}", op=self.name)
-        options = LoweringOptions(isa, self.threads or default_threads(), self.prepack, self.fallback)
-        for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if "loop.isa" in fn.attributes or fn.body.block.first_op is None:
-                continue
-            result = lower_function(fn, options)
-            op.body.block.insert_op_before(result.function, fn)
-            fn.detach()
-            fn.erase(safe_erase=False)
+        ConvertFusedToKernel().apply(ctx, op)
+        KernelFuse().apply(ctx, op)
+        ConvertKernelToLoop(self.isa, self.threads, self.prepack, self.fallback).apply(ctx, op)

@@ -104,14 +104,22 @@ class InternalLoweringError(ZigguratError):
                          location=op_location(culprit) if culprit else None)
 
 
+#: Realization reasons of the kernel level that ask nothing of the value's definition.
+REALIZED_ELSEWHERE = ("", "unused", "written by a library call", "written by torch", "written by a scan",
+                      "feeds a library call", "feeds torch")
+
 #: How many ops one function may send to torch for internal errors before the compile gives up.
 MAX_INTERNAL_FALLBACKS = 32
 
 
 class FunctionLowering:
     def __init__(self, fn: func.FuncOp, options: LoweringOptions,
-                 forced: dict[Operation, str] | None = None) -> None:
+                 forced: dict[Operation, str] | None = None,
+                 realize: dict[SSAValue, str] | None = None) -> None:
         self.fn = fn
+        #: the kernel level's decisions (``kernel-fuse``): per op result, why it is realized
+        #: ("" = its reader computes it); None: decide here by the same rules on lazy values
+        self.realize = realize
         self.options = options
         self.ctx = LoweringContext(options)
         self.env: dict[SSAValue, Any] = {}
@@ -227,6 +235,8 @@ class FunctionLowering:
         if value.buffer is not None:
             return value
         uses = len(list(res.uses))
+        if self.realize is not None:
+            return self._realize_as_decided(res, value, uses)
         if isinstance(value, ReductionValue):
             if uses > 1:
                 return realize_preferred(self.ctx, value, "red")
@@ -238,6 +248,21 @@ class FunctionLowering:
             if (uses > 1 and size > 0) or size > MAX_INLINE_NODES or window >= REALIZED_WINDOW:
                 return realize_preferred(self.ctx, value)
         return value
+
+    def _realize_as_decided(self, res: SSAValue, value: TensorValue, uses: int) -> TensorValue:
+        """``value`` realized where the kernel level said so.  A value in memory already
+        (written by a library call, a scan or torch) or one that only its reader lays out (it
+        feeds a GEMM, a convolution or torch) is left to that writer or reader; a graph output
+        is written straight into its output buffer unless something else reads it too."""
+        assert self.realize is not None
+        reason = self.realize.get(res, "")
+        if reason in REALIZED_ELSEWHERE or (reason == "graph output" and uses <= 1):
+            return value
+        if isinstance(value, LazyValue) and value.compute_size()[0] == 0:
+            return value  # a view of memory: index arithmetic for every reader
+        if isinstance(value, ReductionValue):
+            return realize_preferred(self.ctx, value, "red")
+        return realize_preferred(self.ctx, value)
 
     def _fallback(self, op: Operation, reason: str) -> None:
         key = op_key(op)
@@ -356,7 +381,8 @@ def _clean(name: str) -> str:
     return out if out and not out[0].isdigit() else "in" + out
 
 
-def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
+def lower_function(fn: func.FuncOp, options: LoweringOptions,
+                   realize: dict[SSAValue, str] | None = None) -> LoweringResult:
     """Lower ``fn``.  With ``fallback`` on, an op on which the lowering breaks its own invariants
     runs through torch instead (the function is lowered again with that op sent to torch), is
     reported as an internal error and logged; without, that is an :class:`InternalLoweringError`
@@ -365,7 +391,7 @@ def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
     while True:
         try:
             try:
-                result = FunctionLowering(fn, options, forced).run()
+                result = FunctionLowering(fn, options, forced, realize).run()
                 break
             except (ZigguratError, NotLowerable):
                 raise
@@ -382,7 +408,7 @@ def lower_function(fn: func.FuncOp, options: LoweringOptions) -> LoweringResult:
     for op in list(forced)[:-1]:
         fewer = {k: v for k, v in forced.items() if k is not op}
         try:
-            result = FunctionLowering(fn, options, fewer).run()
+            result = FunctionLowering(fn, options, fewer, realize).run()
             forced = fewer
         except Exception:
             continue

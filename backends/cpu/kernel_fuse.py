@@ -1,0 +1,261 @@
+"""``kernel-fuse``: producer/consumer fusion of ``kernel`` ops, and why each kept result is realized.
+
+    ziggurat-opt model.mlir -p 'graph-opt,prepack-weights,convert-fused-to-kernel,kernel-fuse'
+
+A kernel whose result is read by exactly one other kernel is merged into that reader: the
+reader's body computes the producer's elements where it needs them, and the value is never
+written to memory.  Each rule below can keep a value in memory instead ("realize" it); the
+first that applies names the reason, which ``realize`` records on the producer:
+
+==========================  ============================================================
+reason                      when
+==========================  ============================================================
+graph output                the function returns it
+written by a library call   its producer is a GEMM or a convolution (``written by torch``:
+                            a fallback)
+written by a scan           its producer is a scan (each element depends on the previous)
+read twice                  it has more than one use (recomputing it would cost more)
+feeds a library call        its reader is a GEMM or a convolution (``feeds torch``: a
+                            fallback), which lays it out as it needs
+combines a window of N      its producer combines N >= 8 elements per output element (a
+                            reader would recompute the window for each element it reads)
+too big to inline           the merged kernel would hold more than 64 ops
+==========================  ============================================================
+
+A view (a kernel that only re-indexes its input) is never realized for being read twice:
+each reader gets its own copy, which is index arithmetic.  A reduction read once is merged
+into its reader, which then computes the reduction and applies the rest as its epilogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from ziggurat.dialects.kernel import (
+    CompositeOp,
+    ConvOp,
+    FallbackOp,
+    GatherOp,
+    GemmOp,
+    KernelOp,
+    PointwiseOp,
+    ReductionOp,
+    ScanOp,
+    YieldOp,
+)
+
+#: A producer that combines at least this many elements per output element is realized.
+REALIZED_WINDOW = 8
+#: A merged kernel may hold at most this many ops.
+MAX_FUSED_OPS = 64
+#: Kernels whose results a library call (or torch) writes to memory.
+LIBRARY_KERNELS = (GemmOp, ConvOp, FallbackOp)
+#: Which kind a merged kernel has: the later in this list of its two parts.
+KIND_ORDER: tuple[type[KernelOp], ...] = (PointwiseOp, GatherOp, ScanOp, ReductionOp, CompositeOp)
+
+
+def window_of(kernel: KernelOp) -> int:
+    """Elements combined per output element by ``kernel`` (1 when it combines none)."""
+    window = getattr(kernel, "window", None)
+    return window.value.data if isinstance(window, IntegerAttr) else 1
+
+
+def is_view(kernel: KernelOp) -> bool:
+    return isinstance(kernel, PointwiseOp) and kernel.view is not None
+
+
+# -- the realization rules: (producer, value, reader) -> reason or None ---------------------
+Rule = Callable[[KernelOp, SSAValue, Operation], "str | None"]
+
+
+def _graph_output(_p: KernelOp, value: SSAValue, _r: Operation) -> str | None:
+    return "graph output" if any(isinstance(u.operation, func.ReturnOp) for u in value.uses) else None
+
+
+def reads_of(value: SSAValue) -> int:
+    """How many times ``value`` is read: a kernel reads it as often as its body reads the
+    argument that stands for it."""
+    count = 0
+    for use in value.uses:
+        reader = use.operation
+        count += len(list(reader.block.args[use.index].uses)) if isinstance(reader, KernelOp) else 1
+    return count
+
+
+def _read_twice(producer: KernelOp, value: SSAValue, reader: Operation) -> str | None:
+    readers = {u.operation for u in value.uses}
+    if is_view(producer) and readers == {reader}:
+        return None  # index arithmetic, recomputed where it is read
+    return "read twice" if reads_of(value) > 1 else None
+
+
+def _library_producer(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | None:
+    if isinstance(producer, FallbackOp):
+        return "written by torch"
+    return "written by a library call" if isinstance(producer, LIBRARY_KERNELS) else None
+
+
+def _scan_producer(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | None:
+    return "written by a scan" if isinstance(producer, ScanOp) else None
+
+
+def _library_reader(_p: KernelOp, _v: SSAValue, reader: Operation) -> str | None:
+    if isinstance(reader, FallbackOp):
+        return "feeds torch"
+    return "feeds a library call" if isinstance(reader, LIBRARY_KERNELS) else None
+
+
+def _window(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | None:
+    if isinstance(producer, ReductionOp) and len(producer.computed_ops()) == 1:
+        return None  # a lone reduction: the reader computes it
+    window = window_of(producer)
+    return f"combines a window of {window}" if window >= REALIZED_WINDOW else None
+
+
+def _too_big(producer: KernelOp, _v: SSAValue, reader: Operation) -> str | None:
+    if isinstance(reader, KernelOp):
+        ops = len(producer.computed_ops()) + len(reader.computed_ops())
+        if ops > MAX_FUSED_OPS:
+            return f"too big to inline ({ops} ops)"
+    return None
+
+
+RULES: tuple[Rule, ...] = (_graph_output, _library_producer, _scan_producer, _read_twice, _library_reader,
+                           _window, _too_big)
+
+
+def realize_reason(producer: KernelOp, value: SSAValue, reader: Operation) -> str | None:
+    for rule in RULES:
+        reason = rule(producer, value, reader)
+        if reason is not None:
+            return reason
+    return None
+
+
+# -- merging ----------------------------------------------------------------------------------
+def _merged_class(a: KernelOp, b: KernelOp) -> type[KernelOp]:
+    rank = {cls: i for i, cls in enumerate(KIND_ORDER)}
+    return max(type(a), type(b), key=lambda c: rank.get(c, -1))
+
+
+def _merged_properties(cls: type[KernelOp], producer: KernelOp, reader: KernelOp) -> dict[str, Attribute]:
+    props: dict[str, Attribute] = {}
+    for part in (producer, reader):
+        if type(part) is cls:
+            props.update({k: v for k, v in part.properties.items() if k not in ("realize", "view", "indexing_maps")})
+    if cls in (ReductionOp, CompositeOp):
+        windows = [window_of(p) for p in (producer, reader)]
+        if cls is ReductionOp or any(isinstance(getattr(p, "window", None), IntegerAttr) for p in (producer, reader)):
+            props["window"] = IntegerAttr(max(windows), i64)
+    return props
+
+
+def merge(producer: KernelOp, value: SSAValue, reader: KernelOp) -> KernelOp:
+    """One kernel computing ``reader`` with ``producer``'s body inlined for ``value``."""
+    inputs: list[SSAValue] = []
+    for v in [*reader.inputs, *producer.inputs]:
+        if v is not value and v not in inputs:
+            inputs.append(v)
+    block = Block(arg_types=[v.type for v in inputs])
+    outer: dict[SSAValue, SSAValue] = {}
+    for arg, v in zip(block.args, inputs, strict=True):
+        arg.name_hint = v.name_hint
+        outer[v] = arg
+    mapping: dict[SSAValue, SSAValue] = {a: outer[v] for a, v in zip(producer.block.args, producer.inputs, strict=True)}
+    for op in producer.computed_ops():
+        block.add_op(op.clone(value_mapper=mapping))
+    produced = producer.yielded()[list(producer.outputs).index(value)]
+    mapping = {a: (mapping[produced] if v is value else outer[v])
+               for a, v in zip(reader.block.args, reader.inputs, strict=True)}
+    for op in reader.computed_ops():
+        block.add_op(op.clone(value_mapper=mapping))
+    block.add_op(YieldOp([mapping[v] for v in reader.yielded()]))
+    cls = _merged_class(producer, reader)
+    props = _merged_properties(cls, producer, reader)
+    merged = cls(inputs, [r.type for r in reader.outputs], Region(block), props)
+    return merged
+
+
+def _replace(old: KernelOp, new: KernelOp) -> None:
+    assert old.parent is not None
+    old.parent.insert_op_before(new, old)
+    for a, b in zip(old.outputs, new.outputs, strict=True):
+        b.name_hint = a.name_hint
+        a.replace_all_uses_with(b)
+    old.detach()
+    old.erase()
+
+
+def _split_view(producer: KernelOp, value: SSAValue, reader: Operation) -> None:
+    """Give ``reader`` its own copy of the view ``producer``."""
+    copy = producer.clone()
+    assert producer.parent is not None
+    producer.parent.insert_op_after(copy, producer)
+    index = list(producer.outputs).index(value)
+    for use in list(value.uses):
+        if use.operation is reader:
+            reader.operands[use.index] = copy.outputs[index]
+
+
+def _fuse_one(reader: KernelOp) -> KernelOp | None:
+    """``reader`` merged with one of its producers (None: no producer can be merged)."""
+    for value in reader.inputs:
+        producer = value.owner
+        if not isinstance(producer, KernelOp) or producer.parent is not reader.parent or len(producer.outputs) != 1:
+            continue
+        others = {u.operation for u in value.uses} - {reader}
+        if is_view(producer) and others and not _graph_output(producer, value, reader):
+            _split_view(producer, value, reader)
+            return reader
+        if realize_reason(producer, value, reader) is not None:
+            continue
+        merged = merge(producer, value, reader)
+        _replace(reader, merged)
+        producer.detach()
+        producer.erase()
+        return merged
+    return None
+
+
+def fuse_function(fn: func.FuncOp) -> None:
+    for op in list(fn.body.block.ops):
+        if not isinstance(op, KernelOp) or op.parent is None:
+            continue
+        kernel: KernelOp | None = op
+        while kernel is not None and not isinstance(kernel, LIBRARY_KERNELS):
+            kernel = _fuse_one(kernel)
+    annotate_realization(fn)
+
+
+def annotate_realization(fn: func.FuncOp) -> None:
+    """``realize`` on every kernel: the reason each result is kept in memory ("" for none)."""
+    for op in fn.body.block.ops:
+        if not isinstance(op, KernelOp):
+            continue
+        reasons: list[str] = []
+        for value in op.outputs:
+            readers = [u.operation for u in value.uses]
+            reason = ""
+            for reader in readers or [op]:
+                reason = (realize_reason(op, value, reader) or "") if readers else "unused"
+                if reason:
+                    break
+            reasons.append(reason)
+        op.realize = ArrayAttr([StringAttr(r) for r in reasons])
+
+
+@dataclass(frozen=True)
+class KernelFuse(ModulePass):
+    name = "kernel-fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            if "loop.isa" not in fn.attributes:
+                fuse_function(fn)
