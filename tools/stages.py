@@ -4,7 +4,8 @@ Each stage is the pipeline that brings freshly imported ``torch`` IR to that lev
 the output target that prints it (``None``: the MLIR printer).  A stage is offered only
 when all of its passes (and its target) exist.  The ``fused`` level is the CPU backend's view
 of it, weights prepacked for the host ISA (``prepack-weights``); the ``trt`` stage starts
-from ``graph-opt`` alone.
+from ``graph-opt`` alone.  ``kernel`` is the CPU backend's kernels after fusion, each with
+the reason its results are kept in memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ STAGES: dict[str, Stage] = {
     "torch": Stage(()),
     "fused": Stage(("graph-opt", "prepack-weights")),
     "trt": Stage(("graph-opt", "convert-torch-to-trt")),
+    "kernel": Stage(("graph-opt", "prepack-weights", "convert-fused-to-kernel", "kernel-fuse")),
     "loop": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop")),
     "llvm": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop"), target="llvm-ir"),
 }

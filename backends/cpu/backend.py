@@ -39,7 +39,8 @@ def _bool(v: bool) -> str:
 
 def loop_pass_spec(options: CompileOptions) -> str:
     threads = options.threads or 0
-    return (f"convert-torch-to-loop{{isa={options.isa} threads={threads} prepack={_bool(options.prepack)} "
+    return (f"convert-fused-to-kernel,kernel-fuse,"
+            f"convert-kernel-to-loop{{isa={options.isa} threads={threads} prepack={_bool(options.prepack)} "
             f"fallback={_bool(options.fallback)}}}")
 
 
@@ -91,7 +92,8 @@ class CpuBackend:
 
     def default_pipeline(self, options: CompileOptions) -> str:
         """``graph-opt``, then (with ``prepack``) the backend's ``prepack-weights`` for the
-        ISA, then ``convert-torch-to-loop``."""
+        ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``) and
+        ``convert-kernel-to-loop``."""
         from ziggurat.passes import all_passes
 
         specs = [loop_pass_spec(options)]
@@ -114,7 +116,7 @@ class CpuBackend:
 
     @staticmethod
     def _isa_threads(fn: func.FuncOp) -> tuple[Isa, int]:
-        """The ISA and thread count ``convert-torch-to-loop`` recorded on ``fn``."""
+        """The ISA and thread count ``convert-kernel-to-loop`` recorded on ``fn``."""
         isa_attr = fn.attributes["loop.isa"]
         threads_attr = fn.attributes["loop.threads"]
         assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)

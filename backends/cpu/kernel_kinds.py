@@ -85,15 +85,16 @@ def fallback_reason(op: Operation) -> str | None:
 
 
 def broadcast_maps(op: Operation) -> list[AffineMapAttr] | None:
-    """One map per tensor operand and result of an element-wise op whose operands all broadcast
-    to its one result (None when they do not)."""
+    """One map per distinct tensor operand and the result of an element-wise op whose operands
+    all broadcast to its one result (None when they do not)."""
     if len(op.results) != 1:
         return None
     out = _shape(op.results[0].type)
     if out is None:
         return None
+    operands = list(dict.fromkeys(op.operands))  # each value once, as the kernel takes it
     maps: list[AffineMapAttr] = []
-    for shape in [*_tensor_shapes(op.operands), out]:
+    for shape in [*_tensor_shapes(operands), out]:
         if len(shape) > len(out):
             return None
         exprs: list[AffineExpr] = []

@@ -1,0 +1,69 @@
+// RUN: ziggurat-opt %s -p 'convert-fused-to-kernel,kernel-fuse' | filecheck %s
+// kernel-fuse merges a kernel into its one reader and records, on each kernel it keeps, why
+// its result is written to memory.
+
+builtin.module {
+  // add -> relu -> sum: one kernel, the reduction's root; only the graph output is realized.
+  func.func @chain(%x: tensor<4x37xf32>, %b: tensor<37xf32>) -> tensor<4xf32> {
+    %0 = torch.aten.add.Tensor %x, %b {alpha = 1 : i64} : (tensor<4x37xf32>, tensor<37xf32>) -> tensor<4x37xf32>
+    %1 = torch.aten.relu %0 : (tensor<4x37xf32>) -> tensor<4x37xf32>
+    %2 = torch.aten.sum.dim_IntList %1 {dim = array<i64: -1>, keepdim = false} : (tensor<4x37xf32>) -> tensor<4xf32>
+    func.return %2 : tensor<4xf32>
+  }
+  // CHECK-LABEL: func.func @chain
+  // CHECK:      kernel.reduction ins(%x, %b : tensor<4x37xf32>, tensor<37xf32>) {window = 37 : i64, realize = ["graph output"]} -> tensor<4xf32> {
+  // CHECK-NEXT: ^{{.*}}(%{{.*}}: tensor<4x37xf32>, %{{.*}}: tensor<37xf32>):
+  // CHECK-NEXT:   torch.aten.add.Tensor
+  // CHECK-NEXT:   torch.aten.relu
+  // CHECK-NEXT:   torch.aten.sum.dim_IntList
+  // CHECK-NEXT:   kernel.yield
+  // CHECK-NEXT: }
+  // CHECK-NEXT: func.return
+
+  // exp read twice (mul %0, %0): realized, not recomputed; the mul and the tanh fuse.
+  func.func @read_twice(%x: tensor<64xf32>) -> tensor<64xf32> {
+    %0 = torch.aten.exp %x : (tensor<64xf32>) -> tensor<64xf32>
+    %1 = torch.aten.mul.Tensor %0, %0 : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    %2 = torch.aten.tanh %1 : (tensor<64xf32>) -> tensor<64xf32>
+    func.return %2 : tensor<64xf32>
+  }
+  // CHECK-LABEL: func.func @read_twice
+  // CHECK:      %[[E:.*]] = kernel.pointwise ins(%x : tensor<64xf32>) {{.*}}realize = ["read twice"]
+  // CHECK:        torch.aten.exp
+  // CHECK:      kernel.pointwise ins(%[[E]] : tensor<64xf32>) {realize = ["graph output"]}
+  // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<64xf32>):
+  // CHECK-NEXT:   torch.aten.mul.Tensor %[[A]], %[[A]]
+  // CHECK-NEXT:   torch.aten.tanh
+  // CHECK-NEXT:   kernel.yield
+
+  // softmax combines a window of 37 per element: a reader would recompute it per element.
+  // A GEMM's operand is laid out by the GEMM, so the add before it stays its own kernel.
+  func.func @window_and_library(%x: tensor<5x37xf32>, %w: tensor<37x8xf32>) -> tensor<5x8xf32> {
+    %0 = torch.aten.softmax.int %x {dim = -1 : i64} : (tensor<5x37xf32>) -> tensor<5x37xf32>
+    %1 = torch.aten.add.Tensor %0, %x {alpha = 1 : i64} : (tensor<5x37xf32>, tensor<5x37xf32>) -> tensor<5x37xf32>
+    %2 = torch.aten.mm %1, %w : (tensor<5x37xf32>, tensor<37x8xf32>) -> tensor<5x8xf32>
+    func.return %2 : tensor<5x8xf32>
+  }
+  // CHECK-LABEL: func.func @window_and_library
+  // CHECK:      kernel.composite ins(%x : tensor<5x37xf32>) {family = "normalization", window = 37 : i64, realize = ["combines a window of 37"]}
+  // CHECK:      kernel.pointwise {{.*}}realize = ["feeds a library call"]
+  // CHECK:      kernel.gemm {{.*}}spec = #kernel.gemm<batch = 1, m = 5, n = 8, k = 37, b = "KN">, realize = ["graph output"]
+
+  // A view read by two kernels is copied into each (index arithmetic), not realized.
+  func.func @view_copied(%x: tensor<8x16xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
+    %0 = torch.aten.t %x : (tensor<8x16xf32>) -> tensor<16x8xf32>
+    %1 = torch.aten.relu %0 : (tensor<16x8xf32>) -> tensor<16x8xf32>
+    %2 = torch.aten.sigmoid %0 : (tensor<16x8xf32>) -> tensor<16x8xf32>
+    func.return %1, %2 : tensor<16x8xf32>, tensor<16x8xf32>
+  }
+  // CHECK-LABEL: func.func @view_copied
+  // CHECK:      kernel.pointwise ins(%x : tensor<8x16xf32>) {realize = ["graph output"]}
+  // CHECK:        torch.aten.t
+  // CHECK-NEXT:   torch.aten.relu
+  // CHECK:      kernel.pointwise ins(%x : tensor<8x16xf32>) {realize = ["graph output"]}
+  // CHECK:        torch.aten.t
+  // CHECK-NEXT:   torch.aten.sigmoid
+  // CHECK-NEXT:   kernel.yield
+  // CHECK-NEXT: }
+  // CHECK-NEXT: func.return
+}
