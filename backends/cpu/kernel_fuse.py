@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.ir.affine import AffineMap
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -179,8 +180,48 @@ def merge(producer: KernelOp, value: SSAValue, reader: KernelOp) -> KernelOp:
     block.add_op(YieldOp([mapping[v] for v in reader.yielded()]))
     cls = _merged_class(producer, reader)
     props = _merged_properties(cls, producer, reader)
+    maps = composed_maps(producer, value, reader, inputs)
+    if cls is PointwiseOp and maps is not None:
+        props["indexing_maps"] = ArrayAttr([AffineMapAttr(m) for m in maps])
     merged = cls(inputs, [r.type for r in reader.outputs], Region(block), props)
     return merged
+
+
+def _maps_of(kernel: KernelOp) -> dict[SSAValue, AffineMap] | None:
+    """Each tensor input's index map, and the result's under the key of the kernel's first result."""
+    if not isinstance(kernel, PointwiseOp) or kernel.indexing_maps is None or len(kernel.outputs) != 1:
+        return None
+    tensors = [v for v in kernel.inputs if isinstance(v.type, TensorType)]
+    maps = [m.data for m in kernel.indexing_maps.data]
+    out: dict[SSAValue, AffineMap] = dict(zip(tensors, maps, strict=False))
+    out[kernel.outputs[0]] = maps[-1]
+    return out
+
+
+def composed_maps(producer: KernelOp, value: SSAValue, reader: KernelOp,
+                  inputs: list[SSAValue]) -> list[AffineMap] | None:
+    """The merged kernel's index maps: a producer input is read at its map composed with the
+    reader's map of ``value`` (None when either kernel has none, the producer's result map is
+    not the identity, or an input read by both is read at different indices)."""
+    p_maps, r_maps = _maps_of(producer), _maps_of(reader)
+    if p_maps is None or r_maps is None or value not in r_maps:
+        return None
+    p_out = p_maps[producer.outputs[0]]
+    if p_out != AffineMap.identity(p_out.num_dims):
+        return None
+    through = r_maps[value]
+    maps: list[AffineMap] = []
+    for v in inputs:
+        if not isinstance(v.type, TensorType):
+            continue
+        candidates = {r_maps[v]} if v in r_maps else set[AffineMap]()
+        if v in p_maps:
+            candidates.add(p_maps[v].compose(through))
+        if len(candidates) != 1:
+            return None
+        maps.append(candidates.pop())
+    maps.append(r_maps[reader.outputs[0]])
+    return maps
 
 
 def _replace(old: KernelOp, new: KernelOp) -> None:

@@ -30,7 +30,7 @@ builtin.module {
   // CHECK-LABEL: func.func @read_twice
   // CHECK:      %[[E:.*]] = kernel.pointwise ins(%x : tensor<64xf32>) {{.*}}realize = ["read twice"]
   // CHECK:        torch.aten.exp
-  // CHECK:      kernel.pointwise ins(%[[E]] : tensor<64xf32>) {realize = ["graph output"]}
+  // CHECK:      kernel.pointwise ins(%[[E]] : tensor<64xf32>) {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], realize = ["graph output"]}
   // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<64xf32>):
   // CHECK-NEXT:   torch.aten.mul.Tensor %[[A]], %[[A]]
   // CHECK-NEXT:   torch.aten.tanh
@@ -48,6 +48,19 @@ builtin.module {
   // CHECK:      kernel.composite ins(%x : tensor<5x37xf32>) {family = "normalization", window = 37 : i64, realize = ["combines a window of 37"]}
   // CHECK:      kernel.pointwise {{.*}}realize = ["feeds a library call"]
   // CHECK:      kernel.gemm {{.*}}spec = #kernel.gemm<batch = 1, m = 5, n = 8, k = 37, b = "KN">, realize = ["graph output"]
+
+  // Merged element-wise kernels compose their index maps: %b reaches the sub's loops through
+  // the add's broadcast, %c is read at column 0.
+  func.func @maps_composed(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
+    %0 = torch.aten.mul.Tensor %b, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %1 = torch.aten.add.Tensor %x, %0 {alpha = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %2 = torch.aten.sub.Tensor %1, %c {alpha = 1 : i64} : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+    func.return %2 : tensor<4x8xf32>
+  }
+  // CHECK-LABEL: func.func @maps_composed
+  // CHECK:      kernel.pointwise ins(%c, %x, %b : tensor<4x1xf32>, tensor<4x8xf32>, tensor<8xf32>) {indexing_maps = [affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], realize = ["graph output"]}
+  // CHECK-NOT:  kernel.pointwise
+  // CHECK:      func.return
 
   // A view read by two kernels is copied into each (index arithmetic), not realized.
   func.func @view_copied(%x: tensor<8x16xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
