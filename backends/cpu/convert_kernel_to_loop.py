@@ -5,7 +5,9 @@
 The kernels' bodies are generated as loops with vector bodies by the CPU lowering
 (``backends/cpu/lowering``: lazy element functions, then ``loopgen``), which follows the
 kernel level's decisions: a kernel result is written to memory where ``realize`` gives a
-reason for it, and every value inside a kernel is computed where it is read.  (A lowering
+reason for it, and every value inside a kernel is computed where it is read.  (Kernels that
+``kernel-fuse`` has not seen, with no ``realize``, are lowered as ``convert-torch-to-loop``
+alone would: the loop generation decides on its lazy values.)  (A lowering
 that needs an operand in memory, a GEMM's or torch's, still writes it there, in the layout it
 needs.)  A kernel whose lowering declines the instance runs through torch, reported as
 ``convert-torch-to-loop`` reports it.  Options as ``convert-torch-to-loop``'s.
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -73,7 +75,8 @@ class ConvertKernelToLoop(ModulePass):
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             if "loop.isa" in fn.attributes or fn.body.block.first_op is None:
                 continue
-            decided = "kernel.level" in fn.attributes
+            level = fn.attributes.get("kernel.level")
+            decided = isinstance(level, StringAttr) and level.data == "fused"
             realize = flatten_kernels(fn)
             fn.attributes.pop("kernel.level", None)
             result = lower_function(fn, options, realize if decided else None)

@@ -300,3 +300,4 @@ class KernelFuse(ModulePass):
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             if "loop.isa" not in fn.attributes:
                 fuse_function(fn)
+                fn.attributes["kernel.level"] = StringAttr("fused")

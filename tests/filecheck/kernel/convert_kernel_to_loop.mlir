@@ -4,7 +4,7 @@
 // where the exp is a kernel of its own whose result is realized ("read twice").
 
 builtin.module {
-  func.func @fused(%x: tensor<64xf32>) -> tensor<64xf32> attributes {kernel.level = "converted"} {
+  func.func @fused(%x: tensor<64xf32>) -> tensor<64xf32> attributes {kernel.level = "fused"} {
     %0 = kernel.pointwise ins(%x : tensor<64xf32>) {realize = ["graph output"]} -> tensor<64xf32> {
     ^bb0(%x1: tensor<64xf32>):
       %e = torch.aten.exp %x1 : (tensor<64xf32>) -> tensor<64xf32>
@@ -14,7 +14,7 @@ builtin.module {
     }
     func.return %0 : tensor<64xf32>
   }
-  func.func @split(%x: tensor<64xf32>) -> tensor<64xf32> attributes {kernel.level = "converted"} {
+  func.func @split(%x: tensor<64xf32>) -> tensor<64xf32> attributes {kernel.level = "fused"} {
     %0 = kernel.pointwise ins(%x : tensor<64xf32>) {realize = ["read twice"]} -> tensor<64xf32> {
     ^bb0(%x1: tensor<64xf32>):
       %e = torch.aten.exp %x1 : (tensor<64xf32>) -> tensor<64xf32>
