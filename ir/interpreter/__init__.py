@@ -2,7 +2,7 @@
 
 ``run(module, inputs)`` executes ``@forward`` with torch and returns its outputs
 (flat, one per returned value), with one implementation table per dialect: ``torch``,
-``fused``, control flow and ``trt`` (TensorRT's documented layer behaviour, ``trt_layers``).
+``fused``, control flow, ``kernel`` (a kernel computes its body) and ``trt`` (TensorRT's documented layer behaviour, ``trt_layers``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from ziggurat.ir.errors import ZigguratError
 def _default_tables() -> list[InterpreterFunctions]:
     from ziggurat.ir.interpreter.control_flow_functions import ControlFlowFunctions
     from ziggurat.ir.interpreter.fused_functions import FusedFunctions
+    from ziggurat.ir.interpreter.kernel_functions import KernelFunctions
     from ziggurat.ir.interpreter.torch_functions import AtenFunctions, TorchFunctions
     from ziggurat.ir.interpreter.trt_functions import TrtFunctions
 
     return [FuncFunctions(), TorchFunctions(), AtenFunctions(), FusedFunctions(), ControlFlowFunctions(),
-            TrtFunctions()]
+            TrtFunctions(), KernelFunctions()]
 
 
 def make_interpreter(module: ModuleOp, listeners: Sequence[Interpreter.Listener] = ()) -> Interpreter:
