@@ -158,6 +158,10 @@ def _merged_properties(cls: type[KernelOp], producer: KernelOp, reader: KernelOp
     return props
 
 
+def _result_index(kernel: KernelOp, value: SSAValue) -> int:
+    return next(i for i, r in enumerate(kernel.outputs) if r is value)
+
+
 def merge(producer: KernelOp, value: SSAValue, reader: KernelOp) -> KernelOp:
     """One kernel computing ``reader`` with ``producer``'s body inlined for ``value``."""
     inputs: list[SSAValue] = []
@@ -172,7 +176,7 @@ def merge(producer: KernelOp, value: SSAValue, reader: KernelOp) -> KernelOp:
     mapping: dict[SSAValue, SSAValue] = {a: outer[v] for a, v in zip(producer.block.args, producer.inputs, strict=True)}
     for op in producer.computed_ops():
         block.add_op(op.clone(value_mapper=mapping))
-    produced = producer.yielded()[list(producer.outputs).index(value)]
+    produced = producer.yielded()[_result_index(producer, value)]
     mapping = {a: (mapping[produced] if v is value else outer[v])
                for a, v in zip(reader.block.args, reader.inputs, strict=True)}
     for op in reader.computed_ops():
@@ -239,7 +243,7 @@ def _split_view(producer: KernelOp, value: SSAValue, reader: Operation) -> None:
     copy = producer.clone()
     assert producer.parent is not None
     producer.parent.insert_op_after(copy, producer)
-    index = list(producer.outputs).index(value)
+    index = _result_index(producer, value)
     for use in list(value.uses):
         if use.operation is reader:
             reader.operands[use.index] = copy.outputs[index]

@@ -14,7 +14,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineExpr, AffineMap
 
@@ -129,13 +138,17 @@ def _window(op: Operation) -> int:
     return 1
 
 
+def _int_array(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownVariableType]
+
+
 def _gemm_spec(op: Operation) -> GemmSpecAttr | None:
     ins, outs = _tensor_shapes(op.operands), _tensor_shapes(op.results)
     if len(ins) < 2 or len(outs) != 1 or len(outs[0]) < 2 or any(len(s) < 2 for s in ins[:2]):
         return None
     out = outs[0]
     if isinstance(op, LinearOp):
-        logical = tuple(op.weight_shape.get_values()) if op.weight_shape is not None else ins[1]
+        logical = _int_array(op.weight_shape) if op.weight_shape is not None else ins[1]
         m, n, k = math.prod(ins[0][:-1]), logical[0], logical[1]
         return GemmSpecAttr(1, m, n, k, op.weight_layout.data if op.weight_layout is not None else "NK")
     a = ins[1] if op_key(op) in ("aten::addmm", "aten::baddbmm") else ins[0]
@@ -147,10 +160,10 @@ def _gemm_spec(op: Operation) -> GemmSpecAttr | None:
 
 def _conv_spec(op: Conv2dOp) -> ConvSpecAttr | None:
     x, out = _shape(op.input.type), _shape(op.result.type)
-    weight = tuple(op.weight_shape.get_values()) if op.weight_shape is not None else _shape(op.weight.type)
+    weight = _int_array(op.weight_shape) if op.weight_shape is not None else _shape(op.weight.type)
     if x is None or out is None or weight is None or len(x) != 4 or len(weight) != 4:
         return None
-    values = {k: tuple(getattr(op, k).get_values()) for k in ("stride", "padding", "dilation")}
+    values = {k: _int_array(getattr(op, k)) for k in ("stride", "padding", "dilation")}
     if any(len(v) != 2 for v in values.values()):
         return None
     return ConvSpecAttr(n=x[0], c=x[1], h=x[2], w=x[3], o=weight[0], kh=weight[2], kw=weight[3],
