@@ -234,8 +234,10 @@ def write_summary(out_dir: Path, results: list[dict[str, Any]], elapsed: float, 
 
 
 def program_of(record: dict[str, Any], args: argparse.Namespace) -> Program:
+    """The program of a result record: ``index`` is a generated program's number (an int, or
+    the job string ``"8621"`` in the record of a worker that died) or ``"file <path>"``."""
     index = record["index"]
-    if isinstance(index, str):
+    if isinstance(index, str) and not index.isdigit():
         return Program.from_json(Path(index.removeprefix("file ")).read_text())
     return generate(args.seed, int(index), PROFILES[args.profile])
 

@@ -233,3 +233,15 @@ def test_eager_disagreeing_between_its_loops_is_noise_not_an_answer() -> None:
     off = [t.clone() for t in scalar]
     off[1][2] += 0.5  # an ordinary element
     assert not compare(off, ref).ok
+
+
+def test_the_program_of_a_dead_workers_record_is_regenerated() -> None:
+    """A worker that dies records its job string ("8621"), not an int: saving the failures of
+    such a run crashed the runner (FileNotFoundError: '8621') after 10,000 programs."""
+    import argparse
+
+    from tests.fuzz.run import _died, program_of
+
+    args = argparse.Namespace(seed=3, profile="default")
+    record = _died("17", "start", "segfault", "worker died", "s3_g17")
+    assert program_of(record, args).to_json() == generate(3, 17, PROFILES["default"]).to_json()
