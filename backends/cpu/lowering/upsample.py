@@ -112,6 +112,13 @@ def linear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         corners: list[list[tuple[IndexExpr, Value]]] = []
         for d in range(k):
             n_in, n_out = x.shape[lead + d], out_shape[lead + d]
+            if n_in == n_out:
+                # torch's compute_source_index_and_lambda: an unscaled dim reads its own
+                # element for both corners (weights 1 and 0), never the neighbour, whose
+                # inf or NaN times 0 would poison the result.
+                here = IndexExpr.of(idx[lead + d])
+                corners.append([(here, const(1.0, F32)), (here, const(0.0, F32))])
+                continue
             s = _scale(n_in, n_out, align, scales[d])
             o = cast(index(IndexExpr.of(idx[lead + d])), F32)
             src = mul(o, s, F32) if align else maximum(sub(mul(add(o, 0.5, F32), s, F32), 0.5, F32), 0.0, F32)
