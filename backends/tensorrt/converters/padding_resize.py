@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, elementwise
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ElementWiseOperation,
@@ -146,8 +146,22 @@ def upsample_nearest(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     validator=_resize_ok,
 )
 def upsample_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """align_corners -> kALIGN_CORNERS, else kHALF_PIXEL (negative source coordinates clamp to 0)."""
-    return _resize(ctx, args, InterpolationMode.kLINEAR)
+    """align_corners -> kALIGN_CORNERS, else kHALF_PIXEL (negative source coordinates clamp to 0).
+
+    torch maps a dim whose size does not change to the element itself for both corners, weights
+    1 and 0 (``compute_source_index_and_lambda``), so an inf there comes out NaN (inf * 0);
+    IResizeLayer copies such a dim.  ``y + y * 0`` restores it: exactly ``y`` where ``y`` is
+    finite (``y + 0``, the sign of a zero kept), NaN where it is not.
+    """
+    y = _resize(ctx, args, InterpolationMode.kLINEAR)
+    name = _input_name(args)
+    from ziggurat.dialects.trt.base import shape_of
+
+    spatial = list(zip(args.shape(name)[2:], shape_of(args.op.results[0])[2:], strict=True))
+    if not any(i == o for i, o in spatial):
+        return y
+    poison = elementwise(ctx, y, 0.0, ElementWiseOperation.kPROD, dtype=ctx.dtype(y), suffix="unscaled dim: y*0")
+    return elementwise(ctx, y, poison, ElementWiseOperation.kSUM, dtype=ctx.dtype(y), suffix="unscaled dim: y+y*0")
 
 
 _PAD_MODES = {"constant": SampleMode.kFILL, "reflect": SampleMode.kREFLECT, "replicate": SampleMode.kCLAMP,
