@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="*")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--ir-only", action="store_true", help="compare the loop IR, do not time")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     print("| model | threads | same loop IR | kernels before/after | eager ms | before ms | after ms | after/before |")
@@ -69,10 +70,14 @@ def main(argv: list[str] | None = None) -> int:
                 error = _relative_error(fn(*inputs), ref)
                 if error > spec.tolerance:
                     raise SystemExit(f"{name} {label}: max relative error {error:.2e} > {spec.tolerance:.0e}")
+            same = before.ir["loop"] == after.ir["loop"]
+            if args.ir_only:
+                print(f"| {name} | {args.threads} | {'yes' if same else 'no'} | {_kernels(before.ir['loop'])}/"
+                      f"{_kernels(after.ir['loop'])} | | | | |", flush=True)
+                continue
             timings = measure_interleaved({"eager": model, "before": before, "after": after}, tuple(inputs),
                                           3, args.rounds, 5.0)
         med = {k: statistics.median(t.samples_ms) for k, t in timings.items()}
-        same = before.ir["loop"] == after.ir["loop"]
         print(f"| {name} | {args.threads} | {'yes' if same else 'no'} | {_kernels(before.ir['loop'])}/"
               f"{_kernels(after.ir['loop'])} | {med['eager']:.3f} | {med['before']:.3f} | {med['after']:.3f} | "
               f"{med['after'] / med['before']:.3f} |", flush=True)
