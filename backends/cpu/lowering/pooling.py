@@ -10,7 +10,7 @@ gathers, stride-1 windows vector loads).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -29,6 +29,7 @@ from ziggurat.backends.cpu.lowering.ops import (
     maximum,
     minimum,
     mul,
+    predicate,
     sub,
     where,
 )
@@ -99,9 +100,29 @@ def max_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[Ten
     lead = x.rank - k
     in_spatial = x.shape[lead:]
 
+    def body(out: Index, red: Index) -> Value:
+        sub_ = [IndexExpr.of(i) for i in out[:lead]]
+        for d in range(k):
+            sub_.append(IndexExpr.of(out[lead + d]) * stride[d] + IndexExpr.of(red[d]) * dilation[d] - padding[d])
+        return load_or(x, sub_, -math.inf)
+
+    last_nan = _last_nan(ctx, out_shape, kernel, body, x)
+
     def element(idx: Index) -> Value:
-        """The flat index in the input plane of the window's (first) maximum."""
-        rem = arg.load(idx)
+        """The flat index in the input plane of the window's maximum, as torch's kernels pick it:
+        the last NaN if there is one, else the first maximum; a window whose maximum is -inf
+        (all -inf or padding) points at its first element inside the input."""
+        starts = [sub(mul(index(IndexExpr.of(idx[lead + d])), stride[d], I64), padding[d], I64)
+                  for d in range(k)]
+        first_inside: Value = const(0, I64)
+        for d in range(k):
+            # the first window offset whose coordinate is >= 0: max(0, ceil(-start / dilation))
+            off = maximum(Binary("floordiv", add(sub(const(0, I64), starts[d], I64), dilation[d] - 1, I64),
+                                 const(dilation[d], I64)), const(0, I64), I64)
+            first_inside = add(mul(first_inside, kernel[d], I64), off, I64)
+        all_minus_inf = compare("eq", values.load(idx), -math.inf, args.result_dtype(0))
+        pos_ = _pick(last_nan.load(idx), where(all_minus_inf, first_inside, arg.load(idx), I64))
+        rem = pos_
         pos: list[Value] = []
         for d in reversed(range(k)):
             pos.append(Binary("mod", rem, const(kernel[d], I64)))
@@ -109,12 +130,32 @@ def max_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[Ten
         pos.reverse()
         flat: Value = const(0, I64)
         for d in range(k):
-            o = index(IndexExpr.of(idx[lead + d]))
-            coord = add(sub(mul(o, stride[d], I64), padding[d], I64), mul(pos[d], dilation[d], I64), I64)
+            coord = add(starts[d], mul(pos[d], dilation[d], I64), I64)
             flat = add(mul(flat, in_spatial[d], I64), coord, I64)
         return flat
 
     return [values, ctx.lazy(out_shape, I64, element, [x])]
+
+
+def _last_nan(ctx: LoweringContext, out_shape: Sequence[int], window: Sequence[int],
+              body: Callable[[Index, Index], Value], x: TensorValue) -> TensorValue:
+    """Per window, the flat offset (row-major over ``window``) of its last NaN, -1 if none.
+
+    torch's max-pooling kernels (``max_pool*d_with_indices``, ``adaptive_max_pool*d``, on every
+    layout) update their running maximum where ``val > max || isnan(val)``, so a window's index
+    is its *last* NaN, where an ``argmax`` reduction (``torch.argmax``'s rule) keeps the first.
+    """
+    def nan_body(out: Index, red: Index) -> Value:
+        flat = IndexExpr.of(0)
+        for d, n in enumerate(window):
+            flat = flat * n + IndexExpr.of(red[d])
+        return where(predicate("isnan", body(out, red)), index(flat), const(-1, I64), I64)
+
+    return ctx.reduction("max", I64, tuple(out_shape), tuple(window), nan_body, [x])
+
+
+def _pick(last_nan: Value, other: Value) -> Value:
+    return where(compare("ge", last_nan, const(0, I64), I64), last_nan, other, I64)
 
 
 @lowering("aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d", validator=_float32)
@@ -198,9 +239,12 @@ def adaptive_pool(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | lis
         if len(args.op.results) == 1:
             return red
         arg = ctx.reduction("argmax", I64, tuple(out_shape), tuple(widest), body, [x])
+        last_nan = _last_nan(ctx, out_shape, widest, body, x)
 
         def flat_index(idx: Index) -> Value:
-            rem = arg.load(idx)
+            # the last NaN, else the first maximum (the first element when the maximum is -inf:
+            # a window starts inside the input and its filler slots come last)
+            rem = _pick(last_nan.load(idx), arg.load(idx))
             pos: list[Value] = []
             for d in reversed(range(k)):
                 pos.append(Binary("mod", rem, const(widest[d], I64)))
