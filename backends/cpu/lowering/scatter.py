@@ -26,9 +26,11 @@ from ziggurat.backends.cpu.lowering.ops import (
     identity,
     index,
     logical_and,
+    logical_not,
     maximum,
     minimum,
     mul,
+    predicate,
     where,
 )
 from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
@@ -99,6 +101,17 @@ def diagonal_scatter(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return ctx.lazy(x.shape, dt, element, [x, src])
 
 
+def _adds_something(v: Value) -> Value:
+    """Whether adding ``v`` can change a float: every value but -0.0 (``x + -0.0`` is ``x``
+    bit for bit, -0.0 and NaN included; ``-0.0 + +0.0`` is ``+0.0``).
+
+    Eager accumulates scatter_add / index_put(accumulate) sources into the destination one
+    by one, so where no source but -0.0 lands the result is the destination itself (a -0.0
+    stays -0.0); a reduction starts at +0.0, and ``-0.0 + +0.0`` is +0.0.  Where a source
+    other than -0.0 lands, a zero result is +0.0 in any summation order, as in eager's."""
+    return logical_not(logical_and(compare("eq", v, 0.0, v.dtype), predicate("signbit", v)))
+
+
 _COMBINE = {"sum": "sum", "add": "sum", "prod": "prod", "multiply": "prod", "amax": "max", "amin": "min",
             "mean": "sum"}
 
@@ -153,13 +166,26 @@ def _scatter(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int,
         return where(hit, value_at(sub), const(ident, dt), dt)
 
     total = ctx.reduction(kind, dt, x.shape, (n,), red_body, [x, idx_t])
+    live = None
+    if kind == "sum" and include_self and dt.is_floating_point:
+        def live_body(out: Index, red: Index) -> Value:
+            hit, sub = matches(out, IndexExpr.of(red[0]))
+            return cast(logical_and(hit, _adds_something(value_at(sub))), I64)
+
+        live = ctx.reduction("sum", I64, x.shape, (n,), live_body, [x, idx_t])
 
     def combined(out: Index) -> Value:
-        base, t, h = x.load(out), total.load(out), hits.load(out)
+        base, t = x.load(out), total.load(out)
+        if kind == "sum" and include_self:
+            v = add(t, base, dt)
+            if live is not None:  # no source but -0.0: eager's result is base, bit for bit
+                v = where(compare("gt", live.load(out), 0, I64), v, base, dt)
+            if mode == "mean":
+                v = div(v, cast(add(hits.load(out), 1, I64), dt), dt)
+            return v
+        h = hits.load(out)
         if mode == "mean":
-            c = add(h, 1, I64) if include_self else maximum(h, 1, I64)
-            v = add(t, base, dt) if include_self else t
-            v = div(v, cast(c, dt), dt)
+            v = div(t, cast(maximum(h, 1, I64), dt), dt)
         elif include_self:
             op = {"sum": add, "prod": mul, "max": maximum, "min": minimum}[kind]
             v = op(t, base, dt)
@@ -241,7 +267,20 @@ def index_put(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
             return where(hit, cast(values.load(vsub), dt), const(0, dt), dt)
 
         total = ctx.reduction("sum", dt, x.shape, (m,), body, [x, values])
-        return ctx.lazy(x.shape, dt, lambda out: add(x.load(out), total.load(out), dt), [x])
+        if not dt.is_floating_point:
+            return ctx.lazy(x.shape, dt, lambda out: add(x.load(out), total.load(out), dt), [x])
+
+        def live_body(out: Index, red: Index) -> Value:
+            hit, vsub = source(IndexExpr.of(red[0]), out)
+            return cast(logical_and(hit, _adds_something(cast(values.load(vsub), dt))), I64)
+
+        live = ctx.reduction("sum", I64, x.shape, (m,), live_body, [x, values])
+
+        def accumulated(out: Index) -> Value:  # no source but -0.0: eager's result is x, bit for bit
+            base = x.load(out)
+            return where(compare("gt", live.load(out), 0, I64), add(base, total.load(out), dt), base, dt)
+
+        return ctx.lazy(x.shape, dt, accumulated, [x])
 
     def last_body(out: Index, red: Index) -> Value:
         hit, _ = source((m - 1) - IndexExpr.of(red[0]), out)
