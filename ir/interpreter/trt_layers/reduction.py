@@ -38,9 +38,13 @@ def _reduce(op: ReduceOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     elif kind == ReduceOperation.kMIN:
         y = x.amin(dim=axes, keepdim=True)
     elif kind == ReduceOperation.kPROD:
-        y = x
-        for axis in axes:
-            y = y.prod(dim=axis, keepdim=True)
+        # one product over all the reduced elements in their row-major order, as torch.prod
+        # runs it: axis by axis, a partial product overflowed to inf before a 0 turned it
+        # into NaN where the product is 0 (seed 3 program 7467)
+        keep = [d for d in range(x.dim()) if d not in axes]
+        moved = x.permute(*keep, *axes)
+        y = moved.reshape(*[x.shape[d] for d in keep], -1).prod(dim=-1)
+        y = y.reshape([1 if d in axes else x.shape[d] for d in range(x.dim())])
     else:  # kAVG
         count = 1
         for axis in axes:
