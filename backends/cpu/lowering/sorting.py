@@ -5,6 +5,13 @@ before it (smaller, or equal with a smaller index; NaN sorts last, as in torch):
 ``rank[i] = sum_j before(x_j, x_i)``.  The ``p``-th sorted element is the one whose rank is
 ``p`` (an arg-reduction), read with a checked indirect index.  Quadratic in the length of the
 sorted dim, fully native, and in-bounds by construction.
+
+The keys are computed once, into a buffer, before they are ranked: the rank kernel reads
+every key twice (as ``x_i`` and as ``x_j``) and the values are read a third time, and a
+fused producer recomputed there is not bit-identical across those reads (a mean summed by a
+vector reduction for ``x_i``, by a scalar loop for ``x_j``; vector and scalar math).  Keys
+one ulp apart then break a tie both ways, two elements get the same rank, no element gets
+the other, and a wrong element is read with no error (fuzz seed 3, programs 5666 and 6549).
 """
 
 from __future__ import annotations
@@ -42,6 +49,9 @@ def _same(a: Value, b: Value) -> Value:
 def sort_along(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int, descending: bool,
                count: int) -> tuple[TensorValue, TensorValue]:
     """The first ``count`` sorted (values, indices) along ``dim``."""
+    from ziggurat.backends.cpu.lowering.tensors import BufferValue
+
+    x = BufferValue(ctx.realize(x, "sort_keys"))  # every key computed once (module docstring)
     n = x.shape[dim]
     rank_shape = x.shape
 
