@@ -15,10 +15,10 @@ written by a library call   its producer is a GEMM or a convolution (``written b
                             a fallback)
 written by a scan           its producer is a scan (each element depends on the previous)
 read twice                  it has more than one use (recomputing it would cost more)
-feeds a library call        its reader is a GEMM or a convolution (``feeds torch``: a
-                            fallback), which lays it out as it needs
 combines a window of N      its producer combines N >= 8 elements per output element (a
                             reader would recompute the window for each element it reads)
+feeds a library call        its reader is a GEMM or a convolution (``feeds torch``: a
+                            fallback), which lays it out as it needs
 too big to inline           the merged kernel would hold more than 64 ops
 ==========================  ============================================================
 
@@ -128,8 +128,8 @@ def _too_big(producer: KernelOp, _v: SSAValue, reader: Operation) -> str | None:
     return None
 
 
-RULES: tuple[Rule, ...] = (_graph_output, _library_producer, _scan_producer, _read_twice, _library_reader,
-                           _window, _too_big)
+RULES: tuple[Rule, ...] = (_graph_output, _library_producer, _scan_producer, _read_twice, _window,
+                           _library_reader, _too_big)
 
 
 def realize_reason(producer: KernelOp, value: SSAValue, reader: Operation) -> str | None:
