@@ -245,3 +245,17 @@ def test_the_program_of_a_dead_workers_record_is_regenerated() -> None:
     args = argparse.Namespace(seed=3, profile="default")
     record = _died("17", "start", "segfault", "worker died", "s3_g17")
     assert program_of(record, args).to_json() == generate(3, 17, PROFILES["default"]).to_json()
+
+
+def test_exact_result_of_grid_operands_is_an_answer() -> None:
+    """Seed 3 program 3650: the mean of sgn(x0) is 0 exactly (eight values in {-1, 0, 1});
+    eager's var_mean (Welford) returns 2**-55.  A compiler's exact 0 passes; 1e-6 does not."""
+    x = TensorSpec("x0", [8], "float32", "grid", 0, literal=[3.5, 3.25, -3.0, 3.5, -0.75, 3.5, -1.5, -0.25])
+    line = "v6, v7 = torch.var_mean(torch.sgn(x0), dim=0, correction=0)"
+    program = Program("grid_mean", [x], [], [Node([line], ["v6", "v7"], ["x0"], "var_mean")], ["v7"])
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    e = ref.e32[0]
+    assert float(e) != 0.0  # eager's Welford residue (the premise)
+    assert compare([torch.zeros_like(e)], ref).ok
+    assert not compare([torch.full_like(e, 1e-6)], ref).ok

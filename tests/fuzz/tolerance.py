@@ -9,7 +9,9 @@ tolerance and find the elements no implementation can be held to:
   and two runs in which every float value the program computes is perturbed by +-2**-22
   as it is made, times sqrt(n) where each element combines n operand elements (what
   another implementation's rounding and summation order do; values that are exact
-  multiples of 1/64 are left alone, any implementation computes those exactly); they
+  multiples of 1/64 are left alone, any implementation computes those exactly, and a value
+  of grid operands within rounding distance of a grid value is also taken as that value,
+  which an exact implementation returns where eager rounds its way there); they
   measure how much the graph amplifies rounding-sized changes, cancellations included;
 * ``alternates``: eager once more with every op reading its tensors in a non-contiguous
   layout, so its element-wise kernels take their scalar loops: where those and the vector
@@ -105,7 +107,25 @@ def rounding_step(t: torch.Tensor, operands: list[torch.Tensor], g: torch.Genera
     relative, times sqrt(n) for a value that combines n operand elements per element (a
     reduction, a product, a convolution: summation orders differ, errors random-walk)."""
     per_element = max((o.numel() for o in operands if o.is_floating_point()), default=1) / max(1, t.numel())
-    return jitter(t, STEP_DELTA * max(1.0, per_element) ** 0.5, g, keep_grid=True)
+    delta = STEP_DELTA * max(1.0, per_element) ** 0.5
+    out = jitter(t, delta, g, keep_grid=True)
+    return _exact_alternative(t, out, [o for o in operands if o.is_floating_point()], delta)
+
+
+def _exact_alternative(t: torch.Tensor, out: torch.Tensor, floats: list[torch.Tensor], delta: float) -> torch.Tensor:
+    """Where every float operand is on the grid and an element of ``t`` lies within rounding
+    distance (``delta`` times the operands' magnitude) of a grid value, another
+    implementation computes that grid value exactly: eager's ``var_mean`` returns 2**-55
+    for the mean of eight values in {-1, 0, 1} that sum to 0 (its Welford updates round),
+    a compiler summing them returns 0, and a relative jitter of 2**-55 cannot say that both
+    are the same answer (seed 3 program 3650)."""
+    if t.dtype != torch.float32 or not floats or on_grid(t) or not all(on_grid(o) for o in floats):
+        return out
+    finite = [o[torch.isfinite(o)].abs() for o in floats]
+    scale = max((float(f.max()) for f in finite if f.numel()), default=0.0)
+    snapped = torch.round(t * 64) / 64
+    near = torch.isfinite(t) & ((t - snapped).abs() <= delta * scale) & (snapped.abs() < 2**16)
+    return torch.where(near, snapped, out)
 
 
 def perturbed(inputs: Sequence[torch.Tensor], delta: float, seed: int) -> tuple[torch.Tensor, ...]:
