@@ -129,13 +129,33 @@ def linear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
             l0 = sub(const(1.0, F32), l1, F32)
             corners.append([(IndexExpr.of(Indirect(i0, n_in, site)), l0),
                             (IndexExpr.of(Indirect(i1, n_in, site)), l1)])
+        lead_subs = [IndexExpr.of(i) for i in idx[:lead]]
+
+        def interpolate(d: int, subs: list[IndexExpr]) -> Value:
+            """torch's generic kernel, which trilinear takes unless its input is channels-last
+            3d with over 3 channels (``Interpolate<n>`` in UpSampleKernel.cpp): one dim at a
+            time, the last innermost, ``t0 * w0 + t1 * w1``.  Weighting each corner by the
+            product of its weights instead (torch's channels-last kernel) rounds differently: values that cancel exactly in eager (the mean of -1.5 and 1.5 along
+            one dim, after a dim of size 1 read with weights 1 - l and l) come out as +-3e-8,
+            and a count_nonzero or comparison downstream changes (seed 3 program 7214)."""
+            if d == k:
+                return cast(x.load(lead_subs + subs), F32)
+            (i0, w0), (i1, w1) = corners[d]
+            t0 = interpolate(d + 1, [*subs, i0])
+            t1 = interpolate(d + 1, [*subs, i1])
+            return add(mul(t0, w0, F32), mul(t1, w1, F32), F32)
+
+        if k == 3:
+            return interpolate(0, [])
+        # bilinear: torch takes its channels-last kernel for small outputs whatever the layout
+        # (_use_vectorized_kernel_cond_2d): each corner times the product of its weights,
+        # summed in corner order (the same as the nesting for linear)
         acc: Value | None = None
         for combo in itertools.product(*corners):
-            sub_ = [IndexExpr.of(i) for i in idx[:lead]] + [c[0] for c in combo]
             w: Value = combo[0][1]
             for c in combo[1:]:
                 w = mul(w, c[1], F32)
-            term = mul(w, cast(x.load(sub_), F32), F32)
+            term = mul(w, cast(x.load(lead_subs + [c[0] for c in combo]), F32), F32)
             acc = term if acc is None else add(acc, term, F32)
         assert acc is not None
         return acc
