@@ -163,13 +163,22 @@ class LiftMm(RewritePattern):
             _replace_by_lifted(op, _matmul(op.self_, op.mat2, None, 1.0, 1.0, op.result.type), rewriter)
 
 
+def _added(self_: SSAValue, beta: float) -> tuple[SSAValue | None, float]:
+    """The bias of a lifted ``addmm``/``baddbmm`` and its factor.  With ``beta == 0`` torch
+    ignores ``self`` (its NaN and inf are not propagated, documented), while ``fused.matmul``
+    computes ``beta * bias`` (``0 * inf`` is NaN): no bias then.  ``self`` only broadcasts
+    to the product's shape, so dropping it changes no shape."""
+    return (None, 1.0) if beta == 0.0 else (self_, beta)
+
+
 class LiftAddmm(RewritePattern):
     """``addmm`` (and ``.dtype``): ``beta * self + alpha * mat1 @ mat2``."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenAddmm_Op | AtenAddmmDtypeOp, rewriter: PatternRewriter) -> None:
         if _is_float(op.result):
-            new = _matmul(op.mat1, op.mat2, op.self_, float(op.alpha_value), float(op.beta_value), op.result.type)
+            bias, beta = _added(op.self_, float(op.beta_value))
+            new = _matmul(op.mat1, op.mat2, bias, float(op.alpha_value), beta, op.result.type)
             _replace_by_lifted(op, new, rewriter)
 
 
@@ -179,8 +188,8 @@ class LiftBaddbmm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenBaddbmm_Op | AtenBaddbmmDtypeOp, rewriter: PatternRewriter) -> None:
         if _is_float(op.result):
-            new = _matmul(op.batch1, op.batch2, op.self_, float(op.alpha_value), float(op.beta_value),
-                          op.result.type)
+            bias, beta = _added(op.self_, float(op.beta_value))
+            new = _matmul(op.batch1, op.batch2, bias, float(op.alpha_value), beta, op.result.type)
             _replace_by_lifted(op, new, rewriter)
 
 

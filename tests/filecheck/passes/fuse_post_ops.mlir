@@ -58,6 +58,18 @@ func.func @gemms(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %m: tensor<8x6xf32>, 
 
 // -----
 
+// addmm with beta = 0 ignores its input (torch: its NaN and inf are not propagated): no bias,
+// where beta * bias would make 0 * inf = NaN.
+// CHECK-LABEL: func.func @addmm_beta_zero
+// CHECK-NEXT:    fused.matmul %x, %m {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64} : (tensor<4x8xf32>, tensor<8x6xf32>)
+// DUP-LABEL: func.func @addmm_beta_zero
+func.func @addmm_beta_zero(%x: tensor<4x8xf32>, %m: tensor<8x6xf32>, %c: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %am = torch.aten.addmm %c, %x, %m {beta = 0 : i64, alpha = 1 : i64} : (tensor<4x6xf32>, tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  func.return %am : tensor<4x6xf32>
+}
+
+// -----
+
 // Negative: the conv result has two users, so nothing is fused into it ...
 // CHECK-LABEL: func.func @two_users
 // CHECK-NEXT:    %[[C:.*]] = fused.conv2d %x, %w {{{.*}}} : (tensor<1x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32>
