@@ -7,9 +7,11 @@ tolerance and find the elements no implementation can be held to:
   promoted; default dtype float64);
 * ``small``: two runs on the float inputs perturbed by +-2**-21 relative (about 4 ulp),
   and two runs in which every float value the program computes is perturbed by +-2**-22
-  as it is made, times sqrt(n) where each element combines n operand elements (what
-  another implementation's rounding and summation order do; values that are exact
-  multiples of 1/64 are left alone, any implementation computes those exactly, and a value
+  as it is made (the values made inside a node too: a composite op such as tanhshrink,
+  x - tanh(x), rounds its tanh like any other), times sqrt(n) where each element combines
+  n operand elements (what another implementation's rounding and summation order do;
+  values that are exact multiples of 1/64 are left alone, any implementation computes
+  those exactly, and a value
   of grid operands within rounding distance of a grid value is also taken as that value,
   which an exact implementation returns where eager rounds its way there); they
   measure how much the graph amplifies rounding-sized changes, cancellations included;
