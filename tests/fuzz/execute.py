@@ -161,8 +161,13 @@ def to_float64(inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
 
 
 def run_eager64(program: Program, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    """The program in float64, its gelu computed without eager's cancellation (``exact64``)."""
+    from tests.fuzz.exact64 import Exact64
+
     with default_dtype(torch.float64):
-        return run_eager(build_module(program, float64=True), to_float64(inputs))
+        module = build_module(program, float64=True)
+        with Exact64():
+            return run_eager(module, to_float64(inputs))
 
 
 def _strided_copy(value: Any) -> Any:

@@ -1,0 +1,46 @@
+"""The float64 reference run computes gelu without eager's cancellation (``exact64.py``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from tests.fuzz.exact64 import Exact64, gelu64
+from tests.fuzz.execute import example_inputs, run_eager, run_eager64, build_module
+from tests.fuzz.program import Program
+
+REPRO = Path(__file__).parent / "repros" / "oracle_gelu_tail_cancellation.json"
+
+
+def test_gelu64_is_eager_gelu_away_from_the_tail() -> None:
+    x = torch.linspace(-5, 30, 701, dtype=torch.float64)
+    for approximate in ("none", "tanh"):
+        torch.testing.assert_close(gelu64(x, approximate), F.gelu(x, approximate=approximate), rtol=1e-14, atol=1e-15)
+
+
+def test_gelu64_keeps_the_tail_eager_cancels() -> None:
+    x = torch.tensor([-9.2, -13.0], dtype=torch.float64)
+    assert (F.gelu(x) == 0).all()  # eager's 1 + erf(x / sqrt 2) rounds to 0
+    with Exact64():
+        y = F.gelu(x)
+    # gelu(x) = x * Phi(x); Phi(-9.2) = 1.79e-20
+    assert math.isclose(float(y[0]), -9.2 * 0.5 * math.erfc(9.2 / math.sqrt(2)), rel_tol=1e-12)
+    assert float(y[1]) < 0
+
+
+def test_float64_reference_of_a_floor_after_the_gelu_tail() -> None:
+    """Seed 3 program 6001, minimized: floor(gelu(conv) / 3) - gelu(conv) where conv < -8.3;
+    the float64 run says -1 (the exact answer) where eager float32 says 0."""
+    program = Program.from_json(json.dumps(json.loads(REPRO.read_text())["program"]))
+    inputs = example_inputs(program)
+    e32 = run_eager(build_module(program), inputs)[0]
+    e64 = run_eager64(program, inputs)[0]
+    # the exact answer is never 0 (gelu(c) < 0 below 0, 0 < gelu(c) < 3 gives -gelu(c)); eager's
+    # float64 gelu cancels to -0.0 below -8.3, so its floor was 0 at three elements
+    assert (e32 == 0).sum() >= 3
+    assert (e64 != 0).all(), e64[e64 == 0]
+    assert ((e64 - e32.double()).abs()[e32 != 0] < 1e-5).all()
