@@ -37,8 +37,7 @@ def gelu64(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
 class Exact64(TorchDispatchMode):
     """Float64 ops whose eager kernel cancels replaced by an accurate formula (see the module)."""
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if func in _GELU and isinstance(args[0], torch.Tensor) and args[0].dtype == torch.float64:
             approximate = kwargs.get("approximate", args[1] if len(args) > 1 else "none")
