@@ -25,11 +25,14 @@ def make_values(shape: list[int], dtype: torch.dtype, domain: str, seed: int) ->
     if dtype == torch.bool:
         return torch.rand(shape, generator=g) < 0.5
     if dtype.is_floating_point:
+        # drawn in float32 whatever the default dtype: the float64 reference run builds its
+        # buffers here under default dtype float64, and randn/rand draw other numbers in
+        # float64 (another stream), which made it a run of another program
         if domain == "grid":
             return (torch.randint(-16, 17, shape, generator=g) / 4.0).to(dtype)
         if domain == "positive":
-            return (torch.rand(shape, generator=g) * 2.0 + 0.25).to(dtype)
-        x = torch.randn(shape, generator=g).to(dtype)
+            return (torch.rand(shape, generator=g, dtype=torch.float32) * 2.0 + 0.25).to(dtype)
+        x = torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
         if domain == "special" and x.numel() > 0:
             specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")], dtype=dtype)
             flat = x.view(-1)
@@ -81,7 +84,7 @@ def from_literal(values: list, shape: list[int], dtype: torch.dtype, layout: str
     if seed:
         g = torch.Generator().manual_seed(seed)
         if dtype.is_floating_point:
-            t = t * (0.5 + torch.rand(t.shape, generator=g)).to(dtype)
+            t = t * (0.5 + torch.rand(t.shape, generator=g, dtype=torch.float32)).to(dtype)
         elif t.numel() > 1:
             t = t.reshape(-1)[torch.randperm(t.numel(), generator=g)].reshape(shape)
     return with_layout(t, layout)

@@ -274,3 +274,47 @@ def test_rounding_inside_a_composite_op_is_noise() -> None:
     other_tanh = torch.tensor([0.18692371249198914])  # 0.64 ulp below the correctly rounded tanh
     assert compare([inputs[0] - other_tanh], ref).ok
     assert not compare([ref.e32[0] * (1 + 1e-3)], ref).ok
+
+
+def test_float64_reference_runs_the_same_constants() -> None:
+    """Seed 3 program 4485: the float64 run built its buffers under default dtype float64,
+    where randn/rand draw other numbers (118 of a [7, 17] constant's 119 differed), so e64
+    was another program: its differences sized tolerances and masked elements at random
+    (two of the three wrong elements of an addmm(beta=0) bug were masked).  Every float
+    domain draws in float32 now; e64 of a program that returns its constants is e32."""
+    consts = [TensorSpec(f"c{i}", shape, "float32", domain, 100 + i)
+              for i, (shape, domain) in enumerate([([7, 17], "normal"), ([2, 17], "special"), ([3], "positive"),
+                                                   ([4], "grid")])]
+    line = "v1, v2, v3, v4 = c0 * 1, c1 * 1, c2 * 1, c3 * 1"
+    program = Program("consts64", [], consts, [Node([line], ["v1", "v2", "v3", "v4"], ["c0", "c1", "c2", "c3"],
+                                                    "mul")], ["v1", "v2", "v3", "v4"])
+    ref = reference(program, ())
+    assert ref.e64 is not None
+    for e32, e64 in zip(ref.e32, ref.e64):
+        assert e64.dtype == torch.float64
+        assert torch.equal(e32.double().nan_to_num(), e64.nan_to_num()), (e32, e64)
+
+
+def test_comparison_at_the_end_of_a_chain_of_nodes_is_masked() -> None:
+    """Seed 3 program 6832: ge(sin(asin(x)), x).  Eager's sin(asin(x)) is x exactly; an
+    asin 1.07 ulp off (within the math library's bound) makes it one ulp below, and the
+    comparison False.  The random-sign jitter with its mirror pushed asin's value up and
+    sin's down (or down and up): for small x the two cancel to under half an ulp of x, and
+    the element stayed unmasked.  Every value pushed the same way moves it: flipping those
+    elements passes; flipping one that is robustly False (|x| > 0.875) does not."""
+    x = TensorSpec("x3", [8, 5, 3], "float32", "normal", 1821386159)
+    nodes = [Node(["v4 = torch.asin(x3.clamp(-0.875, 0.875))"], ["v4"], ["x3"], "asin"),
+             Node(["v7 = torch.sin(v4)"], ["v7"], ["v4"], "sin"),
+             Node(["v9 = torch.ge(v7, x3)"], ["v9"], ["v7", "x3"], "ge")]
+    program = Program("chain", [x], [], nodes, ["v9"])
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    x3 = inputs[0]
+    e = ref.e32[0]
+    on_edge = torch.sin(torch.asin(x3.clamp(-0.875, 0.875))) == x3
+    assert bool(on_edge[0, 1, 1]) and abs(float(x3[0, 1, 1])) < 0.1  # the element the oracle missed
+    assert compare([e ^ on_edge], ref).ok
+    robust = (x3.abs() > 0.875).nonzero()[0]
+    wrong = e.clone()
+    wrong[tuple(robust)] = ~wrong[tuple(robust)]
+    assert not compare([wrong], ref).ok

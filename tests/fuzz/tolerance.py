@@ -24,7 +24,11 @@ tolerance and find the elements no implementation can be held to:
   threshold: the float inputs jittered with random signs, and every computed float value
   jittered as it is made (an intermediate that another implementation rounds one ulp
   the other way, ``remainder(7, -0.05000007)`` against ``remainder(7, -0.04999995)``);
-  each with its mirror (the same signs negated), so that every element is pushed both ways.
+  each with its mirror (the same signs negated), so that every element is pushed both ways;
+  and every computed value jittered with one sign, up and then down: where random signs
+  cancel along a chain of nodes (``sin(asin(x)) >= x``: asin's value pushed up and sin's
+  down moves the result by less than half an ulp of ``x``, in both mirrors) pushing every
+  value the same way moves it.
 
 Float elements: ``|z - e32| <= K * noise + R * eps * |e64| + A * eps * max|e64|`` where
 ``noise = max(|e32 - e64|, |e32 - small|)`` elementwise: eager's own error, and its
@@ -95,11 +99,14 @@ def on_grid(t: torch.Tensor) -> bool:
     return bool(((finite * 64).frac() == 0).all() and (finite.abs() < 2**16).all())
 
 
-def jitter(t: torch.Tensor, delta: float, g: torch.Generator, keep_grid: bool = False) -> torch.Tensor:
+def jitter(t: torch.Tensor, delta: float, g: torch.Generator | None, keep_grid: bool = False) -> torch.Tensor:
     """``t`` times (1 +- delta), random signs per element (float32 only; a new tensor);
-    ``keep_grid``: leave exactly computed values (``on_grid``) alone."""
+    ``g`` None: every element times (1 + delta), one sign for all; ``keep_grid``: leave
+    exactly computed values (``on_grid``) alone."""
     if t.dtype != torch.float32 or (keep_grid and on_grid(t)):
         return t
+    if g is None:
+        return t * (1 + delta)
     signs = torch.randint(0, 2, t.shape, generator=g).to(torch.float32) * 2 - 1
     return t * (1 + delta * signs)
 
