@@ -171,12 +171,18 @@ def _added(self_: SSAValue, beta: float) -> tuple[SSAValue | None, float]:
     return (None, 1.0) if beta == 0.0 else (self_, beta)
 
 
+#: ``addmm``/``baddbmm`` with ``alpha = 0`` stay as they are: torch skips the product on some
+#: kernels and sizes (an inf/NaN in the matrices does not reach the result) and not on others,
+#: so no fused op can promise eager's answer; the backends decide (the CPU one runs torch).
+_ZERO_ALPHA = "alpha = 0"
+
+
 class LiftAddmm(RewritePattern):
     """``addmm`` (and ``.dtype``): ``beta * self + alpha * mat1 @ mat2``."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenAddmm_Op | AtenAddmmDtypeOp, rewriter: PatternRewriter) -> None:
-        if _is_float(op.result):
+        if _is_float(op.result) and float(op.alpha_value) != 0.0:  # alpha = 0: see _ZERO_ALPHA
             bias, beta = _added(op.self_, float(op.beta_value))
             new = _matmul(op.mat1, op.mat2, bias, float(op.alpha_value), beta, op.result.type)
             _replace_by_lifted(op, new, rewriter)
@@ -187,7 +193,7 @@ class LiftBaddbmm(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenBaddbmm_Op | AtenBaddbmmDtypeOp, rewriter: PatternRewriter) -> None:
-        if _is_float(op.result):
+        if _is_float(op.result) and float(op.alpha_value) != 0.0:  # alpha = 0: see _ZERO_ALPHA
             bias, beta = _added(op.self_, float(op.beta_value))
             new = _matmul(op.batch1, op.batch2, bias, float(op.alpha_value), beta, op.result.type)
             _replace_by_lifted(op, new, rewriter)

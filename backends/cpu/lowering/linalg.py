@@ -292,6 +292,11 @@ def addmm_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     b = args.tensor("mat2") if args.has("mat2") else (args.tensor("batch2") if args.has("batch2") else args.tensor("vec"))
     beta = float(args.static("beta", 1))
     alpha = float(args.static("alpha", 1))
+    if alpha == 0:
+        # torch skips the product (an inf or NaN in the matrices does not reach the result) on
+        # some of these ops and sizes and not on others: torch's answer is the only one
+        raise NotLowerable(f"{args.name} with alpha = 0: whether an inf/NaN of the matrices reaches the result "
+                           "depends on torch's kernel")
     out_shape = args.out_shape
     if args.name == "addbmm":
         prod = _sum_batches(ctx, a, b)
