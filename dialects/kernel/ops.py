@@ -51,7 +51,8 @@ class KernelOp(IRDLOperation):
     """What every kernel op has: inputs, tensor results, a body and the decisions made about it."""
 
     inputs = var_operand_def()
-    outputs = var_result_def(TensorType)
+    #: tensors, and the scalars some kernels compute (``aten::Int``, ``item``, sizes)
+    outputs = var_result_def()
     body = region_def("single_block")
     #: per result: why it is written to memory ("" = fused into its one reader)
     realize = opt_prop_def(ArrayAttr[StringAttr])
@@ -128,13 +129,14 @@ class PointwiseOp(KernelOp):
     def verify_kind(self) -> None:
         if self.indexing_maps is None:
             return
-        tensors = [v for v in self.inputs if isinstance(v.type, TensorType)] + list(self.outputs)
+        tensors = [v for v in [*self.inputs, *self.outputs] if isinstance(v.type, TensorType)]
         maps = self.indexing_maps.data
         if len(maps) != len(tensors):
             raise VerifyException(f"kernel.pointwise: {len(maps)} indexing maps for {len(tensors)} tensor "
                                   "inputs and results")
-        out = _shape(self.outputs[0].type)
-        assert out is not None
+        out = _shape(self.outputs[0].type) if self.outputs else None
+        if out is None:
+            raise VerifyException("kernel.pointwise: indexing maps need a tensor first result")
         for i, (amap, value) in enumerate(zip(maps, tensors, strict=True)):
             shape = _shape(value.type)
             assert shape is not None
@@ -201,8 +203,9 @@ class GemmOp(KernelOp):
     traits = traits_def(IsolatedFromAbove())
 
     def verify_kind(self) -> None:
-        out = _shape(self.outputs[0].type)
-        assert out is not None
+        out = _shape(self.outputs[0].type) if self.outputs else None
+        if out is None:
+            raise VerifyException("kernel.gemm: the first result must be a tensor")
         s = self.spec
         if math.prod(out) != s.batch.data * s.m.data * s.n.data:
             raise VerifyException(f"kernel.gemm: the result {list(out)} does not hold batch x m x n = "
@@ -219,7 +222,7 @@ class ConvOp(KernelOp):
     traits = traits_def(IsolatedFromAbove())
 
     def verify_kind(self) -> None:
-        out = _shape(self.outputs[0].type)
+        out = _shape(self.outputs[0].type) if self.outputs else None
         s = self.spec
         want = (s.n.data, s.o.data, s.oh.data, s.ow.data)
         if out != want:
