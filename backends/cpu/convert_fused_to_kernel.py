@@ -53,14 +53,19 @@ def wrap(op: Operation, kernel_class: type[KernelOp], properties: dict[str, obje
     block.add_op(inner)
     block.add_op(YieldOp(list(inner.results)))
     kernel = kernel_class(inputs, [r.type for r in op.results], Region(block), properties)  # pyright: ignore
-    assert op.parent is not None
-    op.parent.insert_op_before(kernel, op)
-    for old, new in zip(op.results, kernel.outputs, strict=True):
-        new.name_hint = old.name_hint
-        old.replace_all_uses_with(new)
-    op.detach()
-    op.erase()
+    replace_op(op, kernel)
     return kernel
+
+
+def replace_op(old: Operation, new: Operation) -> None:
+    """``new`` in ``old``'s place, reading what it read and read by its readers, with its names."""
+    assert old.parent is not None
+    old.parent.insert_op_before(new, old)
+    for a, b in zip(old.results, new.results, strict=True):
+        b.name_hint = a.name_hint
+        a.replace_all_uses_with(b)
+    old.detach()
+    old.erase()
 
 
 def convert_function(fn: func.FuncOp) -> None:

@@ -21,24 +21,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
+from ziggurat.backends.cpu.convert_kernel_to_loop import ConvertKernelToLoop
 
 
 @dataclass(frozen=True)
-class ConvertTorchToLoop(ModulePass):
-    name = "convert-torch-to-loop"
+class ConvertTorchToLoop(ConvertKernelToLoop):
+    """The three passes in one, with ``convert-kernel-to-loop``'s options."""
 
-    isa: str = "auto"
-    threads: int = 0
-    prepack: bool = True
-    fallback: bool = True
+    name = "convert-torch-to-loop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ziggurat.backends.cpu.convert_fused_to_kernel import ConvertFusedToKernel
-        from ziggurat.backends.cpu.convert_kernel_to_loop import ConvertKernelToLoop
         from ziggurat.backends.cpu.kernel_fuse import KernelFuse
 
         ConvertFusedToKernel().apply(ctx, op)
         KernelFuse().apply(ctx, op)
-        ConvertKernelToLoop(self.isa, self.threads, self.prepack, self.fallback).apply(ctx, op)
+        super().apply(ctx, op)

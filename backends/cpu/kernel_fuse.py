@@ -39,6 +39,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from ziggurat.backends.cpu.convert_fused_to_kernel import replace_op
 from ziggurat.dialects.kernel import (
     CompositeOp,
     ConvOp,
@@ -228,16 +229,6 @@ def composed_maps(producer: KernelOp, value: SSAValue, reader: KernelOp,
     return maps
 
 
-def _replace(old: KernelOp, new: KernelOp) -> None:
-    assert old.parent is not None
-    old.parent.insert_op_before(new, old)
-    for a, b in zip(old.outputs, new.outputs, strict=True):
-        b.name_hint = a.name_hint
-        a.replace_all_uses_with(b)
-    old.detach()
-    old.erase()
-
-
 def _split_view(producer: KernelOp, value: SSAValue, reader: Operation) -> None:
     """Give ``reader`` its own copy of the view ``producer``."""
     copy = producer.clone()
@@ -262,7 +253,7 @@ def _fuse_one(reader: KernelOp) -> KernelOp | None:
         if realize_reason(producer, value, reader) is not None:
             continue
         merged = merge(producer, value, reader)
-        _replace(reader, merged)
+        replace_op(reader, merged)
         producer.detach()
         producer.erase()
         return merged
