@@ -11,6 +11,7 @@ first that applies names the reason, which ``realize`` records on the producer:
 reason                      when
 ==========================  ============================================================
 graph output                the function returns it
+draws random numbers        its producer draws from torch's generator: it keeps its place
 written by a library call   its producer is a GEMM or a convolution (``written by torch``:
                             a fallback)
 written by a scan           its producer is a scan (each element depends on the previous)
@@ -39,7 +40,11 @@ from xdsl.ir.affine import AffineMap
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+import torch
+
 from ziggurat.backends.cpu.convert_fused_to_kernel import replace_op
+from ziggurat.dialects.torch.ops_base import AtenOp
+from ziggurat.dialects.torch.schema import torch_overload
 from ziggurat.dialects.kernel import (
     CompositeOp,
     ConvOp,
@@ -70,11 +75,26 @@ def window_of(kernel: KernelOp) -> int:
 
 
 def is_view(kernel: KernelOp) -> bool:
-    return isinstance(kernel, PointwiseOp) and kernel.view is not None
+    return isinstance(kernel, PointwiseOp) and kernel.view is not None and not draws_random_numbers(kernel)
 
 
 # -- the realization rules: (producer, value, reader) -> reason or None ---------------------
 Rule = Callable[[KernelOp, SSAValue, Operation], "str | None"]
+
+
+def draws_random_numbers(kernel: KernelOp) -> bool:
+    """Whether an op of ``kernel`` may draw from torch's generator (dropout in training, rrelu):
+    such a kernel keeps its place among the others that do, and is never copied."""
+    for op in kernel.computed_ops():
+        overload = torch_overload(op.op_schema) if isinstance(op, AtenOp) else None
+        if overload is not None and torch.Tag.nondeterministic_seeded in overload.tags:
+            return True
+    return False
+
+
+def _draws_random_numbers(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | None:
+    # merging moves a producer's ops to its reader's place
+    return "draws random numbers" if draws_random_numbers(producer) else None
 
 
 def _graph_output(_p: KernelOp, value: SSAValue, _r: Operation) -> str | None:
@@ -129,7 +149,7 @@ def _too_big(producer: KernelOp, _v: SSAValue, reader: Operation) -> str | None:
     return None
 
 
-RULES: tuple[Rule, ...] = (_graph_output, _library_producer, _scan_producer, _read_twice, _window,
+RULES: tuple[Rule, ...] = (_graph_output, _draws_random_numbers, _library_producer, _scan_producer, _read_twice, _window,
                            _library_reader, _too_big)
 
 

@@ -62,6 +62,30 @@ builtin.module {
   // CHECK-NOT:  kernel.pointwise
   // CHECK:      func.return
 
+  // Dropout in training draws from torch's generator: it keeps its place (merged into its
+  // reader it would move past the next dropout) and is never copied into its two readers as
+  // a view would be (it would draw twice).
+  func.func @random_keeps_its_place(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+    %0 = torch.aten.dropout %x {p = 5.000000e-01 : f64, train = true} : (tensor<64xf32>) -> tensor<64xf32>
+    %1 = torch.aten.dropout %x {p = 5.000000e-01 : f64, train = true} : (tensor<64xf32>) -> tensor<64xf32>
+    %2 = torch.aten.relu %0 : (tensor<64xf32>) -> tensor<64xf32>
+    %3 = torch.aten.sigmoid %0 : (tensor<64xf32>) -> tensor<64xf32>
+    func.return %1, %2, %3 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+  }
+  // CHECK-LABEL: func.func @random_keeps_its_place
+  // CHECK:      %[[D:.*]] = kernel.pointwise ins(%x : tensor<64xf32>) {view, realize = ["draws random numbers"]}
+  // CHECK-NEXT: ^
+  // CHECK-NEXT:   torch.aten.dropout
+  // CHECK:      kernel.pointwise ins(%x : tensor<64xf32>) {view, realize = ["graph output"]}
+  // CHECK-NEXT: ^
+  // CHECK-NEXT:   torch.aten.dropout
+  // CHECK:      kernel.pointwise ins(%[[D]] : tensor<64xf32>) {{.*}}realize = ["graph output"]}
+  // CHECK-NEXT: ^
+  // CHECK-NEXT:   torch.aten.relu
+  // CHECK:      kernel.pointwise ins(%[[D]] : tensor<64xf32>) {{.*}}realize = ["graph output"]}
+  // CHECK-NEXT: ^
+  // CHECK-NEXT:   torch.aten.sigmoid
+
   // A view read by two kernels is copied into each (index arithmetic), not realized.
   func.func @view_copied(%x: tensor<8x16xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
     %0 = torch.aten.t %x : (tensor<8x16xf32>) -> tensor<16x8xf32>
