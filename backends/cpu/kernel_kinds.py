@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from ziggurat.backends.cpu.lowering.driver import _native_dtype_problem, _torch_only_problem
+from ziggurat.backends.cpu.lowering.driver import static_fallback_reason
 from ziggurat.backends.cpu.lowering.registry import lowerings
 from ziggurat.dialects.fused import Conv2dOp, LinearOp, MatmulOp
 from ziggurat.dialects.kernel import (
@@ -43,7 +43,7 @@ from ziggurat.dialects.kernel import (
     ReductionOp,
     ScanOp,
 )
-from ziggurat.dialects.torch.op_registry import op_key, type_problem
+from ziggurat.dialects.torch.op_registry import op_key
 from ziggurat.dialects.torch.ops_base import AtenOp
 
 #: lowering family -> kernel kind (a family not named here is a composite of its own name)
@@ -77,20 +77,6 @@ def _tensor_shapes(values: object) -> list[tuple[int, ...]]:
         if shape is not None:
             out.append(shape)
     return out
-
-
-def fallback_reason(op: Operation) -> str | None:
-    """Why ``op`` cannot run natively whatever its arguments (None: it may: its lowering can still
-    decline one instance at loop generation, and that instance then runs through torch)."""
-    problem = _torch_only_problem(op)
-    if problem is not None:
-        return problem
-    key = op_key(op)
-    registry = lowerings()
-    problem = type_problem(op, _native_dtype_problem)
-    if problem is None and not registry.has(key):
-        problem = registry.missing.format(key=key)
-    return problem
 
 
 def broadcast_maps(op: Operation) -> list[AffineMapAttr] | None:
@@ -174,7 +160,7 @@ def _conv_spec(op: Conv2dOp) -> ConvSpecAttr | None:
 
 def kernel_kind(op: Operation) -> KernelKind:
     """The kernel ``op`` becomes."""
-    reason = fallback_reason(op)
+    reason = static_fallback_reason(op)
     if reason is not None:
         return KernelKind(FallbackOp, {"reason": StringAttr(reason)})
     key = op_key(op)

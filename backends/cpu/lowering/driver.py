@@ -90,6 +90,21 @@ def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
     return None
 
 
+def unlowerable_reason(op: Operation) -> str | None:
+    """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
+    does not compute, or no lowering registered (None: its lowering may still decline one
+    instance, which then runs through torch)."""
+    problem = type_problem(op, _native_dtype_problem)
+    if problem is None and not lowerings().has(op_key(op)):
+        problem = lowerings().missing.format(key=op_key(op))
+    return problem
+
+
+def static_fallback_reason(op: Operation) -> str | None:
+    """Why ``op`` runs through torch whatever its arguments (a torch-only dtype first)."""
+    return _torch_only_problem(op) or unlowerable_reason(op)
+
+
 class InternalLoweringError(ZigguratError):
     """The CPU lowering broke one of its own invariants (a ``LoweringBug``, or any other
     exception from inside it) on an op: a bug of Ziggurat, never of the model.  ``culprit``
@@ -189,9 +204,7 @@ class FunctionLowering:
             return
         key = op_key(op)
         registry = lowerings()
-        problem = type_problem(op, _native_dtype_problem)
-        if problem is None and not registry.has(key):
-            problem = registry.missing.format(key=key)
+        problem = unlowerable_reason(op)
         if problem is not None:
             declined = declined_reason(op)
             self._fallback(op, problem + (f" ({declined})" if declined else ""))
