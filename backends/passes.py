@@ -16,6 +16,7 @@ from ziggurat.passes import parse_pipeline as parse_with
 BACKEND_PASSES: dict[str, str] = {
     "convert-fused-to-kernel": "ziggurat.backends.cpu.convert_fused_to_kernel:ConvertFusedToKernel",
     "kernel-fuse": "ziggurat.backends.cpu.kernel_fuse:KernelFuse",
+    "kernel-layout": "ziggurat.backends.cpu.kernel_layout:KernelLayout",
     "convert-kernel-to-loop": "ziggurat.backends.cpu.convert_kernel_to_loop:ConvertKernelToLoop",
     "convert-torch-to-loop": "ziggurat.backends.cpu.convert_torch_to_loop:ConvertTorchToLoop",
     "plan-loop-buffers": "ziggurat.backends.cpu.plan_loop_buffers:PlanLoopBuffers",

@@ -3,7 +3,7 @@ with eager.
 
 * before: ``graph-opt,prepack-weights,convert-kernel-to-loop``: no kernel level, so the loop
   generation decides what to realize on its lazy values (the rules as they were);
-* after: the default pipeline, ``... convert-fused-to-kernel,kernel-fuse,convert-kernel-to-loop``:
+* after: the default pipeline, ``... convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop``:
   ``kernel-fuse`` decides on IR and the loop generation follows ``realize``.
 
 For each model it prints whether the two loop-level IRs are the same text (then the code is

@@ -26,7 +26,7 @@ STAGES: dict[str, Stage] = {
     "torch": Stage(()),
     "fused": Stage(("graph-opt", "prepack-weights")),
     "trt": Stage(("graph-opt", "convert-torch-to-trt")),
-    "kernel": Stage(("graph-opt", "prepack-weights", "convert-fused-to-kernel", "kernel-fuse")),
+    "kernel": Stage(("graph-opt", "prepack-weights", "convert-fused-to-kernel", "kernel-fuse", "kernel-layout")),
     "loop": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop")),
     "llvm": Stage(("graph-opt", "prepack-weights", "convert-torch-to-loop"), target="llvm-ir"),
 }

@@ -39,7 +39,7 @@ def _bool(v: bool) -> str:
 
 def loop_pass_spec(options: CompileOptions) -> str:
     threads = options.threads or 0
-    return (f"convert-fused-to-kernel,kernel-fuse,"
+    return (f"convert-fused-to-kernel,kernel-fuse,kernel-layout,"
             f"convert-kernel-to-loop{{isa={options.isa} threads={threads} prepack={_bool(options.prepack)} "
             f"fallback={_bool(options.fallback)}}}")
 
@@ -92,7 +92,8 @@ class CpuBackend:
 
     def default_pipeline(self, options: CompileOptions) -> str:
         """``graph-opt``, then (with ``prepack``) the backend's ``prepack-weights`` for the
-        ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``) and
+        ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
+        ``kernel-layout``) and
         ``convert-kernel-to-loop``."""
         from ziggurat.passes import all_passes
 

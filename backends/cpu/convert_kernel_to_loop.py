@@ -1,11 +1,12 @@
 """``convert-kernel-to-loop``: the ``kernel`` level -> the ``loop`` level.
 
-    ziggurat-opt model.mlir -p 'convert-fused-to-kernel,kernel-fuse,convert-kernel-to-loop{isa=avx2}'
+    ziggurat-opt model.mlir -p 'convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop{isa=avx2}'
 
 The kernels' bodies are generated as loops with vector bodies by the CPU lowering
 (``backends/cpu/lowering``: lazy element functions, then ``loopgen``), which follows the
 kernel level's decisions: a kernel result is written to memory where ``realize`` gives a
-reason for it, and every value inside a kernel is computed where it is read.  (Kernels that
+reason for it, in the order ``layout`` gives (contiguous where it gives none), and every
+value inside a kernel is computed where it is read.  (Kernels that
 ``kernel-fuse`` has not seen, with no ``realize``, are lowered as ``convert-torch-to-loop``
 alone would: the loop generation decides on its lazy values.)  (A lowering
 that needs an operand in memory, a GEMM's or torch's, still writes it there, in the layout it
@@ -27,10 +28,12 @@ from ziggurat.dialects.kernel import KernelOp
 from ziggurat.ir.errors import ZigguratError
 
 
-def flatten_kernels(fn: func.FuncOp) -> dict[SSAValue, str]:
+def flatten_kernels(fn: func.FuncOp) -> tuple[dict[SSAValue, str], dict[SSAValue, str]]:
     """Move every kernel's body into ``fn`` in its place; returns, per value the bodies
-    compute, why it is realized ("" for values computed where they are read)."""
+    compute, why it is realized ("" for values computed where they are read), and, per
+    kernel result, the order it is stored in (``layout``; absent where none was decided)."""
     realize: dict[SSAValue, str] = {}
+    layouts: dict[SSAValue, str] = {}
     block = fn.body.block
     for kernel in [op for op in block.ops if isinstance(op, KernelOp)]:
         mapping: dict[SSAValue, SSAValue] = dict(zip(kernel.block.args, kernel.inputs, strict=True))
@@ -39,15 +42,18 @@ def flatten_kernels(fn: func.FuncOp) -> dict[SSAValue, str]:
             block.insert_op_before(copy, kernel)
             for result in copy.results:
                 realize[result] = ""
-        for value, out, reason in zip(kernel.yielded(), kernel.outputs, kernel.realize_reasons(), strict=True):
+        for value, out, reason, layout in zip(kernel.yielded(), kernel.outputs, kernel.realize_reasons(),
+                                              kernel.layouts(), strict=True):
             mapped = mapping.get(value, value)
             mapped.name_hint = out.name_hint or mapped.name_hint
             if mapped in realize:
                 realize[mapped] = reason
+                if layout:
+                    layouts[mapped] = layout
             out.replace_all_uses_with(mapped)
         kernel.detach()
         kernel.erase()
-    return realize
+    return realize, layouts
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,9 @@ class ConvertKernelToLoop(ModulePass):
                 continue
             level = fn.attributes.get("kernel.level")
             decided = isinstance(level, StringAttr) and level.data == "fused"
-            realize = flatten_kernels(fn)
+            realize, layouts = flatten_kernels(fn)
             fn.attributes.pop("kernel.level", None)
-            result = lower_function(fn, options, realize if decided else None)
+            result = lower_function(fn, options, realize if decided else None, layouts)
             op.body.block.insert_op_before(result.function, fn)
             fn.detach()
             fn.erase(safe_erase=False)

@@ -1,5 +1,6 @@
 """``convert-torch-to-loop``: the torch/fused level of ``@forward`` -> the ``loop`` level, through
-the ``kernel`` level: ``convert-fused-to-kernel``, ``kernel-fuse``, ``convert-kernel-to-loop``.
+the ``kernel`` level: ``convert-fused-to-kernel``, ``kernel-fuse``, ``kernel-layout``,
+``convert-kernel-to-loop``.
 
     ziggurat-opt model.mlir -p 'convert-torch-to-loop{isa=avx2 threads=2}'
 
@@ -27,14 +28,16 @@ from ziggurat.backends.cpu.convert_kernel_to_loop import ConvertKernelToLoop
 
 @dataclass(frozen=True)
 class ConvertTorchToLoop(ConvertKernelToLoop):
-    """The three passes in one, with ``convert-kernel-to-loop``'s options."""
+    """The four passes in one, with ``convert-kernel-to-loop``'s options."""
 
     name = "convert-torch-to-loop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ziggurat.backends.cpu.convert_fused_to_kernel import ConvertFusedToKernel
         from ziggurat.backends.cpu.kernel_fuse import KernelFuse
+        from ziggurat.backends.cpu.kernel_layout import KernelLayout
 
         ConvertFusedToKernel().apply(ctx, op)
         KernelFuse().apply(ctx, op)
+        KernelLayout().apply(ctx, op)
         super().apply(ctx, op)

@@ -9,7 +9,8 @@ it, so that every decision can be printed and tested:
 
 * ``realize``: per result, why it is written to memory (``"read twice"``, ``"graph output"``,
   ``"feeds a library call"``...); an empty string: its one reader computes it (fused);
-* ``layout``: the order the results are stored in (``"contiguous"``, ``"channels_last"``);
+* ``layout``: per result, the order it is stored in (``"contiguous"``, ``"channels_last"``); an
+  empty string: this kernel does not store it (its reader computes it, or lays it out);
 * ``isa``: the instruction set the kernel is generated for.
 """
 
@@ -37,8 +38,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.kernel.specs import ConvSpecAttr, GemmSpecAttr
 
-#: Values ``layout`` may take.
-LAYOUTS = ("contiguous", "channels_last")
+#: Values ``layout`` may take ("": the kernel does not store the result).
+LAYOUTS = ("contiguous", "channels_last", "")
 
 _FORMAT = "`ins` `(` ($inputs^ `:` type($inputs))? `)` attr-dict `->` type($outputs) $body"
 
@@ -56,7 +57,8 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     #: per result: why it is written to memory ("" = fused into its one reader)
     realize = opt_prop_def(ArrayAttr[StringAttr])
-    layout = opt_prop_def(StringAttr)
+    #: per result: the order it is stored in ("" = not stored by this kernel)
+    layout = opt_prop_def(ArrayAttr[StringAttr])
     isa = opt_prop_def(StringAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
@@ -87,6 +89,13 @@ class KernelOp(IRDLOperation):
             return [""] * len(self.outputs)
         return [r.data for r in self.realize.data]
 
+    def layouts(self) -> list[str]:
+        """Per result, the order it is stored in ("" where this kernel does not store it, or
+        where no ``kernel-layout`` has decided)."""
+        if self.layout is None:
+            return [""] * len(self.outputs)
+        return [r.data for r in self.layout.data]
+
     def verify_(self) -> None:
         args = self.block.args
         if len(args) != len(self.inputs):
@@ -105,8 +114,14 @@ class KernelOp(IRDLOperation):
         if self.realize is not None and len(self.realize.data) != len(self.outputs):
             raise VerifyException(f"{self.name}: realize has {len(self.realize.data)} entries for "
                                   f"{len(self.outputs)} results")
-        if self.layout is not None and self.layout.data not in LAYOUTS:
-            raise VerifyException(f"{self.name}: unknown layout {self.layout.data!r}; known: {', '.join(LAYOUTS)}")
+        if self.layout is not None:
+            if len(self.layout.data) != len(self.outputs):
+                raise VerifyException(f"{self.name}: layout has {len(self.layout.data)} entries for "
+                                      f"{len(self.outputs)} results")
+            for entry in self.layout.data:
+                if entry.data not in LAYOUTS:
+                    raise VerifyException(f"{self.name}: unknown layout {entry.data!r}; known: "
+                                          f"{', '.join(repr(x) for x in LAYOUTS)}")
         self.verify_kind()
 
     def verify_kind(self) -> None:

@@ -36,7 +36,7 @@ from ziggurat.backends.cpu.loopgen.types import LOOP_DTYPES, memref
 from ziggurat.backends.cpu.lowering.args import LoweringArgs, RuntimeScalar
 from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringContext, LoweringOptions
 from ziggurat.backends.cpu.lowering.constants import literal_value
-from ziggurat.backends.cpu.lowering.layout import realize_preferred
+from ziggurat.backends.cpu.lowering.layout import realize_channels_last, realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, GemmNode, Node, RuntimeOperand, StaticOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowerings
 from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
@@ -130,11 +130,15 @@ MAX_INTERNAL_FALLBACKS = 32
 class FunctionLowering:
     def __init__(self, fn: func.FuncOp, options: LoweringOptions,
                  forced: dict[Operation, str] | None = None,
-                 realize: dict[SSAValue, str] | None = None) -> None:
+                 realize: dict[SSAValue, str] | None = None,
+                 layouts: dict[SSAValue, str] | None = None) -> None:
         self.fn = fn
         #: the kernel level's decisions (``kernel-fuse``): per op result, why it is realized
         #: ("" = its reader computes it); None: decide here by the same rules on lazy values
         self.realize = realize
+        #: with ``realize``, the order each realized value is stored in (``kernel-layout``);
+        #: contiguous where absent
+        self.layouts = layouts or {}
         self.options = options
         self.ctx = LoweringContext(options)
         self.env: dict[SSAValue, Any] = {}
@@ -243,8 +247,9 @@ class FunctionLowering:
                                   f"the IR declares {shape} {dtype}")
 
     def _maybe_realize(self, res: SSAValue, value: TensorValue) -> TensorValue:
-        """``value`` or, when it is realized, what later ops read (the storage order is chosen
-        by ``layout.realize_preferred``: channels-last activations stay channels-last)."""
+        """``value`` or, when it is realized, what later ops read (the storage order is
+        ``kernel-layout``'s, or without the kernel level ``layout.realize_preferred``'s:
+        channels-last activations stay channels-last)."""
         if value.buffer is not None:
             return value
         uses = len(list(res.uses))
@@ -263,7 +268,7 @@ class FunctionLowering:
         return value
 
     def _realize_as_decided(self, res: SSAValue, value: TensorValue, uses: int) -> TensorValue:
-        """``value`` realized where the kernel level said so.  A value in memory already
+        """``value`` realized where the kernel level said so, in the order ``layout`` says.  A value in memory already
         (written by a library call, a scan or torch) or one that only its reader lays out (it
         feeds a GEMM, a convolution or torch) is left to that writer or reader; a graph output
         is written straight into its output buffer unless something else reads it too."""
@@ -273,9 +278,11 @@ class FunctionLowering:
             return value
         if isinstance(value, LazyValue) and value.compute_size()[0] == 0:
             return value  # a view of memory: index arithmetic for every reader
-        if isinstance(value, ReductionValue):
-            return realize_preferred(self.ctx, value, "red")
-        return realize_preferred(self.ctx, value)
+        hint = "red" if isinstance(value, ReductionValue) else "buf"
+        if self.layouts.get(res) == "channels_last":
+            return realize_channels_last(self.ctx, value.shape, value.dtype, value.load, [value], hint)
+        self.ctx.realize(value, hint)
+        return value
 
     def _fallback(self, op: Operation, reason: str) -> None:
         key = op_key(op)
@@ -395,7 +402,8 @@ def _clean(name: str) -> str:
 
 
 def lower_function(fn: func.FuncOp, options: LoweringOptions,
-                   realize: dict[SSAValue, str] | None = None) -> LoweringResult:
+                   realize: dict[SSAValue, str] | None = None,
+                   layouts: dict[SSAValue, str] | None = None) -> LoweringResult:
     """Lower ``fn``.  With ``fallback`` on, an op on which the lowering breaks its own invariants
     runs through torch instead (the function is lowered again with that op sent to torch), is
     reported as an internal error and logged; without, that is an :class:`InternalLoweringError`
@@ -404,7 +412,7 @@ def lower_function(fn: func.FuncOp, options: LoweringOptions,
     while True:
         try:
             try:
-                result = FunctionLowering(fn, options, forced, realize).run()
+                result = FunctionLowering(fn, options, forced, realize, layouts).run()
                 break
             except (ZigguratError, NotLowerable):
                 raise
@@ -421,7 +429,7 @@ def lower_function(fn: func.FuncOp, options: LoweringOptions,
     for op in list(forced)[:-1]:
         fewer = {k: v for k, v in forced.items() if k is not op}
         try:
-            result = FunctionLowering(fn, options, fewer, realize).run()
+            result = FunctionLowering(fn, options, fewer, realize, layouts).run()
             forced = fewer
         except Exception:
             continue

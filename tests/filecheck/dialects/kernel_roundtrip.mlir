@@ -4,7 +4,7 @@
 
 builtin.module {
   func.func @forward(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %a: tensor<5x16xf32>, %b: tensor<16x4xf32>, %i: tensor<2xi64>) -> tensor<1x8x10x10xf32> {
-    %0 = kernel.conv ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) {spec = #kernel.conv<n = 1, c = 3, h = 10, w = 10, o = 8, kh = 3, kw = 3, stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1, oh = 10, ow = 10, weight = "OIhw">, realize = ["graph output"], layout = "channels_last", isa = "avx512"} -> tensor<1x8x10x10xf32> {
+    %0 = kernel.conv ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) {spec = #kernel.conv<n = 1, c = 3, h = 10, w = 10, o = 8, kh = 3, kw = 3, stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1, oh = 10, ow = 10, weight = "OIhw">, realize = ["graph output"], layout = ["channels_last"], isa = "avx512"} -> tensor<1x8x10x10xf32> {
     ^bb0(%x1: tensor<1x3x10x10xf32>, %w1: tensor<8x3x3x3xf32>):
       %c = fused.conv2d %x1, %w1 {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x10x10xf32>
       kernel.yield %c : tensor<1x8x10x10xf32>
@@ -47,7 +47,7 @@ builtin.module {
   }
 }
 
-// CHECK:      %0 = kernel.conv ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) {spec = #kernel.conv<n = 1, c = 3, h = 10, w = 10, o = 8, kh = 3, kw = 3, stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1, oh = 10, ow = 10, weight = "OIhw">, realize = ["graph output"], layout = "channels_last", isa = "avx512"} -> tensor<1x8x10x10xf32> {
+// CHECK:      %0 = kernel.conv ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) {spec = #kernel.conv<n = 1, c = 3, h = 10, w = 10, o = 8, kh = 3, kw = 3, stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1, oh = 10, ow = 10, weight = "OIhw">, realize = ["graph output"], layout = ["channels_last"], isa = "avx512"} -> tensor<1x8x10x10xf32> {
 // CHECK-NEXT: ^bb0(%x1: tensor<1x3x10x10xf32>, %w1: tensor<8x3x3x3xf32>):
 // CHECK-NEXT:   %c = fused.conv2d %x1, %w1
 // CHECK-NEXT:   kernel.yield %c : tensor<1x8x10x10xf32>

@@ -97,3 +97,25 @@ func.func @captured(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %0 : tensor<4xf32>
 }
 // CHECK: Operation using value defined out of its IsolatedFromAbove parent
+
+// -----
+func.func @layout_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kernel.pointwise ins(%x : tensor<4xf32>) {layout = ["contiguous", "contiguous"]} -> tensor<4xf32> {
+  ^bb0(%x1: tensor<4xf32>):
+    %r = torch.aten.relu %x1 : (tensor<4xf32>) -> tensor<4xf32>
+    kernel.yield %r : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: kernel.pointwise: layout has 2 entries for 1 results
+
+// -----
+func.func @layout_unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kernel.pointwise ins(%x : tensor<4xf32>) {layout = ["nhwc"]} -> tensor<4xf32> {
+  ^bb0(%x1: tensor<4xf32>):
+    %r = torch.aten.relu %x1 : (tensor<4xf32>) -> tensor<4xf32>
+    kernel.yield %r : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: kernel.pointwise: unknown layout 'nhwc'; known: 'contiguous', 'channels_last', ''

@@ -1,7 +1,9 @@
 // RUN: ziggurat-opt %s -p 'convert-kernel-to-loop{isa=avx512 threads=1}' | filecheck %s
 // The loops follow the kernel level's decisions: the same exp -> mul -> tanh chain is one
 // loop kernel where kernel-fuse left it one kernel, and two, the exp realized in memory,
-// where the exp is a kernel of its own whose result is realized ("read twice").
+// where the exp is a kernel of its own whose result is realized ("read twice").  A realized
+// result is stored in the order its ``layout`` gives: the same pool, channels-last and
+// contiguous.
 
 builtin.module {
   func.func @fused(%x: tensor<64xf32>) -> tensor<64xf32> attributes {kernel.level = "fused"} {
@@ -28,6 +30,34 @@ builtin.module {
     }
     func.return %1 : tensor<64xf32>
   }
+  func.func @pool_cl(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xf32> attributes {kernel.level = "fused"} {
+    %p = kernel.composite ins(%x : tensor<1x8x6x6xf32>) {family = "pooling", window = 4 : i64, realize = ["read twice"], layout = ["channels_last"]} -> tensor<1x8x3x3xf32> {
+    ^bb0(%x1: tensor<1x8x6x6xf32>):
+      %p1 = torch.aten.max_pool2d %x1 {kernel_size = array<i64: 2, 2>, stride = array<i64>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xf32>
+      kernel.yield %p1 : tensor<1x8x3x3xf32>
+    }
+    %a = kernel.pointwise ins(%p : tensor<1x8x3x3xf32>) {realize = ["graph output"], layout = [""]} -> tensor<1x8x3x3xf32> {
+    ^bb0(%p2: tensor<1x8x3x3xf32>):
+      %s = torch.aten.sigmoid %p2 : (tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+      %m = torch.aten.mul.Tensor %s, %p2 : (tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+      kernel.yield %m : tensor<1x8x3x3xf32>
+    }
+    func.return %a : tensor<1x8x3x3xf32>
+  }
+  func.func @pool_contiguous(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xf32> attributes {kernel.level = "fused"} {
+    %p = kernel.composite ins(%x : tensor<1x8x6x6xf32>) {family = "pooling", window = 4 : i64, realize = ["read twice"], layout = ["contiguous"]} -> tensor<1x8x3x3xf32> {
+    ^bb0(%x1: tensor<1x8x6x6xf32>):
+      %p1 = torch.aten.max_pool2d %x1 {kernel_size = array<i64: 2, 2>, stride = array<i64>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xf32>
+      kernel.yield %p1 : tensor<1x8x3x3xf32>
+    }
+    %a = kernel.pointwise ins(%p : tensor<1x8x3x3xf32>) {realize = ["graph output"], layout = [""]} -> tensor<1x8x3x3xf32> {
+    ^bb0(%p2: tensor<1x8x3x3xf32>):
+      %s = torch.aten.sigmoid %p2 : (tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+      %m = torch.aten.mul.Tensor %s, %p2 : (tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+      kernel.yield %m : tensor<1x8x3x3xf32>
+    }
+    func.return %a : tensor<1x8x3x3xf32>
+  }
 }
 
 // CHECK-LABEL: func.func @fused(%x: memref<64xf32>) -> memref<64xf32>
@@ -38,3 +68,10 @@ builtin.module {
 // CHECK:         loop.kernel @exp_0 ins(%x : memref<64xf32>)
 // CHECK:         loop.kernel @fused_mul_tanh_{{[0-9]+}} ins(%{{.*}}, %x : memref<64xf32>, memref<64xf32>)
 // CHECK:         func.return
+// CHECK-LABEL: func.func @pool_cl(%x: memref<1x8x6x6xf32>)
+// CHECK:         %[[P:.*]] = loop.alloc : memref<1x3x3x8xf32>
+// CHECK:         loop.kernel @max_pool2d_0 ins(%x : memref<1x8x6x6xf32>) outs(%[[P]] : memref<1x3x3x8xf32>)
+// CHECK:         loop.kernel @fused_sigmoid_mul_0 ins(%[[P]] : memref<1x3x3x8xf32>)
+// CHECK-LABEL: func.func @pool_contiguous(%x: memref<1x8x6x6xf32>)
+// CHECK:         %[[P:.*]] = loop.alloc : memref<1x8x3x3xf32>
+// CHECK:         loop.kernel @max_pool2d_0 ins(%x : memref<1x8x6x6xf32>) outs(%[[P]] : memref<1x8x3x3xf32>)
