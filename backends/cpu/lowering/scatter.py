@@ -174,6 +174,26 @@ def _scatter(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int,
 
         live = ctx.reduction("sum", I64, x.shape, (n,), live_body, [x, idx_t])
 
+    first_zero = None
+    if kind in ("max", "min") and dt.is_floating_point:
+        # eager replaces its running max/min only by a strictly greater/smaller value, so where
+        # the result is a zero its sign is the first zero's in the order eager visits them
+        # (the destination, with include_self, then the sources by position)
+        def zero_hit(out: Index, red: Index) -> Value:
+            hit, sub = matches(out, IndexExpr.of(red[0]))
+            return cast(logical_and(hit, compare("eq", value_at(sub), 0.0, dt)), I64)
+
+        first_zero = ctx.reduction("argmax", I64, x.shape, (n,), zero_hit, [x, idx_t])
+
+    def signed_zero(out: Index, v: Value, base: Value) -> Value:
+        """``v`` with a zero result signed as eager's."""
+        assert first_zero is not None
+        _, sub = matches(out, IndexExpr.of(Indirect(first_zero.load(out), n, site)))
+        pick = value_at(sub)
+        if include_self:
+            pick = where(compare("eq", base, 0.0, dt), base, pick, dt)
+        return where(compare("eq", v, 0.0, dt), pick, v, dt)
+
     def combined(out: Index) -> Value:
         base, t = x.load(out), total.load(out)
         if kind == "sum" and include_self:
@@ -191,6 +211,8 @@ def _scatter(ctx: LoweringContext, args: LoweringArgs, x: TensorValue, dim: int,
             v = op(t, base, dt)
         else:
             v = t
+        if first_zero is not None:
+            v = signed_zero(out, v, base)
         if not include_self:
             v = where(compare("gt", h, 0, I64), v, base, dt)
         return v
