@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.codegen.module import describe, generate
 from ziggurat.backends.cpu.isa import Isa, parse_isa
@@ -85,6 +86,28 @@ def fallback_reports(fn: func.FuncOp) -> list[OpReport]:
     return reports
 
 
+def _count_native_loop(report: CompileReport, loop_op: Operation, body: CompileReport) -> None:
+    """``report`` with ``loop_op`` counted native, and its body's fallbacks (which run through
+    torch inside the native body) listed."""
+    reasons = report.fallback_ops.get("torch.loop", [])
+    if reasons:
+        reasons.pop(0)
+        if not reasons:
+            del report.fallback_ops["torch.loop"]
+    where = op_location(loop_op)
+    loops = [r for r in report.unsupported if r.op == "torch.loop"]
+    mine = next((r for r in loops if r.location == where), loops[0] if loops else None)
+    if mine is not None:
+        report.unsupported.remove(mine)
+    report.native_ops["torch.loop"] = report.native_ops.get("torch.loop", 0) + 1
+    for key, n in body.native_ops.items():
+        report.native_ops[key] = report.native_ops.get(key, 0) + n
+    for key, body_reasons in body.fallback_ops.items():
+        report.fallback_ops.setdefault(key, []).extend(f"{r} (in a loop body)" for r in body_reasons)
+    report.unsupported += body.unsupported
+    report.stats["native loop bodies"] = report.stats.get("native loop bodies", 0) + 1
+
+
 class CpuBackend:
     name = "cpu"
     #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own
@@ -146,7 +169,36 @@ class CpuBackend:
         cache = ObjectCache(options.cache_dir) if options.cache_dir is not None else default_object_cache()
         library = compile_ir(llvm_module, isa, cache=cache)
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
-        return CpuExecutable(fn, abi, library, ir, cache, follow_torch_threads=options.threads is None)
+        executable = CpuExecutable(fn, abi, library, ir, cache, follow_torch_threads=options.threads is None)
+        self._native_loop_bodies(executable, options, report)
+        return executable
+
+    def _native_loop_bodies(self, executable: CpuExecutable, options: CompileOptions,
+                            report: CompileReport | None) -> None:
+        """Compile the body of each ``torch.loop`` of ``executable`` natively where it lowers
+        (``loop_bodies.py``); ``report`` counts such a loop as native and lists its body's
+        fallbacks."""
+        from ziggurat.backends.cpu.loop_bodies import log_interpreted, loops_of, native_body
+
+        body_options = replace(options, passes=None, fallback=True, dump_ir=None)
+        for loop_op in loops_of(executable.fn):
+            body_report = CompileReport(backend=self.name)
+
+            def compile_body(module: ModuleOp, body_report: CompileReport = body_report) -> tuple[CpuExecutable, int]:
+                from ziggurat.backends.passes import parse_pipeline
+                from ziggurat.ir.pipeline import run_pipeline
+
+                run_pipeline(module, parse_pipeline(self.default_pipeline(body_options)))
+                runner = self.build(module, body_options, body_report)
+                return runner, sum(body_report.native_ops.values())
+
+            body, reason = native_body(loop_op, compile_body)
+            if body is None:
+                log_interpreted(loop_op, reason)
+                continue
+            executable.loop_bodies[loop_op] = body
+            if report is not None:
+                _count_native_loop(report, loop_op, body_report)
 
     def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> CpuExecutable:
         """An executable from ``CpuExecutable.serialize()`` output and its loop-level module."""
@@ -160,8 +212,10 @@ class CpuBackend:
         plan = plan_memory(fn)
         abi = describe(fn, plan, code.isa, int(threads_attr.value.data))
         library = code.load([s.function for s in abi.segments if s.kind == "native"])
-        return CpuExecutable(fn, abi, library, {"loop": print_module(module)},
-                             follow_torch_threads=options.threads is None)
+        executable = CpuExecutable(fn, abi, library, {"loop": print_module(module)},
+                                   follow_torch_threads=options.threads is None)
+        self._native_loop_bodies(executable, options, None)
+        return executable
 
     @staticmethod
     def _report(fn: func.FuncOp, report: CompileReport, arena: int, unplanned: int, abi: object,

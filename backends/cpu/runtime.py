@@ -96,6 +96,8 @@ class CpuExecutable:
                          for s in abi.segments if s.kind == "native"}
         self._statics = self._static_values()
         self._interp: Any = None
+        #: ``torch.loop`` ops whose bodies run as native code (``loop_bodies.NativeLoopBody``)
+        self.loop_bodies: dict[Operation, Any] = {}
         # Per-call work decided once: fresh output tensors (slot, shape, dtype), the entries.
         self._fresh: list[tuple[SSAValue, int, tuple[int, ...], torch.dtype]] = []
         for j, v in enumerate(abi.outputs):
@@ -281,7 +283,8 @@ class CpuExecutable:
             # addresses storage (as_strided) a tensor that owns its storage, as in eager
             values = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in values)
         try:
-            results = self._interpreter().run_op(op, values)
+            body = self.loop_bodies.get(op)
+            results = body.run(values) if body is not None else self._interpreter().run_op(op, values)
         except Exception as e:  # noqa: BLE001  (torch raising on call-time values: name the op)
             raise torch_op_error(op, e) from None
         for res, value in zip(op.results, results, strict=True):

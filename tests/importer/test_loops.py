@@ -1,5 +1,6 @@
 """TorchScript loops (``prim::Loop``): unrolled when static, else a ``torch.loop`` that every
-backend runs (the CPU and TensorRT backends through torch), each checked against eager."""
+backend runs (the CPU backend with its body as native code where the body lowers, the
+TensorRT backends through torch), each checked against eager."""
 
 from __future__ import annotations
 
@@ -63,6 +64,30 @@ def long_static_loop(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+class Iterate(torch.nn.Module):
+    """A recurrent refinement: two linears per trip, a data-dependent trip count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(24, 24)
+        self.lin2 = torch.nn.Linear(24, 24)
+
+    def forward(self, x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        for _ in range(int(k)):
+            x = torch.tanh(self.lin2(torch.relu(self.lin(x)))) + x * 0.5
+        return x
+
+
+class CountTo(torch.nn.Module):
+    """A loop whose body is integer bookkeeping only: nothing in it lowers natively."""
+
+    def forward(self, x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        n = 0
+        while n < int(k):
+            n += 3
+        return x * n
+
+
 class NestedLoops(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         while x.sum() < 50.0:
@@ -102,8 +127,11 @@ def test_while_loop_on_data_runs_every_trip_count(backend: str) -> None:
         trips.add(want[1])
         torch.testing.assert_close(got[0], want[0])
     assert len(trips) >= 3, trips
-    if backend == "cpu":
-        assert "torch.loop" in compiled.report.fallback_ops
+    if backend == "cpu":  # the body (linear, relu, abs, add, sum, compare) runs natively
+        assert compiled.report.native_ops.get("torch.loop") == 1, compiled.report.native_ops
+        assert "torch.loop" not in compiled.report.fallback_ops
+        assert compiled.report.native_ops.get("fused.linear") == 1
+        assert len(compiled.executable.loop_bodies) == 1  # pyright: ignore
 
 
 @pytest.mark.parametrize("model", [DataTripCount, long_static_loop, NestedLoops])
@@ -179,3 +207,43 @@ def test_saved_module_with_a_loop_loads_and_runs(tmp_path) -> None:  # noqa: ANN
         got, want = loaded(t), scripted(t)
         assert got[1] == want[1]
         torch.testing.assert_close(got[0], want[0])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_loop_body_runs_natively_for_every_trip_count(threads: int) -> None:
+    torch.manual_seed(0)
+    scripted = torch.jit.script(Iterate().eval())
+    x = torch.randn(5, 24)
+    compiled = ziggurat.compile(scripted, (x, torch.tensor(3)), backend="cpu", frontend="torchscript",
+                                threads=threads)
+    assert compiled.report.native_ops.get("torch.loop") == 1, compiled.report.native_ops
+    assert compiled.report.native_ops.get("fused.linear") == 2
+    assert compiled.report.stats["native loop bodies"] == 1
+    for k in (0, 1, 2, 7):
+        t = torch.randn(5, 24)
+        torch.testing.assert_close(compiled(t, torch.tensor(k)), scripted(t, torch.tensor(k)))
+
+
+def test_loop_body_without_native_ops_runs_through_torch(caplog: pytest.LogCaptureFixture) -> None:
+    scripted = torch.jit.script(CountTo().eval())
+    x = torch.rand(4)
+    with caplog.at_level("INFO", logger="ziggurat"):
+        compiled = ziggurat.compile(scripted, (x, torch.tensor(5)), backend="cpu", frontend="torchscript")
+    assert "torch.loop" in compiled.report.fallback_ops
+    assert "torch.loop" not in compiled.report.native_ops
+    assert "no op of its body lowers natively" in caplog.text
+    for k in (0, 1, 5, 10):
+        torch.testing.assert_close(compiled(x, torch.tensor(k)), scripted(x, torch.tensor(k)))
+
+
+def test_loaded_module_runs_its_loop_body_natively(tmp_path) -> None:  # noqa: ANN001
+    torch.manual_seed(0)
+    scripted = torch.jit.script(Iterate().eval())
+    x = torch.randn(5, 24)
+    compiled = ziggurat.compile(scripted, (x, torch.tensor(3)), backend="cpu", frontend="torchscript")
+    path = tmp_path / "iterate.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    assert len(loaded.executable.loop_bodies) == 1  # pyright: ignore
+    for k in (0, 4):
+        torch.testing.assert_close(loaded(x, torch.tensor(k)), scripted(x, torch.tensor(k)))
