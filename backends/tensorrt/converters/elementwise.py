@@ -90,9 +90,12 @@ def mul(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def trunc(ctx: ConversionContext, x: SSAValue, suffix: str = "trunc") -> SSAValue:
-    """trunc(x) = sign(x) * floor(|x|) (TensorRT has no trunc)."""
-    magnitude = unary(ctx, unary(ctx, x, U.kABS, f"{suffix} abs"), U.kFLOOR, f"{suffix} floor")
-    return elementwise(ctx, unary(ctx, x, U.kSIGN, f"{suffix} sign"), magnitude, E.kPROD, suffix=suffix)
+    """trunc(x): ceil(x) where x < 0, else floor(x) (TensorRT has no trunc).  A -0.0 stays -0.0
+    (floor(-0.0)), as do NaN and the infinities; ``sign(x) * floor(|x|)`` made +0.0 of -0.0,
+    since sign(-0.0) is +0.0 (so ``atan2(-0.0, fix(-0.0))`` was -0.0, not -pi)."""
+    negative = elementwise(ctx, x, 0.0, E.kLESS, suffix=f"{suffix} negative".strip())
+    return select(ctx, negative, unary(ctx, x, U.kCEIL, f"{suffix} ceil".strip()),
+                  unary(ctx, x, U.kFLOOR, f"{suffix} floor".strip()), dtype=ctx.dtype(x), suffix=suffix)
 
 
 #: Why float floor division and remainder stay in torch.
