@@ -208,3 +208,32 @@ class ScalarLoops(TorchDispatchMode):
 def run_eager_scalar_loops(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
     with ScalarLoops():
         return run_eager(module, inputs)
+
+
+class NanSignsFlipped(TorchDispatchMode):
+    """Every NaN's sign bit read the other way: ``signbit(NaN)`` and ``copysign(x, NaN)``.
+
+    IEEE 754 leaves the sign of a NaN result unspecified, and eager's own kernels disagree
+    about it (``sigmoid(nan)`` is -nan, ``maximum(-nan, 0.0)`` +nan, ``clamp`` keeps the sign,
+    ``maximum(minimum(x, hi), lo)`` may not): an output that depends on a NaN's sign is
+    noise, not an answer.  Where this run and the plain one differ, the oracle counts the
+    difference as eager's own (``alternates`` in ``tolerance.py``)."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        packet = func.overloadpacket
+        if packet is torch.ops.aten.signbit and args and isinstance(args[0], torch.Tensor) \
+                and args[0].is_floating_point():
+            x = args[0]
+            return torch.logical_xor(func(*args, **kwargs), torch.isnan(x))
+        if packet is torch.ops.aten.copysign and len(args) >= 2 and isinstance(args[1], torch.Tensor) \
+                and args[1].is_floating_point():
+            sign = args[1]
+            return func(args[0], torch.where(torch.isnan(sign), torch.neg(sign), sign), *args[2:], **kwargs)
+        return func(*args, **kwargs)
+
+
+def run_eager_nan_signs_flipped(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    with NanSignsFlipped():
+        return run_eager(module, inputs)

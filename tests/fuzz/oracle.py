@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
-                                run_eager_scalar_loops, run_statements)
+                                run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
 from tests.fuzz.program import Program
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
                                   rounding_step)
@@ -169,6 +169,10 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
     alternates: list[list[Any]] = []
     try:  # ... and between its vector and scalar loops (gelu of +inf, the sign of a zero)
         alternates.append(run_eager_scalar_loops(module, inputs))
+    except Exception:
+        pass
+    try:  # ... and the sign of a NaN is nobody's answer (signbit, copysign)
+        alternates.append(run_eager_nan_signs_flipped(module, inputs))
     except Exception:
         pass
     return Reference(e32, e64, small, big, alternates)

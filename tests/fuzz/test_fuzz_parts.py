@@ -318,3 +318,29 @@ def test_comparison_at_the_end_of_a_chain_of_nodes_is_masked() -> None:
     wrong = e.clone()
     wrong[tuple(robust)] = ~wrong[tuple(robust)]
     assert not compare([wrong], ref).ok
+
+
+def test_the_sign_of_a_nan_is_noise_not_an_answer() -> None:
+    """Fuzz seed 5 program 1787: ``signbit(exp(clamp(celu(x), -8, 8)))`` where x is NaN.  Eager's
+    clamp keeps the NaN's sign; tensorrt-reference's kCLIP (``maximum(minimum(x, hi), lo)``
+    in torch) flips it, as eager's own ``sigmoid(nan)`` (-nan) and ``maximum(-nan, 0)``
+    (+nan) do.  IEEE 754 leaves a NaN result's sign unspecified: a flipped ``signbit`` or
+    ``copysign`` of a NaN passes, a flipped one of a number still fails."""
+    nan = float("nan")
+    x = TensorSpec("x0", [6], "float32", "literal", 0, literal=[nan, -1.0, 2.0, -0.0, nan, 3.0])
+    nodes = [Node(["v1 = torch.signbit(x0.clamp(-8.0, 8.0))"], ["v1"], ["x0"], "signbit"),
+             Node(["v2 = torch.copysign(torch.ones_like(x0), x0)"], ["v2"], ["x0"], "copysign")]
+    program = Program("nan_sign", [x], [], nodes, ["v1", "v2"])
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    signbit, copysign = ref.e32
+    is_nan = torch.isnan(inputs[0])
+    flipped_sign = torch.logical_xor(signbit, is_nan)
+    flipped_copy = torch.where(is_nan, -copysign, copysign)
+    assert compare([flipped_sign, flipped_copy], ref).ok
+    wrong_number = flipped_sign.clone()
+    wrong_number[1] = ~wrong_number[1]  # signbit(-1.0)
+    assert not compare([wrong_number, flipped_copy], ref).ok
+    wrong_zero = flipped_copy.clone()
+    wrong_zero[3] = 1.0  # copysign(1, -0.0)
+    assert not compare([flipped_sign, wrong_zero], ref).ok

@@ -18,7 +18,9 @@ tolerance and find the elements no implementation can be held to:
 * ``alternates``: eager once more with every op reading its tensors in a non-contiguous
   layout, so its element-wise kernels take their scalar loops: where those and the vector
   loops disagree (gelu of +inf, the sign of softshrink's zero, hardtanh_backward of NaN),
-  the difference is eager's own and counts like ``small``'s;
+  the difference is eager's own and counts like ``small``'s; and eager with the sign of
+  every NaN read the other way by ``signbit``/``copysign`` (IEEE 754 leaves a NaN result's
+  sign unspecified and eager's kernels disagree on it: ``sigmoid(nan)`` is -nan);
 * ``big``: runs perturbed by +-2**-16 (about 128 ulp), which find discontinuities
   (comparisons, rounding, casts to int, argmax, remainder) that sit close to their
   threshold: the float inputs jittered with random signs, and every computed float value
