@@ -182,7 +182,7 @@ def kernel_kind(op: Operation) -> KernelKind:
         return KernelKind(ReductionOp, {"window": IntegerAttr(_window(op), i64)})
     if kind is ScanOp:
         dim = op.arguments().get("dim") if isinstance(op, AtenOp) else 0
-        rank = len(_tensor_shapes(op.operands)[0]) if _tensor_shapes(op.operands) else 1
+        rank = len(_tensor_shapes(op.results)[0]) if _tensor_shapes(op.results) else 1
         return KernelKind(ScanOp, {"dim": IntegerAttr(int(dim or 0) % max(rank, 1), i64)})
     if kind is GatherOp:
         return KernelKind(GatherOp)

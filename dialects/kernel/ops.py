@@ -177,7 +177,9 @@ class ReductionOp(KernelOp):
 
 @irdl_op_definition
 class ScanOp(KernelOp):
-    """A running combination along ``dim`` of the first input (cumsum, cumprod, logcumsumexp)."""
+    """A running combination along ``dim`` of its result (cumsum, cumprod, logcumsumexp).  The
+    dimension is the result's: once ``kernel-fuse`` has merged a producer in (a broadcast, an
+    ``expand``), the inputs may have another rank."""
 
     name = "kernel.scan"
     KIND: ClassVar[str] = "scan"
@@ -185,10 +187,10 @@ class ScanOp(KernelOp):
     traits = traits_def(IsolatedFromAbove())
 
     def verify_kind(self) -> None:
-        shape = _shape(self.inputs[0].type) if self.inputs else None
+        shape = _shape(self.outputs[0].type) if self.outputs else None
         dim = self.dim.value.data
         if shape is None or not 0 <= dim < max(len(shape), 1):
-            raise VerifyException(f"kernel.scan: dim {dim} is not a dimension of the first input")
+            raise VerifyException(f"kernel.scan: dim {dim} is not a dimension of the result")
 
 
 @irdl_op_definition

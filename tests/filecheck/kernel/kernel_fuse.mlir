@@ -103,4 +103,21 @@ builtin.module {
   // CHECK-NEXT:   kernel.yield
   // CHECK-NEXT: }
   // CHECK-NEXT: func.return
+
+  // A producer merged into a scan may have another rank than the scan's result (an
+  // expand, a broadcast): the scan's dim is a dimension of its result.
+  func.func @scan_of_broadcast(%x: tensor<5x7xf32>, %c: tensor<7xf32>) -> (tensor<2x5x7xf32>, tensor<5x7xf32>) {
+    %0 = torch.aten.expand %x {size = array<i64: 2, 5, 7>, implicit = false} : (tensor<5x7xf32>) -> tensor<2x5x7xf32>
+    %1 = torch.aten.cumsum %0 {dim = 2 : i64} : (tensor<2x5x7xf32>) -> tensor<2x5x7xf32>
+    %2 = torch.aten.clamp.Tensor %c min(%x : tensor<5x7xf32>) : (tensor<7xf32>) -> tensor<5x7xf32>
+    %3 = torch.aten.cumsum %2 {dim = 1 : i64} : (tensor<5x7xf32>) -> tensor<5x7xf32>
+    func.return %1, %3 : tensor<2x5x7xf32>, tensor<5x7xf32>
+  }
+  // CHECK-LABEL: func.func @scan_of_broadcast
+  // CHECK:      kernel.scan ins(%x : tensor<5x7xf32>) {dim = 2 : i64, realize = ["graph output"]} -> tensor<2x5x7xf32>
+  // CHECK:        torch.aten.expand
+  // CHECK-NEXT:   torch.aten.cumsum
+  // CHECK:      kernel.scan ins(%c, %x : tensor<7xf32>, tensor<5x7xf32>) {dim = 1 : i64, realize = ["graph output"]} -> tensor<5x7xf32>
+  // CHECK:        torch.aten.clamp.Tensor
+  // CHECK-NEXT:   torch.aten.cumsum
 }
