@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.module import describe, generate
 from ziggurat.backends.cpu.isa import Isa, parse_isa
 from ziggurat.backends.cpu.jit import compile_ir, default_object_cache
+from ziggurat.backends.cpu.loop_bodies import NativeLoopBody, log_interpreted, loops_of, native_body
 from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
 from ziggurat.backends.cpu.object_cache import ObjectCache
 from ziggurat.backends.cpu.runtime import CpuExecutable
@@ -153,6 +154,7 @@ class CpuBackend:
         plan = plan_memory(fn)
         abi = describe(fn, plan, *self._isa_threads(fn))
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, from_cache=None)
+        self._native_loop_bodies(fn, options, report, build=False)
 
     def build(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> CpuExecutable:
         fn = self._at_loop_level(module, options)
@@ -170,35 +172,41 @@ class CpuBackend:
         library = compile_ir(llvm_module, isa, cache=cache)
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
         executable = CpuExecutable(fn, abi, library, ir, cache, follow_torch_threads=options.threads is None)
-        self._native_loop_bodies(executable, options, report)
+        executable.loop_bodies.update(self._native_loop_bodies(fn, options, report, build=True))
         return executable
 
-    def _native_loop_bodies(self, executable: CpuExecutable, options: CompileOptions,
-                            report: CompileReport | None) -> None:
-        """Compile the body of each ``torch.loop`` of ``executable`` natively where it lowers
-        (``loop_bodies.py``); ``report`` counts such a loop as native and lists its body's
+    def _native_loop_bodies(self, fn: func.FuncOp, options: CompileOptions, report: CompileReport | None,
+                            build: bool) -> dict[Operation, NativeLoopBody]:
+        """The body of each ``torch.loop`` of the loop-level ``fn`` compiled natively where it
+        lowers (``loop_bodies.py``; with ``build`` False, only taken to the loop level, as
+        ``analyze`` does); ``report`` counts such a loop as native and lists its body's
         fallbacks."""
-        from ziggurat.backends.cpu.loop_bodies import log_interpreted, loops_of, native_body
-
         body_options = replace(options, passes=None, fallback=True, dump_ir=None)
-        for loop_op in loops_of(executable.fn):
+        bodies: dict[Operation, NativeLoopBody] = {}
+        for loop_op in loops_of(fn):
             body_report = CompileReport(backend=self.name)
 
-            def compile_body(module: ModuleOp, body_report: CompileReport = body_report) -> tuple[CpuExecutable, int]:
+            def compile_body(module: ModuleOp, body_report: CompileReport = body_report) -> tuple[CpuExecutable | None, int]:
                 from ziggurat.backends.passes import parse_pipeline
                 from ziggurat.ir.pipeline import run_pipeline
 
                 run_pipeline(module, parse_pipeline(self.default_pipeline(body_options)))
-                runner = self.build(module, body_options, body_report)
+                runner = None
+                if build:
+                    runner = self.build(module, body_options, body_report)
+                else:
+                    self.analyze(module, body_options, body_report)
                 return runner, sum(body_report.native_ops.values())
 
             body, reason = native_body(loop_op, compile_body)
             if body is None:
                 log_interpreted(loop_op, reason)
                 continue
-            executable.loop_bodies[loop_op] = body
+            if body.runner is not None:
+                bodies[loop_op] = body
             if report is not None:
                 _count_native_loop(report, loop_op, body_report)
+        return bodies
 
     def load(self, payload: bytes, module: ModuleOp, options: CompileOptions) -> CpuExecutable:
         """An executable from ``CpuExecutable.serialize()`` output and its loop-level module."""
@@ -214,7 +222,7 @@ class CpuBackend:
         library = code.load([s.function for s in abi.segments if s.kind == "native"])
         executable = CpuExecutable(fn, abi, library, {"loop": print_module(module)},
                                    follow_torch_threads=options.threads is None)
-        self._native_loop_bodies(executable, options, None)
+        executable.loop_bodies.update(self._native_loop_bodies(fn, options, None, build=True))
         return executable
 
     @staticmethod

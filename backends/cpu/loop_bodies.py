@@ -108,12 +108,14 @@ def body_module(loop: LoopOp) -> ModuleOp:
 class NativeLoopBody:
     """A ``torch.loop`` run by the runtime, its body by native code."""
 
-    runner: BodyRunner
+    #: None where the body was only taken to the loop level (``analyze``: ``explain``)
+    runner: BodyRunner | None
     #: per body argument (iteration, carried, captures): the dtype a scalar is boxed as
     boxed: list[torch.dtype | None]
     carried: int
 
     def run(self, values: Sequence[Any]) -> list[Any]:
+        assert self.runner is not None, "a loop body analyzed, not built"
         trip, cond, *rest = values
         carried = list(rest[: self.carried])
         captures = list(rest[self.carried:])
@@ -127,8 +129,8 @@ class NativeLoopBody:
 
 
 def native_body(loop: LoopOp, compile_body: Any) -> tuple[NativeLoopBody | None, str]:
-    """``loop`` with its body compiled by ``compile_body(module) -> (runner, native op count)``,
-    or None and why it stays with the interpreter."""
+    """``loop`` with its body compiled by ``compile_body(module) -> (runner or None, native op
+    count)``, or None and why it stays with the interpreter."""
     problem = boxable(loop)
     if problem is not None:
         return None, problem

@@ -247,3 +247,13 @@ def test_loaded_module_runs_its_loop_body_natively(tmp_path) -> None:  # noqa: A
     assert len(loaded.executable.loop_bodies) == 1  # pyright: ignore
     for k in (0, 4):
         torch.testing.assert_close(loaded(x, torch.tensor(k)), scripted(x, torch.tensor(k)))
+
+
+def test_explain_counts_a_native_loop_body() -> None:
+    """``explain`` takes each loop body to the loop level as ``compile`` does: the loop is not
+    listed as an op the backend cannot take."""
+    torch.manual_seed(0)
+    scripted = torch.jit.script(Iterate().eval())
+    report = ziggurat.explain(scripted, (torch.randn(5, 24), torch.tensor(3)), backend="cpu", frontend="torchscript")
+    assert report.stats["native loop bodies"] == 1  # pyright: ignore
+    assert all(r.op != "torch.loop" for r in report.unsupported)  # pyright: ignore
