@@ -121,7 +121,31 @@ def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]
             return None, None
         except Exception as cpu_error:  # noqa: BLE001 - torch refuses the op: the IR is invalid
             return None, first_line(cpu_error)
-    return _result_types(results), None
+    types = _result_types(results)
+    if declared is not None and not _agree(types, declared):
+        fake = _fake_cpu_types(run)
+        if fake is not None and _agree(fake, declared):
+            return fake, None
+    return types, None
+
+
+def _agree(types: Sequence[Attribute | None], declared: Sequence[Attribute]) -> bool:
+    return len(types) == len(declared) and all(t is None or t == d for t, d in zip(types, declared, strict=True))
+
+
+def _fake_cpu_types(run: Callable[[str], list[Any]]) -> tuple[Attribute | None, ...] | None:
+    """The result types of ``run("cpu")`` on fake CPU tensors (no data, any size): where a
+    meta kernel disagrees with the CPU kernel torch.export traced
+    (``_native_batch_norm_legit_no_training``: ``[C]`` on meta, ``[0]`` on the CPU and in the
+    exported graph), the CPU's answer is the one the graph was made with.  None where fake
+    tensors cannot run it."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    try:
+        with FakeTensorMode():
+            return _result_types(run("cpu"))
+    except Exception:  # noqa: BLE001 - no fake form: keep the meta answer
+        return None
 
 
 def _result_types(results: list[Any]) -> tuple[Attribute | None, ...]:

@@ -70,3 +70,37 @@ def test_the_export_warning_names_the_construct_and_its_line(caplog: pytest.LogC
     line = inspect.getsourcelines(ReadsPointer.forward)[1] + 1
     assert f"test_export_constructs.py:{line} (if x.data_ptr() % 1 == 0:" in message
     assert "Cannot access data pointer" in message
+
+
+class ConvBatchNorm(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 64, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(64)
+        self.relu = torch.nn.ReLU(inplace=True)  # an in-place op: the program is functionalized
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_eval_batch_norm_imports_through_export(backend: str, caplog: pytest.LogCaptureFixture) -> None:
+    """An eval-mode BatchNorm in a functionalized program (ResNet's in-place ReLU) exports as
+    ``_native_batch_norm_legit_no_training``, whose saved
+    mean and invstd are ``tensor<0xf32>`` (torch's CPU kernel and fake tensors), while its meta
+    kernel says ``[64]``: the verifier took the meta answer, the import failed, and every
+    ResNet/MobileNet fell back to tracing.  The CPU answer on fake tensors now wins where it
+    agrees with the exported graph."""
+    torch.manual_seed(0)
+    model = ConvBatchNorm().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 3, 48, 48)  # above the operand size the verifier re-runs on the CPU
+    options = {"threads": 1} if backend == "cpu" else {"min_block_size": 1}
+    with caplog.at_level(logging.WARNING, logger="ziggurat"):
+        compiled = ziggurat.compile(model, (x,), backend=backend, frontend="export", **options)
+    assert "_native_batch_norm_legit_no_training" in compiled.ir["torch"]
+    assert not [r for r in caplog.records if "frontend" in r.getMessage()]
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
