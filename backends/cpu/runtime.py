@@ -189,6 +189,8 @@ class CpuExecutable:
                 return t
         off = self.abi.plan.offsets.get(v)
         ty = v.type
+        if isinstance(ty, MemRefType) and 0 in tuple(ty.get_shape()):
+            return torch.empty(tuple(ty.get_shape()), dtype=_dtype(ty))  # no element: no storage planned
         if off is None or not isinstance(ty, MemRefType):
             raise RuntimeError(f"buffer {v.name_hint or v} has no storage")
         shape = tuple(ty.get_shape())

@@ -374,6 +374,8 @@ def flat_index(subscripts: Iterable[IndexExpr], shape: Iterable[int]) -> IndexEx
 def unflatten(flat: IndexExpr, shape: Iterable[int]) -> list[IndexExpr]:
     """Subscripts of the row-major flat index ``flat`` in ``shape`` (the inverse of :func:`flat_index`)."""
     dims = list(shape)
+    if 0 in dims:  # no element: no subscript is ever taken (and no modulo by 0 is built)
+        return [IndexExpr.of(0) for _ in dims]
     out: list[IndexExpr] = []
     stride = 1
     for n in reversed(dims):
