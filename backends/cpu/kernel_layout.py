@@ -128,11 +128,14 @@ class LayoutAnalysis:
     def _decide(self, kernel: KernelOp, values: list[Any]) -> list[str]:
         layouts: list[str] = []
         for out, reason, value in zip(kernel.outputs, kernel.realize_reasons(), values, strict=True):
-            if not stored_by_kernel(reason, len(list(out.uses)), value):
-                layouts.append(NOT_STORED)
-            elif isinstance(value, TensorValue) and prefers_channels_last(value):
-                layouts.append(CHANNELS_LAST)
-            else:
+            try:
+                if not stored_by_kernel(reason, len(list(out.uses)), value):
+                    layouts.append(NOT_STORED)
+                elif isinstance(value, TensorValue) and prefers_channels_last(value):
+                    layouts.append(CHANNELS_LAST)
+                else:
+                    layouts.append(CONTIGUOUS)
+            except Exception:  # an element function that breaks: the real lowering reports it
                 layouts.append(CONTIGUOUS)
         return layouts
 
@@ -141,7 +144,11 @@ def assign_layouts(fn: func.FuncOp, options: LoweringOptions) -> None:
     analysis = LayoutAnalysis(fn, options)
     for op in fn.body.block.ops:
         if isinstance(op, KernelOp):
-            op.layout = ArrayAttr([StringAttr(x) for x in analysis.kernel(op)])
+            try:
+                layouts = analysis.kernel(op)
+            except Exception:  # the analysis only chooses an order: contiguous is always correct
+                layouts = [CONTIGUOUS if isinstance(r.type, TensorType) else NOT_STORED for r in op.outputs]
+            op.layout = ArrayAttr([StringAttr(x) for x in layouts])
         elif not isinstance(op, func.ReturnOp):
             analysis.constant(op)
 
