@@ -208,8 +208,13 @@ def _resize(op: ResizeOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         c = c.clamp(0, in_len - 1)
         lo = torch.floor(c).to(torch.int64)
         hi = (lo + 1).clamp(max=in_len - 1)
-        w = (c - lo).to(torch.float32).reshape([-1 if i == dim else 1 for i in range(x.dim())])
-        x = x.index_select(dim, lo) * (1 - w) + x.index_select(dim, hi) * w
+        shape = [-1 if i == dim else 1 for i in range(x.dim())]
+        w = (c - lo).to(torch.float32).reshape(shape)
+        low, high = x.index_select(dim, lo), x.index_select(dim, hi)
+        # at the last pixel both neighbours are the same element: that element (an infinite
+        # one stays infinite, as in eager, where 0 * inf would make a NaN of it)
+        edge = (lo == hi).reshape(shape)
+        x = torch.where(edge, low, low * (1 - w) + high * w)
     return [x.to(result_dtype(op.output))]
 
 
