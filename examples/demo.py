@@ -4,9 +4,11 @@
 2. graph rewrites: the ``fused`` IR after ``graph-opt`` (batch norms folded, post-ops fused)
    and the CPU backend's ``prepack-weights`` (weights prepacked), checked by the reference
    interpreter against eager;
-3. the CPU backend: the ``loop`` IR and native code, run and checked against eager, with the
+3. the CPU backend's ``kernel`` IR (each kernel, why its results are kept in memory and in
+   which order), run by the reference interpreter and checked against eager;
+4. the CPU backend: the ``loop`` IR and native code, run and checked against eager, with the
    speed ratio against eager;
-4. the ``explain`` report of the model.
+5. the ``explain`` report of the model.
 """
 
 from __future__ import annotations
@@ -75,9 +77,17 @@ def main() -> int:
     ok &= err <= 1e-5
 
     if "cpu" in backend_names():
+        kernels = ziggurat.compile(model, inputs, backend="reference",
+                                   passes="graph-opt,prepack-weights,convert-fused-to-kernel,kernel-fuse,kernel-layout")
+        banner("level 3: kernel dialect (CPU backend: kernel-fuse, kernel-layout)")
+        print(excerpt(kernels.ir["graph"], 40))
+        err = max_rel_error(kernels(*inputs), expected)
+        print(f"\nreference interpreter at the kernel level vs eager: max relative error {err:.3e}")
+        ok &= err <= 1e-5
+
         torch.set_num_threads(1)  # eager and Ziggurat on one thread each: a like-for-like ratio
         compiled = ziggurat.compile(model, inputs, backend="cpu", threads=1)
-        banner("level 3: loop dialect (CPU backend)")
+        banner("level 4: loop dialect (CPU backend)")
         print(excerpt(compiled.ir.get("loop", "(no loop IR recorded)"), 50))
         if "llvm" in compiled.ir:
             banner("native code: LLVM IR excerpt")
