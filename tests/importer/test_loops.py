@@ -257,3 +257,28 @@ def test_explain_counts_a_native_loop_body() -> None:
     report = ziggurat.explain(scripted, (torch.randn(5, 24), torch.tensor(3)), backend="cpu", frontend="torchscript")
     assert report.stats["native loop bodies"] == 1  # pyright: ignore
     assert all(r.op != "torch.loop" for r in report.unsupported)  # pyright: ignore
+
+
+def test_native_loop_body_carries_scalars_and_other_dtypes() -> None:
+    """float64 and int64 tensors, a float and an int carried through a native body (the
+    scalars boxed as 0-d tensors between trips)."""
+
+    def body(x: torch.Tensor, y: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float, int]:
+        s = 0.0
+        n = 0
+        while n < int(k):
+            x = x * 0.5 + 1.0
+            y = y * 2
+            s = s + float(x.sum())
+            n += 1
+        return x, y, s, n
+
+    scripted = torch.jit.script(body)
+    x, y = torch.randn(3, dtype=torch.float64), torch.arange(4)
+    compiled = ziggurat.compile(scripted, (x, y, torch.tensor(3)), backend="cpu", frontend="torchscript")
+    assert compiled.report.stats["native loop bodies"] == 1
+    for k in (0, 1, 4):
+        got, want = compiled(x, y, torch.tensor(k)), scripted(x, y, torch.tensor(k))
+        torch.testing.assert_close(got[0], want[0])
+        assert torch.equal(got[1], want[1])
+        assert got[2] == pytest.approx(want[2]) and got[3] == want[3]
