@@ -21,7 +21,7 @@ their native code).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -128,7 +128,8 @@ class NativeLoopBody:
         return carried
 
 
-def native_body(loop: LoopOp, compile_body: Any) -> tuple[NativeLoopBody | None, str]:
+def native_body(loop: LoopOp, compile_body: Callable[[ModuleOp], tuple[BodyRunner | None, int]]
+                ) -> tuple[NativeLoopBody | None, str]:
     """``loop`` with its body compiled by ``compile_body(module) -> (runner or None, native op
     count)``, or None and why it stays with the interpreter."""
     problem = boxable(loop)
