@@ -186,3 +186,21 @@ def test_grid_sample_modes(interpolation: InterpolationMode, sample_mode: Sample
     padding = {SampleMode.kFILL: "zeros", SampleMode.kCLAMP: "border", SampleMode.kREFLECT: "reflection"}[sample_mode]
     expected = F.grid_sample(image, grid, mode=mode, padding_mode=padding, align_corners=align)
     torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sample_mode", [SampleMode.kFILL, SampleMode.kCLAMP, SampleMode.kREFLECT])
+def test_grid_sample_infinite_pixel_at_the_border(sample_mode: SampleMode) -> None:
+    """An infinite pixel in the last column, sampled exactly there: the tap past the border
+    reads zero, it is not the clamped inf times 0 (seed 8, program 3482 gave NaN)."""
+    from ziggurat.dialects.trt import GridSampleOp
+
+    image = torch.randn(1, 2, 3, 4)
+    image[0, 0, :, -1] = float("inf")
+    image[0, 1, -1, :] = float("-inf")
+    grid = torch.tensor([[[[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [1.0, 0.0]]]])  # corners and an edge
+    y = run_layer([image, grid], lambda a, g: GridSampleOp(a, g, name="grid", interpolation_mode=InterpolationMode.kLINEAR,
+                                                           align_corners=True, sample_mode=sample_mode).output)
+    padding = {SampleMode.kFILL: "zeros", SampleMode.kCLAMP: "border", SampleMode.kREFLECT: "reflection"}[sample_mode]
+    expected = F.grid_sample(image, grid, mode="bilinear", padding_mode=padding, align_corners=True)
+    assert torch.isinf(expected).any()
+    torch.testing.assert_close(y, expected, equal_nan=True)

@@ -249,7 +249,9 @@ def _taps(image: torch.Tensor, ys: torch.Tensor, xs: torch.Tensor) -> torch.Tens
     inside = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
     flat = (ys.clamp(0, h - 1) * w + xs.clamp(0, w - 1)).reshape(n, 1, -1).expand(n, c, -1)
     values = image.reshape(n, c, h * w).gather(2, flat).reshape(n, c, *ys.shape[1:])
-    return values * inside.unsqueeze(1).to(values.dtype)
+    # a tap outside the image reads zero: selected, not multiplied by a 0/1 mask, since the
+    # clamped element it gathered may be infinite or NaN (0 * inf is NaN; eager masks the load)
+    return torch.where(inside.unsqueeze(1), values, torch.zeros((), dtype=values.dtype))
 
 
 @layer(GridSampleOp)
