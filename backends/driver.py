@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,10 +67,16 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions,
     if options.verbose:
         logging.basicConfig(level=logging.INFO, format="[ziggurat] %(message)s")
         log.setLevel(logging.INFO)
-    report = CompileReport(backend=options.backend)
     module = import_model(model, inputs, options.frontend, example_kwargs)
+    log.info("imported %s in %.1f ms", type(model).__name__, (time.perf_counter() - start) * 1e3)
+    return lower_module(module, inputs, options, start)
+
+
+def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOptions, start: float) -> Lowered:
+    """Run the pipeline on an imported ``module`` (``start``: when the import began)."""
+    backend = get_backend(options.backend)
+    report = CompileReport(backend=options.backend)
     report.pass_times.append(("import", time.perf_counter() - start))
-    log.info("imported %s in %.1f ms", type(model).__name__, report.pass_times[-1][1] * 1e3)
     ir = {"torch": print_module(module)}
     input_types = list(forward_function(module).function_type.inputs.data)
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
@@ -83,12 +90,21 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions,
 
 
 def compile_model(model: Any, example_inputs: Any, options: CompileOptions,
-                  example_kwargs: dict[str, Any] | None = None) -> CompiledModule:
+                  example_kwargs: dict[str, Any] | None = None) -> Any:
+    if options.dynamic_shapes is not None:
+        from ziggurat.backends.dynamic_module import compile_dynamic
+
+        return compile_dynamic(model, normalize_inputs(example_inputs), options, example_kwargs)
+    return build_lowered(lambda: lower(model, example_inputs, options, example_kwargs), options)
+
+
+def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> CompiledModule:
+    """Lower (``lowering()``) and build with the backend: a :class:`CompiledModule`."""
     # The weight blobs this compile makes are held by `owner`, which lives as long as the
     # compiled module's IR: deleting the compiled module frees them.
     owner = BLOBS.new_owner()
     with owning_blobs(owner):
-        lowered = lower(model, example_inputs, options, example_kwargs)
+        lowered = lowering()
         module, backend, report, inputs, ir, start = (
             lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
         build_start = time.perf_counter()

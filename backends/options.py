@@ -36,6 +36,9 @@ class CompileOptions:
     verbose: bool = False
     #: "auto" | "torchscript" | "export": how a plain nn.Module is imported.
     frontend: str = "auto"
+    #: torch.export's ``dynamic_shapes`` (``Dim``s per input dim, by argument name or position):
+    #: the compiled module takes every size in the declared ranges.
+    dynamic_shapes: Any = None
     #: Backend-specific extras (e.g. ``min_block_size`` for TensorRT).
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -19,6 +19,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.utils.exceptions import VerifyException
 
+from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR
 from ziggurat.ir.types import UnsupportedTypeError, has_dynamic_dims, tensor_type_of, zeros_of
 
 #: Operands at most this many elements in all are re-run on the CPU when the meta kernel
@@ -53,10 +54,13 @@ def check_static(op: Operation, makes_dynamic_shapes: bool = False) -> bool:
     nothing more can be checked without the data).  A ``?`` result needs a cause: an operand
     with a ``?`` size or a run-time scalar operand (``nonzero(x).size(0)``), or an op whose
     result shape depends on the values (``makes_dynamic_shapes``: ``nonzero``, ``unique``...);
-    else it is an error, since Ziggurat compiles static shapes."""
+    else it is an error, since Ziggurat compiles static shapes.  A function input may have ``?``
+    sizes only in a function that declares its symbols (``ziggurat.shape_symbols``: a
+    dynamic-shape compile's ``torch`` level)."""
     dynamic_operands = [(i, v) for i, v in enumerate(op.operands) if has_dynamic_dims(v.type)]
     for i, v in dynamic_operands:
-        if isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), FuncOp):
+        fn = v.owner.parent_op() if isinstance(v, BlockArgument) else None
+        if isinstance(fn, FuncOp) and SHAPE_SYMBOLS_ATTR not in fn.attributes:
             raise VerifyException(f"{op.name}: operand {i} has a dynamic dimension ({v.type}); Ziggurat compiles "
                                   "static shapes (a function input has no data-dependent shape)")
     if dynamic_operands:

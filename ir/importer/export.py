@@ -21,7 +21,7 @@ from torch.export.graph_signature import OutputKind
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, TensorType, f64, i1, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, StringAttr, TensorType, f64, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch import TorchOp
@@ -35,19 +35,21 @@ from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.locations import describe_location, make_location, user_frame, user_line
 from ziggurat.ir.call_signature import CallSignature
 from ziggurat.ir.signature import format_structure, set_call_signature, set_input_writes, set_signature
+from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR, ShapeSymbols
 from ziggurat.ir.structure import Ref
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
 
 
 def export(model: torch.nn.Module, example_inputs: Sequence[Any],
-           example_kwargs: Mapping[str, Any] | None = None) -> Any:
+           example_kwargs: Mapping[str, Any] | None = None, dynamic_shapes: Any = None) -> Any:
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.export.export(model, tuple(example_inputs), dict(example_kwargs or {}))
+            return torch.export.export(model, tuple(example_inputs), dict(example_kwargs or {}),
+                                       dynamic_shapes=dynamic_shapes)
     finally:
         model.train(was_training)
 
@@ -64,9 +66,16 @@ def _location(node: torch.fx.Node) -> Any:
 
 
 class ExportImporter:
-    def __init__(self, program: Any) -> None:
+    def __init__(self, program: Any, sizes: Mapping[Any, int] | None = None,
+                 symbols: ShapeSymbols | None = None) -> None:
+        """``sizes``: a value for each symbol of a program exported with dynamic shapes (its
+        sympy symbols), which specializes the import to those sizes; without them its sizes are
+        ``?`` and its size arithmetic is run-time scalars, and ``symbols`` (recorded on the
+        function) declares them."""
         self.program = program
         self.values: dict[torch.fx.Node, Any] = {}
+        self.sizes: dict[Any, int] = dict(sizes or {})
+        self.symbols = symbols
 
     def import_program(self, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,
                        input_names: Sequence[str] | None = None) -> ModuleOp:
@@ -112,7 +121,10 @@ class ExportImporter:
         raise ModelImportError("the exported graph has no output", op="export")
 
     def _type(self, example: torch.Tensor, node: torch.fx.Node) -> Attribute:
+        val = node.meta.get("val")
         try:
+            if not self.sizes and isinstance(val, torch.Tensor) and not all(isinstance(d, int) for d in val.shape):
+                return _symbolic_result_type(val)  # a dynamic dim of the program's inputs: ?
             return tensor_type_of(example)
         except UnsupportedTypeError as e:
             raise self._error(node, str(e)) from None
@@ -147,6 +159,10 @@ class ExportImporter:
             self._check_metadata(node, args, schema.text)
             return
         val = node.meta.get("val")
+        if self.sizes:
+            if self._specialized(node, target, args, val):
+                return
+            val = self._concrete(val)
         examples = list(val) if isinstance(val, list | tuple) else [val]
         if not schema.returns:  # aten._assert_scalar: an op for its effect only
             examples = []
@@ -167,6 +183,43 @@ class ExportImporter:
             self.values[node] = results[0]
         else:
             self.values[node] = results
+
+    def _size_value(self, value: Any) -> Any:
+        """A SymInt/SymBool whose symbols all have sizes, as its Python value; else None."""
+        if not isinstance(value, torch.SymInt | torch.SymBool):
+            return None
+        expr = value.node.expr
+        if not expr.free_symbols <= self.sizes.keys():
+            return None  # an unbacked size (nonzero, unique...): only the run knows it
+        concrete = expr.xreplace(self.sizes)
+        return bool(concrete) if isinstance(value, torch.SymBool) else int(concrete)
+
+    def _concrete(self, val: Any) -> Any:
+        """``val`` (a node's fake result) with the sizes of ``self.sizes`` put in."""
+        if isinstance(val, list | tuple):
+            return type(val)(self._concrete(v) for v in val)  # pyright: ignore
+        if isinstance(val, torch.Tensor) and not all(isinstance(d, int) for d in val.shape):
+            sizes = [d if isinstance(d, int) else self._size_value(d) for d in val.shape]
+            if all(isinstance(d, int) for d in sizes):
+                return torch.empty(sizes, dtype=val.dtype, device="meta")
+        return val
+
+    def _specialized(self, node: torch.fx.Node, target: Any, args: dict[str, Any], val: Any) -> bool:
+        """Size arithmetic and size asserts over known sizes become Python values (none is an
+        op): True when ``node`` is done."""
+        if target is torch.ops.aten._assert_scalar.default:  # pyright: ignore[reportPrivateUsage]
+            cond = args.get("self")
+            if isinstance(cond, bool):
+                if not cond:
+                    raise self._error(node, f"the exported program asserts {args.get('assert_msg')!r}, which does "
+                                      f"not hold at these sizes")
+                return True
+            return False
+        concrete = self._size_value(val)
+        if concrete is None:
+            return False
+        self.values[node] = concrete
+        return True
 
     def _quantized_types(self, node: torch.fx.Node, op: TorchOp, schema: str) -> list[Attribute]:
         """The result types of an op reading or writing quantized tensors, from a CPU run:
@@ -228,6 +281,8 @@ class ExportImporter:
         fn = func.FuncOp("forward", FunctionType.from_lists(arg_types, [v.type for v in flat]), Region(block))
         set_signature(fn, self.input_names, format_structure(tree))
         set_input_writes(fn, input_writes)
+        if self.symbols is not None:
+            fn.attributes[SHAPE_SYMBOLS_ATTR] = StringAttr(self.symbols.to_json())
         module = ModuleOp([fn])
         verify_imported(module)
         return module

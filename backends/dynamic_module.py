@@ -1,0 +1,213 @@
+"""``compile(model, inputs, dynamic_shapes=...)``: one export for every size in the declared ranges.
+
+The model is exported once with torch.export's ``Dim``s, so its graph is symbolic: the
+``torch`` level shows the dynamic dims as ``?`` and the size arithmetic as scalar ops.  Each
+call's sizes are checked against the declared ranges and relations (an :class:`InputError`
+naming the input, the dim, the value and the range), then run by a build specialized to those
+sizes: the exported graph imported with the sizes put in and taken through the backend's
+static pipeline.  Builds are kept per size tuple (least recently used first out, at most
+``max_specializations``); each new one is a report line.
+
+What is still missing (issue 16): the backends do not yet compile ``?`` dims themselves, so
+each new size costs a backend build (the export and the checks are shared).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ziggurat.backends.compiled_module import CompiledModule, forward_function
+from ziggurat.backends.driver import Lowered, build_lowered, lower_module
+from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.options import CompileOptions
+from ziggurat.ir.errors import InputError, ModelImportError, ZigguratError
+from ziggurat.ir.importer import fresh_examples
+from ziggurat.ir.importer.dynamic_shapes import export_dynamic_shapes, flat_dynamic_shapes, shape_symbols_of
+from ziggurat.ir.importer.export import ExportImporter, export, functional
+from ziggurat.ir.importer.model_call import ModelCall
+from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.shape_symbols import ShapeSymbols
+from ziggurat.ir.signature import OUTPUTS_ATTR, mark_storage_reads, set_call_signature
+
+log = logging.getLogger("ziggurat")
+
+#: ``report.stats`` key: builds made for a new size tuple
+SPECIALIZED = "size specializations built"
+#: how many size specializations a module keeps by default
+MAX_SPECIALIZATIONS = 8
+
+
+class DynamicCompiledModule(torch.nn.Module):
+    """A model compiled for ranges of input sizes. Call it like the original; ``.symbols``
+    holds the declared symbols, ``.report`` the compile's report (with one line per size
+    specialization), ``.ir["torch"]`` the symbolic ``torch`` level."""
+
+    def __init__(self, model: torch.nn.Module, call: ModelCall, program: Any, symbols: ShapeSymbols,
+                 sympy_symbols: dict[str, Any], options: CompileOptions, symbolic_ir: Any,
+                 max_specializations: int = MAX_SPECIALIZATIONS) -> None:
+        super().__init__()
+        self._model_name = type(model).__name__
+        self._call = call
+        self._program = program
+        self.symbols = symbols
+        self._sympy = sympy_symbols
+        self.options = options
+        self.module_ir = symbolic_ir
+        fn = forward_function(symbolic_ir)
+        self._outputs = fn.attributes[OUTPUTS_ATTR]
+        self._dtypes = [t.dtype for t in call.tensors]
+        dynamic = {(d.input, d.dim) for d in symbols.dims}
+        #: each input's sizes, None where the dim is symbolic
+        self._static: list[list[int | None]] = [
+            [None if (i, k) in dynamic else int(n) for k, n in enumerate(t.shape)] for i, t in enumerate(call.tensors)]
+        self._specializations: OrderedDict[tuple[int, ...], CompiledModule] = OrderedDict()
+        self.max_specializations = max_specializations
+        self.report = CompileReport(backend=options.backend)
+        self.ir: dict[str, str] = {"torch": print_module(symbolic_ir)}
+
+    # -- call time ---------------------------------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        tensors = self._call.signature.flat_inputs(args, kwargs)
+        shapes = [list(t.shape) if isinstance(t, torch.Tensor) else None for t in tensors]
+        return self.specialization(shapes)(*args, **kwargs)
+
+    def specialization(self, shapes: Sequence[Sequence[int] | None]) -> CompiledModule:
+        """The build for flat inputs of ``shapes`` (made now if it is new)."""
+        self._check_static(shapes)
+        values = self.symbols.bind(shapes)
+        key = tuple(values[s.name] for s in self.symbols.symbols)
+        built = self._specializations.get(key)
+        if built is not None:
+            self._specializations.move_to_end(key)
+            return built
+        built = self._build(values, [list(s) if s is not None else [] for s in shapes])
+        self._specializations[key] = built
+        if len(self._specializations) > self.max_specializations:
+            self._specializations.popitem(last=False)
+        return built
+
+    def _check_static(self, shapes: Sequence[Sequence[int] | None]) -> None:
+        names = self._call.input_names
+        if len(shapes) != len(self._static):
+            raise InputError(f"expected {len(self._static)} tensor inputs, got {len(shapes)}", op="call")
+        for i, (shape, static) in enumerate(zip(shapes, self._static, strict=True)):
+            if shape is None:
+                raise InputError(f"input {i} ('{names[i]}') must be a tensor", op="call")
+            if len(shape) != len(static):
+                raise InputError(f"input {i} ('{names[i]}') has rank {len(shape)}; it was compiled for rank "
+                                 f"{len(static)} ({self._pattern(i)})", op="call")
+            for k, (n, want) in enumerate(zip(shape, static, strict=True)):
+                if want is not None and n != want:
+                    raise InputError(f"input {i} ('{names[i]}') dim {k} is {n}; it was compiled for {want} "
+                                     f"(a static dim: {self._pattern(i)})", op="call")
+
+    def _pattern(self, i: int) -> str:
+        exprs = {d.dim: d.expr for d in self.symbols.dims if d.input == i}
+        return "[" + ", ".join(exprs.get(k, str(n)) for k, n in enumerate(self._static[i])) + "]"
+
+    @property
+    def specializations(self) -> list[dict[str, int]]:
+        """The size tuples built so far, oldest first."""
+        return [dict(zip((s.name for s in self.symbols.symbols), key, strict=True)) for key in self._specializations]
+
+    # -- builds ------------------------------------------------------------------------------------
+    def _build(self, values: dict[str, int], shapes: list[list[int]]) -> CompiledModule:
+        start = time.perf_counter()
+        sizes = {self._sympy[name]: value for name, value in values.items()}
+        examples = [torch.zeros(shape, dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
+        label = ", ".join(f"{k}={v}" for k, v in values.items())
+
+        def lowering() -> Lowered:
+            try:
+                module = ExportImporter(self._program, sizes).import_program(
+                    examples, input_names=self._call.input_names)
+            except ZigguratError as e:
+                raise ModelImportError(f"specializing to {label}: {e.message}", op=e.op, schema=e.schema,
+                                       location=e.location) from None
+            fn = forward_function(module)
+            fn.attributes[OUTPUTS_ATTR] = self._outputs
+            set_call_signature(fn, self._call.signature)
+            mark_storage_reads(fn)
+            return lower_module(module, tuple(examples), self.options, start)
+
+        built = build_lowered(lowering, self.options)
+        seconds = time.perf_counter() - start
+        stats = self.report.stats
+        stats[SPECIALIZED] = stats.get(SPECIALIZED, 0) + 1
+        self.report.pass_times.append((f"specialize {label}", seconds))
+        log.info("built %s for %s in %.2f s", self._model_name, label, seconds)
+        if len(self._specializations) == 0:  # the first build's op census stands for all
+            for name in ("native_ops", "fallback_ops", "unsupported", "pass_stats"):
+                setattr(self.report, name, getattr(built.report, name))
+        return built
+
+    def explain_symbols(self) -> str:
+        return "\n".join(self.symbols.describe())
+
+    def extra_repr(self) -> str:
+        return f"backend={self.report.backend}, symbols=[{'; '.join(self.symbols.describe())}]"
+
+
+def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
+                    example_kwargs: dict[str, Any] | None) -> DynamicCompiledModule:
+    """Export ``model`` once with ``options.dynamic_shapes`` and build the example's sizes."""
+    if not isinstance(model, torch.nn.Module) or isinstance(model, torch.jit.ScriptModule):
+        raise ZigguratError(f"dynamic_shapes takes a Python nn.Module (exported with torch.export), not a "
+                            f"{type(model).__name__}", op="compile")
+    if options.frontend == "torchscript":
+        raise ZigguratError("dynamic_shapes needs the torch.export frontend: a TorchScript trace fixes every "
+                            "size (use frontend='auto' or 'export')", op="compile")
+    start = time.perf_counter()
+    call = ModelCall(model, fresh_examples(inputs), dict(example_kwargs or {}))
+    flat = flat_dynamic_shapes(call.signature, options.dynamic_shapes)
+    if not flat:
+        raise ZigguratError("dynamic_shapes declares no dynamic dim; leave it out for a static compile", op="compile")
+    _check_examples(call, flat)
+    try:
+        with call.flat() as flat_model:
+            program = export(flat_model, call.tensors, dynamic_shapes=export_dynamic_shapes(flat, len(call.tensors)))
+    except ZigguratError:
+        raise
+    except Exception as e:  # torch.export's own report: a Dim the model's code constrains, ...
+        text = str(e).strip()
+        raise ModelImportError(f"torch.export with these dynamic_shapes failed: {text[:1500] or type(e).__name__}",
+                               op=type(model).__name__) from None
+    program = functional(program)
+    symbols, sympy_symbols = shape_symbols_of(program, call.input_names, flat)
+    symbolic = ExportImporter(program, symbols=symbols).import_program(call.tensors, input_names=call.input_names)
+    call.finish(symbolic, forward_function(symbolic))
+    log.info("exported %s with %s in %.2f s", type(model).__name__, "; ".join(symbols.describe()),
+             time.perf_counter() - start)
+    compiled = DynamicCompiledModule(model, call, program, symbols, sympy_symbols, options, symbolic)
+    compiled.report.pass_times.append(("export", time.perf_counter() - start))
+    try:
+        first = compiled.specialization([list(t.shape) for t in call.tensors])
+    except InputError as e:
+        raise ZigguratError(f"the example inputs are outside the declared ranges: {e.message}", op="compile") from None
+    compiled.report.total_time = time.perf_counter() - start
+    compiled.ir.update({k: v for k, v in first.ir.items() if k != "torch"})
+    return compiled
+
+
+def _check_examples(call: ModelCall, flat: dict[int, dict[int, Any]]) -> None:
+    """Each example size inside the range its ``Dim`` declares (torch.export's own message for
+    this names neither the input nor the dim)."""
+    for i, dims in flat.items():
+        shape = call.tensors[i].shape
+        for dim, spec in dims.items():
+            where = f"input {i} ('{call.input_names[i]}') dim {dim}"
+            if dim >= len(shape):
+                raise ZigguratError(f"dynamic_shapes: {where} does not exist (the example has rank {len(shape)})",
+                                    op="compile")
+            low, high = getattr(spec, "min", None), getattr(spec, "max", None)
+            if not isinstance(low, int) or not isinstance(high, int) or getattr(spec, "root", None) is not None:
+                continue  # a hint (Dim.AUTO), or a derived Dim: torch.export checks it
+            if not low <= shape[dim] <= high:
+                raise ZigguratError(f"the example inputs are outside the declared ranges: {where} is {shape[dim]}, "
+                                    f"'{spec.__name__}' is declared [{low}, {high}]", op="compile")
