@@ -121,10 +121,12 @@ def export_dynamic_shapes(flat: FlatDims, n_inputs: int) -> tuple[tuple[dict[int
 
 
 def _bound(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        return None  # int_oo: no bound
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+
+    if value in (int_oo, -int_oo, sympy.oo, -sympy.oo):
+        return None  # no bound
+    return int(value)
 
 
 def shape_symbols_of(program: Any, input_names: Sequence[str], flat: FlatDims) -> tuple[ShapeSymbols, dict[str, Any]]:
