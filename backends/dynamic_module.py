@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
 
 from ziggurat.backends.compiled_module import CompiledModule, forward_function
 from ziggurat.backends.driver import Lowered, build_lowered, lower_module
@@ -33,7 +34,8 @@ from ziggurat.ir.importer.export import ExportImporter, export, functional
 from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.pipeline import print_module
 from ziggurat.ir.shape_symbols import ShapeSymbols
-from ziggurat.ir.signature import OUTPUTS_ATTR, mark_storage_reads, set_call_signature
+from ziggurat.ir.signature import OUTPUTS_ATTR, call_signature, input_names, mark_storage_reads, set_call_signature
+from ziggurat.ir.types import dtype_of
 
 log = logging.getLogger("ziggurat")
 
@@ -48,24 +50,32 @@ class DynamicCompiledModule(torch.nn.Module):
     holds the declared symbols, ``.report`` the compile's report (with one line per size
     specialization), ``.ir["torch"]`` the symbolic ``torch`` level."""
 
-    def __init__(self, model: torch.nn.Module, call: ModelCall, program: Any, symbols: ShapeSymbols,
-                 sympy_symbols: dict[str, Any], options: CompileOptions, symbolic_ir: Any,
+    def __init__(self, program: Any, symbols: ShapeSymbols, sympy_symbols: dict[str, Any],
+                 options: CompileOptions, symbolic_ir: ModuleOp, model_name: str,
                  max_specializations: int = MAX_SPECIALIZATIONS) -> None:
+        """``program``: the exported program; ``symbolic_ir``: its ``torch`` level, whose function
+        holds the call signature, the input names and types (``?`` where a dim is symbolic) and
+        the output structure that every specialization shares."""
         super().__init__()
-        self._model_name = type(model).__name__
-        self._call = call
+        self._model_name = model_name
         self._program = program
         self.symbols = symbols
         self._sympy = sympy_symbols
         self.options = options
         self.module_ir = symbolic_ir
         fn = forward_function(symbolic_ir)
+        signature = call_signature(fn)
+        if signature is None:
+            raise ZigguratError("a dynamic-shape module needs the model's call signature", op="compile")
+        self._signature = signature
+        self._input_names = input_names(fn)
         self._outputs = fn.attributes[OUTPUTS_ATTR]
-        self._dtypes = [t.dtype for t in call.tensors]
-        dynamic = {(d.input, d.dim) for d in symbols.dims}
+        types = list(fn.function_type.inputs.data)
+        self._dtypes = [dtype_of(t) for t in types]
         #: each input's sizes, None where the dim is symbolic
         self._static: list[list[int | None]] = [
-            [None if (i, k) in dynamic else int(n) for k, n in enumerate(t.shape)] for i, t in enumerate(call.tensors)]
+            [None if d == DYNAMIC_INDEX else int(d) for d in t.get_shape()]  # pyright: ignore
+            for t in types]
         self._specializations: OrderedDict[tuple[int, ...], CompiledModule] = OrderedDict()
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
@@ -73,7 +83,7 @@ class DynamicCompiledModule(torch.nn.Module):
 
     # -- call time ---------------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        tensors = self._call.signature.flat_inputs(args, kwargs)
+        tensors = self._signature.flat_inputs(args, kwargs)
         shapes = [list(t.shape) if isinstance(t, torch.Tensor) else None for t in tensors]
         return self.specialization(shapes)(*args, **kwargs)
 
@@ -93,7 +103,7 @@ class DynamicCompiledModule(torch.nn.Module):
         return built
 
     def _check_static(self, shapes: Sequence[Sequence[int] | None]) -> None:
-        names = self._call.input_names
+        names = self._input_names
         if len(shapes) != len(self._static):
             raise InputError(f"expected {len(self._static)} tensor inputs, got {len(shapes)}", op="call")
         for i, (shape, static) in enumerate(zip(shapes, self._static, strict=True)):
@@ -126,13 +136,13 @@ class DynamicCompiledModule(torch.nn.Module):
         def lowering() -> Lowered:
             try:
                 module = ExportImporter(self._program, sizes).import_program(
-                    examples, input_names=self._call.input_names)
+                    examples, input_names=self._input_names)
             except ZigguratError as e:
                 raise ModelImportError(f"specializing to {label}: {e.message}", op=e.op, schema=e.schema,
                                        location=e.location) from None
             fn = forward_function(module)
             fn.attributes[OUTPUTS_ATTR] = self._outputs
-            set_call_signature(fn, self._call.signature)
+            set_call_signature(fn, self._signature)
             mark_storage_reads(fn)
             return lower_module(module, tuple(examples), self.options, start)
 
@@ -184,7 +194,7 @@ def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions
     call.finish(symbolic, forward_function(symbolic))
     log.info("exported %s with %s in %.2f s", type(model).__name__, "; ".join(symbols.describe()),
              time.perf_counter() - start)
-    compiled = DynamicCompiledModule(model, call, program, symbols, sympy_symbols, options, symbolic)
+    compiled = DynamicCompiledModule(program, symbols, sympy_symbols, options, symbolic, type(model).__name__)
     compiled.report.pass_times.append(("export", time.perf_counter() - start))
     try:
         first = compiled.specialization([list(t.shape) for t in call.tensors])
