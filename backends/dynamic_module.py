@@ -127,24 +127,29 @@ class DynamicCompiledModule(torch.nn.Module):
         return [dict(zip((s.name for s in self.symbols.symbols), key, strict=True)) for key in self._specializations]
 
     # -- builds ------------------------------------------------------------------------------------
+    def lowering(self, values: dict[str, int], shapes: Sequence[Sequence[int]], start: float) -> Lowered:
+        """The exported graph imported at ``values`` (the symbols' sizes; ``shapes``: the inputs')
+        and taken through the backend's static pipeline."""
+        sizes = {self._sympy[name]: value for name, value in values.items()}
+        examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
+        label = ", ".join(f"{k}={v}" for k, v in values.items())
+        try:
+            module = ExportImporter(self._program, sizes).import_program(examples, input_names=self._input_names)
+        except ZigguratError as e:
+            raise ModelImportError(f"specializing to {label}: {e.message}", op=e.op, schema=e.schema,
+                                   location=e.location) from None
+        fn = forward_function(module)
+        fn.attributes[OUTPUTS_ATTR] = self._outputs
+        set_call_signature(fn, self._signature)
+        mark_storage_reads(fn)
+        return lower_module(module, tuple(examples), self.options, start)
+
     def _build(self, values: dict[str, int], shapes: list[list[int]]) -> CompiledModule:
         start = time.perf_counter()
-        sizes = {self._sympy[name]: value for name, value in values.items()}
-        examples = [torch.zeros(shape, dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
         label = ", ".join(f"{k}={v}" for k, v in values.items())
 
         def lowering() -> Lowered:
-            try:
-                module = ExportImporter(self._program, sizes).import_program(
-                    examples, input_names=self._input_names)
-            except ZigguratError as e:
-                raise ModelImportError(f"specializing to {label}: {e.message}", op=e.op, schema=e.schema,
-                                       location=e.location) from None
-            fn = forward_function(module)
-            fn.attributes[OUTPUTS_ATTR] = self._outputs
-            set_call_signature(fn, self._signature)
-            mark_storage_reads(fn)
-            return lower_module(module, tuple(examples), self.options, start)
+            return self.lowering(values, shapes, start)
 
         built = build_lowered(lowering, self.options)
         seconds = time.perf_counter() - start
@@ -164,9 +169,10 @@ class DynamicCompiledModule(torch.nn.Module):
         return f"backend={self.report.backend}, symbols=[{'; '.join(self.symbols.describe())}]"
 
 
-def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
-                    example_kwargs: dict[str, Any] | None) -> DynamicCompiledModule:
-    """Export ``model`` once with ``options.dynamic_shapes`` and build the example's sizes."""
+def export_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
+                   example_kwargs: dict[str, Any] | None) -> tuple[DynamicCompiledModule, list[list[int]]]:
+    """Export ``model`` once with ``options.dynamic_shapes``: the module (nothing built yet)
+    and the example's input shapes."""
     if not isinstance(model, torch.nn.Module) or isinstance(model, torch.jit.ScriptModule):
         raise ZigguratError(f"dynamic_shapes takes a Python nn.Module (exported with torch.export), not a "
                             f"{type(model).__name__}", op="compile")
@@ -196,8 +202,16 @@ def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions
              time.perf_counter() - start)
     compiled = DynamicCompiledModule(program, symbols, sympy_symbols, options, symbolic, type(model).__name__)
     compiled.report.pass_times.append(("export", time.perf_counter() - start))
+    return compiled, [list(t.shape) for t in call.tensors]
+
+
+def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
+                    example_kwargs: dict[str, Any] | None) -> DynamicCompiledModule:
+    """Export ``model`` once with ``options.dynamic_shapes`` and build the example's sizes."""
+    start = time.perf_counter()
+    compiled, shapes = export_dynamic(model, inputs, options, example_kwargs)
     try:
-        first = compiled.specialization([list(t.shape) for t in call.tensors])
+        first = compiled.specialization(shapes)
     except InputError as e:
         raise ZigguratError(f"the example inputs are outside the declared ranges: {e.message}", op="compile") from None
     compiled.report.total_time = time.perf_counter() - start

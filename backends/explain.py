@@ -9,12 +9,13 @@ share of kernels, prepacked bytes, memory plan, TensorRT segments).  Backends wi
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from ziggurat.backends.driver import lower
+from ziggurat.backends.driver import lower, normalize_inputs
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.dialects.torch import OperatorOp
@@ -30,9 +31,14 @@ class ExplainReport:
     unsupported: list[OpReport] = field(default_factory=list)
     fusions: dict[str, int] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: a dynamic-shape compile's symbols and their ranges (one line each)
+    symbols: list[str] = field(default_factory=list)
 
     def format(self) -> str:
         lines = [f"Ziggurat explain: backend '{self.backend}'"]
+        if self.symbols:
+            lines.append("symbolic sizes:")
+            lines += [f"  {line}" for line in self.symbols]
         if self.unsupported:
             lines.append(f"{len(self.unsupported)} op(s) the backend cannot take (they would run in torch):")
             for r in self.unsupported:
@@ -90,6 +96,18 @@ def report_from(report: CompileReport, module: ModuleOp) -> ExplainReport:
 def explain_model(model: Any, example_inputs: Any, options: CompileOptions,
                   example_kwargs: dict[str, Any] | None = None) -> ExplainReport:
     with owning_blobs(BLOBS.new_owner()):  # the weights are freed on return
-        lowered = lower(model, example_inputs, options, example_kwargs)
+        symbols: list[str] = []
+        if options.dynamic_shapes is not None:  # explained at the example's sizes
+            from ziggurat.backends.dynamic_module import export_dynamic
+
+            dynamic, shapes = export_dynamic(model, normalize_inputs(example_inputs), options, example_kwargs)
+            values = dynamic.symbols.bind(shapes)
+            lowered = dynamic.lowering(values, shapes, time.perf_counter())
+            symbols = [*dynamic.symbols.describe(),
+                       "explained at " + ", ".join(f"{k}={v}" for k, v in values.items())]
+        else:
+            lowered = lower(model, example_inputs, options, example_kwargs)
         analyze(lowered.backend, lowered.module, options, lowered.report)
-        return report_from(lowered.report, lowered.module)
+        report = report_from(lowered.report, lowered.module)
+        report.symbols = symbols
+        return report

@@ -177,3 +177,15 @@ def test_size_symbols_parse_and_check() -> None:
         ShapeSymbols.from_json('{"symbols": [["b", 1, null]], "dims": [[0, "x", 0, "c"]]}')
     with pytest.raises(InputError, match="outside the range of 's' \\[2, 10\\]"):
         symbols.bind([[3, 11], [34]])
+
+
+def test_explain_prints_the_symbols_and_their_ranges() -> None:
+    report = ziggurat.explain(Attention().eval(), (torch.randn(2, 16, 32),), "cpu",
+                              example_kwargs={"mask": torch.zeros(2, 1, 16, 16)},
+                              dynamic_shapes={"x": {0: Dim("batch", max=8), 1: Dim("seq", max=64)},
+                                              "mask": {0: Dim("batch", max=8), 2: Dim("seq", max=64),
+                                                       3: Dim("seq", max=64)}})
+    text = str(report)
+    assert "symbolic sizes:\n  batch in [0, 8]: x dim 0, mask dim 0\n  seq in [0, 64]: x dim 1, mask dim 2, mask dim 3" \
+        in text, text
+    assert "explained at batch=2, seq=16" in text
