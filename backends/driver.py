@@ -91,6 +91,10 @@ def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOpti
 
 def compile_model(model: Any, example_inputs: Any, options: CompileOptions,
                   example_kwargs: dict[str, Any] | None = None) -> Any:
+    if options.dynamic_shapes is not None and options.frontend == "torchscript":
+        from ziggurat.backends.dynamic_trace import compile_traced_dynamic
+
+        return compile_traced_dynamic(model, normalize_inputs(example_inputs), options, example_kwargs)
     if options.dynamic_shapes is not None:
         from ziggurat.backends.dynamic_module import compile_dynamic
 

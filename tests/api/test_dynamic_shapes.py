@@ -141,8 +141,10 @@ def test_bad_specs_are_clear_errors() -> None:
         ziggurat.compile(model, x, "reference", dynamic_shapes=({0: 5},))
     with pytest.raises(ZigguratError, match="declares no dynamic dim"):
         ziggurat.compile(model, x, "reference", dynamic_shapes=(None,))
-    with pytest.raises(ZigguratError, match="needs the torch.export frontend"):
-        ziggurat.compile(model, x, "reference", frontend="torchscript", dynamic_shapes=({0: Dim("n")},))
+    with pytest.raises(ZigguratError, match="derived dim"):
+        d = Dim("d")
+        ziggurat.compile(TwoInputs(), (torch.randn(3, 4), torch.randn(6, 4)), "reference", frontend="torchscript",
+                         dynamic_shapes=({0: d}, {0: 2 * d}))
     with pytest.raises(ZigguratError, match="outside the declared ranges"):
         ziggurat.compile(model, x, "reference", dynamic_shapes=({0: Dim("n", min=4, max=8)},))
 
@@ -189,3 +191,24 @@ def test_explain_prints_the_symbols_and_their_ranges() -> None:
     assert "symbolic sizes:\n  batch in [0, 8]: x dim 0, mask dim 0\n  seq in [0, 64]: x dim 1, mask dim 2, mask dim 3" \
         in text, text
     assert "explained at batch=2, seq=16" in text
+
+
+@pytest.mark.parametrize("backend", ["cpu", "tensorrt-reference"])
+def test_torchscript_frontend_takes_the_same_spec(backend: str) -> None:
+    """A trace fixes every size: each size tuple is traced at its first call; ranges and
+    relations are checked as on the export path."""
+    torch.manual_seed(2)
+    model = Attention().eval()
+    batch, seq = Dim("batch", min=1, max=8), Dim("seq", min=1, max=64)
+    compiled = ziggurat.compile(model, (torch.randn(2, 16, 32),), backend, frontend="torchscript",
+                                example_kwargs={"mask": torch.zeros(2, 1, 16, 16)},
+                                dynamic_shapes={"x": {0: batch, 1: seq}, "mask": {0: batch, 2: seq, 3: seq}})
+    assert compiled.report.stats[SPECIALIZED] == 1
+    for n, t in [(1, 1), (8, 64), (3, 17), (2, 16)]:
+        x, mask = torch.randn(n, t, 32), torch.randn(n, 1, t, t)
+        _close(compiled(x, mask=mask), model(x, mask=mask))
+    assert compiled.report.stats[SPECIALIZED] == 4  # (2, 16) was the example's
+    with pytest.raises(InputError, match=r"input 1 \('mask'\) dim 2 is 5, but input 0 \('x'\) dim 1 is 4"):
+        compiled(torch.randn(1, 4, 32), mask=torch.randn(1, 1, 5, 5))
+    with pytest.raises(InputError, match=r"outside the range of 'seq' \[1, 64\]"):
+        compiled(torch.randn(1, 65, 32), mask=torch.randn(1, 1, 65, 65))
