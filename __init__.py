@@ -71,8 +71,9 @@ def bisect(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
 
 
 def load(path: str | Path) -> Any:
-    """Load a module saved with ``compiled.save(path)``, without recompiling."""
-    from ziggurat.backends.serialization import load as load_module
+    """Load a module saved with ``compiled.save(path)``, without recompiling (a dynamic-shape
+    module builds sizes it was not saved with when it is called with them)."""
+    from ziggurat.backends.serialization import load_module
 
     return load_module(path)
 

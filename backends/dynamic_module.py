@@ -18,6 +18,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -161,6 +162,13 @@ class DynamicCompiledModule(torch.nn.Module):
             for name in ("native_ops", "fallback_ops", "unsupported", "pass_stats"):
                 setattr(self.report, name, getattr(built.report, name))
         return built
+
+    def save(self, path: str | Path) -> None:
+        """Write one file with the exported program, the symbols and every specialization built
+        so far; ``ziggurat.load(path)`` reads it back (those without recompiling)."""
+        from ziggurat.backends.dynamic_serialization import save
+
+        save(self, Path(path))  # pyright: ignore[reportArgumentType]
 
     def explain_symbols(self) -> str:
         return "\n".join(self.symbols.describe())

@@ -12,7 +12,9 @@ hashes (corruption) before anything is used, then parses the IR, gives each weig
 bytes (checked against its type), verifies the IR and rebuilds the executable from the
 payload without recompiling.  Whatever is wrong with a file, loading it raises
 :class:`LoadError` (a forged file with matching hashes included).  The loaded module's
-weights are freed with it.
+weights are freed with it.  ``dumps``/``loads`` do the same with the file's bytes (a
+dynamic-shape module's file holds one per size specialization, see ``dynamic_serialization``);
+``load_module`` (``ziggurat.load``) reads a file of either kind, by its magic.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Collection
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
@@ -45,7 +48,12 @@ from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.ssa_order import check_defined_before_use
 from ziggurat.ir.types import UnsupportedTypeError, format_type, parse_type_list
 
+if TYPE_CHECKING:
+    from ziggurat.backends.dynamic_module import DynamicCompiledModule
+
 MAGIC = b"ZIGGURAT-MODULE\n"
+#: the magic of a dynamic-shape module's file (``dynamic_serialization``)
+DYNAMIC_MAGIC = b"ZIGGURAT-DYNAMIC\n"
 FORMAT = 2
 #: the sections of each format this Ziggurat reads, in file order
 SECTIONS = {1: ("ir", "payload"), 2: ("ir", "payload", "weights")}
@@ -91,6 +99,14 @@ def _options_json(options: CompileOptions | None) -> dict[str, Any]:
 
 
 def save(compiled: CompiledModule, path: Path) -> None:
+    """Write ``dumps(compiled)`` to ``path``."""
+    data = dumps(compiled)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def dumps(compiled: CompiledModule) -> bytes:
+    """The whole file ``save`` writes for ``compiled``."""
     executable = compiled.executable
     serialize = getattr(executable, "serialize", None)
     if serialize is None:
@@ -117,21 +133,18 @@ def save(compiled: CompiledModule, path: Path) -> None:
         ],
     }
     head = json.dumps(header, sort_keys=True).encode()
-    with open(path, "wb") as f:
-        f.write(MAGIC)
-        f.write(struct.pack("<Q", len(head)))
-        f.write(head)
-        for data in sections.values():
-            f.write(data)
+    return b"".join([MAGIC, struct.pack("<Q", len(head)), head, *sections.values()])
 
 
-def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
-    if not data.startswith(MAGIC):
+def _read_header(data: bytes, path: Path, magic: bytes = MAGIC,
+                 formats: Collection[int] = tuple(SECTIONS)) -> tuple[dict[str, Any], int]:
+    """The JSON header after ``magic`` (one of ``formats``) and where the sections start."""
+    if not data.startswith(magic):
         raise LoadError(f"{path} is not a saved Ziggurat module (bad magic)", op="load")
-    if len(data) < len(MAGIC) + 8:
+    if len(data) < len(magic) + 8:
         raise LoadError(f"{path} is truncated (no header)", op="load")
-    (length,) = struct.unpack("<Q", data[len(MAGIC):len(MAGIC) + 8])
-    start = len(MAGIC) + 8
+    (length,) = struct.unpack("<Q", data[len(magic):len(magic) + 8])
+    start = len(magic) + 8
     if length > len(data) - start:
         raise LoadError(f"{path} is truncated (header of {length} bytes, file has "
                         f"{len(data) - start})", op="load")
@@ -139,9 +152,9 @@ def _read_header(data: bytes, path: Path) -> tuple[dict[str, Any], int]:
         header = json.loads(data[start:start + length])
     except (ValueError, RecursionError):  # JSON, UTF-8, too many digits, too deeply nested
         raise LoadError(f"{path} is corrupt (unreadable header)", op="load") from None
-    if not isinstance(header, dict) or type(header.get("format")) is not int or header["format"] not in SECTIONS:
+    if not isinstance(header, dict) or type(header.get("format")) is not int or header["format"] not in formats:
         raise LoadError(f"{path} has format {header.get('format') if isinstance(header, dict) else '?'}; "
-                        f"this Ziggurat reads formats {', '.join(map(str, SECTIONS))}", op="load")
+                        f"this Ziggurat reads formats {', '.join(map(str, formats))}", op="load")
     return header, start + length
 
 
@@ -232,26 +245,52 @@ def _module(ir: bytes, path: Path, blobs: tuple[list[dict[str, Any]], bytes] | N
     return module
 
 
+def read_file(path: Path) -> bytes:
+    """The bytes of ``path``; a :class:`LoadError` when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"cannot read {path}: {e.strerror}", op="load") from None
+
+
+def options_of(header: dict[str, Any]) -> CompileOptions:
+    """The options of a header checked against ``HEADER_SHAPE`` (``_options_json``'s)."""
+    options_json = header.get("options", {})
+    return CompileOptions(
+        backend=header["backend"], prepack=options_json.get("prepack", True),
+        isa=options_json.get("isa", "auto"), threads=options_json.get("threads"),
+        fallback=options_json.get("fallback", True), extra=options_json.get("extra", {}),
+    )
+
+
 def load(path: str | Path) -> CompiledModule:
     """Read a module written by ``CompiledModule.save``; never recompiles."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise LoadError(f"cannot read {path}: {e.strerror}", op="load") from None
+    return loads(read_file(path), path)
+
+
+def load_module(path: str | Path) -> CompiledModule | DynamicCompiledModule:
+    """``ziggurat.load``: a file of either kind, by its magic (a dynamic-shape module's is
+    ``DYNAMIC_MAGIC``, see ``dynamic_serialization``)."""
+    path = Path(path)
+    data = read_file(path)
+    if data.startswith(DYNAMIC_MAGIC):
+        from ziggurat.backends.dynamic_serialization import loads as load_dynamic
+
+        return load_dynamic(data, path)
+    return loads(data, path)
+
+
+def loads(data: bytes, path: Path) -> CompiledModule:
+    """The module ``dumps`` wrote as ``data`` (read from ``path``, which errors name)."""
     header, offset = _read_header(data, path)
     _check_versions(header, path)
     _check_header(header, path)
     sections = _sections(data, offset, header, path)
     blobs = (header["blobs"], sections["weights"]) if "weights" in sections else None
     module = _module(sections["ir"], path, blobs)
-    options_json = header.get("options", {})
     backend_name = header["backend"]
-    options = CompileOptions(
-        backend=backend_name, prepack=options_json.get("prepack", True),
-        isa=options_json.get("isa", "auto"), threads=options_json.get("threads"),
-        fallback=options_json.get("fallback", True), extra=options_json.get("extra", {}),
-    )
+    options = options_of(header)
     try:
         input_types = parse_type_list(",".join(header["input_types"])) if header.get("input_types") else None
     except (ParseError, UnsupportedTypeError) as e:
@@ -279,4 +318,4 @@ def load(path: str | Path) -> CompiledModule:
                         f"({type(e).__name__}: {_first_line(e)})", op="load") from None
 
 
-__all__ = ["LoadError", "load", "save"]
+__all__ = ["LoadError", "dumps", "load", "load_module", "loads", "save"]
