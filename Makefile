@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-smoke bench-rnn gen-ops clean fuzz fuzz-nnsmith
+.PHONY: demo test pytest lit typecheck bench bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ bench-smoke: $(STAMP)
 # The recurrent models alone (nn.LSTM / nn.GRU decomposed by decompose-rnn) against eager.
 bench-rnn: $(STAMP)
 	$(BIN)/python bench/run.py --models lstm-2l,gru-2l,rnn-2l --backends eager,ziggurat
+
+# Dynamic shapes (issue 16): one dynamic ziggurat.compile and one torch.compile(dynamic=True) per
+# model (bert-base, gpt2, resnet50) against static builds and eager over a list of sizes (long).
+bench-dynamic: $(STAMP)
+	$(BIN)/python bench/dynamic_shapes.py
 
 # Differential fuzzing (tests/fuzz/README.md): N programs of SEED on JOBS worker processes;
 # summary, failures and minimized repros in build/fuzz/SEED.  PROFILE=dev makes smaller programs.
