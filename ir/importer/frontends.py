@@ -21,17 +21,24 @@ from xdsl.utils.frontend import Frontend
 from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.torchscript import import_torchscript
 from ziggurat.ir.importer.torchscript_archive import load_script_module
-from ziggurat.ir.types import UnsupportedTypeError, parse_type_list
+from ziggurat.ir.types import UnsupportedTypeError, format_type, has_dynamic_dims, parse_type_list
 
 
 def _types(text: str) -> list | None:  # pyright: ignore[reportMissingTypeArgument]
     if not text:
         return None
     try:
-        return parse_type_list(text)
+        types = parse_type_list(text)
     except (UnsupportedTypeError, Exception) as e:  # xDSL ParseError included
         raise ModelImportError(f"cannot parse input types '{text}': {str(e).splitlines()[-1]}",
                                op="--input-types") from None
+    dynamic = [format_type(t) for t in types if has_dynamic_dims(t)]
+    if dynamic:
+        raise ModelImportError(f"{dynamic[0]} has a ? size: the TorchScript frontends import static sizes (they "
+                               "run the graph on example inputs); give the sizes, or compile a Python model with "
+                               "ziggurat.compile(..., dynamic_shapes=...), whose torch level is symbolic",
+                               op="--input-types")
+    return types
 
 
 def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
