@@ -237,6 +237,10 @@ def _check_examples(call: ModelCall, flat: dict[int, dict[int, Any]]) -> None:
             if dim >= len(shape):
                 raise ZigguratError(f"dynamic_shapes: {where} does not exist (the example has rank {len(shape)})",
                                     op="compile")
+            if shape[dim] in (0, 1):
+                raise ZigguratError(f"dynamic_shapes: {where} is {shape[dim]} in the example; torch.export fixes "
+                                    "sizes 0 and 1 as constants, so give an example of size 2 or more there (every "
+                                    "size in the declared range is served, 1 included)", op="compile")
             low, high = getattr(spec, "min", None), getattr(spec, "max", None)
             if not isinstance(low, int) or not isinstance(high, int) or getattr(spec, "root", None) is not None:
                 continue  # a hint (Dim.AUTO), or a derived Dim: torch.export checks it

@@ -145,6 +145,8 @@ def test_bad_specs_are_clear_errors() -> None:
         d = Dim("d")
         ziggurat.compile(TwoInputs(), (torch.randn(3, 4), torch.randn(6, 4)), "reference", frontend="torchscript",
                          dynamic_shapes=({0: d}, {0: 2 * d}))
+    with pytest.raises(ZigguratError, match=r"input 0 \('x'\) dim 0 is 1 in the example; torch.export fixes sizes 0 and 1"):
+        ziggurat.compile(model, (torch.randn(1, 3, 8, 8),), "reference", dynamic_shapes=({0: Dim("n", min=1, max=8)},))
     with pytest.raises(ZigguratError, match="outside the declared ranges"):
         ziggurat.compile(model, x, "reference", dynamic_shapes=({0: Dim("n", min=4, max=8)},))
 
