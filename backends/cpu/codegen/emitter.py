@@ -42,6 +42,9 @@ class FunctionEmitter:
         self.threads = threads
         self.name = name
         self.values: dict[SSAValue, ir.Value] = {}
+        #: the width of the ISA's vector registers (0: not known); masked accesses of wider
+        #: vectors are emitted one register at a time (see ``memory_ops._chunks``)
+        self.vector_bits = 0
 
     def get(self, value: SSAValue) -> ir.Value:
         try:

@@ -320,6 +320,7 @@ class ModuleCodegen:
             a.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         em = FunctionEmitter(self.module, b, fn.args[-1], self.threads, name)
+        em.vector_bits = {Isa.AVX512: 512, Isa.AVX2: 256}.get(self.isa, 0)
         for a, arg in zip(fn.args, op.body.block.args, strict=False):
             em.set(arg, a)
         em.emit_block(op.body.block)
