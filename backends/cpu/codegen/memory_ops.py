@@ -7,6 +7,7 @@ tail iteration (a constant) and/or a guard mask: masked-off lanes are never acce
 from __future__ import annotations
 
 from math import prod
+from typing import cast
 
 from llvmlite import ir
 from xdsl.dialects.builtin import MemRefType
@@ -116,9 +117,10 @@ def _chunks(em: FunctionEmitter, sty: ir.VectorType) -> int:
         return 1
     width = sty.element.width if isinstance(sty.element, ir.IntType) else (64 if sty.element == F64 else 32)
     total = width * sty.count
-    if total <= bits or total % bits or sty.count % (total // bits):
-        return 1
-    return total // bits
+    parts = total // bits
+    if total <= bits or total % bits or sty.count % parts or parts & (parts - 1):
+        return 1  # (parts concatenate pairwise: a power of two)
+    return parts
 
 
 def _part(em: FunctionEmitter, vector: ir.Value, start: int, count: int) -> ir.Value:
@@ -139,13 +141,13 @@ def _masked_load(em: FunctionEmitter, ptr: ir.Value, sty: ir.VectorType, mask: i
         loaded.append(em.b.call(fn, [part_ptr, I32(align), part_mask, ir.Constant(pty, [0] * n)]))
     while len(loaded) > 1:  # concatenate pairwise
         loaded = [em.b.shuffle_vector(loaded[i], loaded[i + 1],
-                                      ir.Constant(ir.VectorType(I32, 2 * len_of(loaded[i])),
-                                                  list(range(2 * len_of(loaded[i])))))
+                                      ir.Constant(ir.VectorType(I32, 2 * _len_of(loaded[i])),
+                                                  list(range(2 * _len_of(loaded[i])))))
                   for i in range(0, len(loaded), 2)]
     return loaded[0]
 
 
-def len_of(v: ir.Value) -> int:
+def _len_of(v: ir.Value) -> int:
     ty = value_type(v)
     assert isinstance(ty, ir.VectorType)
     return ty.count
@@ -177,7 +179,7 @@ def _vload(em: FunctionEmitter, op: Operation) -> None:
     if mask is None:
         value = em.b.load(ptr, align=align)
     else:
-        value = _masked_load(em, ptr, sty, mask, align)
+        value = _masked_load(em, cast(ir.Value, ptr), sty, mask, align)
     if sty is not vty:
         value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
     em.set(op.result, value)
@@ -198,7 +200,7 @@ def _vstore(em: FunctionEmitter, op: Operation) -> None:
     if mask is None:
         em.b.store(value, ptr, align=align)
     else:
-        _masked_store(em, value, ptr, sty, mask, align)
+        _masked_store(em, cast(ir.Value, value), cast(ir.Value, ptr), sty, mask, align)
 
 
 def _element_count(buffer: SSAValue) -> int:
