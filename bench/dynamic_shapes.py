@@ -60,9 +60,9 @@ import ziggurat
 from ziggurat.backends.dynamic_module import SPECIALIZED
 from ziggurat.bench.accuracy import MISMATCH_THRESHOLD, max_relative_error, snapshot
 from ziggurat.bench.backends import InductorEntry, error_line, reset_compiler_caches, warm_up_inductor_toolchain
-from ziggurat.bench.models import CALIBRATION_SEED, INPUT_SEED, WEIGHT_SEED
+from ziggurat.bench.models import INPUT_SEED, bn_calibrated, transformer
 from ziggurat.bench.run import _cold_inductor_cache, busy_machine_warning  # pyright: ignore[reportPrivateUsage]
-from ziggurat.bench.spec import calibrate_batchnorm, init_transformer_weights, randomize_norm_affine, seeded
+from ziggurat.bench.spec import seeded
 from ziggurat.bench.sysinfo import host_info, load_average
 from ziggurat.bench.timing import Runner, Timing, measure_interleaved
 from ziggurat.bench.zoo.bert import BertConfig, BertEncoder
@@ -121,30 +121,6 @@ class Case:
 
 # -- models (weights made as bench/models.py makes them) ----------------------------------------------
 
-def _transformer(factory: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
-    def build() -> nn.Module:
-        with seeded(WEIGHT_SEED):
-            model = factory()
-            init_transformer_weights(model)
-        return model.eval()
-
-    return build
-
-
-def _bn_calibrated(factory: Callable[[], nn.Module], calibration_shape: tuple[int, ...]) -> Callable[[], nn.Module]:
-    """Seeded weights, random BN affine, BN running stats from one train-mode pass on random data."""
-
-    def build() -> nn.Module:
-        with seeded(WEIGHT_SEED):
-            model = factory()
-            randomize_norm_affine(model)
-        with seeded(CALIBRATION_SEED):
-            calibrate_batchnorm(model, torch.randn(*calibration_shape))
-        return model.eval()
-
-    return build
-
-
 def _token_ids(vocab: int) -> Callable[[tuple[int, ...]], torch.Tensor]:
     def make(shape: tuple[int, ...]) -> torch.Tensor:
         with seeded(INPUT_SEED):
@@ -174,16 +150,16 @@ def _cases(quick: bool) -> dict[str, Case]:
         labels = ("bert-base", "gpt2", "resnet50")
     cases = (
         Case("bert-base", labels[0], f"BERT encoder {bert_cfg.layers}x{bert_cfg.hidden}, {bert_cfg.heads} heads, int64 ids [batch, seq]",
-             _transformer(lambda: BertEncoder(bert_cfg)), _token_ids(bert_cfg.vocab_size),
+             transformer(lambda: BertEncoder(bert_cfg)), _token_ids(bert_cfg.vocab_size),
              (DynamicDim(0, "batch", 1, 64), DynamicDim(1, "seq", 1, bert_cfg.max_positions)), bert_shapes),
         Case("gpt2", labels[1], f"GPT-2 decoder {gpt_cfg.layers}x{gpt_cfg.hidden}, {gpt_cfg.heads} heads, vocab {gpt_cfg.vocab_size}, "
              "int64 ids [1, seq]",
-             _transformer(lambda: GPT2(gpt_cfg)), _token_ids(gpt_cfg.vocab_size),
+             transformer(lambda: GPT2(gpt_cfg)), _token_ids(gpt_cfg.vocab_size),
              # max_positions - 1: at seq == max_positions torch.export guards the causal-mask slice
              # (seq != 1024) and refuses the Dim
              (DynamicDim(1, "seq", 1, gpt_cfg.max_positions - 1),), tuple((1, s) for s in seqs)),
         Case("resnet50", labels[2], f"{resnet_name}, [batch, 3, {image}, {image}], BN calibrated",
-             _bn_calibrated(resnet, (2, 3, image, image)), _randn,
+             bn_calibrated(resnet, (2, 3, image, image)), _randn,
              (DynamicDim(0, "batch", 1, 64),), tuple((b, 3, image, image) for b in batches)),
     )
     return {c.name: c for c in cases}

@@ -51,7 +51,7 @@ def _plain(factory: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     return build
 
 
-def _bn_calibrated(factory: Callable[[], nn.Module], calibration_shape: tuple[int, ...]) -> Callable[[], nn.Module]:
+def bn_calibrated(factory: Callable[[], nn.Module], calibration_shape: tuple[int, ...]) -> Callable[[], nn.Module]:
     """Seeded weights, random BN affine, BN running stats from one train-mode pass on random data."""
 
     def build() -> nn.Module:
@@ -65,7 +65,7 @@ def _bn_calibrated(factory: Callable[[], nn.Module], calibration_shape: tuple[in
     return build
 
 
-def _transformer(factory: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
+def transformer(factory: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         with seeded(WEIGHT_SEED):
             model = factory()
@@ -88,21 +88,21 @@ _CALIB_IMAGES = (2, 3, 224, 224)
 _ENTRIES: tuple[ModelSpec, ...] = (
     ModelSpec("mlp-b1", "MLP 784-1024-1024-10, batch 1", _plain(MLP), _randn(1, 784), 1e-5, frozenset({TAG_ZOO, TAG_SMOKE})),
     ModelSpec("mlp-b64", "MLP 784-1024-1024-10, batch 64", _plain(MLP), _randn(64, 784), 1e-5),
-    ModelSpec("resnet18", "ResNet-18, 1x3x224x224", _bn_calibrated(resnet18, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
-    ModelSpec("resnet50", "ResNet-50, 1x3x224x224", _bn_calibrated(resnet50, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
-    ModelSpec("mobilenet_v2", "MobileNetV2 1.0, 1x3x224x224", _bn_calibrated(MobileNetV2, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
-    ModelSpec("bert-base", "BERT-base encoder, 12x768, 12 heads, seq 128, batch 1 (int64 ids)", _transformer(BertEncoder), _token_ids(BertConfig.vocab_size, 1, 128), 1e-4),
-    ModelSpec("gpt2-small", "GPT-2-small decoder, 12x768, seq 64, causal, GELU-tanh, tied LM head", _transformer(GPT2), _token_ids(GPT2Config.vocab_size, 1, 64), 1e-4),
+    ModelSpec("resnet18", "ResNet-18, 1x3x224x224", bn_calibrated(resnet18, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
+    ModelSpec("resnet50", "ResNet-50, 1x3x224x224", bn_calibrated(resnet50, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
+    ModelSpec("mobilenet_v2", "MobileNetV2 1.0, 1x3x224x224", bn_calibrated(MobileNetV2, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
+    ModelSpec("bert-base", "BERT-base encoder, 12x768, 12 heads, seq 128, batch 1 (int64 ids)", transformer(BertEncoder), _token_ids(BertConfig.vocab_size, 1, 128), 1e-4),
+    ModelSpec("gpt2-small", "GPT-2-small decoder, 12x768, seq 64, causal, GELU-tanh, tied LM head", transformer(GPT2), _token_ids(GPT2Config.vocab_size, 1, 64), 1e-4),
     ModelSpec("transformer-layer", "nn.TransformerEncoderLayer(768, 12, batch_first) on 1x197x768 (fused fast path)", _plain(_transformer_encoder_layer), _randn(1, 197, 768), 1e-4),
     ModelSpec("convnext-blocks", "3 ConvNeXt blocks (dw7x7, LN channels-last, MLP, GELU, layer scale), 1x96x56x56", _plain(ConvNeXtStage), _randn(1, 96, 56, 56), 1e-4),
-    ModelSpec("conv-silu-stack", "Conv-BN-SiLU residual stack, 3 stages to 256 ch, 1x3x224x224", _bn_calibrated(ConvStack, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
+    ModelSpec("conv-silu-stack", "Conv-BN-SiLU residual stack, 3 stages to 256 ch, 1x3x224x224", bn_calibrated(ConvStack, _CALIB_IMAGES), _randn(*_IMAGE), 1e-4),
     ModelSpec("lstm-2l", "2-layer nn.LSTM, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("lstm")), _randn(32, 4, 64), 1e-4),
     ModelSpec("gru-2l", "2-layer nn.GRU, input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("gru")), _randn(32, 4, 64), 1e-4),
     ModelSpec("rnn-2l", "2-layer nn.RNN (tanh), input 64, hidden 128, seq 32, batch 4 (output sequence)", _plain(lambda: RnnEncoder("rnn")), _randn(32, 4, 64), 1e-4),
     ModelSpec(
         "conv-silu-tiny",
         "Small Conv-BN-SiLU residual stack (smoke test), 1x3x32x32",
-        _bn_calibrated(lambda: ConvStack(stem=8, stages=(16, 32), blocks=1), (4, 3, 32, 32)),
+        bn_calibrated(lambda: ConvStack(stem=8, stages=(16, 32), blocks=1), (4, 3, 32, 32)),
         _randn(1, 3, 32, 32),
         1e-4,
         frozenset({TAG_SMOKE}),
