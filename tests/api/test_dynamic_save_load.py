@@ -5,11 +5,8 @@ ranges and their errors are those of the compile, and a malformed file is a Load
 from __future__ import annotations
 
 import copy
-import hashlib
 import io
-import json
 import pickle
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,12 +16,12 @@ import torch
 from torch.export import Dim
 
 import ziggurat
+from tests.support.saved_files import delete_key, join, set_key, split
 from ziggurat.backends.dynamic_module import SPECIALIZED, DynamicCompiledModule
 from ziggurat.backends.dynamic_serialization import MAGIC
 from ziggurat.backends.serialization import LoadError
 from ziggurat.ir.errors import InputError, ZigguratError
 
-_LEN = struct.Struct("<Q")
 
 
 class Block(torch.nn.Module):
@@ -124,23 +121,12 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 def _split(data: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
-    start = len(MAGIC) + _LEN.size
-    (n,) = _LEN.unpack_from(data, len(MAGIC))
-    header = json.loads(data[start:start + n])
-    sections: dict[str, bytes] = {}
-    offset = start + n
-    for s in header["sections"]:
-        sections[s["name"]] = data[offset:offset + s["length"]]
-        offset += s["length"]
-    return header, sections
+    return split(data, MAGIC)
 
 
 def _join(header: dict[str, Any], sections: dict[str, bytes]) -> bytes:
     """A file of ``header`` and ``sections`` with their lengths and hashes forged to match."""
-    header = dict(header, sections=[
-        {"name": k, "length": len(v), "sha256": hashlib.sha256(v).hexdigest()} for k, v in sections.items()])
-    head = json.dumps(header).encode()
-    return MAGIC + _LEN.pack(len(head)) + head + b"".join(sections.values())
+    return join(header, sections, magic=MAGIC)
 
 
 def _saved(value: Any) -> bytes:
@@ -181,43 +167,29 @@ def test_flipped_byte_fails_its_checksum(saved: bytes, tmp_path: Path, section: 
         _load(tmp_path, bytes(edited))
 
 
-def _delete(key: str) -> Callable[[dict[str, Any]], None]:
-    return lambda header: header.pop(key)
-
-
-def _set(value: Any, *keys: str | int) -> Callable[[dict[str, Any]], None]:
-    def edit(header: dict[str, Any]) -> None:
-        target: Any = header
-        for k in keys[:-1]:
-            target = target[k]
-        target[keys[-1]] = value
-
-    return edit
-
-
 HEADER_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
-    "no symbols": (_delete("symbols"), "header lacks 'symbols'"),
-    "symbols a string": (_set("batch in [1, 8]", "symbols"), "header.symbols is a string, not an object"),
-    "symbol dims a dict": (_set({}, "symbols", "dims"), "header.symbols.dims is an object, not an array"),
-    "symbol range a string": (_set([["batch", "1", 8], ["seq", 2, 32]], "symbols", "symbols"), "header.symbols"),
-    "symbol range too big": (_set([["batch", 1e999, 8], ["seq", 2, 32]], "symbols", "symbols"), "header.symbols"),
-    "unknown symbol": (_set([0, "x", 0, "batch + width"], "symbols", "dims", 0), "unknown symbol 'width'"),
+    "no symbols": (delete_key("symbols"), "header lacks 'symbols'"),
+    "symbols a string": (set_key("batch in [1, 8]", "symbols"), "header.symbols is a string, not an object"),
+    "symbol dims a dict": (set_key({}, "symbols", "dims"), "header.symbols.dims is an object, not an array"),
+    "symbol range a string": (set_key([["batch", "1", 8], ["seq", 2, 32]], "symbols", "symbols"), "header.symbols"),
+    "symbol range too big": (set_key([["batch", 1e999, 8], ["seq", 2, 32]], "symbols", "symbols"), "header.symbols"),
+    "unknown symbol": (set_key([0, "x", 0, "batch + width"], "symbols", "dims", 0), "unknown symbol 'width'"),
     "static dim bound": (lambda h: h["symbols"]["dims"].append([0, "x", 2, "batch"]),
                          "do not fit the program: dynamic_shapes: input 0 \\('x'\\) dim 2 is declared dynamic"),
-    "range widened": (_set([["batch", 1, 64], ["seq", 2, 32]], "symbols", "symbols"),
+    "range widened": (set_key([["batch", 1, 64], ["seq", 2, 32]], "symbols", "symbols"),
                       r"header.symbols are batch in \[1, 64\].*the program declares batch in \[1, 8\]"),
-    "dims renamed": (_set([0, "x", 1, "batch"], "symbols", "dims", 1), "two symbols are both named 'batch'"),
-    "no signature": (_delete("signature"), "header lacks 'signature'"),
-    "signature garbage": (_set("(x: %0", "signature"), "is not a call signature"),
-    "outputs garbage": (_set("{'y': ", "outputs"), "is not a structure"),
-    "input names": (_set(["x"], "input_names"), "header.input_names names 1 inputs, the program takes 2"),
-    "versions": (_set("0.0", "versions", "torch"), "saved with torch 0.0"),
-    "format": (_set(7, "format"), "has format 7"),
-    "spec sizes": (_set({"batch": 2}, "specializations", 0), r"specializations\[0\] is"),
-    "spec sizes swapped": (_set([{"batch": 3, "seq": 9}, {"batch": 2, "seq": 5}], "specializations"),
+    "dims renamed": (set_key([0, "x", 1, "batch"], "symbols", "dims", 1), "two symbols are both named 'batch'"),
+    "no signature": (delete_key("signature"), "header lacks 'signature'"),
+    "signature garbage": (set_key("(x: %0", "signature"), "is not a call signature"),
+    "outputs garbage": (set_key("{'y': ", "outputs"), "is not a structure"),
+    "input names": (set_key(["x"], "input_names"), "header.input_names names 1 inputs, the program takes 2"),
+    "versions": (set_key("0.0", "versions", "torch"), "saved with torch 0.0"),
+    "format": (set_key(7, "format"), "has format 7"),
+    "spec sizes": (set_key({"batch": 2}, "specializations", 0), r"specializations\[0\] is"),
+    "spec sizes swapped": (set_key([{"batch": 3, "seq": 9}, {"batch": 2, "seq": 5}], "specializations"),
                            "section spec-0 takes inputs of shapes"),
-    "spec repeated": (_set({"batch": 2, "seq": 5}, "specializations", 1), r"specializations\[1\] repeats"),
-    "max specializations": (_set(0, "max_specializations"), "not positive"),
+    "spec repeated": (set_key({"batch": 2, "seq": 5}, "specializations", 1), r"specializations\[1\] repeats"),
+    "max specializations": (set_key(0, "max_specializations"), "not positive"),
 }
 
 
@@ -234,9 +206,8 @@ def test_malformed_header_is_load_error(saved: bytes, tmp_path: Path,
 @pytest.mark.parametrize("header", [[], "x", None, {"format": 1}], ids=["list", "str", "null", "only-format"])
 def test_header_of_another_kind_is_load_error(saved: bytes, tmp_path: Path, header: Any) -> None:
     _, sections = _split(saved)
-    head = json.dumps(header).encode()
     with pytest.raises(LoadError):
-        _load(tmp_path, MAGIC + _LEN.pack(len(head)) + head + b"".join(sections.values()))
+        _load(tmp_path, join(header, sections, forge=False, magic=MAGIC))
 
 
 SECTION_EDITS: dict[str, tuple[str, Callable[[bytes], bytes], str]] = {

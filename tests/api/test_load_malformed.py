@@ -16,7 +16,7 @@ import torch
 
 import ziggurat
 from tests.support import models
-from tests.support.saved_files import join, rewrite_header, split
+from tests.support.saved_files import delete_key, join, rewrite_header, set_key, split
 from ziggurat.backends.serialization import LoadError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,45 +37,25 @@ def _load(tmp_path: Path, data: bytes) -> None:
     ziggurat.load(path)
 
 
-def _delete(*keys: str) -> Callable[[dict[str, Any]], None]:
-    def edit(header: dict[str, Any]) -> None:
-        target = header
-        for k in keys[:-1]:
-            target = target[k]
-        del target[keys[-1]]
-
-    return edit
-
-
-def _set(value: Any, *keys: str | int) -> Callable[[dict[str, Any]], None]:
-    def edit(header: dict[str, Any]) -> None:
-        target: Any = header
-        for k in keys[:-1]:
-            target = target[k]
-        target[keys[-1]] = value
-
-    return edit
-
-
 HEADER_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
-    "no backend": (_delete("backend"), "header lacks 'backend'"),
-    "no versions": (_delete("versions"), "header lacks 'versions'"),
-    "no sections": (_delete("sections"), "header lacks 'sections'"),
-    "no torch version": (_delete("versions", "torch"), "saved with torch None, this process has torch"),
-    "no section hash": (_delete("sections", 0, "sha256"), r"header.sections\[0\] lacks 'sha256'"),
-    "options null": (_set(None, "options"), "header.options is null, not an object"),
-    "versions a list": (_set([], "versions"), "header.versions is an array, not an object"),
-    "backend a number": (_set(3, "backend"), "header.backend is an integer, not a string"),
-    "threads a string": (_set("2", "options", "threads"), "header.options.threads is a string"),
-    "prepack a number": (_set(1, "options", "prepack"), "header.options.prepack is an integer, not a boolean"),
-    "extra a list": (_set({"x": [1]}, "options", "extra"), "options.extra holds a value that is not a scalar"),
-    "input types a string": (_set("tensor<2x8xf32>", "input_types"), "header.input_types is a string"),
-    "input type garbage": (_set(["tensor<2x8xq>"], "input_types"), "input types do not parse"),
-    "static input key": (_set({"x": 3}, "static_inputs"), "static_inputs has a key that is not an input index"),
-    "section length a string": (_set("10", "sections", 0, "length"), r"header.sections\[0\].length is a string"),
-    "section length negative": (_set(-1, "sections", 0, "length"), "negative length"),
-    "sections renamed": (_set("code", "sections", 0, "name"), "header.sections names"),
-    "unknown backend": (_set("tpu", "backend"), "unknown backend 'tpu'"),
+    "no backend": (delete_key("backend"), "header lacks 'backend'"),
+    "no versions": (delete_key("versions"), "header lacks 'versions'"),
+    "no sections": (delete_key("sections"), "header lacks 'sections'"),
+    "no torch version": (delete_key("versions", "torch"), "saved with torch None, this process has torch"),
+    "no section hash": (delete_key("sections", 0, "sha256"), r"header.sections\[0\] lacks 'sha256'"),
+    "options null": (set_key(None, "options"), "header.options is null, not an object"),
+    "versions a list": (set_key([], "versions"), "header.versions is an array, not an object"),
+    "backend a number": (set_key(3, "backend"), "header.backend is an integer, not a string"),
+    "threads a string": (set_key("2", "options", "threads"), "header.options.threads is a string"),
+    "prepack a number": (set_key(1, "options", "prepack"), "header.options.prepack is an integer, not a boolean"),
+    "extra a list": (set_key({"x": [1]}, "options", "extra"), "options.extra holds a value that is not a scalar"),
+    "input types a string": (set_key("tensor<2x8xf32>", "input_types"), "header.input_types is a string"),
+    "input type garbage": (set_key(["tensor<2x8xq>"], "input_types"), "input types do not parse"),
+    "static input key": (set_key({"x": 3}, "static_inputs"), "static_inputs has a key that is not an input index"),
+    "section length a string": (set_key("10", "sections", 0, "length"), r"header.sections\[0\].length is a string"),
+    "section length negative": (set_key(-1, "sections", 0, "length"), "negative length"),
+    "sections renamed": (set_key("code", "sections", 0, "name"), "header.sections names"),
+    "unknown backend": (set_key("tpu", "backend"), "unknown backend 'tpu'"),
 }
 
 
