@@ -20,13 +20,9 @@ from ziggurat.backends.dynamic_module import DynamicCompiledModule
 from ziggurat.backends.options import CompileOptions
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.importer import fresh_examples, import_model
-from ziggurat.ir.importer.dynamic_shapes import flat_dynamic_shapes
+from ziggurat.ir.importer.dynamic_shapes import flat_dynamic_shapes, range_bound
 from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.shape_symbols import DimSymbol, InputDim, ShapeSymbols
-
-
-def _bound(value: Any) -> int | None:
-    return value if isinstance(value, int) else None  # int_oo: no bound
 
 
 def symbols_of_spec(call: ModelCall, flat: dict[int, dict[int, Any]]) -> ShapeSymbols:
@@ -42,7 +38,7 @@ def symbols_of_spec(call: ModelCall, flat: dict[int, dict[int, Any]]) -> ShapeSy
                                     "frontend give plain Dims (the export frontend proves derived ones)",
                                     op="compile")
             name = str(spec.__name__)
-            symbol = DimSymbol(name, max(_bound(getattr(spec, "min", 0)) or 0, 0), _bound(getattr(spec, "max", None)))
+            symbol = DimSymbol(name, max(range_bound(getattr(spec, "min", 0)) or 0, 0), range_bound(getattr(spec, "max", None)))
             if symbols.setdefault(name, symbol) != symbol:
                 raise ZigguratError(f"dynamic_shapes: two Dims named '{name}' with different ranges", op="compile")
             dims.append(InputDim(i, call.input_names[i], dim, name))
@@ -53,11 +49,11 @@ class TracedDynamicModule(DynamicCompiledModule):
     """A dynamic-shape module whose specializations are TorchScript traces of the model."""
 
     def __init__(self, model: torch.nn.Module, symbols: ShapeSymbols, options: CompileOptions,
-                 example_ir: ModuleOp, example_shapes: list[list[int]]) -> None:
+                 example_ir: ModuleOp, example_shapes: list[list[int]], example_values: dict[str, int]) -> None:
         super().__init__(None, symbols, {}, options, example_ir, type(model).__name__)
         self._model = model
         self._example_ir: ModuleOp | None = example_ir.clone()
-        self._example_values: dict[str, int] = {}
+        self._example_values = example_values
         dynamic = {(d.input, d.dim) for d in symbols.dims}
         self._static = [[None if (i, k) in dynamic else n for k, n in enumerate(shape)]
                         for i, shape in enumerate(example_shapes)]
@@ -86,12 +82,11 @@ def compile_traced_dynamic(model: Any, inputs: tuple[Any, ...], options: Compile
     symbols = symbols_of_spec(call, flat)
     shapes = [list(t.shape) for t in call.tensors]
     try:
-        symbols.bind(shapes)
+        symbols.bind(shapes)  # the example inside the ranges
     except InputError as e:
         raise ZigguratError(f"the example inputs are outside the declared ranges: {e.message}", op="compile") from None
     example_ir = import_model(model, inputs, "torchscript", example_kwargs)
-    compiled = TracedDynamicModule(model, symbols, options, example_ir, shapes)
-    compiled._example_values = symbols.bind(shapes)  # pyright: ignore[reportPrivateUsage]
+    compiled = TracedDynamicModule(model, symbols, options, example_ir, shapes, symbols.bind(shapes))
     compiled.report.pass_times.append(("trace", time.perf_counter() - start))
     first = compiled.specialization(shapes)
     compiled.report.total_time = time.perf_counter() - start

@@ -62,6 +62,8 @@ def _symbolic_plan(example_inputs: Sequence[Any]) -> tuple[list[int], dict[int, 
     when a size cannot be read off a tensor."""
     from torch.export import Dim
 
+    from ziggurat.ir.importer.dynamic_shapes import range_bound
+
     symbolic = any(isinstance(x, torch.SymInt) for x in example_inputs) or any(
         isinstance(x, torch.Tensor) and not all(isinstance(d, int) for d in x.shape) for x in example_inputs)
     if not symbolic:
@@ -81,8 +83,8 @@ def _symbolic_plan(example_inputs: Sequence[Any]) -> tuple[list[int], dict[int, 
             where.setdefault(expr, (i, d))
             if expr not in dims:
                 vr = size.node.shape_env.var_to_range.get(expr)
-                low = _finite(vr.lower) if vr is not None else None
-                high = _finite(vr.upper) if vr is not None else None
+                low = range_bound(vr.lower) if vr is not None else None
+                high = range_bound(vr.upper) if vr is not None else None
                 low = max(low or 0, 0)
                 dims[expr] = Dim(str(expr), min=low, max=high) if high is not None else Dim(str(expr), min=low)
             spec[d] = dims[expr]
@@ -96,16 +98,6 @@ def _symbolic_plan(example_inputs: Sequence[Any]) -> tuple[list[int], dict[int, 
         elif not isinstance(x, torch.Tensor):
             return f"argument {i} is a {type(x).__name__}"
     return tensor_positions, sizes, tuple(specs)
-
-
-def _finite(bound: Any) -> int | None:
-    """A range bound as an int; None for an infinite one."""
-    import sympy
-    from torch.utils._sympy.numbers import int_oo
-
-    if bound in (int_oo, -int_oo, sympy.oo, -sympy.oo):
-        return None
-    return int(bound)
 
 
 def _hint(x: Any) -> Any:

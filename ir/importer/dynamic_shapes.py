@@ -120,11 +120,12 @@ def export_dynamic_shapes(flat: FlatDims, n_inputs: int) -> tuple[tuple[dict[int
     return (tuple(flat.get(i) for i in range(n_inputs)),)
 
 
-def _bound(value: Any) -> int | None:
+def range_bound(value: Any) -> int | None:
+    """A range bound (an int, sympy's / torch's infinity, or None) as an int; None when unbounded."""
     import sympy
     from torch.utils._sympy.numbers import int_oo
 
-    if value in (int_oo, -int_oo, sympy.oo, -sympy.oo):
+    if value is None or value in (int_oo, -int_oo, sympy.oo, -sympy.oo):
         return None  # no bound
     return int(value)
 
@@ -176,8 +177,8 @@ def shape_symbols_of(program: Any, input_names: Sequence[str], flat: FlatDims) -
     symbols = []
     for name, s in used.items():
         vr = ranges.get(s)
-        low = _bound(vr.lower) if vr is not None else None
-        symbols.append(DimSymbol(name, max(low if low is not None else 0, 0), _bound(vr.upper) if vr is not None else None))
+        low = range_bound(vr.lower) if vr is not None else None
+        symbols.append(DimSymbol(name, max(low if low is not None else 0, 0), range_bound(vr.upper) if vr is not None else None))
     bare = {d.expr for d in dims}
     for name in used:
         if name not in bare:
