@@ -205,6 +205,18 @@ def test_identity_and_cast() -> None:
     assert h.dtype == torch.float16
 
 
+def test_gelu_erf_keeps_its_negative_tail() -> None:
+    """gelu(x) for x in [-9, -3] is tiny and negative, not 0: computed as 1 + erf(...) it
+    cancels to 0 below about -5.3, and a floor downstream turned -1 into 0 (fuzz seed 10,
+    program 910)."""
+    x = torch.linspace(-9.0, -3.0, 241)
+    y = run_layer([x], lambda v: ActivationOp(v, ActivationType.kGELU_ERF, name="g").output)
+    x64 = x.double()
+    exact = 0.5 * x64 * torch.erfc(-x64 / math.sqrt(2.0))
+    assert bool((y < 0).all())
+    torch.testing.assert_close(y.double(), exact, rtol=1e-5, atol=0.0)
+
+
 def test_gelu_tanh_constant() -> None:
     x = torch.tensor([1.0])
     y = run_layer([x], lambda v: ActivationOp(v, ActivationType.kGELU_TANH, name="g").output)
