@@ -148,20 +148,23 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
         small.append(run_statements(program, inputs, lambda t, operands: rounding_step(t, operands, g),
                                     inner=True))
     big: list[list[Any]] = []
-    for delta in (BIG_DELTA, -BIG_DELTA):  # each sign pattern and its mirror
-        try:
-            big.append(run_eager(module, perturbed(inputs, delta, 3)))
-        except Exception:
-            pass
-        g = torch.Generator().manual_seed(6)
-        try:
-            big.append(run_statements(program, inputs, lambda t, _operands: jitter(t, delta, g, keep_grid=True)))
-        except Exception:
-            pass
-        try:  # every value pushed the same way: random signs can cancel along a chain of nodes
-            big.append(run_statements(program, inputs, lambda t, _operands: jitter(t, delta, None, keep_grid=True)))
-        except Exception:
-            pass
+    mirrors: list[tuple[list[Any], list[Any]]] = []
+    pushes: list[Callable[[float], list[Any]]] = [
+        lambda delta: run_eager(module, perturbed(inputs, delta, 3)),
+        lambda delta: _pushed_values(program, inputs, delta, torch.Generator().manual_seed(6)),
+        # every value pushed the same way: random signs can cancel along a chain of nodes
+        lambda delta: _pushed_values(program, inputs, delta, None),
+    ]
+    for push in pushes:  # each sign pattern and its mirror
+        runs = []
+        for delta in (BIG_DELTA, -BIG_DELTA):
+            try:
+                runs.append(push(delta))
+            except Exception:
+                pass
+        big.extend(runs)
+        if len(runs) == 2:
+            mirrors.append((runs[0], runs[1]))
     try:  # eager itself may differ with the inputs' layout (softmax over rows holding inf)
         big.append(run_eager(module, _contiguous(inputs)))
     except Exception:
@@ -175,7 +178,14 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
         alternates.append(run_eager_nan_signs_flipped(module, inputs))
     except Exception:
         pass
-    return Reference(e32, e64, small, big, alternates)
+    return Reference(e32, e64, small, big, alternates, mirrors)
+
+
+def _pushed_values(program: Program, inputs: tuple[torch.Tensor, ...], delta: float,
+                   g: torch.Generator | None) -> list[Any]:
+    """Eager with every computed float value times (1 +- delta) as it is made (signs from
+    ``g``, or all one sign)."""
+    return run_statements(program, inputs, lambda t, _operands: jitter(t, delta, g, keep_grid=True))
 
 
 def _contiguous(inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:

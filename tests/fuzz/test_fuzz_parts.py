@@ -177,6 +177,34 @@ def test_discontinuity_behind_an_intermediate_is_masked() -> None:
     assert not compare(wrong, ref).ok
 
 
+def test_discontinuity_diluted_downstream_is_masked() -> None:
+    """Seed 10 program 3019: ``log_softmax(c % v)`` where ``c / v`` is within rounding of an
+    integer for one element, so another summation order of ``v`` (a sum of 2,484 terms)
+    flips that remainder from 0 to almost ``v``. The row of the log_softmax moves by 2e-4,
+    a 0.01 % change, which the 5 % jump test keeps; the push of every value up and down
+    moves it one way only, so it is masked, while a wrong value in another row is caught."""
+    x = TensorSpec("x0", [2, 5], "float32", "literal", 0)
+    v = TensorSpec("x1", [], "float32", "literal", 0)
+    program = Program("kink", [x, v], [], [
+        Node(["v1 = x1 * 1.0"], ["v1"], ["x1"], "mul"),
+        Node(["v2 = F.log_softmax(x0 % v1, 1)"], ["v2"], ["x0", "v1"], "log_softmax"),
+    ], ["v2"])
+    divisor = torch.tensor(4.8302626e-4)
+    row = torch.tensor([0.3, 0.7, 1.1, 0.2, 0.9])
+    inputs = (torch.stack([row, row * 1.0001]), divisor)
+    # c / v is 2476 (1 + 2**-18): past the reach of the rounding-sized runs, within the push
+    inputs[0][0, 2] = float(divisor.double() * 2476 * (1 + 2.0 ** -18))
+    ref = reference(program, inputs)
+    e = ref.e32[0]
+    other_side = inputs[0] % (divisor * (1 + 2.0 ** -17))  # v computed 64 ulps larger
+    flipped = [torch.log_softmax(torch.where(torch.arange(5) == 2, other_side, inputs[0] % divisor), 1)]
+    assert 1e-4 < float((flipped[0][0] - e[0]).abs().max()) < 1e-3
+    assert compare(flipped, ref).ok
+    wrong = [flipped[0].clone()]
+    wrong[0][1, 0] += 1e-3
+    assert not compare(wrong, ref).ok
+
+
 def test_eager_disagreeing_with_itself_across_layouts_is_masked() -> None:
     """Seed 3 program 872: softmax/_softmax_backward_data over rows holding inf give NaN in
     different elements for strided and contiguous inputs (1602 against 1944 NaNs on the call
