@@ -40,10 +40,30 @@ from ziggurat.ir.types import dtype_of
 
 log = logging.getLogger("ziggurat")
 
+#: ``report.stats`` key: how the size expressions of the symbolic level were found
+SYMBOLIC_SHAPES = "symbolic shapes"
 #: ``report.stats`` key: builds made for a new size tuple
 SPECIALIZED = "size specializations built"
 #: how many size specializations a module keeps by default
 MAX_SPECIALIZATIONS = 8
+
+
+def annotate_symbolic_shapes(symbolic_ir: ModuleOp) -> str:
+    """Write the size expressions on the symbolic level (``ziggurat.shapes``: ``batch x 15``)
+    and say how it went.  The per-size builds do not read them, so an op the analysis cannot
+    follow, or one it finds holding only for part of a range, is a report line and a warning,
+    not a failed compile."""
+    from xdsl.context import Context
+
+    from ziggurat.passes.annotate_symbolic_shapes import INCOMPLETE_ATTR, AnnotateSymbolicShapesPass
+
+    try:
+        AnnotateSymbolicShapesPass().apply(Context(), symbolic_ir)
+    except ZigguratError as e:
+        log.warning("symbolic shapes of the torch level: %s", e)
+        return f"not annotated: {e}"
+    incomplete = forward_function(symbolic_ir).attributes.get(INCOMPLETE_ATTR)
+    return "annotated" if incomplete is None else f"annotated, incomplete {incomplete}"
 
 
 class DynamicCompiledModule(torch.nn.Module):
@@ -80,6 +100,7 @@ class DynamicCompiledModule(torch.nn.Module):
         self._specializations: OrderedDict[tuple[int, ...], CompiledModule] = OrderedDict()
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
+        self.report.stats[SYMBOLIC_SHAPES] = annotate_symbolic_shapes(symbolic_ir)
         self.ir: dict[str, str] = {"torch": print_module(symbolic_ir)}
 
     # -- call time ---------------------------------------------------------------------------------

@@ -154,7 +154,13 @@ class ZigguratOptMain(xDSLOptMain):
         self._ran = 0
         self._times = PassTimes(self._expanded) if self.args.time_passes else None
         with collect() as stats:
-            super().apply_passes(prog)
+            try:
+                super().apply_passes(prog)
+            except ZigguratError as e:
+                if not self.args.verify_diagnostics:
+                    raise
+                # one chunk's error, printed as xDSL prints a verifier's: the next chunk runs
+                raise DiagnosticException(f"error: {e}") from None
         if self.args.pass_statistics and stats.counters:
             print(stats.format(), file=sys.stderr)
         if self._times is not None:
