@@ -82,7 +82,8 @@ def declared_symbols(fn: FuncOp) -> ShapeSymbols | None:
         raise ZigguratError(f"@{fn.sym_name.data}: {SHAPE_SYMBOLS_ATTR}: {e}", op="symbolic-shapes") from None
 
 
-def _hints(symbols: Sequence[DimSymbol]) -> dict[str, int]:
+def symbol_hints(symbols: Sequence[DimSymbol]) -> dict[str, int]:
+    """A value for each symbol inside its range, distinct from the others and from 0 and 1."""
     used: set[int] = set()
     hints: dict[str, int] = {}
     for s in symbols:
@@ -95,10 +96,30 @@ def _hints(symbols: Sequence[DimSymbol]) -> dict[str, int]:
     return hints
 
 
+def _range_points(symbols: Sequence[DimSymbol]) -> list[dict[str, int]]:
+    """The points the analysis runs at: the hints, and each range's low and high ends (kept
+    distinct between symbols: equal sizes would read as a relation)."""
+    points = [symbol_hints(symbols)]
+    for end in ("low", "high"):
+        used: set[int] = set()
+        point: dict[str, int] = {}
+        for s in symbols:
+            low, high = max(s.low, 2), max(s.high if s.high is not None else 1 << 20, 2)
+            order = range(low, high + 1) if end == "low" else range(high, low - 1, -1)
+            value = next((v for v in order if v not in used and v not in _HINTS), None)
+            if value is None:
+                return points
+            used.add(value)
+            point[s.name] = value
+        if point not in points:
+            points.append(point)
+    return points
+
+
 class _Run:
     """The fake-tensor run: the shape environment, the symbols and what each op gave."""
 
-    def __init__(self, fn: FuncOp, symbols: ShapeSymbols) -> None:
+    def __init__(self, fn: FuncOp, symbols: ShapeSymbols, hints: dict[str, int]) -> None:
         from torch._dynamo.source import ConstantSource
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
@@ -109,7 +130,9 @@ class _Run:
         self.mode = FakeTensorMode(shape_env=self.env, allow_non_fake_inputs=True)
         self.values: dict[str, Any] = {}
         self.names: dict[Any, sympy.Symbol] = {}  # torch's symbol -> the declared name
-        hints = _hints(symbols.symbols)
+        self.hints = hints
+        #: the conditions on the symbols each op needed at these sizes
+        self.conditions: dict[Operation, list[str]] = {}
         for s in symbols.symbols:
             hint = hints[s.name]
             sym = self.env.create_symbol(hint, ConstantSource(s.name), dynamic_dim=DimDynamic.DYNAMIC)
@@ -154,15 +177,15 @@ class _Run:
         return out
 
     def record(self, op: Operation, results: Sequence[Any]) -> None:
-        """After ``op``: its values' expressions, and no condition on the symbols."""
-        self._check_no_new_conditions(op)
+        """After ``op``: its values' expressions, and the conditions it needed."""
+        self._check_conditions(op)
         for res, value in zip(op.results, results, strict=False):
             if isinstance(value, torch.Tensor):
                 self.result.sizes[res] = tuple(self.size_text(n) for n in value.shape)
             elif isinstance(value, torch.SymInt):
                 self.result.scalars[res] = self.size_text(value)
 
-    def _check_no_new_conditions(self, op: Operation) -> None:
+    def _check_conditions(self, op: Operation) -> None:
         for sym, name in self.names.items():
             fixed = self.env.replacements.get(sym)
             if fixed is not None and fixed.is_number:
@@ -172,11 +195,8 @@ class _Run:
                     op=op.name, location=op_location(op))
         guards = self.env.guards
         if len(guards) > self.guards:
-            new = [str(g.expr.xreplace(self.names)) for g in guards[self.guards:]]
+            self.conditions[op] = [str(g.expr.xreplace(self.names)) for g in guards[self.guards:]]
             self.guards = len(guards)
-            raise SymbolicShapeError(f"needs {' and '.join(new)}, which the declared ranges do not imply "
-                                     f"({'; '.join(self.result.symbols.describe())})",
-                                     op=op.name, location=op_location(op))
 
 
 def _data_dependent(e: BaseException) -> str | None:
@@ -192,19 +212,13 @@ def _data_dependent(e: BaseException) -> str | None:
     return None
 
 
-def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> SymbolicShapes:
-    """The size expressions of every value of ``func_name`` (see the module docstring); a
-    ``SymbolicShapeError`` names an op that does not hold over the declared ranges."""
+def _run_at(module: ModuleOp, fn: FuncOp, symbols: ShapeSymbols, hints: dict[str, int]) -> _Run:
+    """One fake-tensor run of ``fn`` with the symbols' hints at ``hints``."""
     from torch._dispatch.python import enable_python_dispatcher
 
     from ziggurat.ir.interpreter import run
 
-    fn = entry_function(module, func_name)
-    symbols = declared_symbols(fn)
-    if symbols is None:
-        raise ZigguratError(f"@{func_name} declares no symbols ({SHAPE_SYMBOLS_ATTR}): its sizes are static",
-                            op="symbolic-shapes")
-    state = _Run(fn, symbols)
+    state = _Run(fn, symbols, hints)
     current: list[Operation] = []
 
     class Listener:
@@ -222,7 +236,7 @@ def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> Symbo
         # kernels, which keep sizes symbolic (the C++ ones read concrete sizes: a pad would
         # specialize its input's symbols), as Dynamo and torch.export run them
         with state.mode, enable_python_dispatcher(), torch.no_grad():
-            run(module, inputs, func_name, listeners=[Listener()])  # pyright: ignore[reportArgumentType]
+            run(module, inputs, fn.sym_name.data, listeners=[Listener()])  # pyright: ignore[reportArgumentType]
     except SymbolicShapeError:
         raise
     except Exception as e:  # noqa: BLE001 - sorted below: data-dependent sizes end the analysis
@@ -231,4 +245,39 @@ def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> Symbo
             raise SymbolicShapeError(state.named(e.message), op=e.op, schema=e.schema, location=e.location) from None
         where = f"{current[0].name} ({op_location(current[0]) or 'no location'})" if current else "the inputs"
         state.result.incomplete = f"at {where}: {reason or f'{type(e).__name__}: {str(e).strip()[:200]}'}"
-    return state.result
+    return state
+
+
+def _point_text(point: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in point.items())
+
+
+def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> SymbolicShapes:
+    """The size expressions of every value of ``func_name`` (see the module docstring); a
+    ``SymbolicShapeError`` names an op that does not hold over the declared ranges.
+
+    The function runs at a point inside the ranges and at their ends.  A run needs conditions
+    on the symbols wherever torch branches on a size (a slice's start past the end, a kernel
+    choosing a memory format by batch size); the expressions hold over the ranges when every
+    run gives the same ones, and an op whose expressions differ between the runs depends on
+    such a condition: it is an error, with the conditions."""
+    fn = entry_function(module, func_name)
+    symbols = declared_symbols(fn)
+    if symbols is None:
+        raise ZigguratError(f"@{func_name} declares no symbols ({SHAPE_SYMBOLS_ATTR}): its sizes are static",
+                            op="symbolic-shapes")
+    points = _range_points(symbols.symbols)
+    first = _run_at(module, fn, symbols, points[0])
+    for point in points[1:]:
+        other = _run_at(module, fn, symbols, point)
+        for op in fn.body.walk():
+            for res in op.results:
+                a, b = first.result.text(res), other.result.text(res)
+                if a is not None and b is not None and a != b:
+                    needs = first.conditions.get(op) or other.conditions.get(op) or []
+                    because = f" (it needs {' and '.join(needs)})" if needs else ""
+                    raise SymbolicShapeError(
+                        f"does not hold over the declared ranges: its sizes are {a} at {_point_text(points[0])} "
+                        f"but {b} at {_point_text(point)}{because}; "
+                        f"the ranges: {'; '.join(symbols.describe())}", op=op.name, location=op_location(op))
+    return first.result

@@ -29,6 +29,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.frontend import Frontend
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ziggurat.ir.dim_ranges import declare_shape_symbols
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.mlir_text import check_string_literals
 from ziggurat.ir.pipeline import expand_pipeline
@@ -56,6 +57,12 @@ class ZigguratOptMain(xDSLOptMain):
             default="",
             help="types of the graph inputs for the TorchScript frontends, "
             "e.g. 'tensor<1x3x224x224xf32>,tensor<5xi64>'",
+        )
+        arg_parser.add_argument(
+            "--dim-ranges",
+            default="",
+            help="symbols and ranges for the ? input dims of the torch level, e.g. 'batch=1:64' or "
+            "'batch=1:8,seq=1:384,x.0=batch,x.1=seq' (a .mlir input)",
         )
         arg_parser.add_argument(
             "--bisect",
@@ -125,12 +132,15 @@ class ZigguratOptMain(xDSLOptMain):
         return stream, extension
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        if self.args.input_types and "{" not in (self.args.frontend or ""):
+        if (self.args.input_types or self.args.dim_ranges) and "{" not in (self.args.frontend or ""):
             frontend = parse_spec(self.args.frontend or file_extension).name
-            if not self._takes_input_types(frontend):
+            if self._takes_input_types(frontend):
+                ranges = f' dim-ranges="{self.args.dim_ranges}"' if self.args.dim_ranges else ""
+                self.args.frontend = f'{frontend}{{input-types="{self.args.input_types}"{ranges}}}'
+                self._ranges_taken = True
+            elif self.args.input_types:
                 raise ZigguratError(f"applies to the TorchScript frontends, not to "
                                     f"'{self.get_input_name()}' read as {frontend}", op="--input-types")
-            self.args.frontend = f'{frontend}{{input-types="{self.args.input_types}"}}'
         if parse_spec(self.args.frontend or file_extension).name == "mlir":
             data = chunk.read()
             check_string_literals(data.decode(errors="replace"), self.get_input_name())
@@ -138,6 +148,11 @@ class ZigguratOptMain(xDSLOptMain):
         module = super().parse_chunk(chunk, file_extension, start_offset)
         if module is not None:
             check_defined_before_use(module)
+            if self.args.dim_ranges and not getattr(self, "_ranges_taken", False):
+                if parse_spec(self.args.frontend or file_extension).name != "mlir":
+                    raise ZigguratError("applies to .mlir input, and to the TorchScript frontends with "
+                                        "--input-types", op="--dim-ranges")
+                declare_shape_symbols(module, self.args.dim_ranges)
         return module
 
     def _takes_input_types(self, frontend: str) -> bool:

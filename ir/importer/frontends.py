@@ -6,7 +6,9 @@
 * ``torchscript-ir`` (also for ``.ts`` files): TorchScript IR text.
 
 ``input-types`` gives the graph inputs' types (``tensor<1x3xf32>,tensor<5xi64>``);
-without it the types annotated in the graph are used.
+without it the types annotated in the graph are used.  ``?`` sizes need ``dim-ranges``
+(``batch=1:64``, see ``ziggurat.ir.dim_ranges``): the graph is then imported symbolically
+(``torchscript_symbolic``).
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from xdsl.utils.frontend import Frontend
 from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer.torchscript import import_torchscript
 from ziggurat.ir.importer.torchscript_archive import load_script_module
+from ziggurat.ir.importer.torchscript_symbolic import import_torchscript_symbolic
 from ziggurat.ir.types import UnsupportedTypeError, format_type, has_dynamic_dims, parse_type_list
 
 
-def _types(text: str) -> list | None:  # pyright: ignore[reportMissingTypeArgument]
+def _types(text: str, dim_ranges: str) -> list | None:  # pyright: ignore[reportMissingTypeArgument]
+    if dim_ranges and not text:
+        raise ModelImportError("--dim-ranges names symbols for ? sizes, which the TorchScript frontends take "
+                               "from --input-types ('tensor<?x128xf32>')", op="--dim-ranges")
     if not text:
         return None
     try:
@@ -33,19 +39,23 @@ def _types(text: str) -> list | None:  # pyright: ignore[reportMissingTypeArgume
         raise ModelImportError(f"cannot parse input types '{text}': {str(e).splitlines()[-1]}",
                                op="--input-types") from None
     dynamic = [format_type(t) for t in types if has_dynamic_dims(t)]
-    if dynamic:
-        raise ModelImportError(f"{dynamic[0]} has a ? size: the TorchScript frontends import static sizes (they "
-                               "run the graph on example inputs); give the sizes, or compile a Python model with "
-                               "ziggurat.compile(..., dynamic_shapes=...), whose torch level is symbolic",
-                               op="--input-types")
+    if dynamic and not dim_ranges:
+        raise ModelImportError(f"{dynamic[0]} has a ? size: name its symbol and range with --dim-ranges "
+                               "(e.g. 'batch=1:64'), or give the size", op="--input-types")
+    if dim_ranges and not dynamic:
+        raise ModelImportError(f"--dim-ranges '{dim_ranges}' for input types without a ? size ({text})",
+                               op="--dim-ranges")
     return types
 
 
-def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
+def _import(graph: Any, input_types: str, input_name: str, dim_ranges: str = "") -> ModuleOp:
     """Import runs the graph on example inputs of its input types: memory they cannot get
     is a diagnostic about the input, not an internal error."""
+    types = _types(input_types, dim_ranges)
+    if dim_ranges and types is not None:
+        return import_torchscript_symbolic(graph, types, dim_ranges)
     try:
-        return import_torchscript(graph, input_types=_types(input_types))
+        return import_torchscript(graph, input_types=types)
     except (MemoryError, RuntimeError) as e:
         if not isinstance(e, MemoryError) and "can't allocate memory" not in str(e):
             raise
@@ -58,9 +68,10 @@ def _import(graph: Any, input_types: str, input_name: str) -> ModuleOp:
 class TorchScriptFrontend(Frontend):
     name: ClassVar[str] = "torchscript"
     input_types: str = ""
+    dim_ranges: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        return _import(load_script_module(input.read(), input_name), self.input_types, input_name)
+        return _import(load_script_module(input.read(), input_name), self.input_types, input_name, self.dim_ranges)
 
 
 @dataclass(frozen=True)
@@ -72,9 +83,10 @@ class PtFrontend(TorchScriptFrontend):
 class TorchScriptIRFrontend(Frontend):
     name: ClassVar[str] = "torchscript-ir"
     input_types: str = ""
+    dim_ranges: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        return _import(input.read().decode("utf-8", errors="replace"), self.input_types, input_name)
+        return _import(input.read().decode("utf-8", errors="replace"), self.input_types, input_name, self.dim_ranges)
 
 
 @dataclass(frozen=True)

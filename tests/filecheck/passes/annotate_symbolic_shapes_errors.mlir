@@ -21,8 +21,8 @@ func.func @static_result(%x: tensor<?x4xf32>) -> tensor<5x4xf32> attributes {zig
 
 // -----
 
-// x[5:] has 0 rows below batch 5: a condition the range [2, 64] does not imply.
-// CHECK: torch.aten.slice.Tensor: needs {{.*}}batch{{.*}}, which the declared ranges do not imply (batch in [2, 64]: x dim 0)
+// x[5:] has 0 rows below batch 5: its sizes differ between the ends of the range [2, 64].
+// CHECK: torch.aten.slice.Tensor: does not hold over the declared ranges: its sizes are batch - 5 x 4 at batch = 17 but 0 x 4 at batch = 2 (it needs batch >= 5); the ranges: batch in [2, 64]: x dim 0
 func.func @condition(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {ziggurat.shape_symbols = "{\22symbols\22: [[\22batch\22, 2, 64]], \22dims\22: [[0, \22x\22, 0, \22batch\22]]}"} {
   %0 = torch.aten.slice.Tensor %x {dim = 0 : i64, start = 5 : i64, end = 9223372036854775807 : i64, step = 1 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
   func.return %0 : tensor<?x4xf32>
