@@ -34,16 +34,35 @@ def involves_dynamic_shape(op: Operation) -> bool:
     return any(has_dynamic_dims(v.type) for v in (*op.operands, *op.results))
 
 
+def declares_symbols(op: Operation) -> bool:
+    """Whether ``op`` is inside a function of a dynamic-shape level, whose ``?`` sizes are
+    declared symbols with ranges (``ziggurat.shape_symbols``), not data-dependent ones."""
+    from xdsl.dialects.func import FuncOp
+
+    from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR
+
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, FuncOp):
+        parent = parent.parent_op()
+    return parent is not None and SHAPE_SYMBOLS_ATTR in parent.attributes
+
+
 class StaticShapesOnly(RewritePattern):
     """``pattern``, applied only to ops whose operands and results all have static shapes.
     Graph rewrites reason about sizes; a ``?`` size is known only when torch runs the op, so
-    an op that involves one is left as it is (every backend runs it through torch)."""
+    an op that involves one is left as it is (every backend runs it through torch).
 
-    def __init__(self, pattern: RewritePattern) -> None:
+    ``symbolic``: ``pattern`` holds whatever the sizes (a fusion of an activation into the
+    GEMM before it), so it also applies where the ``?`` sizes are declared symbols of a
+    dynamic-shape level; a pattern that compares sizes there reads them from
+    :func:`ziggurat.ir.symbolic_shapes.infer_symbolic_shapes`."""
+
+    def __init__(self, pattern: RewritePattern, symbolic: bool = False) -> None:
         self.pattern = pattern
+        self.symbolic = symbolic
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not involves_dynamic_shape(op):
+        if not involves_dynamic_shape(op) or (self.symbolic and declares_symbols(op)):
             self.pattern.match_and_rewrite(op, rewriter)
 
 

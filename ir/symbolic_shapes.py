@@ -281,3 +281,39 @@ def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> Symbo
                         f"but {b} at {_point_text(point)}{because}; "
                         f"the ranges: {'; '.join(symbols.describe())}", op=op.name, location=op_location(op))
     return first.result
+
+
+class SizesOnDemand:
+    """Size expressions of values for a rewrite in progress: the analysis of a value's
+    function, run again when a value made since is asked for (a pass that fuses ops makes
+    new values); None for a value of a function without symbols, or one the analysis cannot
+    follow."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+        self._cache: dict[str, SymbolicShapes | None] = {}
+
+    def sizes(self, value: SSAValue) -> tuple[str, ...] | None:
+        owner = value.owner
+        op = owner if isinstance(owner, Operation) else owner.parent_op()
+        while op is not None and not isinstance(op, FuncOp):
+            op = op.parent_op()
+        if op is None or declared_symbols(op) is None:
+            return None
+        name = op.sym_name.data
+        known = self._cache.get(name)
+        if known is None or value not in known.sizes:
+            try:
+                known = infer_symbolic_shapes(self.module, name)
+            except ZigguratError:
+                known = None
+            self._cache[name] = known
+        return known.sizes.get(value) if known is not None else None
+
+    def broadcasts_to(self, other: SSAValue, target: SSAValue) -> bool:
+        """Whether ``other`` broadcasts to ``target``'s sizes over the whole ranges (each dim
+        the same expression, or 1)."""
+        a, b = self.sizes(other), self.sizes(target)
+        if a is None or b is None or len(a) > len(b):
+            return False
+        return all(x == y or x == "1" for x, y in zip(reversed(a), reversed(b), strict=False))

@@ -141,5 +141,6 @@ class FoldBatchNormPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             StaticShapesOnly(GreedyRewritePatternApplier([
-                FoldBatchNormIntoProducer(), FoldNoTrainingBatchNormIntoProducer()]))).rewrite_module(op)
+                FoldBatchNormIntoProducer(), FoldNoTrainingBatchNormIntoProducer()]),
+                symbolic=True)).rewrite_module(op)  # weights and ranks only: any batch size
         DeadCodeElimination().apply(ctx, op)

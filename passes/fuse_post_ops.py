@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, TensorType, f64, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -72,7 +72,8 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenTanh_Op,
     AtenTanh__Op,
 )
-from ziggurat.ir.rewriting import StaticShapesOnly
+from ziggurat.ir.rewriting import StaticShapesOnly, involves_dynamic_shape
+from ziggurat.ir.symbolic_shapes import SizesOnDemand
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import is_float_element, shape_of
 
@@ -124,7 +125,7 @@ class LiftConv2d(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenConv2d_Op, rewriter: PatternRewriter) -> None:
-        if not _is_float(op.result) or len(shape_of(op.input.type)) != 4:
+        if not _is_float(op.result) or len(op.input.type.get_shape()) != 4:  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
             return
         conv = Conv2dOp.build(
             operands=[[op.input], [op.weight], [op.bias] if op.bias is not None else [], []],
@@ -291,6 +292,8 @@ BINARIES: dict[type[AtenOp], str] = {AtenAddTensorOp: "add", AtenSubTensorOp: "s
 @dataclass
 class FuseBinary(RewritePattern):
     duplicate: bool
+    #: the size expressions of a dynamic-shape level (None: static shapes only)
+    symbolic: SizesOnDemand | None = None
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenAddTensorOp | AtenSubTensorOp, rewriter: PatternRewriter) -> None:
@@ -305,7 +308,7 @@ class FuseBinary(RewritePattern):
             # conv -> add, or conv -> unary -> add (the binary then applies after the unary)
             if not isinstance(producer, FusedOp) or producer.binary() is not None:
                 continue
-            if op.result.type != producer.results[0].type or not _broadcasts_to(other, producer_value):
+            if op.result.type != producer.results[0].type or not self._broadcasts(op, other, producer_value):
                 continue
             if not math.isfinite(alpha):
                 return  # the fused op's alpha must be finite (the GEMM epilogue's contract)
@@ -320,6 +323,15 @@ class FuseBinary(RewritePattern):
             if shared:
                 record(NAME, "producers duplicated")
             return
+
+
+    def _broadcasts(self, op: Operation, other: SSAValue, producer_value: SSAValue) -> bool:
+        if not involves_dynamic_shape(op):
+            return _broadcasts_to(other, producer_value)
+        # ? sizes: the same expressions, read from the symbolic analysis (two ? may differ)
+        result = op.results[0]
+        return (self.symbolic is not None and self.symbolic.sizes(result) == self.symbolic.sizes(producer_value)
+                and self.symbolic.broadcasts_to(other, producer_value))
 
 
 class FuseScale(RewritePattern):
@@ -367,11 +379,15 @@ class FusePostOpsPass(ModulePass):
     duplicate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(list(LIFT_PATTERNS)))).rewrite_module(op)
+        # none of these compares sizes but FuseBinary, which reads a dynamic-shape level's
+        # expressions: they apply on declared symbols (data-dependent ? sizes stay unfused)
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(list(LIFT_PATTERNS)),
+                                              symbolic=True)).rewrite_module(op)
         PatternRewriteWalker(
             StaticShapesOnly(GreedyRewritePatternApplier([
-                FuseScale(), FuseBinary(self.duplicate), FuseActivation(self.duplicate), FuseGelu(self.duplicate),
-                FuseHardtanh(self.duplicate), FuseLeakyRelu(self.duplicate), FuseClamp(self.duplicate)])),
+                FuseScale(), FuseBinary(self.duplicate, SizesOnDemand(op)), FuseActivation(self.duplicate),
+                FuseGelu(self.duplicate), FuseHardtanh(self.duplicate), FuseLeakyRelu(self.duplicate),
+                FuseClamp(self.duplicate)]), symbolic=True),
         ).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for fused in op.walk():

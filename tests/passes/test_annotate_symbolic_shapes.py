@@ -94,3 +94,42 @@ def test_a_batch_baked_into_the_level_is_an_error_naming_the_op() -> None:
     Rewriter.replace_value_with_new_type(relu.results[0], TensorType(f32, [2, 4, 5, 5]))
     with pytest.raises(SymbolicShapeError, match=r"torch.aten.relu.*computed \(batch, 4, 5, 5\)"):
         infer_symbolic_shapes(compiled.module_ir)
+
+
+class Residual(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(3)
+        self.fc = torch.nn.Linear(27, 27)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)) + x)
+        z = y.flatten(1)
+        return torch.nn.functional.gelu(self.fc(z) - z)
+
+
+def test_graph_opt_on_a_symbolic_level_fuses_and_keeps_the_numbers() -> None:
+    """graph-opt on the dynamic level: batch norm folded, the residuals and activations fused
+    into the conv and the linear; the reference run of the rewritten level equals eager at
+    sizes across the range."""
+    from xdsl.context import Context
+
+    from ziggurat.dialects.fused import FusedOp
+    from ziggurat.passes.graph_opt import GraphOptPass
+
+    torch.manual_seed(0)
+    model = Residual().eval()
+    with torch.no_grad():
+        model.bn.running_mean.copy_(torch.tensor([0.5, -0.25, 1.0]))  # pyright: ignore[reportOptionalMemberAccess]
+        model.bn.running_var.copy_(torch.tensor([2.0, 0.5, 1.5]))  # pyright: ignore[reportOptionalMemberAccess]
+    compiled = ziggurat.compile(model, (torch.randn(2, 3, 3, 3),), "reference",
+                                dynamic_shapes=({0: Dim("batch", min=1, max=32)},))
+    module = compiled.module_ir.clone()
+    GraphOptPass().apply(Context(), module)
+    fused = [op for op in module.walk() if isinstance(op, FusedOp)]
+    assert [len(op.post_ops.data) for op in fused] == [2, 2], module  # pyright: ignore[reportAttributeAccessIssue]
+    assert not any("batch_norm" in op.name for op in module.walk())
+    for batch in (1, 7, 32):
+        x = torch.randn(batch, 3, 3, 3)
+        torch.testing.assert_close(run(module, [x])[0], model(x), rtol=1e-5, atol=1e-5)
