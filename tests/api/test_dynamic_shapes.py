@@ -214,3 +214,20 @@ def test_torchscript_frontend_takes_the_same_spec(backend: str) -> None:
         compiled(torch.randn(1, 4, 32), mask=torch.randn(1, 1, 5, 5))
     with pytest.raises(InputError, match=r"outside the range of 'seq' \[1, 64\]"):
         compiled(torch.randn(1, 65, 32), mask=torch.randn(1, 1, 65, 65))
+
+
+class DeviceMove(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * 2).to(x.device).to(torch.float32) + 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_device_and_dtype_asserts_hold_in_every_specialization(backend: str) -> None:
+    """``x.to(x.device)`` leaves ``aten._assert_tensor_metadata`` in the exported graph; a
+    specialization's intermediate values are meta tensors, and the assert was read as a
+    device mismatch: every size was refused (found by the fuzzer's -dyn configurations)."""
+    compiled = ziggurat.compile(DeviceMove(), (torch.randn(3, 4),), backend,
+                                dynamic_shapes=({0: Dim("b", min=2, max=9)},))
+    for b in (2, 5, 9):
+        x = torch.randn(b, 4)
+        torch.testing.assert_close(compiled(x), DeviceMove()(x))

@@ -42,11 +42,14 @@ class Config:
     backend: str
     frontend: str
     isa: str | None = None
+    #: compiled with ``dynamic_shapes`` (dim 0 of the inputs, see ``dynamic_dims``) and called
+    #: at other sizes too (names end in ``-dyn``; not in the default set: ``--configs``)
+    dynamic: bool = False
 
     @property
     def name(self) -> str:
         short = {"tensorrt-reference": "trtref", "reference": "ref"}.get(self.backend, self.backend)
-        fe = {"torchscript": "ts", "export": "ex"}[self.frontend]
+        fe = "dyn" if self.dynamic else {"torchscript": "ts", "export": "ex"}[self.frontend]
         return "-".join(p for p in (short, self.isa, fe) if p)
 
     def options(self) -> dict[str, Any]:
@@ -57,7 +60,7 @@ class Config:
 
     @staticmethod
     def parse(name: str) -> Config:
-        return {c.name: c for c in all_configs(("avx512", "avx2", "scalar"))}[name]
+        return {c.name: c for c in all_configs(("avx512", "avx2", "scalar"), dynamic=True)}[name]
 
 
 def host_isas() -> tuple[str, ...]:
@@ -66,13 +69,43 @@ def host_isas() -> tuple[str, ...]:
     return tuple(i for i in ("avx512", "avx2", "scalar") if host_supports(Isa(i)))
 
 
-def all_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
+def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> list[Config]:
+    """Every configuration for ``isas`` (default: the host's); ``dynamic``: the ``-dyn`` ones too."""
     isas = isas if isas is not None else host_isas()
     out: list[Config] = []
     for fe in ("torchscript", "export"):
         out += [Config("cpu", fe, isa) for isa in isas]
         out += [Config("tensorrt-reference", fe), Config("reference", fe)]
+    if dynamic:
+        out += [Config("cpu", "export", isa, dynamic=True) for isa in isas]
+        out += [Config("tensorrt-reference", "export", dynamic=True), Config("reference", "export", dynamic=True)]
     return out
+
+
+def dynamic_dims(program: Program) -> tuple[tuple[dict[int, Any] | None, ...], Program] | None:
+    """A ``dynamic_shapes`` spec for ``program`` (dim 0 of each input of size at least 2 that
+    is not a literal; one ``Dim`` per distinct size, in [2, size + 3]: inputs of one size stay
+    related) and the program at other sizes (each such dim one larger), or None if no input
+    has such a dim."""
+    from dataclasses import replace
+
+    from torch.export import Dim
+
+    dims: dict[int, Any] = {}
+    spec: list[dict[int, Any] | None] = []
+    resized: list[TensorSpec] = []
+    for t in program.inputs:
+        if t.literal is None and t.shape and t.shape[0] >= 2:
+            size = t.shape[0]
+            dims.setdefault(size, Dim(f"n{size}", min=2, max=size + 3))
+            spec.append({0: dims[size]})
+            resized.append(replace(t, shape=[size + 1, *t.shape[1:]]))
+        else:
+            spec.append(None)
+            resized.append(t)
+    if not dims:
+        return None
+    return tuple(spec), replace(program, inputs=resized)
 
 
 @dataclass
@@ -236,13 +269,17 @@ def _saved_and_loaded(compiled: Any) -> Any:
 
 
 def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],
-               threads: int = 1, cache_dir: str | None = None, source: Any = None) -> Outcome:
+               threads: int = 1, cache_dir: str | None = None, source: Any = None,
+               dynamic_shapes: Any = None) -> Outcome:
     """Compile and run ``program`` under ``config`` (from ``source`` when given: the program
-    already exported); compare with each reference input set."""
+    already exported; with ``dynamic_shapes`` for a ``-dyn`` config); compare with each
+    reference input set."""
     import ziggurat
 
     outcome = Outcome(config.name, "ok")
     options = config.options()
+    if dynamic_shapes is not None:
+        options["dynamic_shapes"] = dynamic_shapes
     if config.backend == "cpu":
         options["threads"] = threads
         if cache_dir:
@@ -327,10 +364,38 @@ def check_program(program: Program, configs: list[Config] | None = None, threads
         except Exception:
             result.fresh_checked = False  # eager refuses the call-time values: only examples
     sources: dict[str, Any] = {}
+    dynamic: tuple[Any, dict[str, tuple[tuple[torch.Tensor, ...], Reference]]] | None = None
     for config in configs if configs is not None else all_configs():
+        if config.dynamic:
+            if dynamic is None:
+                dynamic = _dynamic_refs(program, refs)
+            if dynamic[0] is None:
+                continue  # no input dim to make dynamic
+            if progress is not None:
+                progress(config)
+            result.outcomes.append(run_config(program, config, dynamic[1], threads, cache_dir,
+                                              dynamic_shapes=dynamic[0]))
+            continue
         if progress is not None:
             progress(config)
         if config.frontend == "export" and "export" not in sources:
             sources["export"] = exported(program, example)
         result.outcomes.append(run_config(program, config, refs, threads, cache_dir, sources.get(config.frontend)))
     return result
+
+
+def _dynamic_refs(program: Program, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]]
+                  ) -> tuple[Any, dict[str, tuple[tuple[torch.Tensor, ...], Reference]]]:
+    """The ``dynamic_shapes`` spec of ``program`` and its reference input sets: the examples,
+    and inputs one larger at every dynamic dim (when eager takes them)."""
+    found = dynamic_dims(program)
+    if found is None:
+        return None, {}
+    spec, resized = found
+    out = {"example": refs["example"]}
+    inputs = fresh_inputs(resized, 2)
+    try:
+        out["resized"] = (inputs, reference(resized, inputs))
+    except Exception:  # noqa: BLE001 - eager refuses the other sizes: only the examples
+        pass
+    return spec, out

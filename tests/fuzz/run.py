@@ -263,7 +263,7 @@ def save_failures(results: list[dict[str, Any]], args: argparse.Namespace, out_d
 def _config_names() -> set[str]:
     from tests.fuzz.oracle import all_configs
 
-    return {c.name for c in all_configs(("avx512", "avx2", "scalar"))}
+    return {c.name for c in all_configs(("avx512", "avx2", "scalar"), dynamic=True)}
 
 
 def failure_class(outcome: dict[str, Any]) -> str:

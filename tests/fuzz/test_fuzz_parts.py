@@ -372,3 +372,29 @@ def test_the_sign_of_a_nan_is_noise_not_an_answer() -> None:
     wrong_zero = flipped_copy.clone()
     wrong_zero[3] = 1.0  # copysign(1, -0.0)
     assert not compare([flipped_sign, wrong_zero], ref).ok
+
+
+def test_dynamic_configurations_call_at_other_sizes() -> None:
+    """``-dyn`` configurations compile with dim 0 dynamic (one symbol per size) and compare at
+    the examples and at inputs one larger; the planted bug of the oracle test is caught there."""
+    from tests.fuzz.oracle import dynamic_dims
+
+    program = _neg_program()
+    found = dynamic_dims(program)
+    assert found is not None
+    spec, resized = found
+    assert resized.inputs[0].shape == [4, 17] and list(spec[0]) == [0]  # pyright: ignore[reportOptionalSubscript, reportArgumentType]
+    scalar = Program("s", [TensorSpec("x0", [1, 5], "float32", "normal", 5)], [],
+                     [Node(["v1 = x0 + 1"], ["v1"], ["x0"], "add")], ["v1"])
+    assert dynamic_dims(scalar) is None  # a size-1 dim stays static
+    configs = [Config.parse("cpu-scalar-dyn"), Config.parse("ref-dyn")]
+    result = check_program(program, configs)
+    assert [(o.config, o.kind) for o in result.outcomes] == [("cpu-scalar-dyn", "ok"), ("ref-dyn", "ok")]
+    assert result.outcomes[0].compared == 3 * 17 + 4 * 17  # the examples and the larger inputs
+    from ziggurat.backends.cpu.lowering import registry
+
+    identity = registry.find_lowering("aten::positive")
+    assert identity is not None
+    with registry.lowerings().override("aten::neg", identity.fn, validator=identity.validator):
+        planted = check_program(program, configs[:1])
+    assert planted.outcomes[0].kind == "wrong"

@@ -33,11 +33,11 @@ def _channel() -> TextIO:
 
 
 def select_configs(names: str | None) -> list[Config]:
-    configs = all_configs()
+    """The named configurations (the ``-dyn`` ones only by name), else the default set."""
     if not names:
-        return configs
+        return all_configs()
     wanted = names.split(",")
-    return [c for c in configs if c.name in wanted]
+    return [c for c in all_configs(dynamic=True) if c.name in wanted]
 
 
 def check(program: Program, configs: list[Config], channel: TextIO, index: int | str, threads: int,
