@@ -7,25 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.executable import CompileReport, Executable
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.ir.errors import InputError
-from ziggurat.ir.signature import (call_signature, input_names, input_writes, output_structure, reads_storage,
-                                   rebuild)
+from ziggurat.ir.signature import (call_signature, forward_function, input_names, input_writes, output_structure,
+                                   reads_storage, rebuild)
 from ziggurat.ir.structure import parse_tree
 
 #: ``report.stats`` key: call-time inputs copied to the layout the module was compiled for
 _COPIED = "inputs copied to the compiled layout"
-
-
-def forward_function(module: ModuleOp, name: str = "forward") -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise KeyError(f"the module has no function @{name}")
 
 
 class CompiledModule(torch.nn.Module):

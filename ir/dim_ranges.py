@@ -19,7 +19,7 @@ bound dim must be ``?``; anything else is an error naming the input and the dim.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
@@ -66,36 +66,27 @@ def _names(fn: FuncOp) -> list[str]:
     return [a.name_hint or f"arg{i}" for i, a in enumerate(fn.body.block.args)]
 
 
-def _input_index(fn: FuncOp, ref: str) -> int:
-    names = _names(fn)
-    hints = [a.name_hint for a in fn.body.block.args]
-    for table in (names, hints):
-        if ref in table:
-            return table.index(ref)
-    if ref.isdigit() and int(ref) < len(names):
-        return int(ref)
-    raise _error(f"@{fn.sym_name.data} has no input '{ref}' (inputs: {', '.join(names)})")
-
-
 def declare(fn: FuncOp, spec: str) -> ShapeSymbols:
     """``spec``'s symbols bound to the ``?`` input dims of ``fn``."""
     return bind_dims(list(fn.function_type.inputs.data), _names(fn), spec,
-                     lambda ref: _input_index(fn, ref))
+                     [a.name_hint for a in fn.body.block.args])
 
 
 def bind_dims(types: Sequence[Attribute], names: Sequence[str], spec: str,
-              index_of: Callable[[str], int] | None = None) -> ShapeSymbols:
-    """``spec``'s symbols bound to the ``?`` dims of inputs of ``types`` named ``names``."""
+              aliases: Sequence[str | None] = ()) -> ShapeSymbols:
+    """``spec``'s symbols bound to the ``?`` dims of inputs of ``types`` named ``names`` (an
+    input is referred to by its name, its ``aliases`` entry such as the argument's ``%name``,
+    or its position)."""
     symbols, bindings = parse_ranges(spec)
 
-    def lookup(ref: str) -> int:
-        if ref in names:
-            return list(names).index(ref)
+    def index(ref: str) -> int:
+        for table in (names, aliases):
+            if ref in table:
+                return list(table).index(ref)
         if ref.isdigit() and int(ref) < len(names):
             return int(ref)
         raise _error(f"there is no input '{ref}' (inputs: {', '.join(names)})")
 
-    index = index_of or lookup
     dynamic = [(i, d) for i, t in enumerate(types) if isinstance(t, TensorType)
                for d, n in enumerate(t.get_shape()) if n == DYNAMIC_INDEX]  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType, reportUnknownVariableType]
     bound: dict[tuple[int, int], str] = {}

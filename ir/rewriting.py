@@ -37,14 +37,11 @@ def involves_dynamic_shape(op: Operation) -> bool:
 def declares_symbols(op: Operation) -> bool:
     """Whether ``op`` is inside a function of a dynamic-shape level, whose ``?`` sizes are
     declared symbols with ranges (``ziggurat.shape_symbols``), not data-dependent ones."""
-    from xdsl.dialects.func import FuncOp
-
     from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR
+    from ziggurat.ir.signature import enclosing_function
 
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, FuncOp):
-        parent = parent.parent_op()
-    return parent is not None and SHAPE_SYMBOLS_ATTR in parent.attributes
+    fn = enclosing_function(op)
+    return fn is not None and SHAPE_SYMBOLS_ATTR in fn.attributes
 
 
 class StaticShapesOnly(RewritePattern):

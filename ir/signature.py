@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.ir import Operation
 
 from ziggurat.ir.call_signature import CallSignature
 from ziggurat.ir.structure import Ref, build, describe, format_tree, parse_tree
@@ -57,6 +58,22 @@ def rebuild(structure: str, results: Sequence[Any]) -> Any:
     if structure == "%0":
         return results[0]
     return build(parse_tree(structure), results)
+
+
+def forward_function(module: ModuleOp, name: str = "forward") -> func.FuncOp:
+    """The function ``@name`` of ``module`` (``KeyError`` if there is none)."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(f"the module has no function @{name}")
+
+
+def enclosing_function(op: Operation) -> func.FuncOp | None:
+    """The function ``op`` is in (itself if it is one), or None."""
+    current: Operation | None = op
+    while current is not None and not isinstance(current, func.FuncOp):
+        current = current.parent_op()
+    return current
 
 
 def set_signature(fn: func.FuncOp, input_names: Sequence[str], structure: str) -> None:

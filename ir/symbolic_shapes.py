@@ -33,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR, DimSymbol, ShapeSymbols, evaluate
+from ziggurat.ir.signature import enclosing_function, forward_function
 from ziggurat.ir.types import dtype_of
 
 #: hints the symbols take in the symbolic run (a value in the range, distinct per symbol, not 0
@@ -60,16 +61,12 @@ class SymbolicShapes:
             return " x ".join(self.sizes[value]) if self.sizes[value] else "scalar"
         return self.scalars.get(value)
 
-    def same_sizes(self, a: SSAValue, b: SSAValue) -> bool:
-        """Whether ``a`` and ``b`` are known to have the same sizes over the whole range."""
-        return a in self.sizes and b in self.sizes and self.sizes[a] == self.sizes[b]
-
 
 def entry_function(module: ModuleOp, func_name: str) -> FuncOp:
-    for op in module.ops:
-        if isinstance(op, FuncOp) and op.sym_name.data == func_name:
-            return op
-    raise ZigguratError(f"the module has no function @{func_name}", op="symbolic-shapes")
+    try:
+        return forward_function(module, func_name)
+    except KeyError:
+        raise ZigguratError(f"the module has no function @{func_name}", op="symbolic-shapes") from None
 
 
 def declared_symbols(fn: FuncOp) -> ShapeSymbols | None:
@@ -295,9 +292,8 @@ class SizesOnDemand:
 
     def sizes(self, value: SSAValue) -> tuple[str, ...] | None:
         owner = value.owner
-        op = owner if isinstance(owner, Operation) else owner.parent_op()
-        while op is not None and not isinstance(op, FuncOp):
-            op = op.parent_op()
+        at = owner if isinstance(owner, Operation) else owner.parent_op()  # an op, or a block's op
+        op = enclosing_function(at) if at is not None else None
         if op is None or declared_symbols(op) is None:
             return None
         name = op.sym_name.data

@@ -137,7 +137,6 @@ class ZigguratOptMain(xDSLOptMain):
             if self._takes_input_types(frontend):
                 ranges = f' dim-ranges="{self.args.dim_ranges}"' if self.args.dim_ranges else ""
                 self.args.frontend = f'{frontend}{{input-types="{self.args.input_types}"{ranges}}}'
-                self._ranges_taken = True
             elif self.args.input_types:
                 raise ZigguratError(f"applies to the TorchScript frontends, not to "
                                     f"'{self.get_input_name()}' read as {frontend}", op="--input-types")
@@ -148,8 +147,9 @@ class ZigguratOptMain(xDSLOptMain):
         module = super().parse_chunk(chunk, file_extension, start_offset)
         if module is not None:
             check_defined_before_use(module)
-            if self.args.dim_ranges and not getattr(self, "_ranges_taken", False):
-                if parse_spec(self.args.frontend or file_extension).name != "mlir":
+            frontend = parse_spec(self.args.frontend or file_extension).name
+            if self.args.dim_ranges and not self._takes_input_types(frontend):  # else the frontend took them
+                if frontend != "mlir":
                     raise ZigguratError("applies to .mlir input, and to the TorchScript frontends with "
                                         "--input-types", op="--dim-ranges")
                 declare_shape_symbols(module, self.args.dim_ranges)

@@ -29,8 +29,8 @@ from ziggurat.ir.types import UnsupportedTypeError, format_type, has_dynamic_dim
 
 def _types(text: str, dim_ranges: str) -> list | None:  # pyright: ignore[reportMissingTypeArgument]
     if dim_ranges and not text:
-        raise ModelImportError("--dim-ranges names symbols for ? sizes, which the TorchScript frontends take "
-                               "from --input-types ('tensor<?x128xf32>')", op="--dim-ranges")
+        raise ModelImportError("names symbols for ? sizes, which the TorchScript frontends take from "
+                               "--input-types ('tensor<?x128xf32>')", op="--dim-ranges")
     if not text:
         return None
     try:
