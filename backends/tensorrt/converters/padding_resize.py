@@ -9,7 +9,8 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, elementwise
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, elementwise, select
+from ziggurat.backends.tensorrt.converters.linear_resize_taps import copied_with_zero_weight
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ElementWiseOperation,
@@ -136,6 +137,14 @@ def upsample_nearest(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     return _resize(ctx, args, InterpolationMode.kNEAREST)
 
 
+def _resize_linear_ok(args: ConverterArgs) -> str | None:
+    """Also: where torch reads one element with weights 1 and 0 must not depend on its rounding."""
+    why = _resize_ok(args)
+    if why is None and _poisoned_indices(args) is None:
+        return "whether torch weighs a source element by 0 (inf -> NaN) depends on a fused multiply-add in its kernel"
+    return why
+
+
 @converter(
     "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
     "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
@@ -143,25 +152,46 @@ def upsample_nearest(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
     "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
     "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
-    validator=_resize_ok,
+    validator=_resize_linear_ok,
 )
 def upsample_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """align_corners -> kALIGN_CORNERS, else kHALF_PIXEL (negative source coordinates clamp to 0).
 
-    torch maps a dim whose size does not change to the element itself for both corners, weights
-    1 and 0 (``compute_source_index_and_lambda``), so an inf there comes out NaN (inf * 0);
-    IResizeLayer copies such a dim.  ``y + y * 0`` restores it: exactly ``y`` where ``y`` is
+    Where torch reads one element for both taps of a dim with weights 1 and 0 (a dim whose size
+    does not change, an input of size 1, the last pixel at an exact coordinate: see
+    ``linear_resize_taps``), an inf there comes out NaN (inf * 0); IResizeLayer copies that
+    element.  ``y + y * 0`` restores it at those output indices: exactly ``y`` where ``y`` is
     finite (``y + 0``, the sign of a zero kept), NaN where it is not.
     """
     y = _resize(ctx, args, InterpolationMode.kLINEAR)
-    name = _input_name(args)
+    poisoned = _poisoned_indices(args)
+    assert poisoned is not None  # the validator refused otherwise
+    mask = torch.zeros(ctx.result_shape()[2:], dtype=torch.bool)
+    for dim, indices in enumerate(poisoned):
+        index = [slice(None)] * mask.dim()
+        index[dim] = torch.tensor(indices, dtype=torch.bool)
+        mask[tuple(index)] = True
+    if not bool(mask.any()):
+        return y
+    dtype = ctx.dtype(y)
+    zero = elementwise(ctx, y, 0.0, ElementWiseOperation.kPROD, dtype=dtype, suffix="copied tap: y*0")
+    restored = elementwise(ctx, y, zero, ElementWiseOperation.kSUM, dtype=dtype, suffix="copied tap: y+y*0")
+    if bool(mask.all()):
+        return restored
+    condition = ctx.constant(mask.reshape(1, 1, *mask.shape), "copied tap indices")
+    return select(ctx, condition, restored, y, dtype=dtype, suffix="copied tap: where")
+
+
+def _poisoned_indices(args: ConverterArgs) -> list[list[bool]] | None:
+    """Per spatial dim, the output indices at which torch reads one element with weights 1 and 0
+    (``linear_resize_taps.copied_with_zero_weight``); None where that is not certain."""
     from ziggurat.dialects.trt.base import shape_of
 
-    spatial = list(zip(args.shape(name)[2:], shape_of(args.op.results[0])[2:], strict=True))
-    if not any(i == o for i, o in spatial):
-        return y
-    poison = elementwise(ctx, y, 0.0, ElementWiseOperation.kPROD, dtype=ctx.dtype(y), suffix="unscaled dim: y*0")
-    return elementwise(ctx, y, poison, ElementWiseOperation.kSUM, dtype=ctx.dtype(y), suffix="unscaled dim: y+y*0")
+    name = _input_name(args)
+    opmath = torch.float64 if args.dtype(name) == torch.float64 else torch.float32
+    sizes = zip(args.shape(name)[2:], shape_of(args.op.results[0])[2:], _scales(args), strict=True)
+    dims = [copied_with_zero_weight(i, o, args.get_bool("align_corners"), s, opmath) for i, o, s in sizes]
+    return None if any(d is None for d in dims) else [d for d in dims if d is not None]
 
 
 _PAD_MODES = {"constant": SampleMode.kFILL, "reflect": SampleMode.kREFLECT, "replicate": SampleMode.kCLAMP,

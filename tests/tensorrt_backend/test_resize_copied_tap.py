@@ -1,0 +1,67 @@
+"""Linear resize where torch reads one element for both taps of a scaled dim, weights 1 and 0:
+an input of size 1 (``1 -> 7`` with align_corners), the last pixel at an exact coordinate.  An
+inf there is NaN in eager (``inf * 0``), IResizeLayer copies it (fuzz seed 11 program 4478:
+``interpolate(x, size=(7, 1), mode="bilinear", align_corners=True)`` of a ``[N, C, 1, 7]``
+input holding inf gave inf where eager gives NaN)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conversion_harness import check_converts, convert_and_run
+from ziggurat.backends.tensorrt.converters.linear_resize_taps import copied_with_zero_weight
+
+
+def _special(shape: tuple[int, ...]) -> torch.Tensor:
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    flat = x.view(-1)
+    flat[::7] = float("inf")
+    flat[3::11] = float("nan")
+    flat[5::13] = float("-inf")
+    flat[2::17] = -0.0
+    return x
+
+
+@pytest.mark.parametrize(("shape", "size", "align"), [
+    ((3, 7, 1, 7), (7, 1), True),  # the fuzz program: a dim 1 -> 7 and one 7 -> 1
+    ((3, 7, 1, 7), (8, 1), False),
+    ((2, 3, 1, 5), (4, 9), True),  # 1 -> 4
+    ((2, 3, 1, 5), (4, 9), False),
+    ((2, 3, 4, 5), (7, 9), True),  # the last pixel at an exact coordinate
+    ((2, 3, 1, 5), (8, 5), False),  # 1 -> 8: rows 0-3 read the only one with weights (1, 0)
+])
+def test_copied_tap_keeps_eagers_nan_of_inf(shape: tuple[int, ...], size: tuple[int, int], align: bool) -> None:
+    check_converts(lambda t: F.interpolate(t, size=size, mode="bilinear", align_corners=align), [_special(shape)])
+
+
+def test_linear_1d_from_one_element() -> None:
+    check_converts(lambda t: F.interpolate(t, size=5, mode="linear", align_corners=True), [_special((4, 3, 1))])
+
+
+def test_copied_taps_match_eagers_nan_pattern() -> None:
+    """The taps computed for the converter agree with eager's own NaNs (one inf per input)."""
+    for i in range(1, 9):
+        for o in range(1, 20):
+            for align in (False, True):
+                copied = copied_with_zero_weight(i, o, align, None)
+                if copied is None:
+                    continue
+                for j in range(i):
+                    x = torch.ones(1, 1, i)
+                    x[0, 0, j] = float("inf")
+                    y = F.interpolate(x, size=o, mode="linear", align_corners=align)[0, 0]
+                    for k in range(o):
+                        if copied[k] and y[k] == float("inf"):
+                            raise AssertionError((i, o, align, j, k))
+
+
+def test_rounding_dependent_taps_fall_back() -> None:
+    """``1 -> 3`` half-pixel: torch's middle coordinate is 0 or a rounding error above it,
+    depending on a fused multiply-add, so whether it makes NaN of an inf is not known."""
+    assert copied_with_zero_weight(1, 3, False, None) is None
+    x = _special((2, 3, 1, 4))
+    converted = convert_and_run(lambda t: F.interpolate(t, size=(3, 4), mode="bilinear"), [x])
+    assert any("upsample" in r.op for r in converted.report.fallback)
