@@ -44,3 +44,43 @@ def test_float64_reference_of_a_floor_after_the_gelu_tail() -> None:
     assert (e32 == 0).sum() >= 3
     assert (e64 != 0).all(), e64[e64 == 0]
     assert ((e64 - e32.double()).abs()[e32 != 0] < 1e-5).all()
+
+
+def test_float64_run_orders_by_float32_values() -> None:
+    """Order-statistic indices come from the float32 values (seed 11 program 1438): 1e-169
+    is 0 in float32, so it ties with 0 and keeps its stable place; the values stay float64."""
+    x = torch.tensor([0.0, 1e-169, 7e-29, -1.0], dtype=torch.float64)
+    assert torch.sort(x, stable=True, descending=True).indices.tolist() == [2, 1, 0, 3]  # by float64
+    with Exact64():
+        values, indices = torch.sort(x, stable=True, descending=True)
+        assert indices.tolist() == [2, 0, 1, 3]
+        assert values.dtype == torch.float64 and float(values[0]) == 7e-29
+        assert int(torch.argmax(x[:2])) == 0
+        best = torch.max(x[:2].reshape(1, 2), 1)
+        assert int(best.indices[0]) == 0 and best.values.dtype == torch.float64
+        assert torch.topk(x, 2).values.dtype == torch.float64
+
+
+def test_sort_of_an_underflowed_gelu_tail_is_masked() -> None:
+    """Seed 11 program 1438, minimized: a stable sort's indices of gelu_tanh(conv) where
+    eager float32 ties three cancelled tails at 0; the float64 run now ties the two that
+    float32 cannot tell apart, so an accurate compiled tail (7e-29, 0, 0) passes."""
+    from tests.fuzz.oracle import reference
+    from tests.fuzz.tolerance import compare
+
+    saved = json.loads((REPRO.parent / "oracle_sort_of_underflowed_gelu_tail.json").read_text())
+    program = Program.from_json(json.dumps(saved["program"]))
+    inputs = example_inputs(program)
+    module = build_module(program)
+    ref = reference(program, inputs)
+    e32 = ref.e32[0]
+    consts = module.state_dict()
+    with Exact64():
+        keys = F.gelu(F.conv2d(inputs[0].double(), consts["c0"].double(), consts["c1"].double(), stride=(1, 3),
+                               padding=(0, 2), dilation=(1, 2)), approximate="tanh")
+    accurate = torch.sort(keys.float(), dim=-4, stable=True, descending=True).indices
+    assert not torch.equal(accurate, e32)
+    assert compare([accurate], ref).ok
+    wrong = e32.clone()
+    wrong[0, 0, 0, 0], wrong[1, 0, 0, 0] = e32[1, 0, 0, 0], e32[0, 0, 0, 0]
+    assert not compare([wrong], ref).ok
