@@ -65,3 +65,21 @@ def test_rounding_dependent_taps_fall_back() -> None:
     x = _special((2, 3, 1, 4))
     converted = convert_and_run(lambda t: F.interpolate(t, size=(3, 4), mode="bilinear"), [x])
     assert any("upsample" in r.op for r in converted.report.fallback)
+
+
+@pytest.mark.parametrize(("in_len", "out_len"), [(1, 3), (1, 7), (2, 6), (3, 1), (4, 7), (5, 9), (3, 9)])
+@pytest.mark.parametrize("align", [False, True])
+def test_each_infinite_element_gives_eagers_class(in_len: int, out_len: int, align: bool) -> None:
+    """One +-inf per row at each position: converted results have eager's NaN/inf classes, or
+    the resize falls back (``2 -> 6`` half-pixel: torch's float32 coordinate of row 1 is a
+    rounding error above 0, so it weighs element 1 by 1.5e-8, IResizeLayer's formula by 0)."""
+    x = torch.randn(2 * in_len, 1, in_len)
+    for j in range(in_len):
+        x[2 * j, 0, j] = float("inf")
+        x[2 * j + 1, 0, j] = -float("inf")
+    converted = convert_and_run(lambda t: F.interpolate(t, size=out_len, mode="linear", align_corners=align), [x])
+    if converted.report.fallback:
+        assert copied_with_zero_weight(in_len, out_len, align, None) is None
+        return
+    got, expected = converted.outputs[0], converted.expected[0]
+    assert torch.equal(got.isnan(), expected.isnan()) and torch.equal(got.isinf(), expected.isinf())

@@ -138,10 +138,11 @@ def upsample_nearest(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 
 def _resize_linear_ok(args: ConverterArgs) -> str | None:
-    """Also: where torch reads one element with weights 1 and 0 must not depend on its rounding."""
+    """Also: torch must weigh the same source elements by 0 as IResizeLayer (inf * 0 is NaN)."""
     why = _resize_ok(args)
     if why is None and _poisoned_indices(args) is None:
-        return "whether torch weighs a source element by 0 (inf -> NaN) depends on a fused multiply-add in its kernel"
+        return ("torch's float32 source coordinates weigh other elements by 0 than IResizeLayer's "
+                "formula (inf * 0 is NaN), or depend on a fused multiply-add in its kernel")
     return why
 
 
@@ -184,7 +185,8 @@ def upsample_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 def _poisoned_indices(args: ConverterArgs) -> list[list[bool]] | None:
     """Per spatial dim, the output indices at which torch reads one element with weights 1 and 0
-    (``linear_resize_taps.copied_with_zero_weight``); None where that is not certain."""
+    (``linear_resize_taps.copied_with_zero_weight``); None where IResizeLayer's taps are not
+    torch's there or elsewhere."""
     from ziggurat.dialects.trt.base import shape_of
 
     name = _input_name(args)
