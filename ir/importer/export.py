@@ -29,6 +29,7 @@ from ziggurat.dialects.torch.meta_eval import first_line
 from ziggurat.dialects.torch.result_types import cpu_result_types, involves_quantized
 from ziggurat.dialects.torch.schema import parse_schema
 from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
+from ziggurat.ir.importer.hidden_writes import check_exported, decompositions, node_hidden_writes
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
@@ -416,21 +417,25 @@ def exported_call_signature(program: Any, args: Sequence[Any], kwargs: Mapping[s
 def _mutates(node: torch.fx.Node) -> bool:
     target = node.target
     return (node.op == "call_function" and isinstance(target, torch._ops.OpOverload)  # pyright: ignore[reportPrivateUsage]
-            and target._schema.is_mutable)  # pyright: ignore[reportPrivateUsage]
+            and (target._schema.is_mutable or bool(node_hidden_writes(node))))  # pyright: ignore[reportPrivateUsage]
 
 
 def functional(program: Any) -> Any:
     """The program with its in-place ops functionalized (``y[2:] = v`` -> ``slice_scatter``,
     a write to an input -> a ``USER_INPUT_MUTATION`` output) when it has any: importing an
     in-place op as its functional form would lose writes through views. A program without
-    mutation is kept as exported (functionalizing rewrites a few ops, e.g. ``batch_norm``)."""
+    mutation is kept as exported (functionalizing rewrites a few ops, e.g. ``batch_norm``).
+    Training-mode ``batch_norm`` writes its running statistics although its schema does not
+    say so (``hidden_writes``): it is functionalized too."""
     if not any(_mutates(n) for n in program.graph_module.graph.nodes):
         return program
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return program.run_decompositions({})
+            functionalized = program.run_decompositions(decompositions(program))
     except Exception as e:
         raise ModelImportError(f"functionalizing the exported program's in-place ops failed: "
                                f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
                                op="export") from None
+    check_exported(program, functionalized)
+    return functionalized

@@ -26,6 +26,8 @@ from ziggurat.dialects.torch.static_values import SCALAR_TYPE_CODES
 from ziggurat.ir.errors import ModelImportError
 from ziggurat.ir.importer import static_eval
 from ziggurat.ir.importer.aliasing import AliasTracker, StaleRead, UnsupportedWrite, aliased_arguments
+from ziggurat.ir.importer.hidden_writes import describe as describe_hidden_writes
+from ziggurat.ir.importer.hidden_writes import hidden_writes
 from ziggurat.ir.importer.op_builder import build_aten_op, build_generic, result_type, wrap_number
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.values import Dynamic, TensorConstant, dynamics, example_of, is_static
@@ -259,6 +261,9 @@ class GraphImporter:
         if mutated:
             raise self._error(node, f"mutates its argument(s) {', '.join(mutated)}", schema)
         args = {spec.name: value for spec, value in zip(schema.args, inputs, strict=True)}
+        written = hidden_writes(schema.qualified_name, args)
+        if written:
+            raise self._error(node, describe_hidden_writes(schema.qualified_name, written), schema)
         data_dependent = data_dependent or _shape_depends_on_data(schema, args)
         outputs = self._evaluate(node, [example_of(v) for v in inputs])
         self._emit(node, schema, args, outputs, data_dependent)

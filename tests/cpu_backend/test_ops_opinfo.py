@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from ziggurat.ir.errors import ModelImportError
 from tests.cpu_backend.conftest import compile_cpu, host_isas
 from tests.cpu_backend.opinfo_sweep import DEFAULT
 from tests.support.opinfo import Case, assert_same, opinfo_cases
@@ -23,6 +24,15 @@ PARTIAL: dict[str, str] = {
     "index_put": "None (full-slice) indices run through torch",
     "nn.functional.scaled_dot_product_attention": "samples with dropout are random",
     "nn.functional.cross_entropy": "label smoothing runs through torch",
+    # training samples with running statistics write them in place: functionalized, the
+    # update (_native_batch_norm_legit_functional) has no native lowering yet
+    "nn.functional.batch_norm": "training with running statistics runs through torch",
+}
+
+#: ops some of whose samples are refused, and the refusal: running statistics passed as kwargs
+#: are constants of the module, which use_input_stats would update in place
+REFUSED: dict[str, str] = {
+    "nn.functional.instance_norm": "is mutated in the forward method",
 }
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -42,7 +52,12 @@ def _check(case: Case, isa: str) -> None:
         pytest.skip(f"host cannot run {isa}")
     with torch.no_grad():
         expected = case.module(*[t.clone() for t in case.inputs])
-    compiled = compile_cpu(case.module, case.inputs, isa=isa)
+    try:
+        compiled = compile_cpu(case.module, case.inputs, isa=isa)
+    except ModelImportError as e:
+        if case.op in REFUSED and REFUSED[case.op] in str(e):
+            return
+        raise
     actual = compiled(*[t.clone() for t in case.inputs])
     rtol, atol = LOOSE.get(case.op, (RTOL, ATOL))
     assert_same(actual, expected, op=case.id, shapes_only=case.random, rtol=rtol, atol=atol)
