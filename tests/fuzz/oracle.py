@@ -35,6 +35,7 @@ from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fres
 from tests.fuzz.program import Program
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
                                   rounding_step)
+from tests.fuzz.wide_ops import run_eager_wide_ops
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,10 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
         pass
     try:  # ... and the sign of a NaN is nobody's answer (signbit, copysign)
         alternates.append(run_eager_nan_signs_flipped(module, inputs))
+    except Exception:
+        pass
+    try:  # ... and a kernel whose float32 formula loses accuracy (group_norm): correctly rounded
+        alternates.append(run_eager_wide_ops(module, inputs))
     except Exception:
         pass
     return Reference(e32, e64, small, big, alternates, mirrors)
