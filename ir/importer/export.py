@@ -32,6 +32,7 @@ from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
 from ziggurat.ir.importer.hidden_writes import check_exported, decompositions, node_hidden_writes
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
+from ziggurat.ir.importer.scalar_operands import aten_of, place_runtime_scalars
 from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.locations import describe_location, make_location, user_frame, user_line
 from ziggurat.ir.call_signature import CallSignature
@@ -143,7 +144,7 @@ class ExportImporter:
             container, index = node.args
             self.values[node] = self.values[container][index]  # pyright: ignore
             return
-        target = _SYMBOLIC_ARITHMETIC.get(target, target)  # pyright: ignore[reportArgumentType, reportCallIssue]
+        target = aten_of(target, node.args)
         if not isinstance(target, torch._ops.OpOverload):  # pyright: ignore[reportPrivateUsage]
             raise self._error(node, f"calls {target}, which is not an ATen operator")
         schema = parse_schema(str(target._schema))  # pyright: ignore[reportPrivateUsage]
@@ -171,6 +172,7 @@ class ExportImporter:
             types = [_symbolic_result_type(v) for v in examples]
         except UnsupportedTypeError as e:
             raise self._error(node, str(e), schema.text) from None
+        schema = place_runtime_scalars(target, schema, args)
         op = build_aten_op(self.builder, schema, args, types, _location(node), self.literals)
         if isinstance(op, TorchOp) and involves_quantized(op):
             quantized = self._quantized_types(node, op, schema.text)
@@ -186,14 +188,15 @@ class ExportImporter:
             self.values[node] = results
 
     def _size_value(self, value: Any) -> Any:
-        """A SymInt/SymBool whose symbols all have sizes, as its Python value; else None."""
-        if not isinstance(value, torch.SymInt | torch.SymBool):
+        """A SymInt/SymFloat/SymBool whose symbols all have sizes, as its Python value; else None."""
+        if not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
             return None
         expr = value.node.expr
         if not expr.free_symbols <= self.sizes.keys():
             return None  # an unbacked size (nonzero, unique...): only the run knows it
         concrete = expr.xreplace(self.sizes)
-        return bool(concrete) if isinstance(value, torch.SymBool) else int(concrete)
+        kind = bool if isinstance(value, torch.SymBool) else float if isinstance(value, torch.SymFloat) else int
+        return kind(concrete)
 
     def _concrete(self, val: Any) -> Any:
         """``val`` (a node's fake result) with the sizes of ``self.sizes`` put in."""
@@ -293,19 +296,6 @@ class ExportImporter:
     def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ModelImportError:
         return ModelImportError(message, op=str(node.target), schema=schema,
                                 location=describe_location(_location(node)))
-
-
-#: Python arithmetic and comparisons on the run-time sizes of data-dependent shapes (what
-#: torch.export writes for ``u0 >= 0`` before an ``_assert_scalar``), as TorchScript's aten ops
-_SYMBOLIC_ARITHMETIC: dict[Any, Any] = {
-    operator.ge: torch.ops.aten.ge.int, operator.le: torch.ops.aten.le.int,  # pyright: ignore
-    operator.gt: torch.ops.aten.gt.int, operator.lt: torch.ops.aten.lt.int,  # pyright: ignore
-    operator.eq: torch.ops.aten.eq.int, operator.ne: torch.ops.aten.ne.int,  # pyright: ignore
-    operator.add: torch.ops.aten.add.int, operator.sub: torch.ops.aten.sub.int,  # pyright: ignore
-    operator.mul: torch.ops.aten.mul.int, operator.floordiv: torch.ops.aten.floordiv.int,  # pyright: ignore
-    operator.mod: torch.ops.aten.remainder.int,  # pyright: ignore
-    operator.and_: torch.ops.aten.__and__.bool, operator.or_: torch.ops.aten.__or__.bool,  # pyright: ignore
-}
 
 
 def _symbolic_result_type(example: Any) -> Attribute:

@@ -8,6 +8,8 @@ op's declared types, so a pass that produces a wrongly typed op is caught here.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -39,6 +41,25 @@ def _resolve(value: Any, env: dict[SSAValue, Any]) -> Any:
     return value
 
 
+#: aten's scalar ops as Python's operators, run on a symbolic size (a SymInt in the symbolic-shape
+#: run): those keep it symbolic, where torch's TorchScript ops read its value (fixing the size)
+_SIZE_ARITHMETIC: dict[str, Callable[..., Any]] = {
+    "aten::add": operator.add, "aten::sub": operator.sub, "aten::mul": operator.mul,
+    "aten::div": operator.truediv, "aten::floordiv": operator.floordiv, "aten::remainder": operator.mod,
+    "aten::ge": operator.ge, "aten::le": operator.le, "aten::gt": operator.gt, "aten::lt": operator.lt,
+    "aten::eq": operator.eq, "aten::ne": operator.ne, "aten::__and__": operator.and_,
+    "aten::__or__": operator.or_, "aten::Float": torch.sym_float,
+}
+
+
+def _size_arithmetic(schema: OpSchema, positional: list[Any], keywords: dict[str, Any]) -> Callable[..., Any] | None:
+    """Python's operator for an aten scalar op on a SymInt/SymFloat/SymBool, else None."""
+    fn = _SIZE_ARITHMETIC.get(schema.qualified_name)
+    symbolic = any(isinstance(v, torch.SymInt | torch.SymFloat | torch.SymBool) for v in positional)
+    scalars = all(a.kind in (ArgKind.INT, ArgKind.FLOAT, ArgKind.BOOL, ArgKind.SCALAR) for a in schema.args)
+    return fn if fn is not None and symbolic and scalars and not keywords else None
+
+
 def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
     """Run a torch op on concrete values; returns one value per op result."""
     env = dict(zip(op.operands, operand_values, strict=True))
@@ -54,7 +75,7 @@ def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
     positional, keywords = bound.call_arguments(resolve)
     try:
         with torch.no_grad():
-            result = _overload(schema)(*positional, **keywords)
+            result = (_size_arithmetic(schema, list(positional), keywords) or _overload(schema))(*positional, **keywords)
     except ZigguratError:
         raise
     except Exception as e:  # noqa: BLE001 - torch refusing the call's values (an assert, a size)

@@ -198,3 +198,16 @@ def test_data_dependent_ops_torch_does_not_tag(backend: str) -> None:
         g = torch.Generator().manual_seed(k)
         return torch.randn(3, 4, generator=g), torch.randint(0, 3, (4,), generator=g)
     _check(fn, make, backend, "torchscript")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_a_data_dependent_size_in_tensor_arithmetic(backend: str, frontend: str) -> None:
+    """``x / x[x > 0].shape[0]``: torch.export passes the run-time size ``u0`` for the
+    ``Tensor`` argument of ``div.Tensor``; it takes ``div.Scalar`` (the import did not verify)."""
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        picked = x[x > 0]
+        n = picked.shape[0]
+        return x / n, x * n, (x * 4).long() * n, picked - n
+
+    _check(fn, _randn(6), backend, frontend)
