@@ -11,6 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
+from tests.fuzz.hidden_rounding import hidden_intermediates, hidden_magnitude
 from tests.fuzz.materialize import from_literal, make_const, make_input
 from tests.fuzz.program import Program, TensorSpec, module_source
 
@@ -98,7 +99,9 @@ class _InnerSteps(TorchDispatchMode):
     """Passes the float32 result of every functional aten op a node runs through
     ``step(result, operands)``: the values a composite op computes on its way
     (``F.tanhshrink(x)`` is ``x - tanh(x)``: another implementation's tanh, one ulp off,
-    moves the difference by one ulp of tanh(x), 86 ulps of the result at x = 0.19)."""
+    moves the difference by one ulp of tanh(x), 86 ulps of the result at x = 0.19).  The
+    first result of a norm kernel is stepped within ``hidden_intermediates``, with the
+    magnitude of the intermediates the kernel computes inside (``hidden_rounding``)."""
 
     def __init__(self, step: Callable[[torch.Tensor, list[torch.Tensor]], torch.Tensor]) -> None:
         super().__init__()
@@ -115,10 +118,14 @@ class _InnerSteps(TorchDispatchMode):
                 self.done.pop(id(t), None)
             return out
 
+        hidden = hidden_magnitude(func, args, out)
+
         def one(t: Any) -> Any:
             if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
                 return t
-            stepped = self.step(t, tensors)
+            # a norm kernel's output also carries the rounding of its hidden intermediates
+            with hidden_intermediates(hidden if hidden is not None and t is out[0] else None):
+                stepped = self.step(t, tensors)
             self.done[id(stepped)] = stepped
             return stepped
 
@@ -237,3 +244,4 @@ class NanSignsFlipped(TorchDispatchMode):
 def run_eager_nan_signs_flipped(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
     with NanSignsFlipped():
         return run_eager(module, inputs)
+
