@@ -30,8 +30,10 @@ from typing import Any
 
 import torch
 
+from tests.fuzz.eager_layouts import run_eager_contiguous_operands
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
                                 run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
+from tests.fuzz.near_equal import run_eager_near_equal
 from tests.fuzz.program import Program
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
                                   rounding_step)
@@ -203,9 +205,17 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
         big.append(run_eager(module, _contiguous(inputs)))
     except Exception:
         pass
+    try:  # a float == or != within rounding distance of equality (near_equal.py)
+        big.append(run_eager_near_equal(module, inputs))
+    except Exception:
+        pass
     alternates: list[list[Any]] = []
     try:  # ... and between its vector and scalar loops (gelu of +inf, the sign of a zero)
         alternates.append(run_eager_scalar_loops(module, inputs))
+    except Exception:
+        pass
+    try:  # ... and with the layout of its intermediates (batch_norm's formula; eager_layouts.py)
+        alternates.append(run_eager_contiguous_operands(module, inputs))
     except Exception:
         pass
     try:  # ... and the sign of a NaN is nobody's answer (signbit, copysign)
