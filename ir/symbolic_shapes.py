@@ -139,6 +139,18 @@ class _Run:
             self.values[s.name] = self.env.create_symintnode(sym, hint=hint)
             self.names[sym] = sympy.Symbol(s.name, integer=True, positive=True)
         self.guards = 0
+        #: symbols a condition fixed to this run's range end (``_pinned_at_range_end``)
+        self.pinned: set[str] = set()
+
+    def _pinned_at_range_end(self, name: str, fixed: int) -> bool:
+        """A run at a range's end fixes a symbol to that end when an op needs a condition that,
+        with the range, leaves one size (conv's ``batch >= 16`` at batch's maximum 16): not a
+        baked size, which the run inside the ranges finds."""
+        s = self.result.symbols.symbol(name)
+        if fixed == self.hints[name] and fixed in (max(s.low, 2), s.high):
+            self.pinned.add(name)
+            return True
+        return False
 
     def named(self, text: str) -> str:
         """``text`` with torch's symbol names (``s26``) replaced by the declared ones."""
@@ -185,7 +197,7 @@ class _Run:
     def _check_conditions(self, op: Operation) -> None:
         for sym, name in self.names.items():
             fixed = self.env.replacements.get(sym)
-            if fixed is not None and fixed.is_number:
+            if fixed is not None and fixed.is_number and not self._pinned_at_range_end(str(name), int(fixed)):
                 raise SymbolicShapeError(
                     f"holds only for {name} = {fixed}: a size of this op is baked in, while "
                     f"{name} ranges over {self.result.symbols.symbol(str(name)).range_text()}",
@@ -245,6 +257,23 @@ def _run_at(module: ModuleOp, fn: FuncOp, symbols: ShapeSymbols, hints: dict[str
     return state
 
 
+def _same_at(inner: tuple[str, ...] | None, end: tuple[str, ...] | None, point: dict[str, int],
+             pinned: set[str]) -> bool:
+    """Whether a run at a range's end that pinned symbols (``pinned``) to the end gave the
+    sizes of the inner run's expressions there: its sizes show numbers for those symbols."""
+    if not pinned or inner is None or end is None or len(inner) != len(end):
+        return False
+    for x, y in zip(inner, end, strict=True):
+        if x == y:
+            continue
+        try:
+            if not y.lstrip("-").isdigit() or evaluate(x, point) != int(y):
+                return False
+        except ValueError:
+            return False
+    return True
+
+
 def _point_text(point: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in point.items())
 
@@ -270,7 +299,8 @@ def infer_symbolic_shapes(module: ModuleOp, func_name: str = "forward") -> Symbo
         for op in fn.body.walk():
             for res in op.results:
                 a, b = first.result.text(res), other.result.text(res)
-                if a is not None and b is not None and a != b:
+                if a is not None and b is not None and a != b and not _same_at(
+                        first.result.sizes.get(res), other.result.sizes.get(res), point, other.pinned):
                     needs = first.conditions.get(op) or other.conditions.get(op) or []
                     because = f" (it needs {' and '.join(needs)})" if needs else ""
                     raise SymbolicShapeError(

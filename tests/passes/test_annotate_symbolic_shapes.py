@@ -133,3 +133,14 @@ def test_graph_opt_on_a_symbolic_level_fuses_and_keeps_the_numbers() -> None:
     for batch in (1, 7, 32):
         x = torch.randn(batch, 3, 3, 3)
         torch.testing.assert_close(run(module, [x])[0], model(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("high", [16, 17])
+def test_a_condition_that_pins_the_range_end_is_not_a_baked_size(high: int) -> None:
+    """conv2d's kernel choice needs ``batch >= 16`` (or < 16): at a range whose maximum is 16 the
+    run at that end pins batch to 16, which is not a size baked into the level."""
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1).eval()
+    compiled = ziggurat.compile(conv, (torch.randn(2, 3, 9, 9),), "reference",
+                                dynamic_shapes={"input": {0: Dim("batch", min=1, max=high)}})
+    assert compiled.report.stats[SYMBOLIC_SHAPES] == "annotated"
+    assert 'ziggurat.shapes = ["batch x 8 x 9 x 9"]' in compiled.ir["torch"]
