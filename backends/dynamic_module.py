@@ -46,6 +46,8 @@ SYMBOLIC_SHAPES = "symbolic shapes"
 SPECIALIZED = "size specializations built"
 #: how many size specializations a module keeps by default
 MAX_SPECIALIZATIONS = 8
+#: ``report.stats`` key: whether one build serves the whole ranges
+RANGE_BUILD = "range build"
 
 
 def annotate_symbolic_shapes(symbolic_ir: ModuleOp) -> str:
@@ -98,6 +100,8 @@ class DynamicCompiledModule(torch.nn.Module):
             [None if d == DYNAMIC_INDEX else int(d) for d in t.get_shape()]  # pyright: ignore
             for t in types]
         self._specializations: OrderedDict[tuple[int, ...], CompiledModule] = OrderedDict()
+        #: one build for every size in the ranges, where the backend makes one (``build_range``)
+        self.range_build: CompiledModule | None = None
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
         self.report.stats[SYMBOLIC_SHAPES] = annotate_symbolic_shapes(symbolic_ir)
@@ -113,6 +117,8 @@ class DynamicCompiledModule(torch.nn.Module):
         """The build for flat inputs of ``shapes`` (made now if it is new)."""
         self._check_static(shapes)
         values = self.symbols.bind(shapes)
+        if self.range_build is not None:
+            return self.range_build
         key = tuple(values[s.name] for s in self.symbols.symbols)
         built = self._specializations.get(key)
         if built is not None:
@@ -165,6 +171,36 @@ class DynamicCompiledModule(torch.nn.Module):
         set_call_signature(fn, self._signature)
         mark_storage_reads(fn)
         return lower_module(module, tuple(examples), self.options, start)
+
+    def build_range(self, shapes: Sequence[Sequence[int]]) -> None:
+        """One build of the symbolic level for every size in the ranges, where the backend
+        builds ``?`` dims (``range_builds``: the reference interpreter, TensorRT segments with
+        optimization profiles); any failure leaves the per-size builds, with the reason in the
+        report."""
+        from ziggurat.backends.registry import get_backend
+
+        if not getattr(get_backend(self.options.backend), "range_builds", False):
+            self.report.stats[RANGE_BUILD] = f"not made: the {self.options.backend} backend builds one size at a time"
+            return
+        start = time.perf_counter()
+        examples = tuple(torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True))
+
+        def lowering() -> Lowered:
+            return lower_module(self.module_ir.clone(), examples, self.options, start)
+
+        try:
+            built = build_lowered(lowering, self.options)
+        except ZigguratError as e:
+            log.warning("no range build for %s, building per size: %s", self._model_name, e)
+            self.report.stats[RANGE_BUILD] = f"not made ({e.message}): one build per size"
+            return
+        self.range_build = built
+        for name in ("native_ops", "fallback_ops", "unsupported", "pass_stats"):
+            setattr(self.report, name, getattr(built.report, name))
+        self.report.stats.update({k: v for k, v in built.report.stats.items() if k not in self.report.stats})
+        self.report.stats[RANGE_BUILD] = "one build serves every size in the ranges"
+        self.report.pass_times.append(("range build", time.perf_counter() - start))
+        self.ir.update({k: v for k, v in built.ir.items() if k != "torch"})
 
     def _build(self, values: dict[str, int], shapes: list[list[int]]) -> CompiledModule:
         start = time.perf_counter()
@@ -239,6 +275,7 @@ def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions
     """Export ``model`` once with ``options.dynamic_shapes`` and build the example's sizes."""
     start = time.perf_counter()
     compiled, shapes = export_dynamic(model, inputs, options, example_kwargs)
+    compiled.build_range(shapes)
     try:
         first = compiled.specialization(shapes)
     except InputError as e:

@@ -4,14 +4,15 @@ Layout: ``MAGIC``, an 8-byte little-endian header length, a JSON header, then th
 the exported program as torch.export serializes it (``program``: its graph as JSON;
 ``program-weights`` and ``program-constants``: its tensors, read back with
 ``torch.load(weights_only=True)``, so a forged file cannot make loading unpickle objects, as
-``torch.export.load`` would) and one ``spec-<i>`` per size specialization built so far (a
-static module file, ``serialization.dumps``).  The header holds the format, the versions, the
+``torch.export.load`` would), one ``spec-<i>`` per size specialization built so far (a
+static module file, ``serialization.dumps``) and ``range``, the build for the whole ranges.  The header holds the format, the versions, the
 backend and options, the shape symbols (ranges and the input dims bound to them), the call
 signature, the output structure, the input names, the model's name, each specialization's
 sizes and, per section, its length and sha256.  Loading checks the magic, the versions, the
 header against ``HEADER_SHAPE``, the lengths and the hashes before anything is used, checks
 the symbols against those the program declares (dims, relations, ranges), loads each
-specialization without recompiling and re-imports the symbolic ``torch`` level; a call at
+specialization (and the one ``range`` build, where the backend makes one for the whole ranges)
+without recompiling and re-imports the symbolic ``torch`` level; a call at
 sizes not saved builds from the program, as after ``compile``.  Whatever is wrong with a file,
 loading it raises :class:`LoadError`.
 """
@@ -62,8 +63,13 @@ HEADER_SHAPE = {
     "input_names": [str],
     "model_name": str,
     "specializations": [dict],
+    "range_build": OptionalKey((bool,)),
     "sections": [{"name": str, "length": int, "sha256": str}],
 }
+
+
+#: the section holding ``DynamicCompiledModule.range_build`` (when the backend made one)
+RANGE_SECTION = "range"
 
 
 def _program_sections(program: Any) -> dict[str, bytes]:
@@ -92,6 +98,8 @@ def dumps(compiled: DynamicCompiledModule) -> bytes:
     sections = _program_sections(program)
     for i, (_, built) in enumerate(specializations):
         sections[f"spec-{i}"] = serialization.dumps(built)
+    if compiled.range_build is not None:
+        sections[RANGE_SECTION] = serialization.dumps(compiled.range_build)
     passes = compiled.options.passes
     header = {
         "format": FORMAT,
@@ -106,6 +114,7 @@ def dumps(compiled: DynamicCompiledModule) -> bytes:
         "input_names": input_names(fn),
         "model_name": model_name,
         "specializations": [dict(zip(names, key, strict=True)) for key, _ in specializations],
+        "range_build": compiled.range_build is not None,
         "sections": [{"name": name, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                      for name, data in sections.items()],
     }
@@ -133,7 +142,8 @@ def _corrupt(path: Path, problem: str) -> LoadError:
 def _check_header(header: dict[str, Any], path: Path) -> None:
     problem = shape_problem(header, HEADER_SHAPE, "header")
     if problem is None:
-        want = [*PROGRAM_SECTIONS] + [f"spec-{i}" for i in range(len(header["specializations"]))]
+        want = [*PROGRAM_SECTIONS] + [f"spec-{i}" for i in range(len(header["specializations"]))] + (
+            [RANGE_SECTION] if header.get("range_build") is True else [])
         passes, extra = header.get("passes"), header.get("options", {}).get("extra", {})
         if not all(isinstance(v, bool | int | float | str) for v in extra.values()):
             problem = "header.options.extra holds a value that is not a scalar"
@@ -247,6 +257,18 @@ def _specialization(data: bytes, sizes: dict[str, Any], shapes: list[list[int]],
     return built
 
 
+def _range_build(data: bytes, symbolic: Any, backend: str, path: Path) -> CompiledModule:
+    """Section ``range``: the one build for the whole ranges, taking the symbolic level's input types."""
+    built = serialization.loads(data, Path(f"{path} (section {RANGE_SECTION})"))
+    if built.report.backend != backend:
+        raise _corrupt(path, f"section {RANGE_SECTION} is a {built.report.backend} module, not {backend}")
+    want = list(forward_function(symbolic).function_type.inputs.data)
+    if list(built._input_types) != want:
+        raise _corrupt(path, f"section {RANGE_SECTION} takes inputs {[str(t) for t in built._input_types]}, "
+                             f"not the symbolic level's {[str(t) for t in want]}")
+    return built
+
+
 def _symbolic_module(program: Any, symbols: ShapeSymbols, inputs: _Inputs, header: dict[str, Any],
                      values: dict[str, int], path: Path) -> Any:
     """The symbolic ``torch`` level, as ``compile_dynamic`` makes it."""
@@ -297,6 +319,8 @@ def loads(data: bytes, path: Path) -> DynamicCompiledModule:
     except ZigguratError as e:
         raise _corrupt(path, e.message) from None
     compiled._specializations.update(built)
+    if header.get("range_build") is True:
+        compiled.range_build = _range_build(sections[RANGE_SECTION], module, header["backend"], path)
     compiled.report.stats["loaded from"] = str(path)
     return compiled
 

@@ -10,13 +10,19 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from ziggurat.ir.errors import InputError
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import dtype_of
 
 
 def _expected(ty: Attribute) -> tuple[tuple[int, ...], torch.dtype] | None:
     if not isinstance(ty, TensorType):
         return None
-    return shape_of(ty), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
+    return tuple(int(d) for d in ty.get_shape()), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _shape_matches(shape: Sequence[int], want: tuple[int, ...]) -> bool:
+    """``shape`` against a compiled shape whose dynamic dims (-1) take any size (their ranges
+    are checked by the dynamic module before)."""
+    return len(shape) == len(want) and all(w < 0 or n == w for n, w in zip(shape, want, strict=True))
 
 
 class InputSignature:
@@ -32,6 +38,7 @@ class InputSignature:
         self.require_contiguous = require_contiguous
         self.device = device
         self._wants = [_expected(ty) for ty in self.expected]
+        self._dynamic = any(w is not None and min(w[0], default=0) < 0 for w in self._wants)
 
     def _all_match(self, inputs: Sequence[Any]) -> bool:
         """The common case, cheaply: every input matches (the full checks explain a mismatch)."""
@@ -41,7 +48,9 @@ class InputSignature:
         for value, want in zip(inputs, self._wants):
             if want is None:
                 continue
-            if not isinstance(value, torch.Tensor) or value.shape != want[0] or value.dtype != want[1]:
+            if not isinstance(value, torch.Tensor) or value.dtype != want[1]:
+                return False
+            if value.shape != want[0] and not (self._dynamic and _shape_matches(value.shape, want[0])):
                 return False
             if (value.is_cpu if cpu else value.device.type == self.device) is False:
                 return False
@@ -69,8 +78,8 @@ def _explain_mismatch(inputs: Sequence[Any], expected: Sequence[Attribute], name
         if not isinstance(value, torch.Tensor):
             raise InputError(f"input {i} ('{name}') must be a tensor {ty}, got {type(value).__name__}",
                              op="call")
-        shape, dtype = shape_of(ty), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
-        if tuple(value.shape) != shape:
+        shape, dtype = tuple(int(d) for d in ty.get_shape()), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
+        if not _shape_matches(value.shape, shape):
             raise InputError(
                 f"input {i} ('{name}') has shape {tuple(value.shape)}, but the module was "
                 f"compiled for {shape} ({ty}); compile again for this shape",

@@ -25,6 +25,8 @@ class ReferenceExecutable:
 
 class ReferenceBackend:
     name = "reference"
+    #: builds ``?`` dims once for a whole range (``DynamicCompiledModule.build_range``)
+    range_builds = True
     extra_options: tuple[str, ...] = ()
 
     def default_pipeline(self, options: CompileOptions) -> str:

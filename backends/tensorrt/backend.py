@@ -95,6 +95,8 @@ class TensorRTReferenceBackend:
     """``backend="tensorrt-reference"``: TensorRT segments on the CPU reference executor."""
 
     name = "tensorrt-reference"
+    #: builds ``?`` dims once for a whole range (``DynamicCompiledModule.build_range``)
+    range_builds = True
     extra_options = EXTRA_OPTIONS
 
     def default_pipeline(self, options: Any) -> str:
@@ -116,6 +118,8 @@ class TensorRTBackend:
     """``backend="tensorrt"``: one TensorRT engine per segment (needs TensorRT and a GPU)."""
 
     name = "tensorrt"
+    #: builds ``?`` dims once for a whole range (``DynamicCompiledModule.build_range``)
+    range_builds = True
     extra_options = EXTRA_OPTIONS
 
     def default_pipeline(self, options: Any) -> str:

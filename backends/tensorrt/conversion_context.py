@@ -18,7 +18,7 @@ The :class:`ConversionContext` of one TensorRT segment owns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import torch
@@ -26,11 +26,12 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ziggurat.backends.tensorrt.converter_args import ConverterArgs, Scalar, node_info
+from ziggurat.backends.tensorrt.converter_args import ConverterArgs, DynamicSizeError, Scalar, node_info
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.op_registry import schema_text
 from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
 from ziggurat.dialects.trt.base import element_of, shape_of
+from ziggurat.dialects.trt.shapes import DYNAMIC
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.literals import literal_attr, literal_tensor
 from ziggurat.ir.types import dtype_of, element_type
@@ -45,8 +46,12 @@ class ConversionError(ZigguratError):
 class ConversionContext:
     """State shared by the converters of one TensorRT segment."""
 
-    def __init__(self, builder: Builder) -> None:
+    def __init__(self, builder: Builder,
+                 size_exprs: Callable[[SSAValue], tuple[str, ...] | None] | None = None) -> None:
         self.builder = builder
+        #: a torch value's size expressions over the shape symbols (``("2*batch", "15")``), or
+        #: None where unknown (a function without symbols)
+        self.size_exprs: Callable[[SSAValue], tuple[str, ...] | None] = size_exprs or (lambda _v: None)
         self.values: dict[SSAValue, SSAValue] = {}
         #: tensors created at conversion time, kept alive until the engine is built
         self.weights: list[torch.Tensor] = []
@@ -160,8 +165,23 @@ class ConversionContext:
 
     # -- types --------------------------------------------------------------------------------------
     @staticmethod
-    def shape(value: SSAValue) -> tuple[int, ...]:
-        return shape_of(value)
+    def shape(value: SSAValue, dynamic: bool = False) -> tuple[int, ...]:
+        """``value``'s sizes.  A dynamic dim (-1) is an error unless the caller passes ``dynamic``
+        (it handles -1 as a run-time size): a converter must not compute with it as a number."""
+        shape = shape_of(value)
+        if not dynamic and DYNAMIC in shape:
+            raise DynamicSizeError(value.type)
+        return shape
+
+    @staticmethod
+    def dims(value: SSAValue, which: Sequence[int]) -> tuple[int, ...]:
+        """The sizes of dims ``which`` (negative: from the end), each static (else a
+        :class:`DynamicSizeError`): what a converter may compute with when other dims are dynamic."""
+        shape = shape_of(value)
+        picked = tuple(shape[d] for d in which)
+        if DYNAMIC in picked:
+            raise DynamicSizeError(value.type)
+        return picked
 
     @staticmethod
     def rank(value: SSAValue) -> int:
@@ -187,7 +207,7 @@ class ConversionContext:
         return dtype_of(self.op.results[index].type)
 
     def result_shape(self, index: int = 0) -> tuple[int, ...]:
-        return shape_of(self.op.results[index])
+        return self.shape(self.op.results[index])
 
     @staticmethod
     def element_of(value: SSAValue) -> Attribute:

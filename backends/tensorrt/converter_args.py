@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.dialects.torch import TorchOp
 from ziggurat.dialects.torch.arguments import ArgumentErrorClass, OpArguments, Scalar
@@ -22,6 +22,14 @@ from ziggurat.ir.locations import op_location
 
 class ConverterArgumentError(ZigguratError):
     """An argument a converter cannot take (wrong kind, not static, missing)."""
+
+
+class DynamicSizeError(ConverterArgumentError):
+    """A converter asked for the sizes of a value with a dynamic (run-time) dim as numbers."""
+
+    def __init__(self, ty: Attribute) -> None:
+        super().__init__(f"the converter reads the sizes of {ty} as numbers, and a dynamic dim is known only at "
+                         "run time")
 
 
 def node_info(op: Operation) -> str:
@@ -43,6 +51,17 @@ class ConverterArgs(OpArguments[SSAValue]):
     @property
     def node_info(self) -> str:
         return node_info(self.op)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The static shape of tensor argument ``name``; a dynamic dim is a :class:`DynamicSizeError`
+        (the converters that handle run-time sizes read ``ctx.shape(v, dynamic=True)``)."""
+        shape = super().shape(name)
+        if any(d < 0 for d in shape):
+            raise DynamicSizeError(self._values[name].type)
+        return shape
+
+    def rank(self, name: str) -> int:
+        return len(super().shape(name))
 
 
 __all__ = ["ConverterArgs", "ConverterArgumentError", "Scalar", "node_info"]

@@ -26,12 +26,15 @@ from ziggurat.backends.tensorrt.network_plan import (
     LayerCall,
     NetworkInput,
     NetworkPlan,
+    ProfileShapes,
     TensorRef,
     Weights,
 )
+from ziggurat.backends.tensorrt.profiles import read_profile
 from ziggurat.dialects.trt import TrtLayerOp
+from ziggurat.dialects.trt.base import shape_of as trt_shape_of
 from ziggurat.ir.errors import ZigguratError
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import dtype_of
 
 
 class EngineBuildError(ZigguratError):
@@ -57,10 +60,16 @@ def plan_network(func_op: FuncOp) -> NetworkPlan:
     body = func_op.body.blocks.first
     if body is None:
         raise PlanError(f"@{func_op.sym_name.data} has no body")
+    profile = read_profile(func_op)
     for i, arg in enumerate(body.args):
         name = builder.unique_tensor_name(arg.name_hint or f"input_{i}")
         builder.bind(arg, name)
-        builder.plan.inputs.append(NetworkInput(name, DataTypeRef.of(dtype_of(arg.type)), shape_of(arg.type)))
+        builder.plan.inputs.append(NetworkInput(name, DataTypeRef.of(dtype_of(arg.type)), trt_shape_of(arg)))
+        if profile is not None and profile[i].dynamic:
+            p = profile[i]
+            builder.plan.profile.append(ProfileShapes(name, p.min, p.opt, p.max))
+    if any(d < 0 for inp in builder.plan.inputs for d in inp.shape) and len(builder.plan.profile) == 0:
+        raise PlanError(f"@{func_op.sym_name.data} has dynamic inputs and no optimization profile")
     for op in body.ops:
         if isinstance(op, ReturnOp):
             _mark_outputs(builder, op)
@@ -149,6 +158,11 @@ def build_engine(func_op: FuncOp, options: BuilderOptions | None = None) -> byte
     network = builder.create_network(0)  # explicit batch is the only mode since TensorRT 10
     populate_network(plan, trt, network)
     config = _configure(trt, builder, options)
+    if plan.profile:
+        profile = builder.create_optimization_profile()
+        for shapes in plan.profile:
+            profile.set_shape(shapes.input, shapes.min, shapes.opt, shapes.max)
+        config.add_optimization_profile(profile)
     # ``plan`` (and the weights arrays it owns) stays referenced until the build returns.
     serialized = builder.build_serialized_network(network, config)
     if serialized is None:

@@ -139,10 +139,22 @@ class NetworkInput:
 
 
 @dataclass
+class ProfileShapes:
+    """``IOptimizationProfile.set_shape(input, min, opt, max)`` for one input with dynamic dims."""
+
+    input: str
+    min: tuple[int, ...]
+    opt: tuple[int, ...]
+    max: tuple[int, ...]
+
+
+@dataclass
 class NetworkPlan:
     inputs: list[NetworkInput] = field(default_factory=list[NetworkInput])
     layers: list[LayerCall] = field(default_factory=list[LayerCall])
     outputs: list[str] = field(default_factory=list[str])
+    #: the optimization profile's shapes (empty: a static network)
+    profile: list[ProfileShapes] = field(default_factory=list[ProfileShapes])
 
     def layer(self, name: str) -> LayerCall:
         for call in self.layers:

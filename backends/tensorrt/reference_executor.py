@@ -13,6 +13,7 @@ function holds ``trt`` ops only, and reports failures as :class:`ReferenceExecut
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
@@ -21,7 +22,9 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Block, Operation, SSAValue
 
+from ziggurat.backends.tensorrt.profiles import check_in_profile, read_profile
 from ziggurat.dialects.trt.base import TrtLayerOp
+from ziggurat.dialects.trt.specialize import SpecializationError, has_dynamic_dims, specialize
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.interpreter import make_trt_interpreter
 from ziggurat.ir.interpreter.trt_layers import HANDLERS
@@ -52,7 +55,9 @@ def _check_inputs(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> None:
             raise InputError(f"input #{i} must be a torch.Tensor, got {type(value).__name__}", op=f"@{name}")
         if not isinstance(ty, TensorType):
             raise InputError(f"argument #{i} has non-tensor type {ty}", op=f"@{name}")
-        if tuple(value.shape) != shape_of(ty) or value.dtype != dtype_of(ty):
+        declared = ty.get_shape()
+        if (len(value.shape) != len(declared) or value.dtype != dtype_of(ty)
+                or any(d >= 0 and n != d for n, d in zip(value.shape, declared, strict=True))):
             raise InputError(
                 f"input #{i} is {str(value.dtype).removeprefix('torch.')}{list(value.shape)}, "
                 f"the function was built for {ty}",
@@ -105,6 +110,10 @@ def _failure(func_op: FuncOp, error: Exception) -> tuple[ReferenceExecutionError
                                     op=f"@{func_op.sym_name.data}"), None)
 
 
+#: static copies a dynamic function keeps (least recently used out)
+MAX_SPECIALIZED = 16
+
+
 class TrtFunctionRunner:
     """Runs one ``trt`` function again and again: its body is checked on the first call, and
     each thread keeps its own interpreter for it (an interpreter holds the running call's scope)."""
@@ -113,6 +122,13 @@ class TrtFunctionRunner:
         self.func_op = func_op
         self._body: Block | None = None
         self._local = threading.local()
+        #: a function with dynamic dims runs as static copies, one per input-shape tuple
+        self._dynamic = has_dynamic_dims(func_op)
+        self._profile = read_profile(func_op)
+        self._specialized: OrderedDict[tuple[tuple[int, ...], ...], tuple[TrtFunctionRunner, list[SSAValue]]] = \
+            OrderedDict()
+        self._lock = threading.Lock()
+        self._originals: list[SSAValue] = []
 
     def __getstate__(self) -> dict[str, object]:  # copy.deepcopy / pickle: the interpreters stay behind
         return {"func_op": self.func_op}
@@ -126,6 +142,8 @@ class TrtFunctionRunner:
                  values: dict[SSAValue, torch.Tensor] | None = None) -> list[torch.Tensor]:
         func_op = self.func_op
         _check_inputs(func_op, inputs)
+        if self._dynamic:
+            return self._call_specialized(inputs, values)
         if self._body is None:
             self._body = _check_body(func_op)
         args = tuple(t.detach().cpu() for t in inputs)
@@ -142,6 +160,47 @@ class TrtFunctionRunner:
             self._local.interpreter = None  # it is left inside the failed call's scope
             failure, cause = _failure(func_op, e)
             raise failure from cause
+
+
+    def _call_specialized(self, inputs: Sequence[torch.Tensor],
+                          values: dict[SSAValue, torch.Tensor] | None) -> list[torch.Tensor]:
+        """Run the static copy for these input shapes (made on first use, as TensorRT resolves
+        an engine's shapes when they are set); ``values`` gets this function's values."""
+        func_op = self.func_op
+        shapes = tuple(tuple(int(n) for n in t.shape) for t in inputs)
+        if self._profile is not None:
+            check_in_profile(func_op, self._profile, shapes)
+        with self._lock:
+            found = self._specialized.get(shapes)
+            if found is None:
+                try:
+                    static = specialize(func_op, shapes)
+                except SpecializationError as e:
+                    raise ReferenceExecutionError(
+                        f"@{func_op.sym_name.data} at input shapes {[list(s) for s in shapes]}: {e}",
+                        op=f"@{func_op.sym_name.data}") from None
+                ModuleOp([static])
+                body = self._check_body()
+                self._originals = [*body.args, *(r for op in body.ops for r in op.results)]
+                copies = [*static.body.block.args, *(r for op in static.body.block.ops for r in op.results)]
+                found = (TrtFunctionRunner(static), copies)
+                self._specialized[shapes] = found
+                if len(self._specialized) > MAX_SPECIALIZED:
+                    self._specialized.popitem(last=False)
+            else:
+                self._specialized.move_to_end(shapes)
+        runner, copies = found
+        if values is None:
+            return runner(inputs)
+        inner: dict[SSAValue, torch.Tensor] = {}
+        outputs = runner(inputs, inner)
+        values.update({orig: inner[copy] for orig, copy in zip(self._originals, copies, strict=True) if copy in inner})
+        return outputs
+
+    def _check_body(self) -> Block:
+        if self._body is None:
+            self._body = _check_body(self.func_op)
+        return self._body
 
 
 def run_trt_function(

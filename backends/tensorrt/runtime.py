@@ -85,7 +85,8 @@ class TensorRTEngine:
         for spec, value in zip(specs, inputs, strict=True):
             if not isinstance(value, torch.Tensor) or value.device.type != "cuda":
                 raise InputError(f"input {spec.name!r} must be a CUDA tensor", op="tensorrt engine")
-            if tuple(value.shape) != spec.shape or value.dtype != spec.dtype:
+            if (len(value.shape) != len(spec.shape) or value.dtype != spec.dtype
+                    or any(d >= 0 and n != d for n, d in zip(value.shape, spec.shape, strict=True))):
                 raise InputError(
                     f"input {spec.name!r} is {value.dtype}{list(value.shape)}, the engine takes "
                     f"{spec.dtype}{list(spec.shape)}",
@@ -93,12 +94,13 @@ class TensorRTEngine:
                 )
             value = value.contiguous()
             keep.append(value)
-            self.context.set_input_shape(spec.name, spec.shape)
+            self.context.set_input_shape(spec.name, tuple(value.shape))  # -1 dims: the profile's range
             self.context.set_tensor_address(spec.name, value.data_ptr())
         device = keep[0].device if keep else torch.device("cuda")
         results: list[torch.Tensor] = []
         for spec in self.outputs:
-            out = torch.empty(spec.shape, dtype=spec.dtype, device=device)
+            shape = tuple(self.context.get_tensor_shape(spec.name))  # resolved from the input shapes
+            out = torch.empty(shape, dtype=spec.dtype, device=device)
             self.context.set_tensor_address(spec.name, out.data_ptr())
             results.append(out)
         stream = stream or torch.cuda.current_stream(device)

@@ -36,15 +36,25 @@ from ziggurat.backends.tensorrt.partition_report import (
     fallback_attr,
     segment_ops_attr,
 )
+from ziggurat.backends.tensorrt.profiles import (
+    PROFILE_ATTR,
+    InputProfile,
+    ProfileError,
+    input_profile,
+    profile_attr,
+)
 from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
+from ziggurat.dialects.trt.specialize import has_dynamic_dims
 from ziggurat.ir.errors import OpReport, ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.rewriting import declined_reason
+from ziggurat.ir.shape_symbols import ShapeSymbols
+from ziggurat.ir.symbolic_shapes import SymbolicShapes, declared_symbols, infer_symbolic_shapes
 from ziggurat.ir.types import torch_only_reason
 
 
@@ -60,13 +70,14 @@ class PartitionOptions:
 UNKNOWN_OPERATOR = "unknown operator (no schema)"
 
 
-def _trt_type_problem(role: str, i: int, ty: Attribute) -> str | None:
-    """Why a value of type ``ty`` (operand or result #i) keeps its op out of TensorRT."""
+def _trt_type_problem(role: str, i: int, ty: Attribute, dynamic: bool = False) -> str | None:
+    """Why a value of type ``ty`` (operand or result #i) keeps its op out of TensorRT;
+    ``dynamic``: the function declares shape symbols, so its ``?`` dims can be profiled."""
     if not isinstance(ty, TensorType):
         return f"{role} #{i} is a {ty}, TensorRT takes only tensors"
-    if any(d < 0 for d in ty.get_shape()):
-        return f"{role} #{i} has a dynamic shape {ty}"
-    torch_only = torch_only_reason(ty)
+    if any(d < 0 for d in ty.get_shape()) and not dynamic:
+        return f"{role} #{i} has a dynamic shape {ty} (a function without declared shape symbols)"
+    torch_only = torch_only_reason(ty.get_element_type() if dynamic else ty)
     if torch_only is not None:
         return torch_only
     if ty.get_element_type() not in ELEMENT_TYPES:
@@ -107,7 +118,7 @@ def storage_producers(body: Block) -> set[Operation]:
 
 
 class _Partitioner:
-    def __init__(self, func: FuncOp, options: PartitionOptions, registry: ConverterRegistry) -> None:
+    def __init__(self, func: FuncOp, module: ModuleOp, options: PartitionOptions, registry: ConverterRegistry) -> None:
         self.func = func
         self.options = options
         self.registry = registry
@@ -115,6 +126,28 @@ class _Partitioner:
         self.entries: dict[Operation, ConverterEntry] = {}
         body = func.body.blocks.first
         self.storage = storage_producers(body) if body is not None else set[Operation]()
+        #: the shape symbols and each value's size expressions, for a function that declares them
+        self.symbols = declared_symbols(func)
+        self.sizes: SymbolicShapes | None = None
+        self.sizes_problem: str | None = None
+        if self.symbols is not None:
+            try:
+                self.sizes = infer_symbolic_shapes(module, func.sym_name.data)
+            except ZigguratError as e:
+                self.sizes_problem = e.message
+
+    def size_exprs(self, value: SSAValue) -> tuple[str, ...] | None:
+        return self.sizes.sizes.get(value) if self.sizes is not None else None
+
+    def profiles(self, inputs: Sequence[SSAValue]) -> list[InputProfile] | str:
+        """The segment inputs' optimization profile, or why there is none."""
+        if self.symbols is None:
+            return [input_profile(v, None, ShapeSymbols((), ())) for v in inputs]
+        try:
+            return [input_profile(v, self.size_exprs(v), self.symbols) for v in inputs]
+        except ProfileError as e:
+            return f"no TensorRT optimization profile: {e}" + (
+                f" (the symbolic shape analysis failed: {self.sizes_problem})" if self.sizes_problem else "")
 
     def classify(self, op: Operation) -> None:
         if not isinstance(op, TorchOp) and not self.registry.has(op.name):
@@ -131,7 +164,10 @@ class _Partitioner:
         if key in executed or key.split(".")[0] in executed:
             self.reasons[op] = "listed in torch_executed_ops"
             return
-        problem = type_problem(op, _trt_type_problem)
+        dynamic = self.symbols is not None
+        sizes_ignored = dynamic and key in SIZES_FROM_RESULT
+        problem = type_problem(op, lambda role, i, ty: None if sizes_ignored and role == "operand" and i > 0
+                               and not isinstance(ty, TensorType) else _trt_type_problem(role, i, ty, dynamic))
         if problem is not None:
             self.reasons[op] = problem
             return
@@ -156,6 +192,8 @@ class _Partitioner:
                 continue
             if op in self.entries:
                 current.append(op)
+            elif self.symbols is not None and _size_arithmetic(op, current):
+                continue  # stays in torch, placed after the segment's call; its sizes are not read
             else:
                 if current:
                     runs.append(current)
@@ -163,6 +201,28 @@ class _Partitioner:
         if current:
             runs.append(current)
         return runs
+
+
+#: ops whose scalar operands are sizes (``view(x, [b, t, 4, 8])`` with run-time ``b``, ``t``): on
+#: a function with shape symbols their converter takes the sizes from the result's type and size
+#: expressions, so those operands stay in torch and do not enter the segment
+SIZES_FROM_RESULT = frozenset({"aten::view", "aten::reshape", "aten::_unsafe_view"})
+
+
+def _sizes_from_result(op: Operation) -> bool:
+    try:
+        return op_key(op) in SIZES_FROM_RESULT
+    except KeyError:
+        return False
+
+
+def _size_arithmetic(op: Operation, run: Sequence[Operation]) -> bool:
+    """A scalar op (``sym_size``, ``arith.muli``) that reads nothing ``run`` computes: it does not
+    end the run, it stays in torch after the run's call."""
+    if any(isinstance(r.type, TensorType) for r in op.results) or op.regions:
+        return False
+    inside = set(run)
+    return not any(v.owner in inside for v in op.operands)
 
 
 def _segment_io(segment: Sequence[Operation]) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -174,6 +234,8 @@ def _segment_io(segment: Sequence[Operation]) -> tuple[list[SSAValue], list[SSAV
             owner = v.owner
             if isinstance(owner, LiteralOp) or owner in inside or v in inputs:
                 continue
+            if not isinstance(v.type, TensorType) and _sizes_from_result(op):
+                continue  # a run-time size the converter takes from the result's size expressions
             inputs.append(v)
         for r in op.results:
             if any(use.operation not in inside for use in r.uses):
@@ -182,12 +244,17 @@ def _segment_io(segment: Sequence[Operation]) -> tuple[list[SSAValue], list[SSAV
 
 
 def _convert_segment(
-    name: str, segment: Sequence[Operation], entries: dict[Operation, ConverterEntry]
+    name: str, segment: Sequence[Operation], part: _Partitioner
 ) -> tuple[FuncOp, list[SSAValue], list[SSAValue]] | tuple[Operation, str]:
     """The segment as a trt function, or (the op that failed, why)."""
+    entries = part.entries
     inputs, outputs = _segment_io(segment)
+    profiles = part.profiles(inputs)
+    if isinstance(profiles, str):
+        first = next(op for op in segment if any(v in inputs for v in op.operands))
+        return first, profiles
     block = Block(arg_types=[v.type for v in inputs])
-    ctx = ConversionContext(Builder(InsertPoint.at_end(block)))
+    ctx = ConversionContext(Builder(InsertPoint.at_end(block)), part.size_exprs)
     for torch_value, arg in zip(inputs, block.args, strict=True):
         arg.name_hint = torch_value.name_hint
         ctx.map(torch_value, arg)
@@ -230,6 +297,8 @@ def _convert_segment(
     func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
     func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
     func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(op_key(op) for op in segment))
+    if any(p.dynamic for p in profiles) or has_dynamic_dims(func):
+        func.attributes[PROFILE_ATTR] = profile_attr(profiles)
     return func, inputs, outputs
 
 
@@ -255,7 +324,7 @@ def convert_function(
     report = ConversionReport(func.sym_name.data)
     if body is None:
         return report
-    part = _Partitioner(func, options, registry)
+    part = _Partitioner(func, module, options, registry)
     ops = [op for op in body.ops if not isinstance(op, ReturnOp | LiteralOp)]
     for op in ops:
         part.classify(op)
@@ -270,7 +339,7 @@ def convert_function(
                 small.append(run)
                 continue
             name = _unique(f"{func.sym_name.data}_trt_{len(built)}", taken)
-            outcome = _convert_segment(name, run, part.entries)
+            outcome = _convert_segment(name, run, part)
             if len(outcome) == 3:  # (segment function, inputs, outputs)
                 seg_func, inputs, outputs = outcome
                 built.append((run, seg_func, inputs, outputs))

@@ -9,10 +9,12 @@ points back at its source line.
 from __future__ import annotations
 
 import abc
+from contextvars import ContextVar
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     BoolAttr,
     DenseArrayBase,
@@ -34,10 +36,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, prop_def, traits_def
+from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.dialects.trt.shapes import Shape, ShapeError
+from ziggurat.dialects.trt.shapes import DYNAMIC, Shape, ShapeError
 
 FLOAT_TYPES: tuple[Attribute, ...] = (f32, f16, bf16)
 INT_TYPES: tuple[Attribute, ...] = (i32, i64, i8)
@@ -60,13 +63,15 @@ def type_name(element: Attribute) -> str:
 
 
 def tensor_of(shape: Sequence[int], element: Attribute) -> TensorType[Attribute]:
-    return TensorType(element, list(shape))
+    """``tensor<...>``; a negative size (``shapes.DYNAMIC``) is a ``?`` dim."""
+    return TensorType(element, [DYNAMIC_INDEX if d < 0 else d for d in shape])
 
 
 def shape_of(value: SSAValue) -> Shape:
+    """The sizes of ``value``'s tensor type, a ``?`` dim as ``shapes.DYNAMIC`` (-1, as in nvinfer1)."""
     ty = value.type
     assert isinstance(ty, TensorType)
-    return tuple(ty.get_shape())
+    return tuple(DYNAMIC if d < 0 else d for d in ty.get_shape())
 
 
 def element_of(value: SSAValue) -> Attribute:
@@ -122,6 +127,18 @@ def bool_attr(value: bool) -> IntegerAttr:
     return BoolAttr.from_bool(bool(value))
 
 
+#: set while ``specialize.py`` infers result types from concrete input shapes
+INFERRING: ContextVar[bool] = ContextVar("trt_inferring_result_types", default=False)
+
+
+def _refines(new: TensorType[Attribute], old: Attribute) -> bool:
+    """Whether ``new`` is ``old`` with some dynamic dims made static."""
+    if not isinstance(old, TensorType) or new.get_element_type() != old.get_element_type():
+        return False
+    a, b = new.get_shape(), old.get_shape()
+    return len(a) == len(b) and all(y < 0 or x == y for x, y in zip(a, b, strict=True))
+
+
 class TrtLayerOp(IRDLOperation, abc.ABC):
     """Base of every ``trt`` op: one nvinfer1 layer."""
 
@@ -132,6 +149,9 @@ class TrtLayerOp(IRDLOperation, abc.ABC):
 
     #: The nvinfer1 layer class, for messages ("IConvolutionLayer").
     LAYER: ClassVar[str] = "ILayer"
+    #: Whether the layer's shape rules (``shapes.py``) are modelled on dynamic (``?``) dims;
+    #: the other layers take static shapes only.
+    DYNAMIC_DIMS: ClassVar[bool] = False
 
     @property
     def layer(self) -> str:
@@ -149,8 +169,9 @@ class TrtLayerOp(IRDLOperation, abc.ABC):
                 ty = value.type
                 if not isinstance(ty, TensorType):
                     raise self.error(f"{role} #{i} must be a ranked tensor, got {ty}")
-                if any(d < 0 for d in ty.get_shape()):
-                    raise self.error(f"{role} #{i} must have a static shape, got {ty}")
+                if any(d < 0 for d in ty.get_shape()) and not self.DYNAMIC_DIMS:
+                    raise self.error(f"{role} #{i} must have a static shape (the layer is not modelled on "
+                                     f"dynamic dims), got {ty}")
                 if ty.get_element_type() not in ELEMENT_TYPES:
                     raise self.error(
                         f"{role} #{i} has element type {ty.get_element_type()}, TensorRT takes "
@@ -177,6 +198,9 @@ class TrtLayerOp(IRDLOperation, abc.ABC):
     def expect_type(self, value: SSAValue, shape: Sequence[int], element: Attribute, what: str = "result") -> None:
         actual = value.type
         expected = tensor_of(shape, element)
+        if INFERRING.get() and actual != expected and _refines(expected, actual):
+            Rewriter.replace_value_with_new_type(value, expected)  # specializing: run-time sizes for ``?``
+            return
         if actual != expected:
             raise self.error(f"{what} type must be {expected} by the layer's shape rules, declared {actual}")
 

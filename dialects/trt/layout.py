@@ -72,6 +72,7 @@ class ShuffleOp(TrtLayerOp):
 
     name = "trt.shuffle"
     LAYER: ClassVar[str] = "IShuffleLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -133,6 +134,7 @@ class ConcatenationOp(TrtLayerOp):
 
     name = "trt.concatenation"
     LAYER: ClassVar[str] = "IConcatenationLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)

@@ -158,6 +158,7 @@ class ConvolutionOp(WindowedConvolutionOp):
 
     name = "trt.convolution"
     LAYER: ClassVar[str] = "IConvolutionLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     @staticmethod
     def _maps_from_kernel(kernel_shape: Shape, num_groups: int) -> int:
@@ -181,6 +182,7 @@ class DeconvolutionOp(WindowedConvolutionOp):
 
     name = "trt.deconvolution"
     LAYER: ClassVar[str] = "IDeconvolutionLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     @staticmethod
     def _maps_from_kernel(kernel_shape: Shape, num_groups: int) -> int:
@@ -204,6 +206,7 @@ class MatrixMultiplyOp(TrtLayerOp):
 
     name = "trt.matrix_multiply"
     LAYER: ClassVar[str] = "IMatrixMultiplyLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input0 = operand_def(TensorType)
     input1 = operand_def(TensorType)

@@ -50,6 +50,7 @@ class ActivationOp(TrtLayerOp):
 
     name = "trt.activation"
     LAYER: ClassVar[str] = "IActivationLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -88,6 +89,7 @@ class UnaryOp(TrtLayerOp):
 
     name = "trt.unary"
     LAYER: ClassVar[str] = "IUnaryLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -122,6 +124,7 @@ class ElementWiseOp(TrtLayerOp):
 
     name = "trt.elementwise"
     LAYER: ClassVar[str] = "IElementWiseLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -157,6 +160,7 @@ class SelectOp(TrtLayerOp):
 
     name = "trt.select"
     LAYER: ClassVar[str] = "ISelectLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     condition = operand_def(TensorType)
     then_input = operand_def(TensorType)
@@ -191,6 +195,7 @@ class ScaleOp(TrtLayerOp):
 
     name = "trt.scale"
     LAYER: ClassVar[str] = "IScaleLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shift = opt_operand_def(TensorType)
@@ -268,6 +273,7 @@ class IdentityOp(TrtLayerOp):
 
     name = "trt.identity"
     LAYER: ClassVar[str] = "IIdentityLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -287,6 +293,7 @@ class CastOp(TrtLayerOp):
 
     name = "trt.cast"
     LAYER: ClassVar[str] = "ICastLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)

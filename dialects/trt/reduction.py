@@ -54,6 +54,7 @@ class ReduceOp(TrtLayerOp):
 
     name = "trt.reduce"
     LAYER: ClassVar[str] = "IReduceLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -93,6 +94,7 @@ class SoftMaxOp(TrtLayerOp):
 
     name = "trt.softmax"
     LAYER: ClassVar[str] = "ISoftMaxLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -123,6 +125,7 @@ class PoolingOp(TrtLayerOp):
 
     name = "trt.pooling"
     LAYER: ClassVar[str] = "IPoolingLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -214,6 +217,7 @@ class NormalizationOp(TrtLayerOp):
 
     name = "trt.normalization"
     LAYER: ClassVar[str] = "INormalizationLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

@@ -1,6 +1,10 @@
 """Output shapes of TensorRT layers, as documented for nvinfer1.
 
-Pure functions over static shapes (tuples of ints).  The ``trt`` ops' verifiers
+Pure functions over shapes (tuples of ints; ``DYNAMIC`` (-1) is a run-time size, as in
+``nvinfer1::Dims``).  Only the layers whose ops set ``DYNAMIC_DIMS`` are given dynamic dims,
+and their rules here say what is known before run time: a dynamic dim broadcast against n is
+n, a reshape of a dynamic dim needs a 0 (copy) or the one -1 (inferred); the sizes are
+checked again at run time on the specialized function (``dialects/trt/specialize.py``).  The ``trt`` ops' verifiers
 check declared result types against them, op builders use them to infer result
 types, and the reference executor relies on the same padding resolution.  A
 rule that TensorRT enforces raises :class:`ShapeError` with the reason; the op
@@ -14,6 +18,9 @@ import re
 from collections.abc import Sequence
 
 Shape = tuple[int, ...]
+
+#: a run-time size (``-1`` in ``nvinfer1::Dims``, ``?`` in the IR)
+DYNAMIC = -1
 
 #: TensorRT's largest supported tensor rank.
 MAX_RANK = 8
@@ -59,7 +66,8 @@ def normalize_axis(axis: int, rank: int) -> int:
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
-    """TensorRT broadcasting: equal ranks, and per dim equal sizes or a size 1."""
+    """TensorRT broadcasting: equal ranks, and per dim equal sizes or a size 1.  A dynamic dim
+    against n is n (at run time it must be n or 1), against 1 or another dynamic dim dynamic."""
     ranks = {len(s) for s in shapes}
     if len(ranks) != 1:
         raise ShapeError(
@@ -68,12 +76,12 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
         )
     result: list[int] = []
     for dims in zip(*shapes, strict=True):
-        sizes = {d for d in dims if d != 1}
+        sizes = {d for d in dims if d not in (1, DYNAMIC)}
         if len(sizes) > 1:
             raise ShapeError(
                 "dims are neither equal nor 1 in shapes " + ", ".join(str(list(s)) for s in shapes)
             )
-        result.append(sizes.pop() if sizes else 1)
+        result.append(sizes.pop() if sizes else DYNAMIC if DYNAMIC in dims else 1)
     return tuple(result)
 
 
@@ -144,6 +152,8 @@ def _check_spatial(what: str, input_shape: Shape, window: Sequence[int]) -> None
             f"input must have rank {len(window) + 2} (N, C and {len(window)} spatial dims) "
             f"for a {len(window)}-D window, got shape {list(input_shape)}"
         )
+    if any(d == DYNAMIC for d in input_shape[1:]):
+        raise ShapeError(f"{what} is modelled with a dynamic batch dim only, got shape {list(input_shape)}")
 
 
 def convolution_output_shape(
@@ -260,7 +270,7 @@ def matrix_multiply_output_shape(a: Shape, op_a: str, b: Shape, op_b: str) -> Sh
     batch = broadcast_shapes(batch_a, batch_b) if batch_a else ()
     k_a = core_a[-1]
     k_b = core_b[0]
-    if k_a != k_b:
+    if k_a != k_b and DYNAMIC not in (k_a, k_b):
         raise ShapeError(
             f"contraction dims differ: {k_a} in {list(a)} ({op_a}) and {k_b} in {list(b)} ({op_b})"
         )
@@ -304,15 +314,18 @@ def _check_permutation(perm: Sequence[int], rank: int, what: str) -> None:
 
 
 def reshape_dims(shape: Shape, dims: Sequence[int], zero_is_placeholder: bool) -> Shape:
-    """Resolve IShuffleLayer reshape dims: 0 copies the input dim, -1 is inferred."""
-    volume = math.prod(shape)
+    """Resolve IShuffleLayer reshape dims: 0 copies the input dim, -1 is inferred.  Dynamic input
+    dims not copied by a 0 make the inferred dim dynamic; without a -1 they are an error (the
+    element count could not be checked before run time)."""
     resolved: list[int] = []
+    copied: set[int] = set()
     infer = -1
     for i, d in enumerate(dims):
         if d == 0 and zero_is_placeholder:
             if i >= len(shape):
                 raise ShapeError(f"reshape dim {i} is 0 (copy) but the input has only {len(shape)} dims")
             resolved.append(shape[i])
+            copied.add(i)
         elif d == -1:
             if infer >= 0:
                 raise ShapeError(f"reshape dims {list(dims)} have more than one -1")
@@ -322,7 +335,20 @@ def reshape_dims(shape: Shape, dims: Sequence[int], zero_is_placeholder: bool) -
             raise ShapeError(f"reshape dim {d} is invalid (only -1 may be negative)")
         else:
             resolved.append(d)
-    known = math.prod(resolved)
+    if DYNAMIC in shape:
+        left = [d for i, d in enumerate(shape) if i not in copied]
+        if DYNAMIC in left:
+            if infer < 0:
+                raise ShapeError(f"reshaping {list(shape)} to {list(dims)}: a dynamic dim needs 0 (copy) or -1 "
+                                 "(inferred) in the reshape dims")
+            resolved[infer] = DYNAMIC
+            return tuple(resolved)
+        shape = tuple(left)
+        resolved_known = [d for i, d in enumerate(resolved) if i not in copied]
+    else:
+        resolved_known = resolved
+    volume = math.prod(shape)
+    known = math.prod(resolved_known)
     if infer >= 0:
         if known == 0 or volume % known:
             raise ShapeError(f"cannot infer -1 reshaping {list(shape)} to {list(dims)}")
@@ -363,12 +389,19 @@ def concatenation_output_shape(shapes: Sequence[Shape], axis: int) -> Shape:
     if not 0 <= axis < rank:
         raise ShapeError(f"axis {axis} is out of range for rank {rank}")
     for s in shapes:
-        if len(s) != rank or any(s[i] != shapes[0][i] for i in range(rank) if i != axis):
+        if len(s) != rank or any(s[i] != shapes[0][i] and DYNAMIC not in (s[i], shapes[0][i])
+                                 for i in range(rank) if i != axis):
             raise ShapeError(
                 f"inputs must agree on every dim except axis {axis}, got "
                 + ", ".join(str(list(x)) for x in shapes)
             )
-    return tuple(sum(s[axis] for s in shapes) if i == axis else d for i, d in enumerate(shapes[0]))
+    def joined(i: int) -> int:
+        sizes = [s[i] for s in shapes]
+        if i == axis:
+            return DYNAMIC if DYNAMIC in sizes else sum(sizes)
+        return next((d for d in sizes if d != DYNAMIC), DYNAMIC)
+
+    return tuple(joined(i) for i in range(rank))
 
 
 def slice_output_shape(

@@ -21,6 +21,7 @@ from ziggurat.backends.dynamic_module import SPECIALIZED, DynamicCompiledModule
 from ziggurat.backends.dynamic_serialization import MAGIC
 from ziggurat.backends.serialization import LoadError
 from ziggurat.ir.errors import InputError, ZigguratError
+from ziggurat.ir.pipeline import print_module
 
 
 
@@ -39,13 +40,18 @@ def _inputs(n: int, t: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(n, t, 16), torch.randn(n, t, t)
 
 
-def _compile(backend: str) -> tuple[torch.nn.Module, DynamicCompiledModule]:
+def _compile(backend: str, per_size: bool = True) -> tuple[torch.nn.Module, DynamicCompiledModule]:
+    """``per_size``: drop the range build of a backend that makes one (the reference backends),
+    so that the module builds per size, as on the CPU backend."""
     torch.manual_seed(0)
     model = Block().eval()
     batch, seq = Dim("batch", min=1, max=8), Dim("seq", min=2, max=32)
     compiled = ziggurat.compile(model, _inputs(2, 5), backend,
                                 dynamic_shapes={"x": {0: batch, 1: seq}, "mask": {0: batch, 1: seq, 2: seq}})
     assert isinstance(compiled, DynamicCompiledModule)
+    if per_size and compiled.range_build is not None:
+        compiled.range_build = None
+        compiled.specialization([[2, 5, 16], [2, 5, 5]])
     return model, compiled
 
 
@@ -82,6 +88,30 @@ def test_round_trip_keeps_builds_and_ranges(backend: str, tmp_path: Path) -> Non
     assert _error(lambda: loaded(x, mask)) == _error(lambda: compiled(x, mask))
 
 
+@pytest.mark.parametrize("backend", ["reference", "tensorrt-reference"])
+def test_round_trip_of_a_range_build(backend: str, tmp_path: Path) -> None:
+    """A backend that builds the whole ranges once saves that build: every size in range loads
+    and runs without a build."""
+    model, compiled = _compile(backend, per_size=False)
+    assert compiled.range_build is not None
+    compiled.save(tmp_path / "block.zig")
+    loaded = ziggurat.load(tmp_path / "block.zig")
+    assert isinstance(loaded, DynamicCompiledModule) and loaded.range_build is not None
+    saved_ir, loaded_ir = (print_module(m.range_build.module_ir) for m in (compiled, loaded))  # type: ignore[union-attr]
+    assert saved_ir.count("ziggurat.trt_profile") == loaded_ir.count("ziggurat.trt_profile")
+    assert (backend == "tensorrt-reference") == ("ziggurat.trt_profile" in loaded_ir)
+    for n, t in [(1, 2), (3, 9), (8, 32)]:
+        x, mask = _inputs(n, t)
+        torch.testing.assert_close(loaded(x, mask), model(x, mask), rtol=1e-4, atol=1e-5)
+    assert SPECIALIZED not in loaded.report.stats and loaded.specializations == []
+    assert _error(lambda: loaded(*_inputs(9, 5))) == _error(lambda: compiled(*_inputs(9, 5)))
+    header, sections = _split((tmp_path / "block.zig").read_bytes())
+    assert header["range_build"] is True and "range" in sections
+    sections["range"] = sections["spec-0"] if "spec-0" in sections else b"not a module"
+    with pytest.raises(LoadError):
+        _load(tmp_path, _join(header, sections))
+
+
 class Doubled(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.cat([x, x], 0) + y, x.sum()
@@ -91,6 +121,8 @@ def test_derived_dim_round_trip(tmp_path: Path) -> None:
     batch = Dim("batch", min=1, max=16)
     compiled = ziggurat.compile(Doubled(), (torch.randn(3, 4), torch.randn(6, 4)), "reference",
                                 dynamic_shapes=({0: batch}, {0: 2 * batch}))
+    compiled.range_build = None  # the per-size builds (the CPU backend's way)
+    compiled.specialization([[3, 4], [6, 4]])
     compiled.save(tmp_path / "doubled.zig")
     loaded = ziggurat.load(tmp_path / "doubled.zig")
     assert loaded.symbols.describe() == ["batch in [1, 16]: x dim 0, y dim 0 = 2*batch"]

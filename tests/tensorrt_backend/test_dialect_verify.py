@@ -93,8 +93,17 @@ CASES = [
      "must be build-time weights", "%a: tensor<1x3x2x2xf32>, %s: tensor<3xf32>"),
     ('%0 = trt.fill kLINSPACE {name = "L", alpha = 0.0 : f64, beta = array<f64: 1.0>} : tensor<2x3xf32>',
      "one beta (delta) per dim", "%a: tensor<2x3xf32>"),
-    ('%0 = trt.activation kRELU %a {name = "L"} : tensor<?x3xf32> -> tensor<?x3xf32>',
-     "static shape", "%a: tensor<?x3xf32>"),
+    ('%0 = trt.padding %a {name = "L", pre_padding = array<i64: 1, 1>, post_padding = array<i64: 1, 1>} : '
+     'tensor<?x1x3x3xf32> -> tensor<?x1x5x5xf32>', "not modelled on dynamic dims", "%a: tensor<?x1x3x3xf32>"),
+    # dynamic dims: what the layers' rules can check before run time
+    ('%0 = trt.shuffle %a {name = "L", reshape_dims = array<i64: 4, 3>} : tensor<?x3xf32> -> tensor<4x3xf32>',
+     "needs 0 (copy) or -1", "%a: tensor<?x3xf32>"),
+    ('%0 = trt.shuffle %a {name = "L", reshape_dims = array<i64: -1, -1>, zero_is_placeholder = false} : '
+     'tensor<?x?xf32> -> tensor<?x?xf32>', "more than one -1", "%a: tensor<?x?xf32>"),
+    ('%0 = trt.elementwise kSUM %a, %b {name = "L"} : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<5x3xf32>',
+     "result type must be tensor<?x3xf32>", "%a: tensor<?x3xf32>, %b: tensor<1x3xf32>"),
+    ('%0 = trt.pooling kMAX %a {name = "L", window_size = array<i64: 2, 2>} : '
+     'tensor<1x1x?x4xf32> -> tensor<1x1x?x3xf32>', "dynamic batch dim only", "%a: tensor<1x1x?x4xf32>"),
     ('%0 = trt.unary kEXP %a {name = "L"} : tensor<2xf64> -> tensor<2xf64>',
      "TensorRT takes", "%a: tensor<2xf64>"),
     ('%0 = trt.unary kEXP %a {name = "L"} : tensor<2xi32> -> tensor<2xi32>',
@@ -132,6 +141,18 @@ def test_valid_ops_verify() -> None:
         '%2 = trt.elementwise kEQUAL %a, %a {name = "eq"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>\n'
         '%3 = trt.shuffle %a {name = "flat", reshape_dims = array<i64: -1>} : tensor<2x3xf32> -> tensor<6xf32>',
         "%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %v: tensor<3xf32>",
+    )
+
+
+def test_dynamic_dims_verify_where_the_rules_are_modelled() -> None:
+    verify(
+        '%0 = trt.matrix_multiply %a kNONE, %b kTRANSPOSE {name = "mm"} : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x4xf32>\n'
+        '%1 = trt.elementwise kSUM %a, %c {name = "bcast"} : (tensor<?x3xf32>, tensor<7x3xf32>) -> tensor<7x3xf32>\n'
+        '%2 = trt.shuffle %a {name = "copy", reshape_dims = array<i64: 0, 3, 1>} : tensor<?x3xf32> -> tensor<?x3x1xf32>\n'
+        '%3 = trt.shuffle %a {name = "infer", reshape_dims = array<i64: -1>} : tensor<?x3xf32> -> tensor<?xf32>\n'
+        '%4 = trt.concatenation %a, %c {name = "cat", axis = 0 : i64} : (tensor<?x3xf32>, tensor<7x3xf32>) -> tensor<?x3xf32>\n'
+        '%5 = trt.reduce kSUM %a {name = "sum", axes = 1 : i32, keep_dims = false} : tensor<?x3xf32> -> tensor<3xf32>',
+        "%a: tensor<?x3xf32>, %b: tensor<4x3xf32>, %c: tensor<7x3xf32>",
     )
 
 

@@ -15,6 +15,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import Scalar
+from ziggurat.dialects.trt.shapes import DYNAMIC
 from ziggurat.dialects.trt import (
     ActivationOp,
     ActivationType,
@@ -60,9 +61,18 @@ def cast(ctx: ConversionContext, x: SSAValue, dtype: torch.dtype, suffix: str = 
 
 def reshape(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], suffix: str = "reshape") -> SSAValue:
     x = ctx.tensor(x)
-    if tuple(shape) == ctx.shape(x):
+    if tuple(shape) == ctx.shape(x, dynamic=True):
         return x
     return ctx.add(ShuffleOp(x, name=ctx.name(suffix), reshape_dims=list(shape), zero_is_placeholder=False)).output
+
+
+def reshape_to_result(ctx: ConversionContext, x: SSAValue, suffix: str = "result shape") -> SSAValue:
+    """``x`` reshaped to the op's result shape.  With dynamic dims, ``x`` must already have the
+    result's shape (the layers that made it keep the dynamic dims where the result has them)."""
+    target = ctx.shape(ctx.op.results[0], dynamic=True)
+    if DYNAMIC in target and ctx.shape(x, dynamic=True) == target:
+        return ctx.tensor(x)
+    return reshape(ctx, x, ctx.result_shape(), suffix)
 
 
 def transpose(ctx: ConversionContext, x: SSAValue, perm: Sequence[int], suffix: str = "transpose") -> SSAValue:
@@ -73,18 +83,19 @@ def transpose(ctx: ConversionContext, x: SSAValue, perm: Sequence[int], suffix: 
 
 
 def unsqueeze_to_rank(ctx: ConversionContext, x: SSAValue, rank: int, suffix: str = "broadcast") -> SSAValue:
-    """Prepend size-1 dims up to ``rank`` (numpy broadcasting's alignment)."""
+    """Prepend size-1 dims up to ``rank`` (numpy broadcasting's alignment); one dynamic dim
+    becomes the reshape's inferred -1 (two are refused by the shuffle's rules)."""
     x = ctx.tensor(x)
-    shape = ctx.shape(x)
+    shape = ctx.shape(x, dynamic=True)
     if len(shape) >= rank:
         return x
     return reshape(ctx, x, [1] * (rank - len(shape)) + list(shape), suffix)
 
 
 def insert_dims(ctx: ConversionContext, x: SSAValue, dims: Sequence[int], suffix: str = "unsqueeze") -> SSAValue:
-    """Insert size-1 dims at the given output positions."""
+    """Insert size-1 dims at the given output positions (one dynamic dim: the inferred -1)."""
     x = ctx.tensor(x)
-    shape = list(ctx.shape(x))
+    shape = list(ctx.shape(x, dynamic=True))
     for d in sorted(dims):
         shape.insert(d, 1)
     return reshape(ctx, x, shape, suffix)

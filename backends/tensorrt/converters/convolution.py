@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reshape
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reshape, reshape_to_result
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.ir.literals import literal_tensor
@@ -76,7 +76,7 @@ def convolve(
     kernel = weights(ctx, weight, kshape, "kernel") if ctx.dtype(weight) == dtype else \
         cast(ctx, ctx.tensor(weight), dtype, "kernel cast")
     if spatial == 1:
-        x = reshape(ctx, x, [*ctx.shape(x), 1], "as 2-D")
+        x = reshape(ctx, x, [*ctx.shape(x, dynamic=True), 1], "as 2-D")
         kernel = weights(ctx, weight, [*kshape, 1], "kernel as 2-D")
         stride, padding, dilation = stride + [1], padding + [0], dilation + [1]
     bias_value = None
@@ -109,7 +109,7 @@ def convolve(
             if late_bias is not None:
                 b = reshape(ctx, late_bias, [1, -1] + [1] * (len(shape) - 2), "bias shape")
                 y = elementwise(ctx, y, b, ElementWiseOperation.kSUM, dtype=dtype, suffix="bias")
-    return reshape(ctx, y, ctx.result_shape(), "result shape")
+    return reshape_to_result(ctx, y)
 
 
 def padded_weights_problem(weight: SSAValue, padding: Sequence[int]) -> str | None:

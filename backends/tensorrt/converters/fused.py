@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.activation import leaky
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, activation, elementwise, reshape
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, activation, elementwise, reshape_to_result
 from ziggurat.backends.tensorrt.converters.convolution import ConvParams, convolve
 from ziggurat.backends.tensorrt.converters.linear import matmul
 from ziggurat.backends.tensorrt.registry import op_converter
@@ -97,7 +97,7 @@ def fused_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     op = args.op
     assert isinstance(op, LinearOp)
     y = matmul(ctx, op.input, op.weight, transpose_b=ctx.rank(op.weight) == 2, suffix="matmul")
-    y = reshape(ctx, y, ctx.result_shape(), "result shape")
+    y = reshape_to_result(ctx, y)
     if op.bias is not None:
         y = elementwise(ctx, y, op.bias, E.kSUM, dtype=ctx.result_dtype(), suffix="bias")
     return post_ops(ctx, op, y, op.other)
@@ -108,7 +108,7 @@ def fused_matmul(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     op = args.op
     assert isinstance(op, MatmulOp)
     dtype = ctx.result_dtype()
-    y = reshape(ctx, matmul(ctx, op.a, op.b, suffix="matmul"), ctx.result_shape(), "result shape")
+    y = reshape_to_result(ctx, matmul(ctx, op.a, op.b, suffix="matmul"))
     alpha, beta = op.alpha.value.data, op.beta.value.data
     if alpha != 1.0:
         y = elementwise(ctx, y, alpha, E.kPROD, dtype=dtype, suffix="alpha")

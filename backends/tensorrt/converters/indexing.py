@@ -130,8 +130,10 @@ def _concat(ctx: ConversionContext, values: Sequence[SSAValue], dim: int) -> SSA
 
 @converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 def cat(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    values = [v for v in args.tensors("tensors") if ctx.shape(v) != (0,)] or args.tensors("tensors")[:1]
-    return _concat(ctx, values, normalize_dim(ctx, args.get_int("dim"), len(ctx.result_shape())))
+    # torch skips 1-D empty inputs (legacy); a dynamic 1-D input that is empty at run time
+    # breaks the concatenation's rank rule there (an error, not a wrong value)
+    values = [v for v in args.tensors("tensors") if ctx.shape(v, dynamic=True) != (0,)] or args.tensors("tensors")[:1]
+    return _concat(ctx, values, normalize_dim(ctx, args.get_int("dim"), ctx.rank(ctx.op.results[0])))
 
 
 @converter("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")

@@ -44,9 +44,9 @@ def matmul(
     batch_a = ra - (1 if ra == 1 else 2)
     batch_b = rb - (1 if rb == 1 else 2)
     if batch_a < batch_b:
-        a = reshape(ctx, a, [1] * (batch_b - batch_a) + list(ctx.shape(a)), f"{suffix} a batch".strip())
+        a = reshape(ctx, a, [1] * (batch_b - batch_a) + list(ctx.shape(a, dynamic=True)), f"{suffix} a batch".strip())
     elif batch_b < batch_a:
-        b = reshape(ctx, b, [1] * (batch_a - batch_b) + list(ctx.shape(b)), f"{suffix} b batch".strip())
+        b = reshape(ctx, b, [1] * (batch_a - batch_b) + list(ctx.shape(b, dynamic=True)), f"{suffix} b batch".strip())
     return ctx.add(MatrixMultiplyOp(a, op0, b, op1, name=ctx.name(suffix))).output
 
 

@@ -169,7 +169,7 @@ def upsample_linear(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     assert poisoned is not None  # the validator refused otherwise
     mask = torch.zeros(ctx.result_shape()[2:], dtype=torch.bool)
     for dim, indices in enumerate(poisoned):
-        index = [slice(None)] * mask.dim()
+        index: list[slice | torch.Tensor] = [slice(None)] * mask.dim()
         index[dim] = torch.tensor(indices, dtype=torch.bool)
         mask[tuple(index)] = True
     if not bool(mask.any()):

@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
-from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, reshape, slice_dim
+from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, reshape, reshape_to_result, slice_dim
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ConcatenationOp,
@@ -43,7 +43,7 @@ def _to_pooling_rank(ctx: ConversionContext, x: SSAValue, spatial: int) -> tuple
     if unbatched:
         x = reshape(ctx, x, [1, *ctx.shape(x)], "add batch dim")
     if spatial == 1:
-        x = reshape(ctx, x, [*ctx.shape(x), 1], "as 2-D")
+        x = reshape(ctx, x, [*ctx.shape(x, dynamic=True), 1], "as 2-D")
     return x, unbatched
 
 
@@ -63,7 +63,7 @@ def pool(
     x, _ = _to_pooling_rank(ctx, x, spatial)
     if spatial == 1:
         kernel, stride, padding, out_spatial = [*kernel, 1], [*stride, 1], [*padding, 0], [*out_spatial, 1]
-    in_spatial = ctx.shape(x)[2:]
+    in_spatial = ctx.dims(x, range(2, ctx.rank(x)))
     post = list(padding)
     mode = PaddingMode.kEXPLICIT_ROUND_DOWN
     if ceil_mode:
@@ -79,7 +79,7 @@ def pool(
                         for o, s, k, i, p in zip(out_spatial, stride, kernel, in_spatial, padding, strict=True)]
     y = ctx.add(PoolingOp(x, kind, list(kernel), name=ctx.name(), stride=list(stride), pre_padding=list(padding),
                           post_padding=post, padding_mode=mode, average_count_excludes_padding=exclude_padding)).output
-    return reshape(ctx, y, ctx.result_shape(), "result shape")
+    return reshape_to_result(ctx, y)
 
 
 def _window(args: ConverterArgs, spatial: int) -> tuple[list[int], list[int], list[int]]:
@@ -104,7 +104,7 @@ def _max_ok(args: ConverterArgs) -> str | None:
 def max_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     spatial = int(args.schema.base_name.removesuffix("_with_indices")[-2])  # max_pool<N>d
     kernel, stride, padding = _window(args, spatial)
-    out = ctx.result_shape()[-spatial:]
+    out = list(ctx.dims(ctx.op.results[0], range(-spatial, 0)))
     return pool(ctx, args.tensor("self"), PoolingType.kMAX, kernel, stride, padding, args.get_bool("ceil_mode"),
                 True, out)
 
@@ -140,7 +140,7 @@ def _avg_ok(args: ConverterArgs) -> str | None:
 def avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     spatial = int(args.schema.base_name[-2])
     kernel, stride, padding = _window(args, spatial)
-    out = ctx.result_shape()[-spatial:]
+    out = list(ctx.dims(ctx.op.results[0], range(-spatial, 0)))
     divisor = args.get_optional_int("divisor_override") if args.has("divisor_override") else None
     if divisor is not None:
         # Without ceil_mode every window lies in the padded input: sum = padded average * window area.
@@ -173,10 +173,9 @@ def adaptive_avg_pool(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     elements outside a window by 0, and 0 * NaN or 0 * inf made a window NaN that eager
     leaves finite)."""
     x = ctx.tensor(args.tensor("self"))
-    out = list(ctx.result_shape())
     spatial = len(args.get_ints("output_size"))
-    in_spatial = list(ctx.shape(x)[-spatial:])
-    out_spatial = out[-spatial:]
+    in_spatial = list(ctx.dims(x, range(-spatial, 0)))
+    out_spatial = list(ctx.dims(ctx.op.results[0], range(-spatial, 0)))
     if all(o and i % o == 0 for i, o in zip(in_spatial, out_spatial, strict=True)):
         kernel = [i // o for i, o in zip(in_spatial, out_spatial, strict=True)]
         return pool(ctx, x, PoolingType.kAVERAGE, kernel, kernel, [0] * spatial, False, True, out_spatial)
@@ -218,10 +217,9 @@ def _max_values_only(args: ConverterArgs) -> str | None:
 def adaptive_max_pool(ctx: ConversionContext, args: ConverterArgs) -> tuple[SSAValue, None]:
     """Divisible sizes: one pooling layer; otherwise per dim, a kMAX reduce of each window, concatenated."""
     x = ctx.tensor(args.tensor("self"))
-    out = list(ctx.result_shape())
     spatial = len(args.get_ints("output_size"))
-    in_spatial = list(ctx.shape(x)[-spatial:])
-    out_spatial = out[-spatial:]
+    in_spatial = list(ctx.dims(x, range(-spatial, 0)))
+    out_spatial = list(ctx.dims(ctx.op.results[0], range(-spatial, 0)))
     if all(o and i % o == 0 for i, o in zip(in_spatial, out_spatial, strict=True)):
         kernel = [i // o for i, o in zip(in_spatial, out_spatial, strict=True)]
         return pool(ctx, x, PoolingType.kMAX, kernel, kernel, [0] * spatial, False, True, out_spatial), None

@@ -14,7 +14,7 @@ from ziggurat.backends.tensorrt.converters.common import (
     transpose,
 )
 from ziggurat.backends.tensorrt.registry import converter
-from ziggurat.dialects.trt import IdentityOp, SampleMode, SliceOp
+from ziggurat.dialects.trt import IdentityOp, SampleMode, ShuffleOp, SliceOp
 
 
 def _same_rank_view(ctx: ConversionContext, x: SSAValue) -> SSAValue:
@@ -34,11 +34,39 @@ def _same_rank_view(ctx: ConversionContext, x: SSAValue) -> SSAValue:
     "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
 )
 def view(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """Every view of the same elements in the same order is one reshape to the (static) result shape."""
+    """Every view of the same elements in the same order is one reshape to the result shape.
+    Dynamic result dims: a 0 (copy) where the input's dim at that position has the same size
+    expression, and one inferred -1 for the rest (more: refused)."""
     x = ctx.tensor(args.tensor("self"))
-    if ctx.shape(x) == ctx.result_shape():
+    target = ctx.shape(ctx.op.results[0], dynamic=True)
+    if ctx.shape(x, dynamic=True) == target and -1 not in target:
         return _same_rank_view(ctx, x)
-    return reshape(ctx, x, ctx.result_shape(), "")
+    if -1 not in target:
+        return reshape(ctx, x, target, "")
+    return ctx.add(ShuffleOp(x, name=ctx.name(), reshape_dims=dynamic_reshape_dims(ctx, args.tensor("self")),
+                             zero_is_placeholder=True)).output
+
+
+def dynamic_reshape_dims(ctx: ConversionContext, source: SSAValue) -> list[int]:
+    """Reshape dims for the op's result, which has dynamic dims: each is copied (0) from the
+    same position of ``source`` when both have the same size expression, else the one -1."""
+    target = ctx.shape(ctx.op.results[0], dynamic=True)
+    out_sizes, in_sizes = ctx.size_exprs(ctx.op.results[0]), ctx.size_exprs(source)
+    if out_sizes is None or in_sizes is None:
+        raise ctx.error("a reshape to dynamic dims needs the size expressions of its input and result")
+    dims: list[int] = []
+    for i, d in enumerate(target):
+        if d >= 0:
+            if d == 0:
+                raise ctx.error("a reshape to an empty dim next to dynamic ones")
+            dims.append(d)
+        elif i < len(in_sizes) and in_sizes[i] == out_sizes[i]:
+            dims.append(0)
+        else:
+            dims.append(-1)
+    if dims.count(-1) > 1:
+        raise ctx.error(f"reshaping {list(in_sizes)} to {list(out_sizes)} needs more than one inferred dim")
+    return dims
 
 
 @converter(
