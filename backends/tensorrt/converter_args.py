@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.dialects.torch import TorchOp
@@ -55,13 +56,28 @@ class ConverterArgs(OpArguments[SSAValue]):
     def shape(self, name: str) -> tuple[int, ...]:
         """The static shape of tensor argument ``name``; a dynamic dim is a :class:`DynamicSizeError`
         (the converters that handle run-time sizes read ``ctx.shape(v, dynamic=True)``)."""
-        shape = super().shape(name)
-        if any(d < 0 for d in shape):
-            raise DynamicSizeError(self._values[name].type)
-        return shape
+        return _static(self._type(name))
 
     def rank(self, name: str) -> int:
-        return len(super().shape(name))
+        return len(self._type(name).get_shape())
+
+    def result_shape(self, i: int = 0) -> tuple[int, ...]:
+        ty = self.op.results[i].type
+        assert isinstance(ty, TensorType)
+        return _static(ty)
+
+    def _type(self, name: str) -> TensorType[Attribute]:
+        self.tensor(name)
+        ty = self._values[name].type
+        assert isinstance(ty, TensorType)
+        return ty
+
+
+def _static(ty: TensorType[Attribute]) -> tuple[int, ...]:
+    shape = tuple(int(d) for d in ty.get_shape())
+    if any(d < 0 for d in shape):
+        raise DynamicSizeError(ty)
+    return shape
 
 
 __all__ = ["ConverterArgs", "ConverterArgumentError", "Scalar", "node_info"]

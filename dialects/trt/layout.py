@@ -49,6 +49,7 @@ from ziggurat.dialects.trt.enums import (
     ScatterModeAttr,
 )
 from ziggurat.dialects.trt.shapes import (
+    DYNAMIC,
     ShapeError,
     check_scatter,
     concatenation_output_shape,
@@ -222,6 +223,7 @@ class GatherOp(TrtLayerOp):
 
     name = "trt.gather"
     LAYER: ClassVar[str] = "IGatherLayer"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -256,6 +258,10 @@ class GatherOp(TrtLayerOp):
 
     def verify_layer(self) -> None:
         self.expect_elements(self.indices, INDEX_TYPES, "indices")
+        data, axis = shape_of(self.data), self.axis.value.data
+        if DYNAMIC in (*data, *shape_of(self.indices)) and (
+                self.mode.data != GatherMode.kDEFAULT or not 0 <= axis < len(data) or data[axis] == DYNAMIC):
+            raise ShapeError("a gather on dynamic dims is modelled in kDEFAULT mode along a static axis only")
         shape = gather_output_shape(
             shape_of(self.data), shape_of(self.indices), self.axis.value.data, self.mode.data,
             self.num_elementwise_dims.value.data,

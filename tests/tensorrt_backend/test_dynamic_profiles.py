@@ -59,11 +59,29 @@ class Attention(torch.nn.Module):
         return self.ln(x + torch.nn.functional.gelu(self.o(a.transpose(1, 2).reshape(b, t, 32))))
 
 
+class FusedQkv(torch.nn.Module):
+    """GPT-2's attention: one projection split in three (slices along a static dim of a tensor
+    with dynamic ones: gathers with constant indices), heads unbound by select."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv, self.o = torch.nn.Linear(32, 96), torch.nn.Linear(32, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).split(32, -1)
+        heads = torch.stack([q, k, v]).view(3, b, t, 4, 8).transpose(2, 3)
+        q, k, v = heads.unbind(0)
+        a = torch.softmax(q @ k.transpose(-1, -2) * 8 ** -0.5, -1) @ v
+        return self.o(a.transpose(1, 2).reshape(b, t, 32)) + x[:, :, 1:33:2].sum(-1, keepdim=True) + x.select(2, -1)[..., None]
+
+
 BATCH, SEQ = Dim("batch", min=1, max=16), Dim("seq", min=1, max=64)
 CASES = {
     "mlp": (Mlp, (4, 16), {"x": {0: BATCH}}, [(1,), (7,), (16,)]),
     "convnet": (ConvNet, (2, 3, 9, 9), {"x": {0: BATCH}}, [(1,), (5,), (16,)]),
     "attention": (Attention, (2, 5, 32), {"x": {0: BATCH, 1: SEQ}}, [(1, 1), (3, 7), (16, 64), (13, 2)]),
+    "fused_qkv": (FusedQkv, (2, 5, 32), {"x": {0: BATCH, 1: SEQ}}, [(1, 1), (3, 7), (16, 64), (13, 2)]),
 }
 
 
@@ -93,6 +111,14 @@ def test_conv_net_runs_wholly_in_tensorrt() -> None:
     compiled = ziggurat.compile(ConvNet().eval(), (torch.randn(2, 3, 9, 9),), backend="tensorrt-reference",
                                 dynamic_shapes={"x": {0: BATCH}})
     assert not compiled.report.unsupported, compiled.report.unsupported
+
+
+@pytest.mark.parametrize("make", [Attention, FusedQkv])
+def test_attention_runs_in_tensorrt_but_its_size_arithmetic(make: type[torch.nn.Module]) -> None:
+    compiled = ziggurat.compile(make().eval(), (torch.randn(2, 5, 32),), backend="tensorrt-reference",
+                                dynamic_shapes={"x": {0: BATCH, 1: SEQ}})
+    left = {r.op for r in compiled.report.unsupported}
+    assert left <= {"aten::sym_size.int", "arith.constant", "arith.muli"}, compiled.report.unsupported
 
 
 def test_reference_backend_builds_once_too() -> None:

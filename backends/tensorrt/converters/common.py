@@ -22,6 +22,7 @@ from ziggurat.dialects.trt import (
     CastOp,
     ElementWiseOp,
     ElementWiseOperation,
+    GatherOp,
     ReduceOp,
     ReduceOperation,
     SelectOp,
@@ -83,28 +84,38 @@ def transpose(ctx: ConversionContext, x: SSAValue, perm: Sequence[int], suffix: 
 
 
 def unsqueeze_to_rank(ctx: ConversionContext, x: SSAValue, rank: int, suffix: str = "broadcast") -> SSAValue:
-    """Prepend size-1 dims up to ``rank`` (numpy broadcasting's alignment); one dynamic dim
-    becomes the reshape's inferred -1 (two are refused by the shuffle's rules)."""
+    """Prepend size-1 dims up to ``rank`` (numpy broadcasting's alignment)."""
     x = ctx.tensor(x)
     shape = ctx.shape(x, dynamic=True)
     if len(shape) >= rank:
         return x
-    return reshape(ctx, x, [1] * (rank - len(shape)) + list(shape), suffix)
+    return insert_dims(ctx, x, range(rank - len(shape)), suffix)
 
 
 def insert_dims(ctx: ConversionContext, x: SSAValue, dims: Sequence[int], suffix: str = "unsqueeze") -> SSAValue:
-    """Insert size-1 dims at the given output positions (one dynamic dim: the inferred -1)."""
+    """Insert size-1 dims at the given output positions.  With dynamic dims: the unit dims are
+    appended (every input dim copied by a 0 in place) and moved into position by the shuffle's
+    second transpose, so no size is inferred."""
     x = ctx.tensor(x)
     shape = list(ctx.shape(x, dynamic=True))
-    for d in sorted(dims):
-        shape.insert(d, 1)
-    return reshape(ctx, x, shape, suffix)
+    if DYNAMIC not in shape:
+        for d in sorted(dims):
+            shape.insert(d, 1)
+        return reshape(ctx, x, shape, suffix)
+    rank, extra = len(shape), len(dims)
+    order: list[int] = list(range(rank))
+    for k, d in enumerate(sorted(dims)):
+        order.insert(d, rank + k)
+    return ctx.add(ShuffleOp(x, name=ctx.name(suffix), reshape_dims=[0] * rank + [1] * extra,
+                             second_transpose=order, zero_is_placeholder=True)).output
 
 
 def slice_dim(
     ctx: ConversionContext, x: SSAValue, dim: int, start: int, size: int, step: int = 1, suffix: str = "slice"
 ) -> SSAValue:
     x = ctx.tensor(x)
+    if DYNAMIC in ctx.shape(x, dynamic=True):
+        return _gather_dim(ctx, x, dim, range(start, start + size * step, step), suffix)
     shape = ctx.shape(x)
     starts = [0] * len(shape)
     sizes = list(shape)
@@ -113,6 +124,29 @@ def slice_dim(
     if sizes == list(shape) and step == 1 and start == 0:
         return x
     return ctx.add(SliceOp(x, starts, sizes, strides, name=ctx.name(suffix))).output
+
+
+def _gather_dim(ctx: ConversionContext, x: SSAValue, dim: int, indices: Sequence[int] | int,
+                suffix: str) -> SSAValue:
+    """The elements at ``indices`` (an int: that one, the dim dropped) along ``dim``, a static dim
+    of ``x``, whose other dims may be dynamic: a gather with constant indices (a slice's extent
+    would be a run-time size)."""
+    (extent,) = ctx.dims(x, [dim])
+    picked = torch.tensor(indices if isinstance(indices, int) else list(indices), dtype=torch.int32)
+    if bool(((picked < 0) | (picked >= extent)).any()):
+        raise ctx.error(f"indices {picked.tolist()} out of range for a dim of size {extent}")
+    index = ctx.constant(picked, (suffix + " indices").strip())
+    return ctx.add(GatherOp(x, index, name=ctx.name(suffix), axis=dim)).output
+
+
+def select_dim(ctx: ConversionContext, x: SSAValue, dim: int, index: int, suffix: str = "select") -> SSAValue:
+    """``x`` at ``index`` along ``dim``, the dim dropped."""
+    x = ctx.tensor(x)
+    if DYNAMIC in ctx.shape(x, dynamic=True):
+        return _gather_dim(ctx, x, dim, index, suffix)
+    shape = list(ctx.shape(x))
+    y = slice_dim(ctx, x, dim, index, 1, 1, suffix)
+    return reshape(ctx, y, shape[:dim] + shape[dim + 1:], (suffix + " squeeze").strip())
 
 
 def broadcast_to(ctx: ConversionContext, x: SSAValue, shape: Sequence[int], suffix: str = "expand") -> SSAValue:

@@ -13,13 +13,16 @@ from ziggurat.backends.tensorrt.converters.common import (
     broadcast_to,
     cast,
     elementwise,
+    insert_dims,
     normalize_dim,
     reshape,
     select,
+    select_dim,
     slice_dim,
     transpose,
 )
 from ziggurat.backends.tensorrt.registry import converter
+from ziggurat.dialects.trt.shapes import DYNAMIC
 from ziggurat.dialects.trt import (
     ConcatenationOp,
     ElementWiseOperation,
@@ -45,12 +48,12 @@ def _dim(ctx: ConversionContext, args: ConverterArgs, name: str = "dim") -> int:
 def slice_(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     x = ctx.tensor(args.tensor("self"))
     dim = _dim(ctx, args)
-    extent = ctx.shape(x)[dim]
+    (extent,) = ctx.dims(x, [dim])
     start = args.get_optional_int("start") or 0
     if start < 0:
         start += extent
     start = min(max(start, 0), extent)
-    size = ctx.result_shape()[dim]
+    (size,) = ctx.dims(ctx.op.results[0], [dim])
     if size == extent:
         return ctx.add(IdentityOp(x, name=ctx.name())).output
     return slice_dim(ctx, x, dim, start, size, args.get_int("step"), "")
@@ -79,7 +82,9 @@ def select_int(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     dim = _dim(ctx, args)
     index = args.get_int("index")
     if index < 0:
-        index += ctx.shape(x)[dim]
+        index += ctx.dims(x, [dim])[0]
+    if DYNAMIC in ctx.shape(x, dynamic=True):
+        return select_dim(ctx, x, dim, index, "")
     return reshape(ctx, slice_dim(ctx, x, dim, index, 1, 1, "slice"), ctx.result_shape(), "")
 
 
@@ -88,11 +93,12 @@ def _pieces(ctx: ConversionContext, x: SSAValue, dim: int, squeeze: bool) -> lis
     out: list[SSAValue] = []
     offset = 0
     for i, result in enumerate(ctx.op.results):
-        shape = ctx.shape(result)
-        size = 1 if squeeze else shape[dim]
-        piece = slice_dim(ctx, x, dim, offset, size, 1, f"part {i}")
         if squeeze:
-            piece = reshape(ctx, piece, shape, f"part {i} squeeze")
+            piece = select_dim(ctx, x, dim, offset, f"part {i}")
+            size = 1
+        else:
+            (size,) = ctx.dims(result, [dim])
+            piece = slice_dim(ctx, x, dim, offset, size, 1, f"part {i}")
         if piece is x:
             piece = ctx.add(IdentityOp(x, name=ctx.name(f"part {i}"))).output
         out.append(piece)
@@ -138,13 +144,8 @@ def cat(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
 
 @converter("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
 def stack(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    out = ctx.result_shape()
-    dim = normalize_dim(ctx, args.get_int("dim"), len(out))
-    values = []
-    for i, v in enumerate(args.tensors("tensors")):
-        shape = list(ctx.shape(v))
-        shape.insert(dim, 1)
-        values.append(reshape(ctx, ctx.tensor(v), shape, f"input {i} unsqueeze"))
+    dim = normalize_dim(ctx, args.get_int("dim"), ctx.rank(ctx.op.results[0]))
+    values = [insert_dims(ctx, ctx.tensor(v), [dim], f"input {i} unsqueeze") for i, v in enumerate(args.tensors("tensors"))]
     return _concat(ctx, values, dim)
 
 
