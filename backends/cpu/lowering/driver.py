@@ -11,6 +11,7 @@ into output buffers.  The schedule is then emitted as loop IR.
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +54,10 @@ from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_tex
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.rewriting import declined_reason
-from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
+from ziggurat.ir.signature import enclosing_function
+from ziggurat.passes.annotate_symbolic_shapes import SHAPES_ATTR
+from ziggurat.ir.symbolic_shapes import declared_symbols
+from ziggurat.ir.types import DATA_DEPENDENT_SHAPE, dtype_of, shape_of, torch_only_reason
 
 log = logging.getLogger("ziggurat")
 
@@ -74,8 +78,24 @@ class LoweringResult:
 
 def _torch_only_problem(op: Operation) -> str | None:
     """Why ``op`` must run through torch whatever its lowering: an operand or result of a
-    dtype only torch computes (complex, float8, quantized)."""
-    return type_problem(op, lambda _role, _index, ty: torch_only_reason(ty))
+    dtype only torch computes (complex, float8, quantized), or a run-time size: data-dependent,
+    or a declared shape symbol (the CPU backend builds static sizes; ``compile`` specializes)."""
+    problem = type_problem(op, lambda _role, _index, ty: torch_only_reason(ty))
+    if problem is None or DATA_DEPENDENT_SHAPE not in problem:
+        return problem
+    fn = enclosing_function(op)
+    if fn is None or declared_symbols(fn) is None:
+        return problem
+    shapes = op.attributes.get(SHAPES_ATTR)
+    if shapes is not None and _UNBACKED.search(str(shapes)):
+        return problem
+    what = "a size declared dynamic (a shape symbol)" if shapes is not None else \
+        "a run-time size (a shape symbol, or data-dependent)"
+    return f"{what}: the CPU backend lowers static sizes only (compile(dynamic_shapes=...) builds one per size)"
+
+
+#: an unbacked (data-dependent) size in a symbolic shape: ``u0``
+_UNBACKED = re.compile(r"\bu\d+\b")
 
 
 def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
