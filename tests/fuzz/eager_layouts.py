@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
-
-from tests.fuzz.execute import run_eager
+from tests.fuzz.execute import CopiedOperands, run_eager
 
 
 def _contiguous_copy(value: Any) -> Any:
@@ -29,19 +26,10 @@ def _contiguous_copy(value: Any) -> Any:
     return value.contiguous()
 
 
-class ContiguousOperands(TorchDispatchMode):
+class ContiguousOperands(CopiedOperands):
     """Every op that neither mutates nor aliases reads contiguous copies of its tensors."""
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
-        kwargs = kwargs or {}
-        schema = func._schema
-        if not schema.is_mutable and all(r.alias_info is None for r in schema.returns):
-            try:
-                return func(*tree_map(_contiguous_copy, args), **tree_map(_contiguous_copy, kwargs))
-            except Exception:
-                pass
-        return func(*args, **kwargs)
+    copy = staticmethod(_contiguous_copy)
 
 
 def run_eager_contiguous_operands(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves, tree_map
 
 from tests.fuzz.hidden_rounding import hidden_intermediates, hidden_magnitude
 from tests.fuzz.materialize import from_literal, make_const, make_input
@@ -111,7 +111,7 @@ class _InnerSteps(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
-        tensors = [a for a in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)]
+        tensors = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor)]
         schema = func._schema
         if schema.is_mutable or any(r.alias_info is not None for r in schema.returns):
             for t in tensors:  # written in place: its new value is not a stepped one
@@ -190,7 +190,25 @@ def _strided_copy(value: Any) -> Any:
     return out
 
 
-class ScalarLoops(TorchDispatchMode):
+class CopiedOperands(TorchDispatchMode):
+    """Every op that neither mutates nor aliases reads ``copy`` of each of its tensors (another
+    layout of the same elements): eager run again where its kernels choose by layout."""
+
+    copy: Callable[[Any], Any]
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        schema = func._schema
+        if not schema.is_mutable and all(r.alias_info is None for r in schema.returns):
+            try:
+                return func(*tree_map(self.copy, args), **tree_map(self.copy, kwargs))
+            except Exception:
+                pass
+        return func(*args, **kwargs)
+
+
+class ScalarLoops(CopiedOperands):
     """Every op that neither mutates nor aliases reads its tensors in a non-contiguous layout,
     so eager's element-wise kernels take their scalar loops instead of their vector ones.
 
@@ -200,16 +218,7 @@ class ScalarLoops(TorchDispatchMode):
     differ, the difference is eager's own and the oracle counts it as noise (``alternates``
     in ``tolerance.py``)."""
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
-        kwargs = kwargs or {}
-        schema = func._schema
-        if not schema.is_mutable and all(r.alias_info is None for r in schema.returns):
-            try:
-                return func(*tree_map(_strided_copy, args), **tree_map(_strided_copy, kwargs))
-            except Exception:
-                pass
-        return func(*args, **kwargs)
+    copy = staticmethod(_strided_copy)
 
 
 def run_eager_scalar_loops(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
