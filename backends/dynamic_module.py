@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IntegerAttr, ModuleOp
 
 from ziggurat.backends.compiled_module import CompiledModule, forward_function
 from ziggurat.backends.driver import Lowered, build_lowered, lower_module
@@ -178,6 +178,7 @@ class DynamicCompiledModule(torch.nn.Module):
         optimization profiles); any failure leaves the per-size builds, with the reason in the
         report."""
         from ziggurat.backends.registry import get_backend
+        from ziggurat.backends.tensorrt.profiles import EXAMPLE_SIZES_ATTR
 
         if not getattr(get_backend(self.options.backend), "range_builds", False):
             self.report.stats[RANGE_BUILD] = f"not made: the {self.options.backend} backend builds one size at a time"
@@ -186,7 +187,11 @@ class DynamicCompiledModule(torch.nn.Module):
         examples = tuple(torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True))
 
         def lowering() -> Lowered:
-            return lower_module(self.module_ir.clone(), examples, self.options, start)
+            module = self.module_ir.clone()
+            values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt
+            forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = DictionaryAttr(
+                {k: IntegerAttr(v, 64) for k, v in values.items()})
+            return lower_module(module, examples, self.options, start)
 
         try:
             built = build_lowered(lowering, self.options)

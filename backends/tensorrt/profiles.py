@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, TensorType, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
@@ -26,6 +26,8 @@ from ziggurat.ir.shape_symbols import ShapeSymbols, evaluate
 from ziggurat.ir.symbolic_shapes import symbol_hints
 
 PROFILE_ATTR = "ziggurat.trt_profile"
+#: on a function with shape symbols: their sizes in the compile's example, the profiles' opt
+EXAMPLE_SIZES_ATTR = "ziggurat.example_sizes"
 
 
 class ProfileError(ValueError):
@@ -43,9 +45,19 @@ class InputProfile:
         return self.min != self.max
 
 
-def input_profile(value: SSAValue, sizes: Sequence[str] | None, symbols: ShapeSymbols) -> InputProfile:
-    """The profile of a segment input: each dynamic dim's expression at the symbols' lows,
-    hints and highs (the smaller end as min: an expression may decrease in a symbol)."""
+def example_sizes(func: FuncOp) -> dict[str, int] | None:
+    """The symbols' sizes in the compile's example (``EXAMPLE_SIZES_ATTR``), if recorded."""
+    attr = func.attributes.get(EXAMPLE_SIZES_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return None
+    return {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
+
+
+def input_profile(value: SSAValue, sizes: Sequence[str] | None, symbols: ShapeSymbols,
+                  example: dict[str, int] | None = None) -> InputProfile:
+    """The profile of a segment input: each dynamic dim's expression at the symbols' lows, at
+    ``example`` (the compile's sizes, the profile's opt; else a point inside the ranges) and at the highs (the smaller
+    end as min: an expression may decrease in a symbol)."""
     ty = value.type
     assert isinstance(ty, TensorType)
     shape = ty.get_shape()
@@ -59,7 +71,7 @@ def input_profile(value: SSAValue, sizes: Sequence[str] | None, symbols: ShapeSy
         raise ProfileError(f"symbol '{unbounded[0]}' has no upper bound, which a TensorRT profile needs")
     lows = {s.name: s.low for s in symbols.symbols}
     highs = {s.name: int(s.high) for s in symbols.symbols if s.high is not None}
-    hints = symbol_hints(symbols.symbols)
+    hints = {**symbol_hints(symbols.symbols), **(example or {})}
     low, opt, high = [], [], []
     for d, expr in zip(shape, sizes, strict=True):
         if d >= 0:

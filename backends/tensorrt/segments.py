@@ -40,6 +40,7 @@ from ziggurat.backends.tensorrt.profiles import (
     PROFILE_ATTR,
     InputProfile,
     ProfileError,
+    example_sizes,
     input_profile,
     profile_attr,
 )
@@ -128,6 +129,7 @@ class _Partitioner:
         self.storage = storage_producers(body) if body is not None else set[Operation]()
         #: the shape symbols and each value's size expressions, for a function that declares them
         self.symbols = declared_symbols(func)
+        self.example = example_sizes(func)
         self.sizes: SymbolicShapes | None = None
         self.sizes_problem: str | None = None
         if self.symbols is not None:
@@ -144,7 +146,7 @@ class _Partitioner:
         if self.symbols is None:
             return [input_profile(v, None, ShapeSymbols((), ())) for v in inputs]
         try:
-            return [input_profile(v, self.size_exprs(v), self.symbols) for v in inputs]
+            return [input_profile(v, self.size_exprs(v), self.symbols, self.example) for v in inputs]
         except ProfileError as e:
             return f"no TensorRT optimization profile: {e}" + (
                 f" (the symbolic shape analysis failed: {self.sizes_problem})" if self.sizes_problem else "")

@@ -140,7 +140,7 @@ def _segment(model: torch.nn.Module, example: torch.Tensor, spec: object) -> Fun
 def test_profile_and_network_plan() -> None:
     seg = _segment(Mlp().eval(), torch.randn(4, 16), {"x": {0: BATCH}})
     (profile,) = read_profile(seg) or []
-    assert (profile.min, profile.max) == ((1, 16), (16, 16)) and 1 <= profile.opt[0] <= 16
+    assert (profile.min, profile.opt, profile.max) == ((1, 16), (4, 16), (16, 16))  # opt: the example
     plan = plan_network(seg)
     assert plan.inputs[0].shape == (DYNAMIC, 16)
     assert [(p.min, p.max) for p in plan.profile] == [((1, 16), (16, 16))]
