@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 from tests.fuzz import execute, materialize
 from tests.fuzz.program import Program, input_expr, module_source
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
+from torch.export import Dim  # noqa: F401  (a -dyn configuration's dynamic_shapes)
 
 import ziggurat
 
@@ -84,31 +86,51 @@ def helpers_source() -> str:
     return "\n\n".join(parts)
 
 
-def inputs_source(program: Program) -> str:
+class SourceText(str):
+    """An option whose value is written into the repro as this source text."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def dynamic_shapes_source(spec: tuple[dict[int, Any] | None, ...]) -> SourceText:
+    """``({0: Dim("n5", min=2, max=8)}, None)``: a ``dynamic_shapes`` spec as source."""
+    def one(dims: dict[int, Any] | None) -> str:
+        if dims is None:
+            return "None"
+        return "{" + ", ".join(f'{k}: Dim("{d.__name__}", min={d.min}, max={d.max})' for k, d in dims.items()) + "}"
+
+    return SourceText("(" + ", ".join(one(d) for d in spec) + ("," if len(spec) == 1 else "") + ")")
+
+
+def inputs_source(program: Program, call_program: Program | None = None) -> str:
+    """The example inputs and the call-time ones (``call_program``'s inputs, other sizes for a
+    -dyn configuration)."""
     lines = []
     for spec in program.inputs:
         lines.append(f"    {spec.name} = {input_expr(spec)}")
     example = [s.alias if s.alias else s.name for s in program.inputs]
     lines.append(f"    example = ({', '.join(example)}{',' if example else ''})  # aliased inputs pass one tensor")
-    fresh = [input_expr(s, execute.FRESH_SEED) for s in program.inputs]
+    fresh = [input_expr(s, execute.FRESH_SEED) for s in (call_program or program).inputs]
     lines.append("    call = (" + "".join(f"\n        {f}," for f in fresh) + "\n    )")
     return "\n".join(lines)
 
 
 def repro_source(program: Program, options: dict[str, object], kind: str, reason: str, detail: str,
-                 filename: str) -> str:
+                 filename: str, call_program: Program | None = None) -> str:
     args = ", ".join(f"{k}={v!r}" for k, v in options.items())
     detail_text = "\n".join("    " + line for line in detail.strip().splitlines()[:12])
     return _TEMPLATE.format(name=program.name, options=args, kind=kind, reason=reason, detail=detail_text,
                             ops=", ".join(program.ops()), filename=filename, helpers=helpers_source(),
-                            module=module_source(program), inputs=inputs_source(program), compile_args=args)
+                            module=module_source(program), inputs=inputs_source(program, call_program),
+                            compile_args=args)
 
 
 def write_repro(directory: Path, stem: str, program: Program, options: dict[str, object], kind: str,
-                reason: str, detail: str) -> Path:
+                reason: str, detail: str, call_program: Program | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stem}.py"
-    path.write_text(repro_source(program, options, kind, reason, detail, path.name))
+    path.write_text(repro_source(program, options, kind, reason, detail, path.name, call_program))
     (directory / f"{stem}.json").write_text(program.to_json())
     return path
 
@@ -120,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     import json
 
     from tests.fuzz.oracle import Config
-    from tests.fuzz.triage import compile_options
+    from tests.fuzz.triage import call_program, compile_options
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("saved")
@@ -128,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     saved = json.loads(Path(args.saved).read_text())
     program = Program.from_json(json.dumps(saved["program"]))
-    path = write_repro(Path(args.out), Path(args.saved).stem, program, compile_options(Config.parse(saved["config"])),
-                       saved["kind"], saved["note"], "")
+    config = Config.parse(saved["config"])
+    path = write_repro(Path(args.out), Path(args.saved).stem, program, compile_options(config, program=program),
+                       saved["kind"], saved["note"], "", call_program(config, program))
     print(path)
     return 0
 

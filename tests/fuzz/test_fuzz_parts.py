@@ -424,3 +424,24 @@ def test_dynamic_configurations_call_at_other_sizes() -> None:
     with registry.lowerings().override("aten::neg", identity.fn, validator=identity.validator):
         planted = check_program(program, configs[:1])
     assert planted.outcomes[0].kind == "wrong"
+
+
+def test_dynamic_configuration_repro_compiles_with_its_dims(tmp_path: Path) -> None:
+    """A -dyn failure's standalone repro compiles with the configuration's dynamic_shapes and is
+    called at the other sizes the oracle used (seed 14 program 1: exported with two Dims)."""
+    from tests.fuzz.generator import generate
+    from tests.fuzz.oracle import Config, dynamic_dims
+    from tests.fuzz.repro import write_repro
+    from tests.fuzz.triage import call_program, compile_options
+
+    program = generate(14, 1)
+    spec = dynamic_dims(program)
+    assert spec is not None
+    config = Config.parse("ref-dyn")
+    path = write_repro(tmp_path, "dyn", program, compile_options(config, program=program), "wrong", "test", "",
+                       call_program(config, program))
+    text = path.read_text()
+    assert 'dynamic_shapes=({0: Dim("n' in text
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "call-time inputs, output 0: same" in run.stdout

@@ -6,20 +6,31 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.minimize import Predicate, Stats, minimize
-from tests.fuzz.oracle import Config, Outcome, check_program
+from tests.fuzz.oracle import Config, Outcome, check_program, dynamic_dims
 from tests.fuzz.program import Program
-from tests.fuzz.repro import write_repro
+from tests.fuzz.repro import dynamic_shapes_source, write_repro
 
 #: outcome kinds that are failures (refusals and fallbacks are counted, not failures)
 FAILURES = ("wrong", "crash", "hang", "segfault")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def compile_options(config: Config, threads: int = 1) -> dict[str, Any]:
+def compile_options(config: Config, threads: int = 1, program: Program | None = None) -> dict[str, Any]:
+    """``compile``'s options for ``config`` (with ``program``: a -dyn configuration's
+    ``dynamic_shapes``, written as source in a repro)."""
     options: dict[str, Any] = config.options()
     if config.backend == "cpu":
         options["threads"] = threads
+    spec = dynamic_dims(program) if config.dynamic and program is not None else None
+    if spec is not None:
+        options["dynamic_shapes"] = dynamic_shapes_source(spec[0])
     return options
+
+
+def call_program(config: Config, program: Program) -> Program | None:
+    """The program at the sizes a -dyn configuration calls it at besides the examples."""
+    spec = dynamic_dims(program) if config.dynamic else None
+    return spec[1] if spec is not None else None
 
 
 def same_failure(config: Config, kind: str, reason: str, cache_dir: str | None = None) -> Predicate:
@@ -84,6 +95,6 @@ def minimize_failure(program: Program, outcome: Outcome, directory: Path, budget
         last = final[0] if final else outcome
     detail = last.detail or outcome.detail
     stem = f"{outcome.kind}-{outcome.config}-{program.name}"
-    path = write_repro(directory, stem, small, compile_options(config), outcome.kind,
-                       last.reason or outcome.reason, detail)
+    path = write_repro(directory, stem, small, compile_options(config, program=small), outcome.kind,
+                       last.reason or outcome.reason, detail, call_program(config, small))
     return path, small, stats
