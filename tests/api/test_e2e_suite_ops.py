@@ -29,7 +29,14 @@ class CompileError(AssertionError):
 
 #: op -> the error its program stops at today (a substring of the compile error); every op of
 #: the suite compiles today (nonzero and bincount since data-dependent shapes run through torch)
-DOES_NOT_COMPILE: dict[str, str] = {}
+DOES_NOT_COMPILE: dict[str, str] = {
+    # training-mode norms write their running statistics in place without their schemas saying
+    # so; the TorchScript frontend has no functional form for that write and refuses them
+    # (ir/importer/hidden_writes.py; fuzz seed 11 program 3727 lost the write)
+    "aten::batch_norm": "updates its running_mean and running_var in place",
+    "aten::native_batch_norm": "updates its running_mean and running_var in place",
+    "aten::instance_norm": "updates its running_mean and running_var in place",
+}
 
 
 def _params() -> list[object]:
