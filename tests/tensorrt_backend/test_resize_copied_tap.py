@@ -11,18 +11,12 @@ import torch
 import torch.nn.functional as F
 
 from conversion_harness import check_converts, convert_and_run
+from tests.support.special_values import with_special_values
 from ziggurat.backends.tensorrt.converters.linear_resize_taps import copied_with_zero_weight
 
 
 def _special(shape: tuple[int, ...]) -> torch.Tensor:
-    torch.manual_seed(0)
-    x = torch.randn(shape)
-    flat = x.view(-1)
-    flat[::7] = float("inf")
-    flat[3::11] = float("nan")
-    flat[5::13] = float("-inf")
-    flat[2::17] = -0.0
-    return x
+    return with_special_values(shape)
 
 
 @pytest.mark.parametrize(("shape", "size", "align"), [

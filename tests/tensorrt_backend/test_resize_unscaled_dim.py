@@ -8,16 +8,11 @@ import torch
 import torch.nn.functional as F
 
 from conversion_harness import check_converts
+from tests.support.special_values import with_special_values
 
 
 @pytest.mark.parametrize(("shape", "size"), [((2, 3, 1, 5), (1, 5)), ((2, 3, 4, 5), (7, 5)), ((2, 3, 4, 5), (4, 9))])
 @pytest.mark.parametrize("align", [False, True])
 def test_unscaled_dim_keeps_eagers_nan_of_inf(shape: tuple[int, ...], size: tuple[int, int], align: bool) -> None:
-    torch.manual_seed(0)
-    x = torch.randn(shape)
-    flat = x.view(-1)
-    flat[::7] = float("inf")
-    flat[3::11] = float("nan")
-    flat[5::13] = float("-inf")
-    flat[2::17] = -0.0
+    x = with_special_values(shape)
     check_converts(lambda t: F.interpolate(t, size=size, mode="bilinear", align_corners=align), [x])
