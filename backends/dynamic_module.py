@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
 
 from ziggurat.backends.compiled_module import CompiledModule, forward_function
 from ziggurat.backends.driver import Lowered, build_lowered, lower_module
@@ -34,7 +34,7 @@ from ziggurat.ir.importer.dynamic_shapes import export_dynamic_shapes, flat_dyna
 from ziggurat.ir.importer.export import ExportImporter, export, functional
 from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.pipeline import print_module
-from ziggurat.ir.shape_symbols import ShapeSymbols
+from ziggurat.ir.shape_symbols import EXAMPLE_SIZES_ATTR, ShapeSymbols, example_sizes_attr
 from ziggurat.ir.signature import OUTPUTS_ATTR, call_signature, input_names, mark_storage_reads, set_call_signature
 from ziggurat.ir.types import dtype_of
 
@@ -178,7 +178,6 @@ class DynamicCompiledModule(torch.nn.Module):
         optimization profiles); any failure leaves the per-size builds, with the reason in the
         report."""
         from ziggurat.backends.registry import get_backend
-        from ziggurat.backends.tensorrt.profiles import EXAMPLE_SIZES_ATTR
 
         if not getattr(get_backend(self.options.backend), "range_builds", False):
             self.report.stats[RANGE_BUILD] = f"not made: the {self.options.backend} backend builds one size at a time"
@@ -189,8 +188,7 @@ class DynamicCompiledModule(torch.nn.Module):
         def lowering() -> Lowered:
             module = self.module_ir.clone()
             values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt
-            forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = DictionaryAttr(
-                {k: IntegerAttr(v, 64) for k, v in values.items()})
+            forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = example_sizes_attr(values)
             return lower_module(module, examples, self.options, start)
 
         try:

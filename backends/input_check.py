@@ -10,19 +10,13 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from ziggurat.ir.errors import InputError
-from ziggurat.ir.types import dtype_of
+from ziggurat.ir.types import dtype_of, fits_shape
 
 
 def _expected(ty: Attribute) -> tuple[tuple[int, ...], torch.dtype] | None:
     if not isinstance(ty, TensorType):
         return None
     return tuple(int(d) for d in ty.get_shape()), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _shape_matches(shape: Sequence[int], want: tuple[int, ...]) -> bool:
-    """``shape`` against a compiled shape whose dynamic dims (-1) take any size (their ranges
-    are checked by the dynamic module before)."""
-    return len(shape) == len(want) and all(w < 0 or n == w for n, w in zip(shape, want, strict=True))
 
 
 class InputSignature:
@@ -50,7 +44,7 @@ class InputSignature:
                 continue
             if not isinstance(value, torch.Tensor) or value.dtype != want[1]:
                 return False
-            if value.shape != want[0] and not (self._dynamic and _shape_matches(value.shape, want[0])):
+            if value.shape != want[0] and not (self._dynamic and fits_shape(value.shape, want[0])):
                 return False
             if (value.is_cpu if cpu else value.device.type == self.device) is False:
                 return False
@@ -79,7 +73,7 @@ def _explain_mismatch(inputs: Sequence[Any], expected: Sequence[Attribute], name
             raise InputError(f"input {i} ('{name}') must be a tensor {ty}, got {type(value).__name__}",
                              op="call")
         shape, dtype = tuple(int(d) for d in ty.get_shape()), dtype_of(ty)  # pyright: ignore[reportUnknownArgumentType]
-        if not _shape_matches(value.shape, shape):
+        if not fits_shape(value.shape, shape):
             raise InputError(
                 f"input {i} ('{name}') has shape {tuple(value.shape)}, but the module was "
                 f"compiled for {shape} ({ty}); compile again for this shape",

@@ -180,3 +180,24 @@ class ShapeSymbols:
         for d in dims:
             evaluate(d.expr, known)  # every name in an expression is a symbol
         return ShapeSymbols(symbols, dims)
+
+
+#: on a function with shape symbols: their sizes in the compile's example (a TensorRT profile's opt)
+EXAMPLE_SIZES_ATTR = "ziggurat.example_sizes"
+
+
+def example_sizes(func: Any) -> dict[str, int] | None:
+    """The symbols' sizes in the compile's example (``EXAMPLE_SIZES_ATTR`` of ``func``), if recorded."""
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
+
+    attr = func.attributes.get(EXAMPLE_SIZES_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return None
+    return {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
+
+
+def example_sizes_attr(values: Mapping[str, int]) -> Any:
+    """The ``EXAMPLE_SIZES_ATTR`` value for ``values``."""
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
+
+    return DictionaryAttr({k: IntegerAttr(v, 64) for k, v in values.items()})

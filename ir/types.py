@@ -159,6 +159,12 @@ def has_dynamic_dims(ty: Attribute) -> bool:
     return isinstance(ty, TensorType) and any(d == DYNAMIC_INDEX for d in ty.get_shape())  # pyright: ignore
 
 
+def fits_shape(shape: Sequence[int], declared: Sequence[int]) -> bool:
+    """Whether the concrete ``shape`` is one of ``declared``'s, whose negative (``?``) dims take
+    any size."""
+    return len(shape) == len(declared) and all(d < 0 or n == d for n, d in zip(shape, declared, strict=True))
+
+
 def dynamic_tensor_type(rank: int, dtype: torch.dtype) -> TensorType[Attribute]:
     """``tensor<?x?x...xdtype>``: a tensor of known rank and dtype whose sizes are only known at
     run time (rank 0 has no size, so it is static)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, TensorType, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
@@ -26,8 +26,6 @@ from ziggurat.ir.shape_symbols import ShapeSymbols, evaluate
 from ziggurat.ir.symbolic_shapes import symbol_hints
 
 PROFILE_ATTR = "ziggurat.trt_profile"
-#: on a function with shape symbols: their sizes in the compile's example, the profiles' opt
-EXAMPLE_SIZES_ATTR = "ziggurat.example_sizes"
 
 
 class ProfileError(ValueError):
@@ -43,14 +41,6 @@ class InputProfile:
     @property
     def dynamic(self) -> bool:
         return self.min != self.max
-
-
-def example_sizes(func: FuncOp) -> dict[str, int] | None:
-    """The symbols' sizes in the compile's example (``EXAMPLE_SIZES_ATTR``), if recorded."""
-    attr = func.attributes.get(EXAMPLE_SIZES_ATTR)
-    if not isinstance(attr, DictionaryAttr):
-        return None
-    return {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
 
 
 def input_profile(value: SSAValue, sizes: Sequence[str] | None, symbols: ShapeSymbols,

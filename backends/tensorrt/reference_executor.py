@@ -28,7 +28,7 @@ from ziggurat.dialects.trt.specialize import SpecializationError, has_dynamic_di
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.interpreter import make_trt_interpreter
 from ziggurat.ir.interpreter.trt_layers import HANDLERS
-from ziggurat.ir.types import dtype_of, shape_of
+from ziggurat.ir.types import dtype_of, fits_shape
 
 
 class ReferenceExecutionError(ZigguratError):
@@ -55,9 +55,7 @@ def _check_inputs(func_op: FuncOp, inputs: Sequence[torch.Tensor]) -> None:
             raise InputError(f"input #{i} must be a torch.Tensor, got {type(value).__name__}", op=f"@{name}")
         if not isinstance(ty, TensorType):
             raise InputError(f"argument #{i} has non-tensor type {ty}", op=f"@{name}")
-        declared = ty.get_shape()
-        if (len(value.shape) != len(declared) or value.dtype != dtype_of(ty)
-                or any(d >= 0 and n != d for n, d in zip(value.shape, declared, strict=True))):
+        if not fits_shape(value.shape, ty.get_shape()) or value.dtype != dtype_of(ty):
             raise InputError(
                 f"input #{i} is {str(value.dtype).removeprefix('torch.')}{list(value.shape)}, "
                 f"the function was built for {ty}",
@@ -110,6 +108,11 @@ def _failure(func_op: FuncOp, error: Exception) -> tuple[ReferenceExecutionError
                                     op=f"@{func_op.sym_name.data}"), None)
 
 
+def _values_of(body: Block) -> list[SSAValue]:
+    """The arguments and every result of ``body``, in order."""
+    return [*body.args, *(r for op in body.ops for r in op.results)]
+
+
 #: static copies a dynamic function keeps (least recently used out)
 MAX_SPECIALIZED = 16
 
@@ -128,7 +131,6 @@ class TrtFunctionRunner:
         self._specialized: OrderedDict[tuple[tuple[int, ...], ...], tuple[TrtFunctionRunner, list[SSAValue]]] = \
             OrderedDict()
         self._lock = threading.Lock()
-        self._originals: list[SSAValue] = []
 
     def __getstate__(self) -> dict[str, object]:  # copy.deepcopy / pickle: the interpreters stay behind
         return {"func_op": self.func_op}
@@ -144,15 +146,14 @@ class TrtFunctionRunner:
         _check_inputs(func_op, inputs)
         if self._dynamic:
             return self._call_specialized(inputs, values)
-        if self._body is None:
-            self._body = _check_body(func_op)
+        body = self._check_body()
         args = tuple(t.detach().cpu() for t in inputs)
         if values is None:
             interpreter: Interpreter | None = getattr(self._local, "interpreter", None)
             if interpreter is None:
                 interpreter = self._local.interpreter = make_trt_interpreter(_module_of(func_op))
         else:
-            values.update(zip(self._body.args, args, strict=True))
+            values.update(zip(body.args, args, strict=True))
             interpreter = make_trt_interpreter(_module_of(func_op), (_Recorder(values),))
         try:
             return list(interpreter.call_op(func_op, args))
@@ -180,10 +181,7 @@ class TrtFunctionRunner:
                         f"@{func_op.sym_name.data} at input shapes {[list(s) for s in shapes]}: {e}",
                         op=f"@{func_op.sym_name.data}") from None
                 ModuleOp([static])
-                body = self._check_body()
-                self._originals = [*body.args, *(r for op in body.ops for r in op.results)]
-                copies = [*static.body.block.args, *(r for op in static.body.block.ops for r in op.results)]
-                found = (TrtFunctionRunner(static), copies)
+                found = (TrtFunctionRunner(static), _values_of(static.body.block))
                 self._specialized[shapes] = found
                 if len(self._specialized) > MAX_SPECIALIZED:
                     self._specialized.popitem(last=False)
@@ -194,7 +192,8 @@ class TrtFunctionRunner:
             return runner(inputs)
         inner: dict[SSAValue, torch.Tensor] = {}
         outputs = runner(inputs, inner)
-        values.update({orig: inner[copy] for orig, copy in zip(self._originals, copies, strict=True) if copy in inner})
+        originals = _values_of(self._check_body())  # the copy's values in the same order
+        values.update({orig: inner[copy] for orig, copy in zip(originals, copies, strict=True) if copy in inner})
         return outputs
 
     def _check_body(self) -> Block:

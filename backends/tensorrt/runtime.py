@@ -14,6 +14,7 @@ import torch
 
 from ziggurat.backends.tensorrt.availability import import_tensorrt, require_cuda
 from ziggurat.ir.errors import InputError, ZigguratError
+from ziggurat.ir.types import fits_shape
 
 _TORCH_DTYPES = {
     "FLOAT": torch.float32,
@@ -85,8 +86,7 @@ class TensorRTEngine:
         for spec, value in zip(specs, inputs, strict=True):
             if not isinstance(value, torch.Tensor) or value.device.type != "cuda":
                 raise InputError(f"input {spec.name!r} must be a CUDA tensor", op="tensorrt engine")
-            if (len(value.shape) != len(spec.shape) or value.dtype != spec.dtype
-                    or any(d >= 0 and n != d for n, d in zip(value.shape, spec.shape, strict=True))):
+            if not fits_shape(value.shape, spec.shape) or value.dtype != spec.dtype:
                 raise InputError(
                     f"input {spec.name!r} is {value.dtype}{list(value.shape)}, the engine takes "
                     f"{spec.dtype}{list(spec.shape)}",

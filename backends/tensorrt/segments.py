@@ -40,7 +40,6 @@ from ziggurat.backends.tensorrt.profiles import (
     PROFILE_ATTR,
     InputProfile,
     ProfileError,
-    example_sizes,
     input_profile,
     profile_attr,
 )
@@ -50,11 +49,10 @@ from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_tex
 from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
-from ziggurat.dialects.trt.specialize import has_dynamic_dims
 from ziggurat.ir.errors import OpReport, ZigguratError
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.rewriting import declined_reason
-from ziggurat.ir.shape_symbols import ShapeSymbols
+from ziggurat.ir.shape_symbols import example_sizes
 from ziggurat.ir.symbolic_shapes import SymbolicShapes, declared_symbols, infer_symbolic_shapes
 from ziggurat.ir.types import torch_only_reason
 
@@ -142,9 +140,10 @@ class _Partitioner:
         return self.sizes.sizes.get(value) if self.sizes is not None else None
 
     def profiles(self, inputs: Sequence[SSAValue]) -> list[InputProfile] | str:
-        """The segment inputs' optimization profile, or why there is none."""
+        """The segment inputs' optimization profile (empty: the function has no shape symbols,
+        its sizes are static), or why there is none."""
         if self.symbols is None:
-            return [input_profile(v, None, ShapeSymbols((), ())) for v in inputs]
+            return []
         try:
             return [input_profile(v, self.size_exprs(v), self.symbols, self.example) for v in inputs]
         except ProfileError as e:
@@ -299,7 +298,7 @@ def _convert_segment(
     func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
     func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
     func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(op_key(op) for op in segment))
-    if any(p.dynamic for p in profiles) or has_dynamic_dims(func):
+    if any(p.dynamic for p in profiles):
         func.attributes[PROFILE_ATTR] = profile_attr(profiles)
     return func, inputs, outputs
 

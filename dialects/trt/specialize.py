@@ -20,6 +20,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.trt.base import INFERRING, TrtLayerOp, tensor_of
 from ziggurat.dialects.trt.shapes import ShapeError
+from ziggurat.ir.types import fits_shape
+from ziggurat.ir.types import has_dynamic_dims as has_dynamic_type
 
 
 class SpecializationError(ValueError):
@@ -27,8 +29,8 @@ class SpecializationError(ValueError):
 
 
 def has_dynamic_dims(func: FuncOp) -> bool:
-    return any(isinstance(t, TensorType) and any(d < 0 for d in t.get_shape())
-               for t in (*func.function_type.inputs.data, *func.function_type.outputs.data))
+    """Whether an input or result of ``func`` has a ``?`` dim."""
+    return any(has_dynamic_type(t) for t in (*func.function_type.inputs.data, *func.function_type.outputs.data))
 
 
 def specialize(func: FuncOp, shapes: Sequence[Sequence[int]]) -> FuncOp:
@@ -40,8 +42,7 @@ def specialize(func: FuncOp, shapes: Sequence[Sequence[int]]) -> FuncOp:
     for i, (arg, shape) in enumerate(zip(list(block.args), shapes, strict=True)):
         ty = arg.type
         assert isinstance(ty, TensorType)
-        declared = ty.get_shape()
-        if len(declared) != len(shape) or any(d >= 0 and d != n for d, n in zip(declared, shape, strict=True)):
+        if not fits_shape(shape, ty.get_shape()):
             raise SpecializationError(f"input #{i} has shape {list(shape)}, the function takes {ty}")
         Rewriter.replace_value_with_new_type(arg, tensor_of(shape, ty.get_element_type()))
     token = INFERRING.set(True)

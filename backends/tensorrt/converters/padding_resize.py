@@ -101,10 +101,8 @@ def _resize_ok(args: ConverterArgs) -> str | None:
     name = _input_name(args)
     if args.dtype(name) not in FLOAT_DTYPES:
         return f"IResizeLayer takes float tensors, '{name}' is {args.dtype(name)}"
-    from ziggurat.dialects.trt.base import shape_of
-
     in_spatial = args.shape(name)[2:]
-    out_spatial = shape_of(args.op.results[0])[2:]
+    out_spatial = args.result_shape()[2:]
     for i, o, s in zip(in_spatial, out_spatial, _scales(args), strict=False):
         if s is not None and abs(1.0 / s - i / o) > 1e-9 * max(1.0, i / o):
             return f"scale factor {s} maps coordinates differently from size ratio {o}/{i}"
@@ -187,11 +185,9 @@ def _poisoned_indices(args: ConverterArgs) -> list[list[bool]] | None:
     """Per spatial dim, the output indices at which torch reads one element with weights 1 and 0
     (``linear_resize_taps.copied_with_zero_weight``); None where IResizeLayer's taps are not
     torch's there or elsewhere."""
-    from ziggurat.dialects.trt.base import shape_of
-
     name = _input_name(args)
     opmath = torch.float64 if args.dtype(name) == torch.float64 else torch.float32
-    sizes = zip(args.shape(name)[2:], shape_of(args.op.results[0])[2:], _scales(args), strict=True)
+    sizes = zip(args.shape(name)[2:], args.result_shape()[2:], _scales(args), strict=True)
     dims = [copied_with_zero_weight(i, o, args.get_bool("align_corners"), s, opmath) for i, o, s in sizes]
     return None if any(d is None for d in dims) else [d for d in dims if d is not None]
 
