@@ -147,10 +147,7 @@ class _Run:
         with the range, leaves one size (conv's ``batch >= 16`` at batch's maximum 16): not a
         baked size, which the run inside the ranges finds."""
         s = self.result.symbols.symbol(name)
-        if fixed == self.hints[name] and fixed in (max(s.low, 2), s.high):
-            self.pinned.add(name)
-            return True
-        return False
+        return fixed == self.hints[name] and fixed in (max(s.low, 2), s.high)
 
     def named(self, text: str) -> str:
         """``text`` with torch's symbol names (``s26``) replaced by the declared ones."""
@@ -197,7 +194,11 @@ class _Run:
     def _check_conditions(self, op: Operation) -> None:
         for sym, name in self.names.items():
             fixed = self.env.replacements.get(sym)
-            if fixed is not None and fixed.is_number and not self._pinned_at_range_end(str(name), int(fixed)):
+            if fixed is None or not fixed.is_number:
+                continue
+            if self._pinned_at_range_end(str(name), int(fixed)):
+                self.pinned.add(str(name))
+            else:
                 raise SymbolicShapeError(
                     f"holds only for {name} = {fixed}: a size of this op is baked in, while "
                     f"{name} ranges over {self.result.symbols.symbol(str(name)).range_text()}",

@@ -41,6 +41,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.trt.shapes import DYNAMIC, Shape, ShapeError
+from ziggurat.ir.types import fits_shape
 
 FLOAT_TYPES: tuple[Attribute, ...] = (f32, f16, bf16)
 INT_TYPES: tuple[Attribute, ...] = (i32, i64, i8)
@@ -135,8 +136,7 @@ def _refines(new: TensorType[Attribute], old: Attribute) -> bool:
     """Whether ``new`` is ``old`` with some dynamic dims made static."""
     if not isinstance(old, TensorType) or new.get_element_type() != old.get_element_type():
         return False
-    a, b = new.get_shape(), old.get_shape()
-    return len(a) == len(b) and all(y < 0 or x == y for x, y in zip(a, b, strict=True))
+    return fits_shape(new.get_shape(), old.get_shape())
 
 
 class TrtLayerOp(IRDLOperation, abc.ABC):

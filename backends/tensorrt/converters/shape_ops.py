@@ -15,6 +15,7 @@ from ziggurat.backends.tensorrt.converters.common import (
 )
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import IdentityOp, SampleMode, ShuffleOp, SliceOp
+from ziggurat.dialects.trt.shapes import DYNAMIC
 
 
 def _same_rank_view(ctx: ConversionContext, x: SSAValue) -> SSAValue:
@@ -39,9 +40,9 @@ def view(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     expression, and one inferred -1 for the rest (more: refused)."""
     x = ctx.tensor(args.tensor("self"))
     target = ctx.shape(ctx.op.results[0], dynamic=True)
-    if ctx.shape(x, dynamic=True) == target and -1 not in target:
+    if ctx.shape(x, dynamic=True) == target and DYNAMIC not in target:
         return _same_rank_view(ctx, x)
-    if -1 not in target:
+    if DYNAMIC not in target:
         return reshape(ctx, x, target, "")
     return ctx.add(ShuffleOp(x, name=ctx.name(), reshape_dims=dynamic_reshape_dims(ctx, args.tensor("self")),
                              zero_is_placeholder=True)).output
