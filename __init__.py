@@ -40,6 +40,9 @@ def compile(model: Any, example_inputs: Any = (), backend: str = "cpu", *,
       dump_ir:   directory receiving the IR after every pass as numbered .mlir files.
       verbose:   log pass names and times.
       frontend:  "auto" | "torchscript" | "export" for a plain nn.Module.
+      precision: "fp32" (default) | "bf16" | "fp16": the model as it runs under
+                 ``torch.autocast`` at that dtype (its casts explicit in the IR, the weights'
+                 folded), floating outputs in the model's dtype; needs torch.export.
     Backends take a few of their own (``min_block_size`` for TensorRT, ``profile`` for the CPU);
     an unknown option is an ``UnknownOptionError`` (a ``TypeError``) naming the closest one.
     """

@@ -11,6 +11,7 @@ code is run and its outputs compared with eager.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from ziggurat.ir.blob_owner import owning_blobs
 from ziggurat.ir.context import make_context
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.importer import import_model
+from ziggurat.ir.importer.autocast import autocast_for
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.pipeline import expand_pipeline
@@ -185,12 +187,15 @@ def bisect_model(model: Any, example_inputs: Any, options: CompileOptions, toler
     inputs = normalize_inputs(example_inputs)
     kwargs = dict(example_kwargs or {})
     expected: list[Any] | None = None
+    autocast = autocast_for(model, options.precision, options.frontend)
     if callable(model):
-        with torch.no_grad():
+        with torch.no_grad(), autocast.context() if autocast is not None else nullcontext():
             expected = tensor_leaves(model(*_copies(inputs), **dict(zip(kwargs, _copies(list(kwargs.values()))))))
+        if autocast is not None:
+            expected = [autocast.output(t) for t in expected]
     backend = get_backend(options.backend)
     with owning_blobs(BLOBS.new_owner()):  # the weights are freed on return
-        module = import_model(model, inputs, options.frontend, kwargs)
+        module = import_model(model, inputs, options.frontend, kwargs, options.precision)
         signature = call_signature(forward_function(module))
         tensors = (signature.flat_inputs(inputs, kwargs) if signature is not None
                    else [x for x in inputs if isinstance(x, torch.Tensor)])

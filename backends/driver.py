@@ -67,7 +67,7 @@ def lower(model: Any, example_inputs: Any, options: CompileOptions,
     if options.verbose:
         logging.basicConfig(level=logging.INFO, format="[ziggurat] %(message)s")
         log.setLevel(logging.INFO)
-    module = import_model(model, inputs, options.frontend, example_kwargs)
+    module = import_model(model, inputs, options.frontend, example_kwargs, options.precision)
     log.info("imported %s in %.1f ms", type(model).__name__, (time.perf_counter() - start) * 1e3)
     return lower_module(module, inputs, options, start)
 

@@ -30,6 +30,7 @@ from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.ir.errors import InputError, ModelImportError, ZigguratError
 from ziggurat.ir.importer import fresh_examples
+from ziggurat.ir.importer.autocast import autocast_for
 from ziggurat.ir.importer.dynamic_shapes import export_dynamic_shapes, flat_dynamic_shapes, shape_symbols_of
 from ziggurat.ir.importer.export import ExportImporter, export, functional
 from ziggurat.ir.importer.model_call import ModelCall
@@ -248,7 +249,8 @@ def export_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
         raise ZigguratError("dynamic_shapes needs the torch.export frontend: a TorchScript trace fixes every "
                             "size (use frontend='auto' or 'export')", op="compile")
     start = time.perf_counter()
-    call = ModelCall(model, fresh_examples(inputs), dict(example_kwargs or {}))
+    call = ModelCall(model, fresh_examples(inputs), dict(example_kwargs or {}),
+                     autocast_for(model, options.precision, options.frontend))
     flat = flat_dynamic_shapes(call.signature, options.dynamic_shapes)
     if not flat:
         raise ZigguratError("dynamic_shapes declares no dynamic dim; leave it out for a static compile", op="compile")

@@ -65,7 +65,7 @@ class TracedDynamicModule(DynamicCompiledModule):
             module, self._example_ir = self._example_ir, None  # the example's trace: not traced twice
         else:
             args, kwargs = self._signature.arguments(examples)
-            module = import_model(self._model, args, "torchscript", kwargs)
+            module = import_model(self._model, args, "torchscript", kwargs, self.options.precision)
         return lower_module(module, tuple(examples), self.options, start)
 
 
@@ -85,7 +85,7 @@ def compile_traced_dynamic(model: Any, inputs: tuple[Any, ...], options: Compile
         symbols.bind(shapes)  # the example inside the ranges
     except InputError as e:
         raise ZigguratError(f"the example inputs are outside the declared ranges: {e.message}", op="compile") from None
-    example_ir = import_model(model, inputs, "torchscript", example_kwargs)
+    example_ir = import_model(model, inputs, "torchscript", example_kwargs, options.precision)
     compiled = TracedDynamicModule(model, symbols, options, example_ir, shapes, symbols.bind(shapes))
     compiled.report.pass_times.append(("trace", time.perf_counter() - start))
     first = compiled.specialization(shapes)

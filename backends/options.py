@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.importer.autocast import check_precision
 
 
 class UnknownOptionError(ZigguratError, TypeError):
@@ -39,6 +40,9 @@ class CompileOptions:
     #: torch.export's ``dynamic_shapes`` (``Dim``s per input dim, by argument name or position):
     #: the compiled module takes every size in the declared ranges.
     dynamic_shapes: Any = None
+    #: "fp32" | "bf16" | "fp16": the model as it runs under ``torch.autocast`` at that dtype
+    #: (``ir/importer/autocast.py``); "fp32" compiles it as it is.
+    precision: str = "fp32"
     #: Backend-specific extras (e.g. ``min_block_size`` for TensorRT).
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -56,6 +60,7 @@ class CompileOptions:
                 f"unknown frontend '{options.frontend}'; use 'auto', 'torchscript' or 'export'",
                 op="compile",
             )
+        check_precision(options.precision)
         return options
 
 

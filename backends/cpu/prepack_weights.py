@@ -44,8 +44,8 @@ NAME = "prepack-weights"
 
 
 def _packed(op: FusedOp, weight: torch.Tensor, nr: int) -> torch.Tensor | None:
-    if not weight.dtype.is_floating_point:
-        return None
+    if weight.dtype != torch.float32:
+        return None  # the kernels read float32 panels; a bf16/fp16 op runs in torch, on the plain weight
     if isinstance(op, LinearOp) and weight.dim() == 2:
         return pack.pack_linear_weight(weight, nr)
     if isinstance(op, MatmulOp) and weight.dim() == 2 and len(op.a.type.get_shape()) >= 2:  # pyright: ignore

@@ -11,6 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.ir.errors import ModelImportError
+from ziggurat.ir.importer.autocast import autocast_for
 from ziggurat.ir.importer.model_call import ModelCall
 from ziggurat.ir.importer.script_call import ScriptCall
 from ziggurat.ir.importer.torchscript import import_torchscript
@@ -35,15 +36,26 @@ def _forward(module: ModuleOp) -> Any:
 
 
 def import_model(model: Any, example_inputs: Sequence[Any], frontend: str = "auto",
-                 example_kwargs: Mapping[str, Any] | None = None) -> ModuleOp:
+                 example_kwargs: Mapping[str, Any] | None = None, precision: str = "fp32") -> ModuleOp:
     """Import any accepted model into a ``torch`` dialect module.
 
     ``frontend``: ``"torchscript"`` traces/scripts; ``"export"`` uses ``torch.export``;
     ``"auto"`` takes ``torch.export`` for a plain ``nn.Module`` when it can and falls
     back to tracing, and picks the only frontend that fits any other input.
     ``example_kwargs``: keyword arguments of the example call (a Python model or an
-    ``ExportedProgram``).
+    ``ExportedProgram``). ``precision``: ``"bf16"``/``"fp16"`` import the model as it runs
+    under ``torch.autocast`` (``autocast.py``).
     """
+    autocast = autocast_for(model, precision, frontend)
+    if autocast is not None:
+        from ziggurat.ir.importer.export import import_exported
+
+        call = ModelCall(model, example_inputs, dict(example_kwargs or {}), autocast)
+        with call.flat() as flat_model:
+            module = import_exported(flat_model, call.tensors, input_names=call.input_names)
+        module = call.finish(module, _forward(module))
+        mark_storage_reads(_forward(module))
+        return module
     module = _import_model(model, example_inputs, frontend, example_kwargs)
     mark_storage_reads(_forward(module))
     return module

@@ -410,21 +410,34 @@ def _mutates(node: torch.fx.Node) -> bool:
             and (target._schema.is_mutable or bool(node_hidden_writes(node))))  # pyright: ignore[reportPrivateUsage]
 
 
+#: Higher-order ops that scope a region of the exported graph under a dispatch state
+#: (``with torch.autocast(...)``, ``with torch.no_grad()`` inside ``forward``);
+#: ``run_decompositions`` inlines them as the ops that state makes (autocast's casts).
+_SCOPES = frozenset({"wrap_with_autocast", "wrap_with_set_grad_enabled"})
+
+
+def _scope(node: torch.fx.Node) -> bool:
+    target = node.target
+    return (node.op == "call_function" and isinstance(target, torch._ops.HigherOrderOperator)  # pyright: ignore[reportPrivateUsage]
+            and target.name() in _SCOPES)
+
+
 def functional(program: Any) -> Any:
     """The program with its in-place ops functionalized (``y[2:] = v`` -> ``slice_scatter``,
     a write to an input -> a ``USER_INPUT_MUTATION`` output) when it has any: importing an
     in-place op as its functional form would lose writes through views. A program without
     mutation is kept as exported (functionalizing rewrites a few ops, e.g. ``batch_norm``).
     Training-mode ``batch_norm`` writes its running statistics although its schema does not
-    say so (``hidden_writes``): it is functionalized too."""
-    if not any(_mutates(n) for n in program.graph_module.graph.nodes):
+    say so (``hidden_writes``): it is functionalized too. Autocast and grad-mode regions
+    (``_SCOPES``) are inlined by the same step, their casts made explicit."""
+    if not any(_mutates(n) or _scope(n) for n in program.graph_module.graph.nodes):
         return program
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             functionalized = program.run_decompositions(decompositions(program))
     except Exception as e:
-        raise ModelImportError(f"functionalizing the exported program's in-place ops failed: "
+        raise ModelImportError(f"functionalizing the exported program (its in-place ops, autocast regions) failed: "
                                f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
                                op="export") from None
     check_exported(program, functionalized)

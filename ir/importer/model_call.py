@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from ziggurat.ir.call_signature import CallSignature
+from ziggurat.ir.importer.autocast import Autocast
 from ziggurat.ir.errors import ModelImportError, ZigguratError
 from ziggurat.ir.signature import OUTPUTS_ATTR, output_structure, set_call_signature
 from ziggurat.ir.structure import Const, Container, Leaf, Node, check_rebuilds, describe, format_tree, parse_tree
@@ -47,10 +48,13 @@ def _traced_number(t: torch.Tensor) -> bool:
 
 
 class ModelCall:
-    """``model(*args, **kwargs)`` with example inputs, over flat tensors."""
+    """``model(*args, **kwargs)`` with example inputs, over flat tensors; with ``autocast``,
+    the call runs under it and its floating outputs come back in the model's dtype."""
 
-    def __init__(self, model: torch.nn.Module, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    def __init__(self, model: torch.nn.Module, args: Sequence[Any], kwargs: Mapping[str, Any],
+                 autocast: Autocast | None = None) -> None:
         self.model = model
+        self.autocast = autocast
         #: fresh copies of the example tensors, in flat order
         self.tensors: list[torch.Tensor] = []
         self.signature = CallSignature.bind(forward_signature(model), args, kwargs, self._add_input)
@@ -67,14 +71,15 @@ class ModelCall:
 
     def _flat_forward(self, *flat: Any) -> tuple[torch.Tensor, ...]:
         args, kwargs = self.signature.arguments(flat)
-        with self._original_forward():
+        autocast = self.autocast
+        with self._original_forward(), autocast.context() if autocast is not None else nullcontext():
             out = self.model(*args, **kwargs)
         leaves: list[torch.Tensor] = []
 
         def add(t: torch.Tensor) -> int | Const:
             if _traced_number(t):
                 return Const(t.item())  # a size or numel: a Python int in eager
-            leaves.append(t)
+            leaves.append(autocast.output(t) if autocast is not None else t)
             return len(leaves) - 1
 
         try:

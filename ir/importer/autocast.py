@@ -1,0 +1,68 @@
+"""``precision="bf16"``/``"fp16"``: the model imported as eager runs it under ``torch.autocast``.
+
+The precision policy is autocast's own, not a copy of its op lists: the example call runs inside
+``torch.autocast("cpu", dtype=...)`` while ``torch.export`` traces it, and functionalizing the
+program (``export.functional``) inlines the autocast region, so that every cast autocast makes
+is an explicit ``aten._to_copy`` in the ``torch`` dialect: GEMMs, convolutions and attention
+take low-precision operands (their weights' casts are folded at compile time), the ops autocast
+keeps in float32 take float32 ones, the rest run in the dtype they are given. Floating outputs
+come back in the model's dtype (a float32 model returns float32, as ``y.float()`` of the
+autocast result); compiled code computes what eager computes under autocast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ziggurat.ir.errors import ZigguratError
+
+#: ``precision=`` names and the dtype autocast lowers to (None: the model's own).
+PRECISIONS: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass(frozen=True)
+class Autocast:
+    """Autocast to ``dtype`` around the model's call; floating outputs in ``dtype`` become
+    ``model_dtype``."""
+
+    dtype: torch.dtype
+    model_dtype: torch.dtype
+
+    def context(self) -> torch.autocast:
+        return torch.autocast("cpu", dtype=self.dtype)
+
+    def output(self, t: torch.Tensor) -> torch.Tensor:
+        return t.to(self.model_dtype) if t.dtype == self.dtype and self.model_dtype != self.dtype else t
+
+
+def check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ZigguratError(f"unknown precision '{precision}'; use {', '.join(repr(p) for p in PRECISIONS)}",
+                            op="compile")
+
+
+def model_dtype(model: torch.nn.Module) -> torch.dtype:
+    """The dtype of the model's first floating parameter or buffer (float32 without any)."""
+    for t in (*model.parameters(), *model.buffers()):
+        if t.is_floating_point():
+            return t.dtype
+    return torch.float32
+
+
+def autocast_for(model: object, precision: str, frontend: str) -> Autocast | None:
+    """The autocast that ``precision`` asks for on ``model`` (None for ``"fp32"``); an error
+    where it cannot be applied: autocast is traced by ``torch.export`` from a Python model."""
+    check_precision(precision)
+    dtype = PRECISIONS[precision]
+    if dtype is None:
+        return None
+    if not isinstance(model, torch.nn.Module) or isinstance(model, torch.jit.ScriptModule):
+        raise ZigguratError(f"precision='{precision}' takes a Python nn.Module (run under torch.autocast while "
+                            f"torch.export traces it), not a {type(model).__name__}; export an ExportedProgram "
+                            "inside torch.autocast yourself to compile it at that precision", op="compile")
+    if frontend == "torchscript":
+        raise ZigguratError(f"precision='{precision}' needs the torch.export frontend: a TorchScript trace "
+                            "cannot record autocast's casts (use frontend='auto' or 'export')", op="compile")
+    return Autocast(dtype, model_dtype(model))

@@ -1,0 +1,179 @@
+"""``precision="bf16"``/``"fp16"``: the model compiled as it runs under ``torch.autocast``.
+
+On ``reference`` every op runs in torch, so the result is eager autocast's, bit for bit: the
+policy is autocast's own casts, recorded by ``torch.export``. On ``cpu`` and
+``tensorrt-reference`` graph rewrites (batch-norm folding into a bf16 convolution, the
+attention decomposition) round at other points; there the distance to the float32 result
+must be that of eager's autocast (at most twice it, and within the dtype's tolerance).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.export import Dim
+
+import ziggurat
+from ziggurat.ir.errors import ZigguratError
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+#: max |error| / max |fp32 result| that the precision allows (bf16 has 8 bits of mantissa)
+TOLERANCE = {"bf16": 2e-2, "fp16": 4e-3}
+
+
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        y = F.gelu(self.depthwise(y)) + y
+        return self.head(y.mean((2, 3)))
+
+
+class Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(32, 96)
+        self.out = nn.Linear(32, 32)
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, 32)
+        return torch.softmax(self.norm(self.out(a) + x), -1)
+
+
+class Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 24)
+        self.fc2 = nn.Linear(24, 7)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.silu(self.fc1(x)))
+
+
+def _conv_net() -> nn.Module:
+    torch.manual_seed(0)
+    m = ConvNet().eval()
+    mean, var = m.bn.running_mean, m.bn.running_var
+    assert mean is not None and var is not None
+    with torch.no_grad():
+        mean.uniform_(-1, 1)
+        var.uniform_(0.5, 2)
+    return m
+
+
+def _attention() -> nn.Module:
+    torch.manual_seed(1)
+    return Attention().eval()
+
+
+MODELS = {"convnet": (_conv_net, (2, 3, 9, 11)), "attention": (_attention, (2, 7, 32))}
+
+
+def _autocast(model: nn.Module, x: torch.Tensor, precision: str) -> torch.Tensor:
+    with torch.no_grad(), torch.autocast("cpu", dtype=DTYPES[precision]):
+        return model(x).float()
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_reference_is_eager_autocast(name: str, precision: str) -> None:
+    factory, shape = MODELS[name]
+    model = factory()
+    x = torch.randn(shape)
+    compiled = ziggurat.compile(model, (x,), backend="reference", precision=precision)
+    x2 = torch.randn(shape)  # another call: nothing of the example is baked in
+    y = compiled(x2)
+    assert y.dtype == torch.float32  # the model's dtype
+    torch.testing.assert_close(y, _autocast(model, x2, precision), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "tensorrt-reference"])
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_error_is_autocasts(name: str, precision: str, backend: str) -> None:
+    factory, shape = MODELS[name]
+    model = factory()
+    compiled = ziggurat.compile(model, (torch.randn(shape),), backend=backend, precision=precision)
+    x = torch.randn(shape)
+    with torch.no_grad():
+        exact = model(x)
+    scale = exact.abs().max().item()
+    eager_error = (_autocast(model, x, precision) - exact).abs().max().item() / scale
+    y = compiled(x)
+    assert y.dtype == torch.float32
+    error = (y - exact).abs().max().item() / scale
+    assert eager_error > 0  # the test is about a precision loss eager has too
+    assert error <= max(2 * eager_error, eager_error + 1e-3) and error <= TOLERANCE[precision], (error, eager_error)
+
+
+def test_policy_is_visible_and_weight_casts_fold() -> None:
+    torch.manual_seed(2)
+    model = Mlp().eval()
+    x = torch.randn(5, 16)
+    compiled = ziggurat.compile(model, (x,), backend="cpu", precision="bf16")
+    torch_level, graph = compiled.ir["torch"], compiled.ir["graph"]
+    # autocast's casts: two weights, two biases, the input (twice: fc1 and, after silu, fc2 takes
+    # a bf16 value already) and the output back to float32
+    assert torch_level.count("torch.aten._to_copy") == 6, torch_level
+    assert "-> tensor<5x24xbf16>" in torch_level
+    # the weight casts are folded at compile time: the input's and the output's stay
+    assert graph.count("torch.aten._to_copy") == 2, graph
+    assert "tensor<24x16xbf16>" in graph
+    torch.testing.assert_close(compiled(x), _autocast(model, x, "bf16"), rtol=2e-2, atol=2e-2)
+
+
+def test_dynamic_shapes_with_precision() -> None:
+    torch.manual_seed(3)
+    model = Mlp().eval()
+    batch = Dim("batch", min=2, max=16)
+    compiled = ziggurat.compile(model, (torch.randn(4, 16),), backend="reference", precision="bf16",
+                                dynamic_shapes={"x": {0: batch}})
+    for n in (2, 9, 16):
+        x = torch.randn(n, 16)
+        torch.testing.assert_close(compiled(x), _autocast(model, x, "bf16"), rtol=0, atol=0)
+
+
+class AutocastInside(nn.Module):
+    """A model that autocasts a region of its own forward (no ``precision=`` needed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.fc(x)
+        return y.float() * 2 + x
+
+
+def test_autocast_region_inside_forward() -> None:
+    torch.manual_seed(4)
+    model = AutocastInside().eval()
+    x = torch.randn(3, 8)
+    for backend in ("reference", "cpu"):
+        compiled = ziggurat.compile(model, (x,), backend=backend)
+        assert "bf16" in compiled.ir["torch"]
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
+
+
+def test_precision_errors() -> None:
+    model = Mlp().eval()
+    x = torch.randn(2, 16)
+    with pytest.raises(ZigguratError, match="unknown precision 'int4'"):
+        ziggurat.compile(model, (x,), precision="int4")
+    with pytest.raises(ZigguratError, match="needs the torch.export frontend"):
+        ziggurat.compile(model, (x,), precision="bf16", frontend="torchscript")
+    with pytest.raises(ZigguratError, match="takes a Python nn.Module"):
+        ziggurat.compile(torch.jit.trace(model, (x,)), (x,), precision="bf16")
