@@ -808,7 +808,7 @@ def _wrapped_numbers(schema: OpSchema, args: list[Any]) -> list[Any]:
         return args
     operands = [a for a, s in zip(args, schema.args, strict=True)
                 if s.kind == ArgKind.TENSOR and isinstance(a, torch.Tensor)]
-    return [example_of(wrap_number(s, a, operands)) for a, s in zip(args, schema.args, strict=True)]
+    return [example_of(wrap_number(s, a, operands, schema.base_name)) for a, s in zip(args, schema.args, strict=True)]
 
 
 def _mask_put_is_static(args: dict[str, Any]) -> bool:

@@ -158,14 +158,25 @@ def build_generic(
     return op
 
 
-def wrap_number(spec: ArgSpec, value: object, operands: Sequence[torch.Tensor] = ()) -> object:
+#: Ops whose bf16/fp16 kernels multiply or divide by a wrapped number at float32 precision
+#: (``x_bf16 * 0.1`` is ``round(x * 0.1f)``, not ``round(x * round_bf16(0.1))``); their
+#: literal is float32, which promotes as the number did wherever a tensor operand has a dim.
+#: Others (add, sub, pow, fmod, comparisons, where, masked_fill...) compute the same with
+#: the number rounded to the tensors' dtype, and ``index_put`` needs that dtype.
+OPMATH_NUMBER_OPS = frozenset({"mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+                               "mul_", "multiply_", "div_", "divide_", "true_divide_", "floor_divide_"})
+_REDUCED_FLOATS = (torch.bfloat16, torch.float16)
+
+
+def wrap_number(spec: ArgSpec, value: object, operands: Sequence[torch.Tensor] = (), op: str = "") -> object:
     """A Python number passed for a ``Tensor`` argument is a wrapped number: a 0-d literal.
 
     Torch promotes a wrapped number by category only (``int32 0-d + 3`` stays int32), a 0-d
     tensor by dtype (``int32 0-d + int64 0-d`` is int64). So the literal takes the dtype the
     op computes in with the other tensor ``operands``: the same as theirs when the number's
     category is not higher, the category's default dtype otherwise (``int32 * 2.5`` is
-    float32); with that dtype it promotes exactly as the wrapped number did."""
+    float32); with that dtype it promotes exactly as the wrapped number did. For ``op`` (a
+    base name) in ``OPMATH_NUMBER_OPS`` on bf16/fp16 tensors, float32."""
     if spec.kind != ArgKind.TENSOR or not isinstance(value, bool | int | float):
         return value
     if operands:
@@ -173,6 +184,8 @@ def wrap_number(spec: ArgSpec, value: object, operands: Sequence[torch.Tensor] =
 
         _, dtype = elementwise_dtypes(*operands, value,
                                       type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
+        if dtype in _REDUCED_FLOATS and op in OPMATH_NUMBER_OPS and any(t.dim() > 0 for t in operands):
+            dtype = torch.float32
     else:
         dtype = (torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int)
                  else torch.get_default_dtype())
@@ -206,7 +219,7 @@ def build_aten_op(
 ) -> Operation:
     """A typed op when possible, else ``torch.operator`` (see module docstring)."""
     operands = _tensor_examples(schema, args)
-    args = {spec.name: wrap_number(spec, args.get(spec.name), operands) for spec in schema.args}
+    args = {spec.name: wrap_number(spec, args.get(spec.name), operands, schema.base_name) for spec in schema.args}
     op_class = aten_op_class(schema.key)
     op: Operation | None = None
     if op_class is not None:
