@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import arith, math, vector
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation
 
+from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
@@ -141,10 +149,26 @@ def _cast(kind: str):  # type: ignore[no-untyped-def]
                 return
             res = em.b.sext(x, ty) if tw > xw else em.b.trunc(x, ty)
             em.set(op.results[0], res)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
+        elif kind in ("fpext", "fptrunc") and _bf16_cast(op.operands[0].type, op.results[0].type):
+            em.set(op.results[0], _bf16_convert(em.b, x, op.results[0].type))
         else:
             em.set(op.results[0], getattr(em.b, kind)(x, ty))
 
     return emit
+
+
+def _element_type(attr: Attribute) -> Attribute:
+    return attr.element_type if isinstance(attr, VectorType) else attr  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _bf16_cast(src: Attribute, dst: Attribute) -> bool:
+    """A float32 <-> bfloat16 conversion (bf16 is ``i16`` bits in LLVM: ``bf16.py``)."""
+    pair = {type(_element_type(src)), type(_element_type(dst))}
+    return pair == {Float32Type, BFloat16Type}
+
+
+def _bf16_convert(b: ir.IRBuilder, x: ir.Value, dst: Attribute) -> ir.Value:
+    return f32_to_bf16(b, x) if isinstance(_element_type(dst), BFloat16Type) else bf16_to_f32(b, x)
 
 
 handles(arith.ExtSIOp)(_cast("sext"))
@@ -250,4 +274,7 @@ def _loop_cast(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.CastOp)
     x = em.get(op.input)
     ty = llvm_type(op.result.type)
+    if op.kind.data in ("extf", "truncf") and _bf16_cast(op.input.type, op.result.type):
+        em.set(op.result, _bf16_convert(em.b, x, op.result.type))
+        return
     em.set(op.result, getattr(em.b, _CAST_BUILDERS[op.kind.data])(x, ty))

@@ -110,11 +110,26 @@ def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
     return None
 
 
+#: Casts that convert between float32 and bfloat16 natively: bf16 is stored (its bits) and
+#: converted, never computed in (``codegen/bf16.py``; ``widen_bf16`` computes bf16 ops in f32).
+BF16_CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout", "aten::type_as"})
+
+
+def is_bf16_cast(op: Operation) -> bool:
+    """A cast between float32 and bfloat16 (either way)."""
+    if op_key(op) not in BF16_CASTS:
+        return False
+    types = [v.type for v in (*op.operands, *op.results)]
+    if not types or not all(isinstance(t, TensorType) for t in types):
+        return False
+    return {dtype_of(t) for t in types} == {torch.float32, torch.bfloat16}
+
+
 def unlowerable_reason(op: Operation) -> str | None:
     """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
-    problem = type_problem(op, _native_dtype_problem)
+    problem = None if is_bf16_cast(op) else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))
     return problem

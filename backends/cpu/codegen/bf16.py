@@ -1,0 +1,50 @@
+"""Conversions between float32 and bfloat16, whose LLVM form here is its bits as ``i16``
+(``types.scalar_type``), as integer arithmetic on those bits: exact on every host, vectorizable
+on AVX2 and AVX-512 alike, and bit for bit what torch's ``c10::BFloat16`` conversions do.
+
+* bf16 -> f32 is exact: the 16 bits become the high half of the float's.
+* f32 -> bf16 rounds to nearest, ties to even (``bits + 0x7FFF + ((bits >> 16) & 1)``, then
+  the high half), so that values past the largest bf16 become infinities as in torch; a NaN
+  becomes ``0xFFFF``, as in eager's vectorized conversion (``cvtfp32_bf16``, used for every
+  size; c10's scalar one gives ``0x7FC0``): the formula would carry some NaN payloads into the
+  sign bit or into an infinity.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.llvm_ir import F32, value_type
+
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+
+
+def _like(ty: ir.Type, elem: ir.Type) -> ir.Type:
+    return ir.VectorType(elem, ty.count) if isinstance(ty, ir.VectorType) else elem
+
+
+def _splat(ty: ir.Type, value: int) -> ir.Constant:
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [value] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def bf16_to_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """``x``: bf16 bits (``i16`` or a vector of them) -> float32."""
+    ty = value_type(x)
+    wide = b.zext(x, _like(ty, I32))
+    high = b.shl(wide, _splat(_like(ty, I32), 16))
+    return b.bitcast(high, _like(ty, F32))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+
+
+def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """``x``: float32 (or a vector) -> bf16 bits, rounded to nearest even."""
+    ty = value_type(x)
+    ity = _like(ty, I32)
+    bits = b.bitcast(x, ity)
+    lsb = b.and_(b.lshr(bits, _splat(ity, 16)), _splat(ity, 1))
+    rounded = b.add(b.add(bits, _splat(ity, 0x7FFF)), lsb)
+    high = b.trunc(b.lshr(rounded, _splat(ity, 16)), _like(ty, I16))
+    nan = b.fcmp_unordered("uno", x, x)
+    return b.select(nan, _splat(_like(ty, I16), 0xFFFF), high)
