@@ -115,8 +115,8 @@ class CpuBackend:
     extra_options = ("profile",)
 
     def default_pipeline(self, options: CompileOptions) -> str:
-        """``graph-opt``, then (with ``prepack``) the backend's ``prepack-weights`` for the
-        ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
+        """``graph-opt``, ``widen-bf16`` (bf16 element-wise ops in float32), then (with
+        ``prepack``) the backend's ``prepack-weights`` for the ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
         ``kernel-layout``) and
         ``convert-kernel-to-loop``."""
         from ziggurat.passes import all_passes
@@ -124,6 +124,7 @@ class CpuBackend:
         specs = [loop_pass_spec(options)]
         if options.prepack:
             specs.insert(0, f"prepack-weights{{isa={options.isa}}}")
+        specs.insert(0, "widen-bf16")
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")
         return ",".join(specs)

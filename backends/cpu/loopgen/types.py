@@ -29,7 +29,7 @@ _ELEMENT: dict[torch.dtype, Attribute] = {
 }
 
 #: dtypes whose kernels may be vectorized (every lane type is legal LLVM vector code).
-VECTOR_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int32, torch.bool})
+VECTOR_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16})
 #: dtypes the loop level computes with at all (others run through torch).
 LOOP_DTYPES = frozenset(_ELEMENT)
 

@@ -1,0 +1,126 @@
+"""``widen-bf16``: bf16 element-wise ops computed in float32, each result rounded to bf16.
+
+Eager's CPU kernels for these ops on bfloat16 tensors load the operands as float32, compute in
+float32 and round the result to bf16 once (``Vectorized<BFloat16>`` converts to float). The
+pass makes that explicit, so the native float32 kernels take them::
+
+    %y = torch.aten.gelu %x : (tensor<8xbf16>) -> tensor<8xbf16>
+  ->
+    %0 = torch.aten._to_copy %x {dtype = f32, ...} : (tensor<8xbf16>) -> tensor<8xf32>
+    %1 = torch.aten.gelu %0 : (tensor<8xf32>) -> tensor<8xf32>
+    %y = torch.aten._to_copy %1 {dtype = bf16, ...} : (tensor<8xf32>) -> tensor<8xbf16>
+
+The casts are native (``codegen/bf16.py``) and fuse with the ops around them, so a chain of
+widened ops runs as one float32 loop nest that rounds after each op, as eager does (a
+``to_bf16`` read by a ``to_f32`` is the rounding). Only ops on the list, whose operands are
+bf16, float32 or bool and whose one result is bf16 (bool for a comparison), are widened; anything else stays as it is
+(bf16 runs through torch). The float32 element functions may differ from eager's by an ulp of
+float32, which moves a result across a bf16 rounding boundary rarely: one bf16 ulp, the
+precision's own tolerance (``tests/cpu_backend/test_widen_bf16.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from ziggurat.dialects.torch import AtenOp
+from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
+from ziggurat.dialects.torch.op_registry import op_key
+from ziggurat.ir.rewriting import StaticShapesOnly
+from ziggurat.ir.statistics import record
+from ziggurat.ir.types import dtype_of
+
+NAME = "widen-bf16"
+
+#: Ops whose eager bf16 kernels compute in float32 and round once.
+WIDENED = frozenset({
+    "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::neg",
+    "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
+    "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
+    "aten::softmax.int", "aten::_softmax", "aten::layer_norm", "aten::where.self",
+})
+#: Comparisons: bf16 operands, a bool result (exact in float32).
+COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
+                         for overload in ("Tensor", "Scalar")})
+_OPERAND_DTYPES = (torch.bfloat16, torch.float32, torch.bool)
+
+
+def _dtype(value: SSAValue) -> torch.dtype | None:
+    ty = value.type
+    if not isinstance(ty, TensorType):
+        return None
+    try:
+        return dtype_of(ty)
+    except TypeError:
+        return None
+
+
+def _cast(value: SSAValue, dtype: torch.dtype, element: Attribute) -> AtenOp:
+    shape = value.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+    return Aten_ToCopy_Op.from_arguments({"self": value, "dtype": dtype, "non_blocking": False},
+                                         [TensorType(element, shape)])  # pyright: ignore[reportUnknownArgumentType]
+
+
+@dataclass
+class WidenOp(RewritePattern):
+    """One op of ``WIDENED`` with a bf16 result: float32 operands in, bf16 out."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
+        key = op_key(op)
+        if key not in WIDENED | COMPARISONS or len(op.results) != 1 or "dtype" in op.properties:
+            return
+        result = op.results[0]
+        dtypes = [_dtype(v) for v in op.operands]
+        if any(d not in _OPERAND_DTYPES for d in dtypes):
+            return
+        if key in COMPARISONS:
+            if torch.bfloat16 not in dtypes or _dtype(result) != torch.bool:
+                return
+        elif _dtype(result) != torch.bfloat16:
+            return
+        new_ops: list[Operation] = []
+        operands: list[SSAValue] = []
+        for value, dtype in zip(op.operands, dtypes, strict=True):
+            if dtype == torch.bfloat16:
+                up = _cast(value, torch.float32, f32)
+                new_ops.append(up)
+                operands.append(up.results[0])
+            else:
+                operands.append(value)
+        if key in COMPARISONS:
+            wide = type(op).create(operands=operands, result_types=[result.type], properties=dict(op.properties),
+                                   attributes=dict(op.attributes))
+            wide.results[0].name_hint = result.name_hint
+            rewriter.replace_op(op, [*new_ops, wide], [wide.results[0]])
+            record(NAME, "comparisons widened")
+            return
+        wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),
+                               attributes=dict(op.attributes))
+        down = _cast(wide.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        wide.results[0].name_hint = result.name_hint
+        rewriter.replace_op(op, [*new_ops, wide, down], [down.results[0]])
+        record(NAME, "ops widened")
+
+
+@dataclass(frozen=True)
+class WidenBf16Pass(ModulePass):
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp()])),
+                             apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,110 @@
+"""bf16 element-wise ops on the CPU backend: computed natively in float32 with each result
+rounded to bf16 (``widen-bf16``), against eager's bf16 kernels.
+
+Bit for bit, except where the float32 element functions differ from eager's: gelu's negative
+tail, which eager's float32 erf computes as 0 or with a 1 % error and ours within an ulp, so
+there the bound is eager's own float32 deviation: one bf16 ulp of the true value or 1e-6 of the
+output's scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tests.cpu_backend.conftest import compile_cpu, host_isas
+
+Fn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+OPS: dict[str, Fn] = {
+    "add": lambda x, y: x + y,
+    "sub_alpha": lambda x, y: torch.sub(x, y, alpha=0.5),
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+    "neg": lambda x, y: -x,
+    "relu": lambda x, y: torch.relu(x),
+    "silu": lambda x, y: F.silu(x),
+    "sigmoid": lambda x, y: torch.sigmoid(x),
+    "tanh": lambda x, y: torch.tanh(x),
+    "exp": lambda x, y: torch.exp(x),
+    "hardtanh": lambda x, y: F.hardtanh(x, -0.5, 0.7),
+    "hardswish": lambda x, y: F.hardswish(x),
+    "hardsigmoid": lambda x, y: F.hardsigmoid(x),
+    "leaky_relu": lambda x, y: F.leaky_relu(x, 0.1),
+    "clamp": lambda x, y: x.clamp(-0.3, 0.9),
+    "softmax": lambda x, y: torch.softmax(x, -1),
+    "layer_norm": lambda x, y: F.layer_norm(x, (x.shape[-1],)),
+    "where": lambda x, y: torch.where(x > y, x, y),
+    "compare": lambda x, y: (x <= y) | (x == 0.5),
+    "chain": lambda x, y: torch.softmax(torch.sigmoid(x) * y + x, -1),
+}
+#: eager's float32 gelu is inaccurate in its negative tail (see the module docstring)
+APPROXIMATE: dict[str, Fn] = {
+    "gelu": lambda x, y: F.gelu(x),
+    "gelu_tanh": lambda x, y: F.gelu(x, approximate="tanh"),
+}
+
+
+class Binary(nn.Module):
+    def __init__(self, fn: Fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.fn(x, y)
+
+
+def _inputs(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(3, 67, generator=g) * 3).to(torch.bfloat16)  # 67: a vector tail on every ISA
+    y = (torch.randn(3, 67, generator=g) * 3).to(torch.bfloat16)
+    x[0, :5] = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, -0.0])
+    return x, y
+
+
+def _compiled(fn: Fn, isa: str = "auto") -> tuple[nn.Module, object]:
+    model = Binary(fn)
+    compiled = compile_cpu(model, _inputs(0), isa=isa)
+    report = compiled.report  # pyright: ignore[reportAttributeAccessIssue]
+    assert not report.fallback_ops, report.fallback_ops
+    return model, compiled
+
+
+def _same_bits(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    if expected.dtype == torch.bool:
+        return torch.equal(got, expected)
+    nan = got.isnan() & expected.isnan()
+    return got.dtype == expected.dtype and bool(((got.view(torch.int16) == expected.view(torch.int16)) | nan).all())
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_widened_op_bit_exact(name: str) -> None:
+    model, compiled = _compiled(OPS[name])
+    x, y = _inputs(1)
+    assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
+
+
+@pytest.mark.parametrize("isa", host_isas())
+def test_widened_chain_every_isa(isa: str) -> None:
+    model, compiled = _compiled(OPS["chain"], isa)
+    x, y = _inputs(2)
+    assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
+
+
+@pytest.mark.parametrize("name", sorted(APPROXIMATE))
+def test_widened_gelu_within_eagers_own_error(name: str) -> None:
+    model, compiled = _compiled(APPROXIMATE[name])
+    x, y = _inputs(3)
+    x[0, :2] = 0.0  # eager's gelu of an infinity is unspecified (NaN on its vector path, inf on its tail)
+    got, expected = compiled(x, y), model(x, y)  # pyright: ignore[reportCallIssue]
+    exact = model(x.double(), y.double())
+    finite = exact.isfinite()
+    assert torch.equal(got.isnan(), expected.isnan())
+    g, e = got.double()[finite], exact[finite]
+    bound = e.abs() * 2.0 ** -8 + 1e-6 * e.abs().max()
+    assert bool(((g - e).abs() <= bound).all())
+    assert _same_bits(got[~finite], expected[~finite])

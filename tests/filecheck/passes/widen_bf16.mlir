@@ -1,0 +1,41 @@
+// RUN: ziggurat-opt %s -p widen-bf16 --pass-statistics 2>%t.stats | filecheck %s
+// RUN: filecheck %s --check-prefix=STATS < %t.stats
+// bf16 element-wise ops become float32 ops between casts (eager computes them in float32 and
+// rounds each result once); the casts are native on the CPU and fuse with the ops.
+
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT:    %[[X0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[G:.*]] = torch.aten.gelu %[[X0]] {approximate = "none"} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[GB:.*]] = torch.aten._to_copy %[[G]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    %[[GF:.*]] = torch.aten._to_copy %[[GB]] {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[X1:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.add.Tensor %[[GF]], %[[X1]] {alpha = 1 : i64} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[AB:.*]] = torch.aten._to_copy %[[A]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    %[[AF:.*]] = torch.aten._to_copy %[[AB]] {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.layer_norm %[[AF]] weight(%w : tensor<33xf32>) bias(%b : tensor<33xf32>) {{.*}} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[NB:.*]] = torch.aten._to_copy %[[N]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    func.return %[[NB]] : tensor<4x33xbf16>
+func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.gelu %x {approximate = "none"} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  %1 = torch.aten.add.Tensor %0, %x {alpha = 1 : i64} : (tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  %2 = torch.aten.layer_norm %1 weight(%w : tensor<33xf32>) bias(%b : tensor<33xf32>) {normalized_shape = array<i64: 33>, eps = 1.000000e-05 : f64, cudnn_enable = false} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %2 : tensor<4x33xbf16>
+}
+
+// Not widened: an op off the list (a reduction), an op with a dtype argument, a float16 op,
+// and an int64 operand.
+// CHECK-LABEL: func.func @kept
+// CHECK-NEXT:    torch.aten.sum.dim_IntList %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+// CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
+// CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
+func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>) {
+  %0 = torch.aten.sum.dim_IntList %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+  %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  %2 = torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
+  func.return %0, %1, %2, %3 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>
+}
+
+// STATS: widen-bf16:
+// STATS:   ops widened 3
