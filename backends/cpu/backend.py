@@ -25,6 +25,7 @@ from ziggurat.backends.cpu.runtime import CpuExecutable
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
 from ziggurat.dialects import loop
+from ziggurat.dialects.fused import FusedOp
 from ziggurat.dialects.torch import TorchOp
 from ziggurat.dialects.torch.op_registry import op_key, schema_text
 from ziggurat.ir.errors import OpReport
@@ -74,7 +75,7 @@ def fallback_reports(fn: func.FuncOp) -> list[OpReport]:
     seen: Counter[str] = Counter()
     reports: list[OpReport] = []
     for op in fn.walk():
-        if not isinstance(op, TorchOp):
+        if not isinstance(op, TorchOp | FusedOp):  # a fused GEMM/conv falls back too (a bf16 one)
             continue
         key = op_key(op)
         recorded = reasons.data.get(key)

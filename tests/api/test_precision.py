@@ -179,3 +179,32 @@ def test_precision_errors() -> None:
         ziggurat.compile(model, (x,), precision="bf16", frontend="torchscript")
     with pytest.raises(ZigguratError, match="takes a Python nn.Module"):
         ziggurat.compile(torch.jit.trace(model, (x,)), (x,), precision="bf16")
+
+
+class NoGradInside(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            y = self.fc(x)
+        return y * 2
+
+
+def test_no_grad_region_inside_forward() -> None:
+    torch.manual_seed(5)
+    model = NoGradInside()
+    x = torch.randn(3, 8)
+    compiled = ziggurat.compile(model, (x,), backend="reference", frontend="export")
+    torch.testing.assert_close(compiled(x), model(x).detach(), rtol=0, atol=0)
+
+
+def test_bisect_and_explain_take_precision() -> None:
+    torch.manual_seed(6)
+    model = Mlp().eval()
+    x = torch.randn(4, 16)
+    # bisect's reference is eager under the same autocast: no divergence on the reference backend
+    assert ziggurat.bisect(model, (x,), backend="reference", precision="bf16").divergence is None
+    report = str(ziggurat.explain(model, (x,), backend="cpu", precision="bf16"))
+    assert "fused.linear" in report  # the bf16 GEMMs run in torch, and explain says so
