@@ -56,6 +56,15 @@ WIDENED = frozenset({
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
 _OPERAND_DTYPES = (torch.bfloat16, torch.float32, torch.bool)
+#: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
+#: float32 then one rounding): only the last dim is widened.
+_SOFTMAX = frozenset({"aten::softmax.int", "aten::_softmax"})
+
+
+def _over_last_dim(op: AtenOp) -> bool:
+    rank = len(op.operands[0].type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    dim = int(op.properties["dim"].value.data)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    return rank == 0 or dim % rank == rank - 1
 
 
 def _dtype(value: SSAValue) -> torch.dtype | None:
@@ -91,6 +100,8 @@ class WidenOp(RewritePattern):
             if torch.bfloat16 not in dtypes or _dtype(result) != torch.bool:
                 return
         elif _dtype(result) != torch.bfloat16:
+            return
+        if key in _SOFTMAX and not _over_last_dim(op):
             return
         new_ops: list[Operation] = []
         operands: list[SSAValue] = []

@@ -88,6 +88,15 @@ def test_widened_op_bit_exact(name: str) -> None:
     assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
 
 
+def test_softmax_over_another_dim_stays_in_torch() -> None:
+    """Eager's bf16 softmax over a dim that is not the last rounds inside: not widened."""
+    model = Binary(lambda x, y: torch.softmax(x, 0))
+    x, y = _inputs(4)
+    compiled = compile_cpu(model, (x, y))
+    assert "aten::softmax.int" in compiled.report.fallback_ops  # pyright: ignore[reportAttributeAccessIssue]
+    assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
+
+
 @pytest.mark.parametrize("isa", host_isas())
 def test_widened_chain_every_isa(isa: str) -> None:
     model, compiled = _compiled(OPS["chain"], isa)

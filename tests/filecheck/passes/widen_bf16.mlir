@@ -23,18 +23,20 @@ func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) 
 }
 
 // Not widened: an op off the list (a reduction), an op with a dtype argument, a float16 op,
-// and an int64 operand.
+// an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
 // CHECK-LABEL: func.func @kept
 // CHECK-NEXT:    torch.aten.sum.dim_IntList %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
 // CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
-func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>) {
+// CHECK-NEXT:    torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
   %0 = torch.aten.sum.dim_IntList %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
   %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
   %2 = torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
   %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
-  func.return %0, %1, %2, %3 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>
+  %4 = torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
 }
 
 // STATS: widen-bf16:
