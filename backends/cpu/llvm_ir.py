@@ -224,3 +224,10 @@ def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, *, write: bool =
     levels (``prefetcht0``), 2 = L2 (``prefetcht1``)."""
     fn = declare(module, "llvm.prefetch.p0i8", VOID, [I8P, I32, I32, I32])
     b.call(fn, [b.bitcast(ptr, I8P), I32(1 if write else 0), I32(locality), I32(1)])
+
+
+def splat_constant(ty: ir.Type, value: int | float) -> ir.Constant:
+    """``value`` as a constant of ``ty``: every lane of a vector type, or the scalar."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [value] * ty.count)
+    return ir.Constant(ty, value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.llvm_ir import F32, value_type
+from ziggurat.backends.cpu.llvm_ir import F32, splat_constant, value_type
 
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
@@ -24,17 +24,11 @@ def _like(ty: ir.Type, elem: ir.Type) -> ir.Type:
     return ir.VectorType(elem, ty.count) if isinstance(ty, ir.VectorType) else elem
 
 
-def _splat(ty: ir.Type, value: int) -> ir.Constant:
-    if isinstance(ty, ir.VectorType):
-        return ir.Constant(ty, [value] * ty.count)
-    return ir.Constant(ty, value)
-
-
 def bf16_to_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """``x``: bf16 bits (``i16`` or a vector of them) -> float32."""
     ty = value_type(x)
     wide = b.zext(x, _like(ty, I32))
-    high = b.shl(wide, _splat(_like(ty, I32), 16))
+    high = b.shl(wide, splat_constant(_like(ty, I32), 16))
     return b.bitcast(high, _like(ty, F32))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
@@ -43,8 +37,8 @@ def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     ty = value_type(x)
     ity = _like(ty, I32)
     bits = b.bitcast(x, ity)
-    lsb = b.and_(b.lshr(bits, _splat(ity, 16)), _splat(ity, 1))
-    rounded = b.add(b.add(bits, _splat(ity, 0x7FFF)), lsb)
-    high = b.trunc(b.lshr(rounded, _splat(ity, 16)), _like(ty, I16))
+    lsb = b.and_(b.lshr(bits, splat_constant(ity, 16)), splat_constant(ity, 1))
+    rounded = b.add(b.add(bits, splat_constant(ity, 0x7FFF)), lsb)
+    high = b.trunc(b.lshr(rounded, splat_constant(ity, 16)), _like(ty, I16))
     nan = b.fcmp_unordered("uno", x, x)
-    return b.select(nan, _splat(_like(ty, I16), 0xFFFF), high)
+    return b.select(nan, splat_constant(_like(ty, I16), 0xFFFF), high)

@@ -14,7 +14,7 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir, vecmath
 from ziggurat.backends.cpu.codegen.types import CodegenError
-from ziggurat.backends.cpu.llvm_ir import value_type
+from ziggurat.backends.cpu.llvm_ir import splat_constant, value_type
 from ziggurat.backends.cpu.vecmath.builder import VB
 
 _ROUNDING = {"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
@@ -27,12 +27,6 @@ UNARY_KINDS = frozenset(vecmath.UNARY_KINDS) | frozenset(_ROUNDING) | frozenset(
 
 def _elem(ty: ir.Type) -> ir.Type:
     return ty.element if isinstance(ty, ir.VectorType) else ty
-
-
-def _splat(ty: ir.Type, value: int | float) -> ir.Constant:
-    if isinstance(ty, ir.VectorType):
-        return ir.Constant(ty, [value] * ty.count)
-    return ir.Constant(ty, value)
 
 
 def emit_unary(b: ir.IRBuilder, kind: str, x: ir.Value, params: Mapping[str, float], result: ir.Type) -> ir.Value:
@@ -57,7 +51,7 @@ def _predicate(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
     if kind == "signbit":
         ity = v.ity
         bits = b.bitcast(x, ity)
-        return b.icmp_signed("<", bits, _splat(ity, 0))
+        return b.icmp_signed("<", bits, splat_constant(ity, 0))
     ax = v.abs(x)
     inf = v.c(math.inf)
     if kind == "isinf":
@@ -73,13 +67,13 @@ def _predicate(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
 
 def _int_unary(b: ir.IRBuilder, kind: str, x: ir.Value) -> ir.Value:
     ty = value_type(x)
-    zero = _splat(ty, 0)
+    zero = splat_constant(ty, 0)
     if kind == "abs":
         return b.select(b.icmp_signed("<", x, zero), llvm_ir.sub(b, zero, x), x)
     if kind == "neg":
         return llvm_ir.sub(b, zero, x)
     if kind == "bitwise_not":
-        return b.xor(x, _splat(ty, -1))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
+        return b.xor(x, splat_constant(ty, -1))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
     if kind == "relu":
         return b.select(b.icmp_signed("<", x, zero), zero, x)
     if kind == "square":
