@@ -206,6 +206,7 @@ def load_object(obj: bytes, isa: Isa, entry_symbols: Sequence[str] = ()) -> llvm
     except ObjectCodeError as exc:
         raise JitError(f"malformed object code: {exc}") from None
     ensure_llvm_initialized()
+    _require_amx_permission(parsed)
     needed = _needed_symbols(parsed)
     if any(s.startswith(("GOMP_", "omp_")) for s in needed):
         load_openmp()  # code generation loads it; saved code may reach a fresh process
@@ -227,6 +228,21 @@ def load_object(obj: bytes, isa: Isa, entry_symbols: Sequence[str] = ()) -> llvm
         except RuntimeError as exc:
             raise JitError(f"MCJIT could not load the object code: {exc}") from None
     return engine
+
+
+def _require_amx_permission(parsed: ElfObject) -> None:
+    """Object code with AMX kernels (their symbols end in ``__amx``) runs only after the OS
+    gave this process the tile state; without it the first tile instruction is SIGILL."""
+    from ziggurat.backends.cpu.kernels.amx import request_tile_permission
+    from ziggurat.backends.cpu.kernels.gemm_bf16 import AMX_SYMBOL_SUFFIX
+
+    amx_kernels = sorted(n for n in parsed.defined_functions() if n.endswith(AMX_SYMBOL_SUFFIX))
+    if not amx_kernels:
+        return
+    granted, why = request_tile_permission()
+    if not granted:
+        raise JitError(f"the compiled code uses AMX tiles ({amx_kernels[0]}), which this process may not "
+                       f"use: {why}; recompile the model in this process (it then chooses another kernel)")
 
 
 def _resolvable(name: str) -> bool:

@@ -129,7 +129,14 @@ def test_policy_is_visible_and_weight_casts_fold() -> None:
     assert "-> tensor<5x24xbf16>" in torch_level
     # the weight casts are folded at compile time (bf16 constants); the input's and the
     # output's stay, as native kernels (casts between float32 and bf16 are native)
-    assert "loop.constant dense_resource" in graph and "tensor<24x16xbf16>" in graph
+    from ziggurat.backends.cpu.kernels.amx import host_bf16_kernel
+
+    kernel = host_bf16_kernel()
+    if kernel is not None:  # the folded weights, packed for the bf16 GEMM kernels
+        assert graph.count("xbf16> -> memref<1024xbf16>") == 2, graph
+        assert graph.count(f'bf16_kernel = "{kernel}"') == 2, graph
+    else:
+        assert "loop.constant dense_resource" in graph and "tensor<24x16xbf16>" in graph
     assert graph.count("loop.kernel @to_copy") == 2, graph
     assert "torch.aten._to_copy" not in graph, graph
     torch.testing.assert_close(compiled(x), _autocast(model, x, "bf16"), rtol=2e-2, atol=2e-2)
@@ -206,5 +213,11 @@ def test_bisect_and_explain_take_precision() -> None:
     x = torch.randn(4, 16)
     # bisect's reference is eager under the same autocast: no divergence on the reference backend
     assert ziggurat.bisect(model, (x,), backend="reference", precision="bf16").divergence is None
+    from ziggurat.backends.cpu.kernels.amx import host_bf16_kernel
+
     report = str(ziggurat.explain(model, (x,), backend="cpu", precision="bf16"))
-    assert "fused.linear" in report  # the bf16 GEMMs run in torch, and explain says so
+    if host_bf16_kernel() is not None:  # the bf16 GEMMs are native here
+        assert "every op runs on the backend" in report, report
+    # without the bf16 kernels (the avx2 ISA) the bf16 GEMMs run in torch, and explain says so
+    report = str(ziggurat.explain(model, (x,), backend="cpu", precision="bf16", isa="avx2"))
+    assert "fused.linear" in report, report

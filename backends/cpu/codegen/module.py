@@ -22,6 +22,8 @@ from ziggurat.backends.cpu.codegen.profile import ProfileEmitter, ProfileEntry
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
+from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
 from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID
 from ziggurat.backends.cpu.memory_plan import MemoryPlan
@@ -94,7 +96,20 @@ def call_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[Any, dict[str, i
 
         raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
         return conv_call_spec(raw, isa, threads, f"zg_{op.gemm_name}")
+    if "bf16_kernel" in op.spec.data:
+        return bf16_gemm_spec(op, threads)
     return gemm_spec(op, isa, threads)
+
+
+def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[str, int]]:
+    raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
+    offsets = {k: int(raw.pop(k)) for k in _OFFSETS if k in raw and k != "origins"}
+    raw.pop("origins", None)
+    if "unary_params" in raw:
+        raw["unary_params"] = tuple(sorted(raw["unary_params"].items()))
+    raw["bias"] = op.bias is not None
+    kernel = raw.pop("bf16_kernel")
+    return Bf16GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
 def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
@@ -145,6 +160,10 @@ def _kernel_entry(op: loop.KernelOp) -> ProfileEntry:
 
 def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
     origins = op.spec.data.get("origins")
+    if isinstance(spec, Bf16GemmSpec):
+        shape = f"{spec.m}x{spec.n}x{spec.k} bf16 {spec.kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
+        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
+                            spec.flops, shape)
     if not isinstance(spec, GemmSpec):
         from ziggurat.backends.cpu.kernels.conv_library import conv_profile_shape
 
@@ -177,7 +196,7 @@ class ModuleCodegen:
         self.gemms: dict[str, tuple[ir.Function, dict[str, int], Any]] = {}
         #: kernels and GEMMs already emitted, by what their code depends on (not their names)
         self.kernel_fns: dict[tuple[Any, ...], ir.Function] = {}
-        self.gemm_fns: dict[GemmSpec, ir.Function] = {}
+        self.gemm_fns: dict[GemmSpec | Bf16GemmSpec, ir.Function] = {}
         self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
@@ -337,6 +356,10 @@ class ModuleCodegen:
             self.specs.append(spec)
             same = self.gemm_fns.get(spec)  # specs that differ only by name are equal
             fn = same if same is not None else emit_gemm(self.module, spec)
+            self.gemm_fns[spec] = fn
+        elif isinstance(spec, Bf16GemmSpec):
+            same = self.gemm_fns.get(spec)
+            fn = same if same is not None else emit_bf16_gemm(self.module, spec)
             self.gemm_fns[spec] = fn
         else:
             from ziggurat.backends.cpu.kernels.conv_library import emit_conv_call

@@ -125,11 +125,23 @@ def is_bf16_cast(op: Operation) -> bool:
     return {dtype_of(t) for t in types} == {torch.float32, torch.bfloat16}
 
 
+#: GEMMs the bf16 kernels compute (``lowering/gemm_bf16.py``) when every operand is bf16.
+BF16_GEMMS = frozenset({"fused.linear", "fused.matmul", "aten::linear", "aten::matmul", "aten::mm"})
+
+
+def is_bf16_gemm(op: Operation) -> bool:
+    """A GEMM whose tensors are all bf16 (the lowering may still decline it: a computed weight)."""
+    if op_key(op) not in BF16_GEMMS:
+        return False
+    types = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    return bool(types) and all(dtype_of(t) == torch.bfloat16 for t in types)
+
+
 def unlowerable_reason(op: Operation) -> str | None:
     """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
-    problem = None if is_bf16_cast(op) else type_problem(op, _native_dtype_problem)
+    problem = None if is_bf16_cast(op) or is_bf16_gemm(op) else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))
     return problem

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 
+import torch
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, all_float32, linear, matmul
+from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, float32_or_bf16, linear, matmul
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
@@ -65,7 +66,7 @@ def _logical_shape(op: Operation) -> tuple[int, ...]:
 
 
 def _validate(args: LoweringArgs) -> str | None:
-    return all_float32(args)
+    return float32_or_bf16(args)
 
 
 @lowering("fused.linear", validator=_validate)
@@ -99,6 +100,8 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         bias = None
     if simple and bias is None:
         return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
+    if args.out_dtype == torch.bfloat16:
+        raise NotLowerable("a bf16 fused.matmul with alpha, beta or a bias that is not one per column")
     from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
     prod = matmul(ctx, a, packed or b, args.out_shape, None, b_shape)

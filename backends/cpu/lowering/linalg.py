@@ -43,6 +43,16 @@ def all_float32(args: LoweringArgs) -> str | None:
     return None
 
 
+def float32_or_bf16(args: LoweringArgs) -> str | None:
+    """The f32 GEMM kernels' operands, or the bf16 kernels' (``lowering/gemm_bf16.py``)."""
+    reason = all_float32(args)
+    if reason is None:
+        return None
+    from ziggurat.backends.cpu.lowering.gemm_bf16 import all_bf16
+
+    return None if all_bf16(args) is None else reason + " (or bf16 throughout)"
+
+
 @dataclass(frozen=True)
 class PackedB:
     """A constant right operand already in ``KN{nr}n`` panels: ``[batch?, panels, K, nr]``."""
@@ -221,6 +231,12 @@ def packed_weight(ctx: LoweringContext, w: TensorValue, transpose: bool) -> Pack
 def linear(ctx: LoweringContext, x: TensorValue, w: TensorValue | PackedB, n: int, out_shape: Sequence[int],
            epilogue: Epilogue) -> TensorValue:
     """``x @ W^T``: ``w`` is ``W[N, K]`` (or already packed as B = W^T)."""
+    if x.dtype == torch.bfloat16:
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_linear
+
+        if isinstance(w, PackedB):
+            raise NotLowerable("a bf16 linear with a weight packed for the float32 kernels")
+        return bf16_linear(ctx, x, w, n, out_shape, epilogue)
     k = x.shape[-1]
     m = x.numel // k if k else math.prod(x.shape[:-1])
     if m == 0 or k == 0:
@@ -233,7 +249,7 @@ def linear(ctx: LoweringContext, x: TensorValue, w: TensorValue | PackedB, n: in
     return gemm(ctx, a, b, (), m, n, k, out_shape, epilogue)
 
 
-@lowering("aten::linear", validator=all_float32)
+@lowering("aten::linear", validator=float32_or_bf16)
 def linear_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x, w = args.tensor("input"), args.tensor("weight")
     if w.rank != 2:
@@ -244,6 +260,12 @@ def linear_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 def matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, out_shape: Sequence[int],
            epilogue: Epilogue | None = None, b_shape: Sequence[int] | None = None) -> TensorValue:
     """torch.matmul semantics (1-D operands promoted, batch dims broadcast)."""
+    if a.dtype == torch.bfloat16:
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_matmul
+
+        if isinstance(b, PackedB) or a.rank < 2:
+            raise NotLowerable("a bf16 matmul takes a matrix (or batch of matrices) and an unpacked constant")
+        return bf16_matmul(ctx, a, b, out_shape, epilogue or Epilogue())
     bshape = tuple(b_shape) if b_shape is not None else b.shape  # type: ignore[union-attr]
     a2 = reshape(ctx, a, (1, a.shape[0])) if a.rank == 1 else a
     if isinstance(b, PackedB):
@@ -270,7 +292,7 @@ def matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, out_s
 
 
 @lowering("aten::matmul", "aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot", "aten::inner",
-          validator=all_float32)
+          validator=float32_or_bf16)
 def matmul_op(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     a = args.tensor("self")
     b = args.tensor("other") if args.has("other") else (args.tensor("mat2") if args.has("mat2") else

@@ -1,0 +1,137 @@
+"""Intel AMX at run time: the tile-data permission, and the tile intrinsics in LLVM IR.
+
+Linux gives a process the AMX tile registers only after it asks
+(``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``); an AMX instruction run before
+that raises SIGILL.  :func:`amx_permitted` asks once per process (the grant covers every
+thread, OpenMP's included) and reports whether the OS agreed.  Code generation chooses AMX
+kernels only when it did (:func:`choose_bf16_kernel`), and loading compiled code asks again
+(:mod:`~ziggurat.backends.cpu.jit`), so object code saved by one process runs in another.
+
+The tile intrinsics are LLVM's ``*.internal`` forms, which take each tile's shape (rows, and
+bytes per row) as operands; LLVM's AMX passes write the tile configuration (``ldtilecfg``)
+from those shapes, so no kernel here handles a configuration by hand.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Mapping
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu.llvm_ir import I8P, I64, VOID, declare, instr
+
+_SYS_ARCH_PRCTL = 158
+_ARCH_REQ_XCOMP_PERM = 0x1023
+_XFEATURE_XTILEDATA = 18
+
+# The environment variable that forbids AMX kernels (tests of the fallback, or a host whose
+# kernel misbehaves).
+DISABLE_ENV = "ZIGGURAT_DISABLE_AMX"
+
+_lock = threading.Lock()
+_granted: bool | None = None
+_refusal: str = ""
+
+
+def request_tile_permission() -> tuple[bool, str]:
+    """Ask the OS for the AMX tile state; ``(granted, why not)``.  Asks once per process."""
+    global _granted, _refusal
+    with _lock:
+        if _granted is None:
+            _granted, _refusal = _ask()
+        return _granted, _refusal
+
+
+def _ask() -> tuple[bool, str]:
+    if not os.uname().sysname == "Linux":
+        return False, "AMX tile permission is requested through Linux's arch_prctl only"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        rc = libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA)
+    except (OSError, AttributeError) as exc:
+        return False, f"arch_prctl is not callable: {exc}"
+    if rc != 0:
+        err = ctypes.get_errno()
+        return False, f"arch_prctl(ARCH_REQ_XCOMP_PERM) refused: {os.strerror(err)} (errno {err})"
+    return True, ""
+
+
+def host_has_amx_bf16(features: Mapping[str, bool]) -> bool:
+    return bool(features.get("amx-tile")) and bool(features.get("amx-bf16"))
+
+
+def choose_bf16_kernel(features: Mapping[str, bool], amx_granted: bool, amx_disabled: bool = False) -> str | None:
+    """The bf16 GEMM kernel for a host: ``"amx"`` (tile ``tdpbf16ps``), ``"avx512bf16"``
+    (``vdpbf16ps``), or None when the host has neither (bf16 GEMMs then run in torch).
+
+    ``features`` are LLVM's host feature names; ``amx_granted`` whether the OS gave this
+    process the tile state."""
+    if host_has_amx_bf16(features) and amx_granted and not amx_disabled and features.get("avx512f"):
+        return "amx"
+    if features.get("avx512bf16") and features.get("avx512f") and features.get("avx512bw"):
+        return "avx512bf16"
+    return None
+
+
+def amx_disabled_by_env() -> bool:
+    return os.environ.get(DISABLE_ENV, "").strip() not in ("", "0")
+
+
+def host_bf16_kernel() -> str | None:
+    """:func:`choose_bf16_kernel` for this process (asks for the tile permission on an AMX host)."""
+    from ziggurat.backends.cpu.isa import host_features
+
+    feats = host_features()
+    granted = request_tile_permission()[0] if host_has_amx_bf16(feats) and not amx_disabled_by_env() else False
+    return choose_bf16_kernel(feats, granted, amx_disabled_by_env())
+
+
+class AmxTileType(ir.Type):
+    """LLVM's ``x86_amx``: one tile register."""
+
+    def _to_string(self) -> str:
+        return "x86_amx"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AmxTileType)
+
+    def __hash__(self) -> int:
+        return hash("x86_amx")
+
+
+AMX = AmxTileType()
+I16 = ir.IntType(16)
+
+
+def _i16(v: int) -> ir.Constant:
+    if not 0 < v <= 1024:
+        raise ValueError(f"tile dimension {v} out of range")
+    return ir.Constant(I16, v)
+
+
+def tile_zero(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int) -> ir.Value:
+    fn = declare(module, "llvm.x86.tilezero.internal", AMX, [I16, I16])
+    return instr(b.call(fn, [_i16(rows), _i16(col_bytes)]))
+
+
+def tile_load(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int, ptr: ir.Value,
+              stride_bytes: int | ir.Value) -> ir.Value:
+    fn = declare(module, "llvm.x86.tileloadd64.internal", AMX, [I16, I16, I8P, I64])
+    stride = ir.Constant(I64, stride_bytes) if isinstance(stride_bytes, int) else stride_bytes
+    return instr(b.call(fn, [_i16(rows), _i16(col_bytes), b.bitcast(ptr, I8P), stride]))
+
+
+def tile_store(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int, ptr: ir.Value,
+               stride_bytes: int, tile: ir.Value) -> None:
+    fn = declare(module, "llvm.x86.tilestored64.internal", VOID, [I16, I16, I8P, I64, AMX])
+    b.call(fn, [_i16(rows), _i16(col_bytes), b.bitcast(ptr, I8P), ir.Constant(I64, stride_bytes), tile])
+
+
+def tile_dpbf16ps(module: ir.Module, b: ir.IRBuilder, rows: int, c_col_bytes: int, a_col_bytes: int,
+                  acc: ir.Value, a: ir.Value, bt: ir.Value) -> ir.Value:
+    """``acc[rows x c_col_bytes/4] += a[rows x a_col_bytes/2] @ b`` (b in VNNI-2 pairs)."""
+    fn = declare(module, "llvm.x86.tdpbf16ps.internal", AMX, [I16, I16, I16, AMX, AMX, AMX])
+    return instr(b.call(fn, [_i16(rows), _i16(c_col_bytes), _i16(a_col_bytes), acc, a, bt]))

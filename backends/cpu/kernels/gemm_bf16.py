@@ -1,0 +1,388 @@
+"""bf16 GEMM emitted into an ``llvmlite.ir.Module``: AMX tiles or AVX512-BF16.
+
+:func:`emit_bf16_gemm` adds one externally visible function with the C ABI::
+
+    void <symbol>(const uint16_t *a, const uint16_t *b_packed, void *c,
+                  const float *bias, const void *other, void *unused);
+
+(see :class:`~ziggurat.backends.cpu.kernels.gemm_bf16_spec.Bf16GemmSpec`), the ABI of the
+float32 GEMM's entry (its sixth argument, the workspace, is not read).  An AMX kernel's
+symbol ends in :data:`AMX_SYMBOL_SUFFIX`: loading object code that defines one asks the OS
+for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`).
+
+The work is split in tasks of (a chunk of up to ``MC`` rows, one 32-column panel of B), run
+in parallel.  A task walks its chunk 32 rows at a time: each 32x32 block of products is
+computed in float32 into a stack scratch (AMX: 2x2 tiles of 16x16, ``tdpbf16ps`` over
+32-deep steps of K; AVX512-BF16: rows of 16-float accumulators and ``vdpbf16ps`` over pairs
+of K), then the epilogue reads the scratch, adds the bias, applies the post-ops, rounds to
+bf16 and stores only the valid rows and columns.  A rows are read in place; the last step of
+a K that is not a multiple of 32 reads them through a zero-padded copy, so no element past
+a row is ever read (an Inf or NaN there would turn a zero product into NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm import gc_paused
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
+from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
+from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64
+from ziggurat.backends.cpu.llvm_ir import instr as _i
+from ziggurat.backends.cpu.threads import emit_parallel_for
+
+I16 = ir.IntType(16)
+I16P = I16.as_pointer()
+V16F = ir.VectorType(F32, 16)
+V16I16 = ir.VectorType(I16, 16)
+V16I32 = ir.VectorType(I32, 16)
+V16I1 = ir.VectorType(I1, 16)
+BLOCK = 32  # rows and columns of one block of products
+ROW_GROUP = 8  # AVX512-BF16: rows of accumulators held at once (2 vectors each)
+
+
+class _BfloatVector(ir.Type):
+    """``<32 x bfloat>``, the operand type of LLVM's ``vdpbf16ps`` intrinsic."""
+
+    def _to_string(self) -> str:
+        return "<32 x bfloat>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _BfloatVector)
+
+    def __hash__(self) -> int:
+        return hash("<32 x bfloat>")
+
+
+V32BF = _BfloatVector()
+
+
+def chunk_rows(spec: Bf16GemmSpec) -> int:
+    """Rows of A per task: a chunk of A stays in L2 while the task's B panel streams."""
+    budget = 512 * 1024  # bytes of A per chunk
+    rows = max(BLOCK, (budget // max(1, 2 * spec.k)) // BLOCK * BLOCK)
+    return min(rows, -(-spec.m // BLOCK) * BLOCK)
+
+
+AMX_SYMBOL_SUFFIX = "__amx"
+
+
+def entry_symbol(spec: Bf16GemmSpec) -> str:
+    return spec.symbol + (AMX_SYMBOL_SUFFIX if spec.kernel == "amx" else "")
+
+
+def emit_bf16_gemm(module: ir.Module, spec: Bf16GemmSpec) -> ir.Function:
+    if not isinstance(spec, Bf16GemmSpec):
+        raise GemmSpecError(f"emit_bf16_gemm expects a Bf16GemmSpec, got {type(spec).__name__}")
+    if entry_symbol(spec) in module.globals:
+        raise GemmSpecError(f"module already has a symbol named {entry_symbol(spec)!r}")
+    with gc_paused():
+        return _Emitter(module, spec).emit()
+
+
+class _Emitter:
+    def __init__(self, module: ir.Module, spec: Bf16GemmSpec) -> None:
+        self.module = module
+        self.spec = spec
+        self.vec = VecOps(module, Isa.AVX512)
+        self.kp = padded_k(spec.k)
+        self.mc = chunk_rows(spec)
+        self.lda: int = spec.lda if spec.lda is not None else spec.k
+        self.ldc: int = spec.ldc if spec.ldc is not None else spec.n
+
+    # -- entry and task loop ------------------------------------------------------------
+    def emit(self) -> ir.Function:
+        s = self.spec
+        fnty = ir.FunctionType(VOID, [F32P] * 6)
+        fn = ir.Function(self.module, fnty, name=entry_symbol(s))
+        for arg in fn.args[:3]:
+            arg.add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        args = [_i(b.bitcast(fn.args[0], I16P)), _i(b.bitcast(fn.args[1], I16P)), _i(b.bitcast(fn.args[2], I8P)),
+                fn.args[3], _i(b.bitcast(fn.args[4], I8P))]
+        n_chunks = -(-s.m // self.mc)
+        n_tasks = n_chunks * panels(s.n)
+        emit_parallel_for(self.module, b, n_tasks, self._task_body, s.threads or 1,
+                          captures=args, name=f"{s.symbol}.tasks")
+        b.ret_void()
+        return fn
+
+    def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                   caps: list[ir.Value]) -> None:
+        del tid
+        s = self.spec
+        a, bp, c, bias, other = caps
+        scratch = b.alloca(ir.ArrayType(F32, BLOCK * BLOCK), name="cblock")
+        scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
+        cs = _i(b.bitcast(scratch, F32P))
+        a_tail: ir.Value | None = None
+        if s.k % K_STEP:
+            buf = b.alloca(ir.ArrayType(I16, BLOCK * K_STEP), name="atail")
+            buf.align = 64  # pyright: ignore[reportAttributeAccessIssue]
+            a_tail = _i(b.bitcast(buf, I16P))
+            zero = ir.Constant(ir.ArrayType(I16, BLOCK * K_STEP), None)
+            b.store(zero, buf)
+        npan = panels(s.n)
+        m_full = s.m - s.m % BLOCK
+        with for_range(b, begin, end, name="task") as t:
+            chunk = llvm_ir.udiv(b, t, i64(npan))
+            panel = llvm_ir.urem(b, t, i64(npan))
+            m0 = llvm_ir.mul(b, chunk, i64(self.mc))
+            m_end = _i(b.select(_i(b.icmp_signed("<", llvm_ir.add(b, m0, i64(self.mc)), i64(m_full))),
+                             llvm_ir.add(b, m0, i64(self.mc)), i64(m_full)))
+            b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64((self.kp // 2) * PANEL * 2)))
+            col0 = llvm_ir.mul(b, panel, i64(PANEL))
+            cols = llvm_ir.sub(b, i64(s.n), col0)  # valid columns of this panel (>= 1; clipped by the masks)
+            # full blocks of this chunk
+            pre = b.block
+            loop = b.function.append_basic_block("blocks.body")
+            after = b.function.append_basic_block("blocks.done")
+            b.cbranch(_i(b.icmp_signed("<", m0, m_end)), loop, after)
+            b.position_at_end(loop)
+            row = b.phi(I64, name="row")
+            row.add_incoming(m0, pre)
+            self._block(b, BLOCK, row, a, b_panel, cs, a_tail, c, bias, other, col0, cols)
+            nxt = llvm_ir.add(b, row, i64(BLOCK))
+            row.add_incoming(nxt, b.block)
+            b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
+            b.position_at_end(after)
+            if s.m % BLOCK:
+                last = _i(b.icmp_signed("==", chunk, i64(-(-s.m // self.mc) - 1)))
+                with b.if_then(last):
+                    self._block(b, s.m % BLOCK, i64(m_full), a, b_panel, cs, a_tail, c, bias, other, col0, cols)
+
+    # -- one block of up to 32 rows --------------------------------------------------------
+    def _block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, a: ir.Value, b_panel: ir.Value,
+               cs: ir.Value, a_tail: ir.Value | None, c: ir.Value, bias: ir.Value, other: ir.Value,
+               col0: ir.Value, cols: ir.Value) -> None:
+        s = self.spec
+        a_rows = gep(b, a, llvm_ir.mul(b, row0, i64(self.lda)))
+        if a_tail is not None:
+            self._copy_a_tail(b, rows, a_rows, a_tail)
+        if s.kernel == "amx":
+            self._products_amx(b, rows, a_rows, b_panel, cs, a_tail)
+        else:
+            self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail)
+        self._epilogue(b, rows, row0, cs, c, bias, other, col0, cols)
+
+    def _copy_a_tail(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, a_tail: ir.Value) -> None:
+        """A's last ``k % 32`` columns of ``rows`` rows into the zero-padded ``a_tail``."""
+        s = self.spec
+        k0, kt = s.k - s.k % K_STEP, s.k % K_STEP
+        mask = ir.Constant(ir.VectorType(I1, K_STEP), [1 if i < kt else 0 for i in range(K_STEP)])
+        vty = ir.VectorType(I16, K_STEP)
+        load = declare(self.module, f"llvm.masked.load.v{K_STEP}i16.p0v{K_STEP}i16", vty,
+                       [vty.as_pointer(), I32, mask.type, vty])
+        zero = ir.Constant(vty, None)
+        with for_range(b, 0, rows, name="tail") as i:
+            src = gep(b, a_rows, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.lda)), i64(k0)))
+            v = b.call(load, [_i(b.bitcast(src, vty.as_pointer())), I32(2), mask, zero])
+            b.store(v, _i(b.bitcast(gep(b, a_tail, llvm_ir.mul(b, i, i64(K_STEP))), vty.as_pointer())), align=2)
+
+    def _products_amx(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
+                      cs: ir.Value, a_tail: ir.Value | None) -> None:
+        """The block's products through tiles, in a function of their own per row count: tile
+        values never cross a call, and each function holds one loop whose only tile phis are
+        the accumulators (LLVM's running out of the 8 tile registers is a fatal error that
+        ends the process, not an exception)."""
+        fn = self.module.globals.get(f"{self.spec.symbol}.amx{rows}")
+        if fn is None:
+            fn = self._amx_block_function(rows)
+        tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
+        b.call(fn, [a_rows, b_panel, cs, tail])
+
+    def _amx_block_function(self, rows: int) -> ir.Function:
+        s, m = self.spec, self.module
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P]), name=f"{s.symbol}.amx{rows}")
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        a_rows, b_panel, cs, a_tail = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        tiles = [min(16, rows)] + ([rows - 16] if rows > 16 else [])
+        zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
+        steps = -(-s.k // K_STEP)
+        last = steps - 1 if s.k % K_STEP else steps  # the step that reads the zero-padded tail
+        pre = b.block
+        body = fn.append_basic_block("ksteps")
+        done = fn.append_basic_block("ksteps.done")
+        b.branch(body)
+        b.position_at_end(body)
+        kk = b.phi(I64, name="kk")
+        kk.add_incoming(i64(0), pre)
+        accs = []
+        for z in zeros:
+            p = b.phi(amx.AMX)
+            p.add_incoming(z, pre)
+            accs.append(p)
+        is_tail = _i(b.icmp_signed("==", kk, i64(last)))
+        stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
+        at = []
+        for t, r in enumerate(tiles):
+            main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
+            ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
+            at.append(amx.tile_load(m, b, r, 64, ptr, stride))
+        bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
+        out = list(accs)
+        # at most 7 tiles live (4 accumulators, 2 A, 1 B)
+        for h in range(2):
+            bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
+            for ti, r in enumerate(tiles):
+                out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
+        nxt = llvm_ir.add(b, kk, i64(1))
+        for p, v in zip(accs, out, strict=True):
+            p.add_incoming(v, b.block)  # pyright: ignore[reportAttributeAccessIssue]
+        kk.add_incoming(nxt, b.block)
+        b.cbranch(_i(b.icmp_signed("<", nxt, i64(steps))), body, done)
+        b.position_at_end(done)
+        for ti, r in enumerate(tiles):
+            for h in range(2):
+                amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
+        b.ret_void()
+        return fn
+
+    def _products_avx512(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
+                         cs: ir.Value, a_tail: ir.Value | None) -> None:
+        s, m = self.spec, self.module
+        dp = declare(m, "llvm.x86.avx512bf16.dpbf16ps.512", V16F, [V16F, V32BF, V32BF])
+        i32p = I32.as_pointer()
+        v16i32p = V16I32.as_pointer()
+        k_pairs_full = (s.k - s.k % K_STEP) // 2
+        for g0 in range(0, rows, ROW_GROUP):
+            g = min(ROW_GROUP, rows - g0)
+
+            def pair_step(accs: list[ir.Value], kp: ir.Value, a_base: ir.Value, a_ld: int) -> list[ir.Value]:
+                bk = gep(b, b_panel, llvm_ir.mul(b, kp, i64(PANEL * 2)))
+                bv = [_i(b.bitcast(_i(b.load(_i(b.bitcast(gep(b, bk, 32 * h), v16i32p)), align=2)), V32BF)) for h in range(2)]
+                out = list(accs)
+                for i in range(g):
+                    ap = _i(b.bitcast(gep(b, a_base, llvm_ir.add(b, i64((g0 + i) * a_ld), llvm_ir.mul(b, kp, i64(2)))), i32p))
+                    pair = _i(b.load(ap, align=2))
+                    av = _i(b.bitcast(self._splat_i32(b, pair), V32BF))
+                    for h in range(2):
+                        out[i * 2 + h] = b.call(dp, [out[i * 2 + h], av, bv[h]])
+                return out
+
+            accs: list[ir.Value] = [self.vec.zero() for _ in range(2 * g)]
+            if k_pairs_full:
+                accs = self._counted(b, accs, 0, k_pairs_full, lambda acc, kp: pair_step(acc, kp, a_rows, self.lda))
+            if a_tail is not None:
+                base = gep(b, a_tail, -k_pairs_full * 2)  # pair index kp reads a_tail[(kp - full) * 2]
+                accs = self._counted(b, accs, k_pairs_full, k_pairs_full + (s.k % K_STEP + 1) // 2,
+                                     lambda acc, kp: pair_step(acc, kp, base, K_STEP))
+            for i in range(g):
+                for h in range(2):
+                    self.vec.store(b, accs[i * 2 + h], gep(b, cs, (g0 + i) * BLOCK + h * 16))
+
+    def _counted(self, b: ir.IRBuilder, init: list[ir.Value], lo: int, hi: int,
+                 body: Callable[[list[ir.Value], ir.Value], list[ir.Value]]) -> list[ir.Value]:
+        pre = b.block
+        loop = b.function.append_basic_block("kpairs")
+        done = b.function.append_basic_block("kpairs.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        kp = b.phi(I64, name="kp")
+        kp.add_incoming(i64(lo), pre)
+        phis = []
+        for v in init:
+            p = b.phi(V16F)
+            p.add_incoming(v, pre)
+            phis.append(p)
+        new = body(list(phis), kp)
+        nxt = llvm_ir.add(b, kp, i64(1))
+        for p, v in zip(phis, new, strict=True):
+            p.add_incoming(v, b.block)
+        kp.add_incoming(nxt, b.block)
+        b.cbranch(_i(b.icmp_signed("<", nxt, i64(hi))), loop, done)
+        b.position_at_end(done)
+        out = []
+        for v in new:
+            p = b.phi(V16F)
+            p.add_incoming(v, loop)
+            out.append(p)
+        return out
+
+    @staticmethod
+    def _splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+        undef = ir.Constant(V16I32, ir.Undefined)
+        v = _i(b.insert_element(undef, x, I32(0)))
+        return _i(b.shuffle_vector(v, undef, ir.Constant(V16I32, [0] * 16)))
+
+    # -- epilogue --------------------------------------------------------------------------
+    def _epilogue(self, b: ir.IRBuilder, rows: int, row0: ir.Value, cs: ir.Value, c: ir.Value,
+                  bias: ir.Value, other: ir.Value, col0: ir.Value, cols: ir.Value) -> None:
+        s, vec = self.spec, self.vec
+        lanes = ir.Constant(V16I32, list(range(16)))
+        masks = []
+        for h in range(2):
+            left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
+            masks.append(_i(b.icmp_signed("<", lanes, self._splat_i32(b, left))))
+        bias_v = []
+        if s.bias:
+            for h in range(2):
+                bias_v.append(self._masked_load_f32(b, gep(b, bias, llvm_ir.add(b, col0, i64(16 * h))), masks[h]))
+        params = dict(s.unary_params)
+        rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
+        with for_range(b, 0, rows, name="erow") as i:
+            row = llvm_ir.add(b, row0, i)
+            for h in range(2):
+                x = vec.load(b, gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h))))
+                if s.bias:
+                    x = llvm_ir.fadd(b, x, bias_v[h])
+                if s.binary is not None and s.binary_first:
+                    x = self._binary(b, x, other, row, llvm_ir.add(b, col0, i64(16 * h)), rs, ocs, masks[h])
+                if s.unary is not None:
+                    x = emit_unary(b, vec, s.unary, x, params)
+                if s.binary is not None and not s.binary_first:
+                    x = self._binary(b, x, other, row, llvm_ir.add(b, col0, i64(16 * h)), rs, ocs, masks[h])
+                dst = llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), llvm_ir.add(b, col0, i64(16 * h)))
+                if s.out_bf16:
+                    ptr = gep(b, _i(b.bitcast(c, I16P)), dst)
+                    self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], V16I16, 2)
+                else:
+                    ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
+                    self._masked_store(b, x, ptr, masks[h], V16F, 4)
+
+    def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
+                rs: int, ocs: int, mask: ir.Value) -> ir.Value:
+        s = self.spec
+        off = llvm_ir.add(b, llvm_ir.mul(b, row, i64(rs)), col if ocs else i64(0))
+        if s.other_bf16:
+            ptr = gep(b, _i(b.bitcast(other, I16P)), off)
+            if ocs:
+                o = bf16_to_f32(b, self._masked_load(b, ptr, mask, V16I16, 2))
+            else:
+                o = self.vec.splat(b, bf16_to_f32(b, _i(b.load(ptr))))
+        else:
+            ptr = gep(b, _i(b.bitcast(other, F32P)), off)
+            o = self._masked_load_f32(b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
+        if s.alpha != 1.0:
+            o = llvm_ir.fmul(b, o, self.vec.const(s.alpha))
+        return llvm_ir.fadd(b, x, o) if s.binary == "add" else llvm_ir.fsub(b, x, o)
+
+    def _masked_load_f32(self, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+        return self._masked_load(b, ptr, mask, V16F, 4)
+
+    def _masked_load(self, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType, align: int) -> ir.Value:
+        suffix = llvm_ir.intrinsic_suffix(vty)
+        fn = declare(self.module, f"llvm.masked.load.{suffix}.p0{suffix}", vty,
+                     [vty.as_pointer(), I32, V16I1, vty])
+        return llvm_ir.instr(b.call(fn, [_i(b.bitcast(ptr, vty.as_pointer())), I32(align), mask, ir.Constant(vty, None)]))
+
+    def _masked_store(self, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType,
+                      align: int) -> None:
+        suffix = llvm_ir.intrinsic_suffix(vty)
+        fn = declare(self.module, f"llvm.masked.store.{suffix}.p0{suffix}", VOID,
+                     [vty, vty.as_pointer(), I32, V16I1])
+        b.call(fn, [x, _i(b.bitcast(ptr, vty.as_pointer())), I32(align), mask])
+
+
+__all__ = ["AMX_SYMBOL_SUFFIX", "emit_bf16_gemm", "entry_symbol", "chunk_rows"]

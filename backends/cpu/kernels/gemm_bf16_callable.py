@@ -1,0 +1,69 @@
+"""A bf16 GEMM compiled on its own and called on torch tensors (tests and benchmarks)."""
+
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+from typing import Any
+
+import torch
+from llvmlite import ir
+
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.jit import JitLibrary, compile_ir
+from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm, entry_symbol
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
+from ziggurat.backends.cpu.kernels.gemm_callable import generator_digest
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
+from ziggurat.backends.cpu.kernels.pack_bf16 import packed_elements
+
+
+class Bf16GemmKernel:
+    def __init__(self, spec: Bf16GemmSpec, lib: JitLibrary) -> None:
+        self.spec = spec
+        self.lib = lib
+        self._fn = lib.ctypes_function(entry_symbol(spec), None, [ctypes.c_void_p] * 6)
+
+    def __call__(self, a: torch.Tensor, b_packed: torch.Tensor, bias: torch.Tensor | None = None,
+                 other: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+        s = self.spec
+        _expect(a, "a", torch.bfloat16, s.m * s.lda - (s.lda - s.k))  # type: ignore[operator]
+        _expect(b_packed, "b_packed", torch.bfloat16, packed_elements(s.k, s.n))
+        if s.bias:
+            if bias is None:
+                raise ValueError("the spec has a bias; pass bias=")
+            _expect(bias, "bias", torch.float32, s.n)
+        if s.binary is not None:
+            if other is None:
+                raise ValueError("the spec has a binary op; pass other=")
+            _expect(other, "other", torch.bfloat16 if s.other_bf16 else torch.float32, 1)
+        dtype = torch.bfloat16 if s.out_bf16 else torch.float32
+        if out is None:
+            out = torch.empty(s.m, s.ldc, dtype=dtype)[:, : s.n]  # type: ignore[misc]
+        self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(),
+                 bias.data_ptr() if bias is not None else None, other.data_ptr() if other is not None else None, None)
+        return out
+
+
+def _expect(t: Any, what: str, dtype: torch.dtype, min_numel: int) -> None:
+    if not isinstance(t, torch.Tensor) or t.dtype != dtype or t.device.type != "cpu":
+        raise ValueError(f"bf16 gemm operand {what}: expected a cpu {dtype} tensor")
+    if t.untyped_storage().nbytes() - t.storage_offset() * t.element_size() < min_numel * t.element_size():
+        raise ValueError(f"bf16 gemm operand {what}: fewer than {min_numel} elements")
+
+
+@lru_cache(maxsize=64)
+def bf16_gemm_callable(spec: Bf16GemmSpec) -> Bf16GemmKernel:
+    if spec.kernel == "amx":
+        granted, why = amx.request_tile_permission()
+        if not granted:
+            raise GemmSpecError(f"an AMX bf16 GEMM cannot run in this process: {why}")
+
+    def build() -> str:
+        module = ir.Module(name=spec.symbol)
+        emit_bf16_gemm(module, spec)
+        return str(module)
+
+    key = f"bf16-gemm/{spec!r}/generator={generator_digest()}"
+    return Bf16GemmKernel(spec, compile_ir(build, Isa.AVX512, key_source=key))

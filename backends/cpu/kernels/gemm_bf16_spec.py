@@ -1,0 +1,105 @@
+"""The static description of one bf16 GEMM call site: :class:`Bf16GemmSpec`.
+
+``C[i, j] = epilogue( sum_k A[i, k] * B[k, j] )`` for ``i < m``, ``j < n`` with
+
+* ``A`` bf16, row-major: ``A[i, k]`` at ``a + i*lda + k``;
+* ``B`` bf16, prepacked (:mod:`~ziggurat.backends.cpu.kernels.pack_bf16`);
+* products accumulated in float32 (``tdpbf16ps`` / ``vdpbf16ps``), the epilogue in float32:
+  ``+ bias[j]`` (float32), then ``unary``, then ``binary`` with ``other`` (``x + alpha*other``
+  / ``x - alpha*other``; bf16 or float32, element ``(i, j)`` at ``other + i*rs + j*cs``, ``cs``
+  0 or 1), or binary before unary with ``binary_first``;
+* ``C`` bf16 (rounded to nearest even, as torch rounds) or float32, ``C[i, j]`` at
+  ``c + i*ldc + j``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
+from ziggurat.backends.cpu.kernels.unary import UnaryError, normalize_unary_params
+from ziggurat.backends.cpu.threads import default_threads
+
+KERNELS = ("amx", "avx512bf16")
+
+
+def _positive(name: str, v: object) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise GemmSpecError(f"Bf16GemmSpec.{name} must be a positive int, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Bf16GemmSpec:
+    m: int
+    n: int
+    k: int
+    kernel: str
+    lda: int | None = None
+    ldc: int | None = None
+    threads: int | None = None
+    out_bf16: bool = True
+    bias: bool = False
+    unary: str | None = None
+    unary_params: Mapping[str, float | None] | tuple[tuple[str, float | None], ...] = ()
+    binary: str | None = None
+    alpha: float = 1.0
+    other_strides: tuple[int, int] | None = None
+    other_bf16: bool = True
+    binary_first: bool = False
+    name: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        m, n, k = _positive("m", self.m), _positive("n", self.n), _positive("k", self.k)
+        del m
+        if self.kernel not in KERNELS:
+            raise GemmSpecError(f"Bf16GemmSpec.kernel must be one of {KERNELS}, got {self.kernel!r}")
+        s(self, "lda", k if self.lda is None else _positive("lda", self.lda))
+        s(self, "ldc", n if self.ldc is None else _positive("ldc", self.ldc))
+        if self.lda < k:  # type: ignore[operator]
+            raise GemmSpecError(f"Bf16GemmSpec.lda={self.lda} is smaller than k={k}")
+        if self.ldc < n:  # type: ignore[operator]
+            raise GemmSpecError(f"Bf16GemmSpec.ldc={self.ldc} is smaller than n={n}")
+        s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))
+        if self.unary is not None:
+            try:
+                params = normalize_unary_params(self.unary, dict(self.unary_params))
+            except UnaryError as exc:
+                raise GemmSpecError(f"Bf16GemmSpec.unary: {exc}") from None
+            s(self, "unary_params", tuple(sorted(params.items())))
+        elif self.unary_params:
+            raise GemmSpecError("Bf16GemmSpec.unary_params given without a unary kind")
+        else:
+            s(self, "unary_params", ())
+        if self.binary not in (None, "add", "sub"):
+            raise GemmSpecError(f"Bf16GemmSpec.binary must be 'add', 'sub' or None, got {self.binary!r}")
+        if not isinstance(self.alpha, (int, float)) or isinstance(self.alpha, bool) or not math.isfinite(self.alpha):
+            raise GemmSpecError(f"Bf16GemmSpec.alpha must be a finite number, got {self.alpha!r}")
+        s(self, "alpha", float(self.alpha))
+        if self.binary is None:
+            if self.other_strides is not None:
+                raise GemmSpecError("Bf16GemmSpec.other_strides given without a binary op")
+        else:
+            rs, cs = (n, 1) if self.other_strides is None else tuple(self.other_strides)
+            if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
+                raise GemmSpecError(f"Bf16GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
+            s(self, "other_strides", (rs, cs))
+        if self.binary_first and (self.binary is None or self.unary is None):
+            s(self, "binary_first", False)
+        if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
+            raise GemmSpecError(f"Bf16GemmSpec.name must be a non-empty identifier, got {self.name!r}")
+
+    @property
+    def symbol(self) -> str:
+        if self.name is not None:
+            return self.name
+        text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
+        return "zig_bf16_gemm_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k

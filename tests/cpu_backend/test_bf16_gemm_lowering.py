@@ -1,0 +1,117 @@
+"""bf16 GEMMs of whole models on the native kernels (``lowering/gemm_bf16.py``): a model in
+bf16, and a float32 model under ``precision="bf16"``; what stays in torch, with its reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import ziggurat
+from ziggurat.backends.cpu.kernels import amx
+
+KERNEL = amx.host_bf16_kernel()
+pytestmark = pytest.mark.skipif(KERNEL is None, reason="this host has neither AMX-BF16 nor AVX512-BF16")
+
+
+class Block(nn.Module):
+    """linear+gelu, linear, linear+residual+relu: every epilogue kind, odd sizes (M = 4*17 rows:
+    two full 32-row blocks and a tail; K = 70: a 32-deep K tail; N = 33: a panel tail)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l1 = nn.Linear(70, 130)
+        self.l2 = nn.Linear(130, 33)
+        self.l3 = nn.Linear(33, 33)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.l2(nn.functional.gelu(self.l1(x)))
+        return torch.relu(self.l3(y) + y)
+
+
+class ConstantMatmul(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(45, 19))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x @ self.w)
+
+
+def _relative(y: torch.Tensor, exact: torch.Tensor) -> float:
+    return ((y.double() - exact.double()).abs().max() / exact.double().abs().max()).item()
+
+
+def _native(compiled: Any, op: str) -> int:
+    return compiled.report.native_ops.get(op, 0)
+
+
+@pytest.mark.parametrize("disable_amx", [False, True], ids=["host-kernel", "no-amx"])
+def test_bf16_model_runs_its_linears_natively(disable_amx: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if disable_amx:
+        monkeypatch.setenv(amx.DISABLE_ENV, "1")
+    torch.manual_seed(0)
+    exact_model = Block().eval()
+    model = Block().eval()
+    model.load_state_dict(exact_model.state_dict())
+    model = model.to(torch.bfloat16)
+    x = torch.randn(4, 17, 70)
+    xb = x.bfloat16()
+    compiled = ziggurat.compile(model, (xb,), backend="cpu")
+    assert _native(compiled, "fused.linear") == 3, compiled.report
+    kernel = "avx512bf16" if disable_amx else KERNEL
+    assert compiled.ir["graph"].count(f'bf16_kernel = "{kernel}"') == 3
+    y = compiled(xb)
+    assert y.dtype == torch.bfloat16 and y.shape == (4, 17, 33)
+    with torch.no_grad():
+        exact = exact_model.double()(xb.double())
+        eager = model(xb)
+    # one rounding per layer, as eager (which rounds once more, between each GEMM and its post-op)
+    assert _relative(y, exact) <= max(2 * _relative(eager, exact), 1e-2)
+
+
+def test_precision_bf16_uses_the_kernels() -> None:
+    torch.manual_seed(1)
+    model = Block().eval()
+    x = torch.randn(3, 70)
+    compiled = ziggurat.compile(model, (x,), backend="cpu", precision="bf16")
+    assert _native(compiled, "fused.linear") == 3, compiled.report
+    x2 = torch.randn(3, 70)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        eager = model(x2).float()
+    with torch.no_grad():
+        exact = model(x2)
+    assert _relative(compiled(x2), exact) <= max(2 * _relative(eager, exact), 1e-2)
+
+
+def test_constant_right_operand_of_matmul() -> None:
+    torch.manual_seed(2)
+    model = ConstantMatmul().eval().to(torch.bfloat16)
+    x = torch.randn(2, 9, 45).bfloat16()
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    assert "bf16_kernel" in compiled.ir["graph"]
+    with torch.no_grad():
+        exact = torch.tanh(x.double() @ model.w.double())
+        eager = model(x)
+    assert _relative(compiled(x), exact) <= max(2 * _relative(eager, exact), 1e-2)
+
+
+def test_what_stays_in_torch_says_why() -> None:
+    class TwoInputs(nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return a @ b
+
+    a, b = torch.randn(8, 16).bfloat16(), torch.randn(16, 8).bfloat16()
+    compiled = ziggurat.compile(TwoInputs(), (a, b), backend="cpu")
+    reasons = [r.reason for r in compiled.report.unsupported]
+    assert any("constant weight" in r for r in reasons), reasons
+    torch.testing.assert_close(compiled(a, b), a @ b)
+
+    model = Block().eval().to(torch.bfloat16)
+    x = torch.randn(2, 70).bfloat16()
+    narrow = ziggurat.compile(model, (x,), backend="cpu", isa="avx2")
+    reasons = [r.reason for r in narrow.report.unsupported]
+    assert any("avx512" in r for r in reasons), reasons
+    torch.testing.assert_close(narrow(x), model(x))

@@ -1,0 +1,156 @@
+"""The bf16 GEMM kernels (AMX tiles, AVX512-BF16) against float32 products of the same bf16
+values, the kernel choice by CPU feature, and the AMX permission check at load."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ziggurat.backends.cpu.isa import host_features
+from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
+from ziggurat.backends.cpu.kernels.pack_bf16 import pack_b_bf16, pack_linear_weight_bf16, unpack_b_bf16
+
+FEATS = host_features()
+HAS_AMX = amx.host_has_amx_bf16(FEATS) and amx.request_tile_permission()[0]
+HAS_AVX512BF16 = bool(FEATS.get("avx512bf16"))
+KERNELS = [
+    pytest.param("amx", marks=pytest.mark.skipif(not HAS_AMX, reason="this host has no AMX-BF16 (or the OS refused the tiles)")),
+    pytest.param("avx512bf16", marks=pytest.mark.skipif(not HAS_AVX512BF16, reason="this host has no AVX512-BF16")),
+]
+SHAPES = [(1, 1, 1), (16, 32, 32), (33, 47, 70), (5, 100, 31), (64, 64, 64), (31, 33, 65), (7, 3, 1000), (97, 160, 96)]
+
+
+def _operands(m: int, n: int, k: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(m, k, generator=g).bfloat16(), torch.randn(k, n, generator=g).bfloat16()
+
+
+def test_pack_round_trip() -> None:
+    for k, n in [(1, 1), (31, 33), (64, 32), (70, 100)]:
+        b = torch.randn(k, n).bfloat16()
+        assert torch.equal(unpack_b_bf16(pack_b_bf16(b), k, n), b)
+    w = torch.randn(5, 7).bfloat16()
+    assert torch.equal(unpack_b_bf16(pack_linear_weight_bf16(w), 7, 5), w.t())
+
+
+def test_pack_is_vnni2_panels() -> None:
+    b = torch.arange(64 * 40, dtype=torch.float32).reshape(64, 40).bfloat16()
+    p = pack_b_bf16(b)
+    # element (k, j) at ((j // 32) * (Kp // 2) + k // 2) * 64 + (j % 32) * 2 + k % 2, Kp = 64
+    for k, j in [(0, 0), (1, 0), (2, 5), (63, 31), (3, 33), (62, 39)]:
+        assert p[((j // 32) * 32 + k // 2) * 64 + (j % 32) * 2 + k % 2] == b[k, j]
+    assert p.numel() == 2 * 64 * 32 and p.view(2, 32, 32, 2)[1, :, 8:].abs().sum() == 0
+
+
+def test_kernel_choice() -> None:
+    spr = {"avx512f": True, "avx512bw": True, "avx512bf16": True, "amx-tile": True, "amx-bf16": True}
+    zen5 = {"avx512f": True, "avx512bw": True, "avx512bf16": True}
+    assert amx.choose_bf16_kernel(spr, amx_granted=True) == "amx"
+    assert amx.choose_bf16_kernel(spr, amx_granted=False) == "avx512bf16"
+    assert amx.choose_bf16_kernel(spr, amx_granted=True, amx_disabled=True) == "avx512bf16"
+    assert amx.choose_bf16_kernel(zen5, amx_granted=True) == "avx512bf16"
+    assert amx.choose_bf16_kernel({"avx512f": True, "avx2": True}, amx_granted=False) is None
+    assert amx.choose_bf16_kernel({"avx2": True, "amx-tile": True, "amx-bf16": True}, amx_granted=True) is None
+
+
+def test_host_kernel_follows_the_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(amx.DISABLE_ENV, "1")
+    assert amx.host_bf16_kernel() != "amx"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_products_in_float32(kernel: str, shape: tuple[int, int, int]) -> None:
+    m, n, k = shape
+    a, b = _operands(m, n, k)
+    f = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=1))
+    got = f(a, pack_b_bf16(b))
+    ref = a.double() @ b.double()
+    # products of bf16 values are exact in float32; only the order of the float32 sums differs
+    tol = 1e-6 * (a.double().abs() @ b.double().abs()).max().item() * max(1, k) ** 0.5 + 1e-30
+    assert (got.double() - ref).abs().max().item() <= tol
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("epilogue", [
+    {"bias": True},
+    {"bias": True, "unary": "gelu_erf"},
+    {"unary": "silu", "binary": "add", "other_strides": (47, 1)},
+    {"bias": True, "binary": "sub", "alpha": 0.5, "other_strides": (0, 1)},
+    {"bias": True, "unary": "relu", "binary": "add", "other_strides": (1, 0), "binary_first": True},
+    {"binary": "add", "other_strides": (47, 1), "other_bf16": False},
+])
+def test_epilogue_and_bf16_output(kernel: str, epilogue: dict[str, object]) -> None:
+    m, n, k = 33, 47, 70
+    a, b = _operands(m, n, k, seed=1)
+    spec = Bf16GemmSpec(m, n, k, kernel=kernel, threads=2, **epilogue)  # type: ignore[arg-type]
+    bias = torch.randn(n)
+    rs, cs = spec.other_strides or (0, 0)
+    odt = torch.bfloat16 if spec.other_bf16 else torch.float32
+    other = torch.randn(max(m * rs, 1) + n).to(odt) if spec.binary else None
+    got = bf16_gemm_callable(spec)(a, pack_b_bf16(b), bias if spec.bias else None, other)
+    x = a.float() @ b.float()
+    if spec.bias:
+        x = x + bias
+    o = None
+    if other is not None:
+        o = torch.as_strided(other, (m, n), (rs, cs)).float()
+
+    def binary(v: torch.Tensor) -> torch.Tensor:
+        assert o is not None
+        return v + spec.alpha * o if spec.binary == "add" else v - spec.alpha * o
+
+    if spec.binary_first:
+        x = binary(x)
+    if spec.unary is not None:
+        x = {"gelu_erf": torch.nn.functional.gelu, "silu": torch.nn.functional.silu, "relu": torch.relu}[spec.unary](x)
+    if spec.binary is not None and not spec.binary_first:
+        x = binary(x)
+    assert got.dtype == torch.bfloat16
+    # the result is the float32 value rounded once to bf16: within one bf16 ulp of it
+    ulp = torch.where(x == 0, torch.tensor(1e-30), x.abs() * 2.0 ** -7)
+    assert bool(((got.float() - x).abs() <= ulp + 1e-5 * x.abs().max()).all())
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_never_reads_past_a_row(kernel: str) -> None:
+    """A's rows are followed by NaNs (lda > k, and the K tail): a kernel that read past k
+    would multiply a NaN by the zero padding of B."""
+    m, n, k, lda = 19, 20, 45, 64
+    full = torch.full((m, lda), float("nan")).bfloat16()
+    a, b = _operands(m, n, k, seed=2)
+    full[:, :k] = a
+    f = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, lda=lda, out_bf16=False, threads=1))
+    got = f(full, pack_b_bf16(b))
+    assert bool(torch.isfinite(got).all())
+    torch.testing.assert_close(got, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
+
+
+def test_spec_errors() -> None:
+    with pytest.raises(GemmSpecError, match="kernel"):
+        Bf16GemmSpec(4, 4, 4, kernel="sse")
+    with pytest.raises(GemmSpecError, match="other_strides"):
+        Bf16GemmSpec(4, 4, 4, kernel="amx", binary="add", other_strides=(4, 2))
+    with pytest.raises(GemmSpecError, match="lda"):
+        Bf16GemmSpec(4, 4, 8, kernel="amx", lda=4)
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="this host has no AMX-BF16 (or the OS refused the tiles)")
+def test_amx_code_needs_the_permission(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading object code with an AMX kernel in a process the OS refused is a clear error,
+    not SIGILL at the first tile instruction."""
+    from llvmlite import ir
+
+    from ziggurat.backends.cpu import jit
+    from ziggurat.backends.cpu.isa import Isa
+    from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
+
+    module = ir.Module("amx_refused")
+    emit_bf16_gemm(module, Bf16GemmSpec(16, 16, 32, kernel="amx", threads=1, name="refused"))
+    obj = jit.compile_object(str(module), Isa.AVX512)
+    monkeypatch.setattr(amx, "request_tile_permission", lambda: (False, "refused by the test"))
+    with pytest.raises(jit.JitError, match="AMX tiles.*refused by the test"):
+        jit.load_object(obj, Isa.AVX512)
