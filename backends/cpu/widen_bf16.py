@@ -13,7 +13,9 @@ pass makes that explicit, so the native float32 kernels take them::
 The casts are native (``codegen/bf16.py``) and fuse with the ops around them, so a chain of
 widened ops runs as one float32 loop nest that rounds after each op, as eager does (a
 ``to_bf16`` read by a ``to_f32`` is the rounding). Only ops on the list, whose operands are
-bf16, float32 or bool and whose one result is bf16 (bool for a comparison), are widened; anything else stays as it is
+bf16, float32 or bool and whose one result is bf16 (bool for a comparison; float32 for a binary
+op that promotes a bf16 operand, ``MIXED``, which only has that operand widened), are widened;
+anything else stays as it is
 (bf16 runs through torch). The float32 element functions may differ from eager's by an ulp of
 float32, which moves a result across a bf16 rounding boundary rarely: one bf16 ulp, the
 precision's own tolerance (``tests/cpu_backend/test_widen_bf16.py``).
@@ -50,8 +52,15 @@ WIDENED = frozenset({
     "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::neg",
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
     "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
-    "aten::softmax.int", "aten::_softmax", "aten::layer_norm", "aten::where.self",
+    "aten::softmax.int", "aten::_softmax", "aten::layer_norm",
 })
+#: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
+#: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the
+#: native lowering (``lowering/driver.py``'s ``BF16_MOVES``); they are not widened.
+#: Binary ops that promote a bf16 operand to a float32 result (``f32 + bf16``): eager converts
+#: the bf16 operand (exactly) and computes in float32, so only the operand is widened.
+MIXED = frozenset({"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor",
+                   "aten::where.self"})
 #: Comparisons: bf16 operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
@@ -90,16 +99,17 @@ class WidenOp(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
         key = op_key(op)
-        if key not in WIDENED | COMPARISONS or len(op.results) != 1 or "dtype" in op.properties:
+        if key not in WIDENED | COMPARISONS | MIXED or len(op.results) != 1 or "dtype" in op.properties:
             return
         result = op.results[0]
         dtypes = [_dtype(v) for v in op.operands]
         if any(d not in _OPERAND_DTYPES for d in dtypes):
             return
+        promoted = key in MIXED and _dtype(result) == torch.float32 and torch.bfloat16 in dtypes
         if key in COMPARISONS:
             if torch.bfloat16 not in dtypes or _dtype(result) != torch.bool:
                 return
-        elif _dtype(result) != torch.bfloat16:
+        elif not promoted and (key not in WIDENED or _dtype(result) != torch.bfloat16):
             return
         if key in _SOFTMAX and not _over_last_dim(op):
             return
@@ -112,12 +122,12 @@ class WidenOp(RewritePattern):
                 operands.append(up.results[0])
             else:
                 operands.append(value)
-        if key in COMPARISONS:
+        if key in COMPARISONS or promoted:
             wide = type(op).create(operands=operands, result_types=[result.type], properties=dict(op.properties),
                                    attributes=dict(op.attributes))
             wide.results[0].name_hint = result.name_hint
             rewriter.replace_op(op, [*new_ops, wide], [wide.results[0]])
-            record(NAME, "comparisons widened")
+            record(NAME, "comparisons widened" if key in COMPARISONS else "promoted operands widened")
             return
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),

@@ -38,16 +38,34 @@ def _constant(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, arith.ConstantOp)
     ty = llvm_type(op.result.type)
     value = op.value
+    rtype = op.result.type
+    element = rtype.element_type if isinstance(rtype, VectorType) else rtype  # pyright: ignore[reportUnknownMemberType]
     if isinstance(value, IntegerAttr | FloatAttr):
-        em.set(op.result, ir.Constant(ty, value.value.data))  # pyright: ignore
+        data = value.value.data  # pyright: ignore
+        em.set(op.result, ir.Constant(ty, _bf16_bits(data) if isinstance(element, BFloat16Type) else data))
     elif isinstance(value, DenseIntOrFPElementsAttr):
         vals = list(value.get_values())  # pyright: ignore[reportUnknownArgumentType]
+        if isinstance(element, BFloat16Type):
+            vals = [_bf16_bits(v) for v in vals]  # pyright: ignore[reportUnknownArgumentType]
         assert isinstance(ty, ir.VectorType)
         if len(vals) == 1:
             vals = vals * ty.count
         em.set(op.result, ir.Constant(ty, vals))
     else:
         raise CodegenError(f"unsupported constant {value}")
+
+
+def _bf16_bits(value: float) -> int:
+    """A bf16 constant as the ``i16`` its bits are stored as, rounded as ``c10::BFloat16``
+    rounds a scalar (to nearest even; a NaN is ``0x7FC0``)."""
+    import struct
+
+    x = float(value)
+    if x != x:
+        return 0x7FC0
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]  # float32 first, as torch's Scalar conversion
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    return rounded - 0x10000 if rounded >= 0x8000 else rounded
 
 
 def _binary(fn_name: str):  # type: ignore[no-untyped-def]

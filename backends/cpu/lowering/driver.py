@@ -137,11 +137,35 @@ def is_bf16_gemm(op: Operation) -> bool:
     return bool(types) and all(dtype_of(t) == torch.bfloat16 for t in types)
 
 
+#: Ops that only move elements (views, layout changes, copies, concatenation): a bf16 element
+#: is copied as its 16 bits, bit for bit, with no arithmetic.
+BF16_MOVES = frozenset({
+    "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose.int", "aten::permute",
+    "aten::select.int", "aten::slice.Tensor", "aten::squeeze.dim", "aten::squeeze", "aten::unsqueeze",
+    "aten::expand", "aten::clone", "aten::contiguous", "aten::t", "aten::flatten.using_ints",
+    "aten::cat", "aten::alias", "aten::narrow", "aten::movedim.int", "aten::unflatten.int",
+    "aten::where.self", "aten::masked_fill.Scalar",
+})
+
+
+def is_bf16_move(op: Operation) -> bool:
+    """An element-moving op whose tensors are all bf16 (a condition or mask may be bool; a
+    constant it writes, as ``masked_fill``'s, is rounded to bf16 as eager rounds it)."""
+    if op_key(op) not in BF16_MOVES:
+        return False
+    results = [v.type for v in op.results if isinstance(v.type, TensorType)]
+    operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
+    if not results or not all(dtype_of(t) == torch.bfloat16 for t in results):
+        return False
+    return all(dtype_of(t) in (torch.bfloat16, torch.bool) for t in operands)
+
+
 def unlowerable_reason(op: Operation) -> str | None:
     """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
-    problem = None if is_bf16_cast(op) or is_bf16_gemm(op) else type_problem(op, _native_dtype_problem)
+    native_bf16 = is_bf16_cast(op) or is_bf16_gemm(op) or is_bf16_move(op)
+    problem = None if native_bf16 else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))
     return problem

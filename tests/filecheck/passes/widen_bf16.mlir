@@ -39,5 +39,19 @@ func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64
   func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
 }
 
+// A float32 op with a bf16 operand (eager promotes it exactly): only that operand is widened.
+// A bf16 where (a select) is not: eager copies its bits.
+// CHECK-LABEL: func.func @promoted
+// CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.add.Tensor %y, %[[XF]] {alpha = 1 : i64} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[W:.*]] = torch.aten.where.self %m, %x, %x : (tensor<4x33xi1>, tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    func.return %[[S]], %[[W]]
+func.func @promoted(%x: tensor<4x33xbf16>, %y: tensor<4x33xf32>, %m: tensor<4x33xi1>) -> (tensor<4x33xf32>, tensor<4x33xbf16>) {
+  %0 = torch.aten.add.Tensor %y, %x {alpha = 1 : i64} : (tensor<4x33xf32>, tensor<4x33xbf16>) -> tensor<4x33xf32>
+  %1 = torch.aten.where.self %m, %x, %x : (tensor<4x33xi1>, tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0, %1 : tensor<4x33xf32>, tensor<4x33xbf16>
+}
+
 // STATS: widen-bf16:
 // STATS:   ops widened 3
+// STATS:   promoted operands widened 1

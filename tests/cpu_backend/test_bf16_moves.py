@@ -1,0 +1,63 @@
+"""bf16 ops that only move or select elements run natively and copy bf16 bits exactly (NaN
+payloads included); a float32 op with a bf16 operand widens only that operand; a bf16
+constant is rounded as torch rounds a Scalar."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import ziggurat
+
+
+class Moves(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = x.view(3, 5, 7).transpose(0, 2).permute(1, 0, 2)
+        b = a.select(1, 2).unsqueeze(0).squeeze(0)
+        c = torch.cat([b, b], 1)
+        d = c.t().contiguous().reshape(-1)[2:40:3]
+        return d, y + x, torch.where(m, y, x), y * x, y - x, y / (x + 3)
+
+
+class Selects(nn.Module):
+    def forward(self, x: torch.Tensor, z: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (torch.where(m, x, z), x.masked_fill(m, float("nan")), x.masked_fill(m, 0.1),
+                x.masked_fill(m, 3e38), x.masked_fill(m, float("-inf")))
+
+
+def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(105, generator=g).bfloat16()
+    x[3], x[7] = float("nan"), float("inf")
+    x[11] = torch.tensor(-0.0)
+    z = torch.randn(105, generator=g).bfloat16()
+    z[5] = float("nan")
+    y = torch.randn(105, generator=g)
+    m = torch.rand(105, generator=g) > 0.5
+    return x, y, z, m
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.view(torch.int16) if t.dtype == torch.bfloat16 else t.view(torch.int32)
+
+
+@pytest.mark.parametrize("frontend", ["export", "torchscript"])
+def test_moves_and_promotions_are_bit_exact(frontend: str) -> None:
+    x, y, _, m = _inputs()
+    compiled = ziggurat.compile(Moves(), (x, y, m), backend="cpu", frontend=frontend)
+    if frontend == "export":
+        assert compiled.report.unsupported == [], compiled.report.unsupported
+    for got, ref in zip(compiled(x, y, m), Moves()(x, y, m), strict=True):
+        assert got.dtype == ref.dtype
+        assert torch.equal(_bits(got), _bits(ref))
+
+
+@pytest.mark.parametrize("frontend", ["export", "torchscript"])
+def test_selects_copy_bits_and_round_constants_as_torch(frontend: str) -> None:
+    x, _, z, m = _inputs()
+    compiled = ziggurat.compile(Selects(), (x, z, m), backend="cpu", frontend=frontend)
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    for got, ref in zip(compiled(x, z, m), Selects()(x, z, m), strict=True):
+        assert got.dtype == torch.bfloat16
+        assert torch.equal(_bits(got), _bits(ref))
