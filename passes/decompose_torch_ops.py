@@ -37,6 +37,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import (
     Aten_NativeMultiHeadAttention_Op,
+    Aten_ToCopy_Op,
     Aten_TransformerEncoderLayerFwd_Op,
     AtenAddTensorOp,
     AtenAllDimOp,
@@ -58,7 +59,7 @@ from ziggurat.dialects.torch.aten_ops import (
 )
 from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, new_literal
 from ziggurat.ir.statistics import record
-from ziggurat.ir.types import shape_of
+from ziggurat.ir.types import dtype_of, shape_of
 
 NAME = "decompose-torch-ops"
 
@@ -98,8 +99,13 @@ def eager_flash_attention(q: Sequence[int], k: Sequence[int], v: Sequence[int]) 
 
 def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None,
               is_causal: bool, scale: float | None) -> SSAValue:
-    """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands."""
+    """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands.
+
+    The masks are in the query's dtype, as eager converts a boolean mask (``-inf`` and ``0`` in
+    bf16 or fp16 for a bf16 or fp16 attention): a float32 mask would promote the scores, and
+    the product with ``v`` would mix dtypes."""
     d = shape_of(q.type)[-1]
+    qdtype = dtype_of(q.type)
     scores = e(AtenMatmul_Op, self=q, other=e(AtenTransposeIntOp, self=k, dim0=-2, dim1=-1))
     scores = e(AtenMulScalarOp, self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
     length, source = shape_of(scores.type)[-2:]
@@ -109,13 +115,15 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
             scores = e(AtenMaskedFillScalarOp, self=scores, mask=e.literal(hidden, "causal_mask"),
                        value=float("-inf"))
         else:
-            causal = torch.zeros(length, source).masked_fill(hidden, float("-inf"))
+            causal = torch.zeros(length, source, dtype=qdtype).masked_fill(hidden, float("-inf"))
             scores = e(AtenAddTensorOp, self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
     if mask is not None:
         if shape_of(mask.type) and str(mask.type.get_element_type()) == "i1":  # pyright: ignore
             # torch adds a boolean mask as 0 / -inf, so a NaN or +inf score it hides stays NaN
             # (masked_fill would hide it as -inf)
             mask = e(AtenWhereScalarOp, condition=mask, self=0.0, other=float("-inf"))
+            if qdtype != torch.float32:
+                mask = e(Aten_ToCopy_Op, self=mask, dtype=qdtype, non_blocking=False)
         scores = e(AtenAddTensorOp, self=scores, other=mask, alpha=1)
     probs = e(AtenSoftmaxIntOp, self=scores, dim=-1)
     # torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked

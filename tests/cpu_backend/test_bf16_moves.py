@@ -20,6 +20,16 @@ class Moves(nn.Module):
         return d, y + x, torch.where(m, y, x), y * x, y - x, y / (x + 3)
 
 
+class MoreMoves(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        t = x[:104].view(8, 13)
+        a, b = t.unbind(1)[2], t.split([5, 8], 1)[1]
+        c, d = t.chunk(3, 0)[2], torch.stack([t, t.flip(1)], 2)
+        e = torch.roll(t, 3, 1).repeat(2, 1)
+        f = nn.functional.pad(t, (1, 2), value=0.3)
+        return a, b, c, d, e, f
+
+
 class Selects(nn.Module):
     def forward(self, x: torch.Tensor, z: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return (torch.where(m, x, z), x.masked_fill(m, float("nan")), x.masked_fill(m, 0.1),
@@ -50,6 +60,16 @@ def test_moves_and_promotions_are_bit_exact(frontend: str) -> None:
         assert compiled.report.unsupported == [], compiled.report.unsupported
     for got, ref in zip(compiled(x, y, m), Moves()(x, y, m), strict=True):
         assert got.dtype == ref.dtype
+        assert torch.equal(_bits(got), _bits(ref))
+
+
+@pytest.mark.parametrize("frontend", ["export", "torchscript"])
+def test_more_moves_are_bit_exact(frontend: str) -> None:
+    x = _inputs()[0]
+    compiled = ziggurat.compile(MoreMoves(), (x,), backend="cpu", frontend=frontend)
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    for got, ref in zip(compiled(x), MoreMoves()(x), strict=True):
+        assert got.dtype == torch.bfloat16 and got.shape == ref.shape
         assert torch.equal(_bits(got), _bits(ref))
 
 

@@ -154,3 +154,34 @@ def test_amx_code_needs_the_permission(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(amx, "request_tile_permission", lambda: (False, "refused by the test"))
     with pytest.raises(jit.JitError, match="AMX tiles.*refused by the test"):
         jit.load_object(obj, Isa.AVX512)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("transposed", [False, True], ids=["kn", "nk"])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (33, 47, 70), (17, 64, 33), (40, 5, 64)])
+def test_run_time_b_batched_and_scaled(kernel: str, transposed: bool, shape: tuple[int, int, int]) -> None:
+    """B computed at run time (attention's K^T and V), packed by the kernel a panel at a time
+    (never reading outside B: its neighbours here are NaN), three batches, and a scale."""
+    m, n, k = shape
+    batch = 3
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(batch, m, k, generator=g).bfloat16()
+    b = torch.randn(batch, k, n, generator=g).bfloat16()
+    stored = b.transpose(1, 2).contiguous() if transposed else b.contiguous()
+    ld = k + 3 if transposed else n + 3
+    rows = n if transposed else k
+    padded = torch.full((batch + 1, rows, ld), float("nan")).bfloat16()  # NaN around every B
+    padded[:batch, :, : stored.shape[2]] = stored
+    spec = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=2, b_packed=False, b_transposed=transposed,
+                        ldb=ld, batch=batch, batch_stride_a=m * k, batch_stride_b=rows * ld,
+                        batch_stride_c=m * n, scale=0.125, bias=True, other_strides=(0, 1), binary="add",
+                        other_batch_stride=n, other_bf16=False)
+    bias = torch.randn(n, generator=g)
+    other = torch.randn(batch, n, generator=g)
+    f = bf16_gemm_callable(spec)
+    out = f(a, padded, bias, other)
+    for i in range(batch):
+        ref = 0.125 * (a[i].double() @ b[i].double()) + bias.double() + other[i].double()
+        got = f.matrix(out, i).double()
+        assert bool(torch.isfinite(got).all())
+        torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4 * max(1.0, k ** 0.5))

@@ -46,7 +46,7 @@ def _constant(em: FunctionEmitter, op: Operation) -> None:
     elif isinstance(value, DenseIntOrFPElementsAttr):
         vals = list(value.get_values())  # pyright: ignore[reportUnknownArgumentType]
         if isinstance(element, BFloat16Type):
-            vals = [_bf16_bits(v) for v in vals]  # pyright: ignore[reportUnknownArgumentType]
+            vals = [_bf16_bits(float(v)) for v in vals]  # pyright: ignore[reportArgumentType, reportUnknownArgumentType]
         assert isinstance(ty, ir.VectorType)
         if len(vals) == 1:
             vals = vals * ty.count

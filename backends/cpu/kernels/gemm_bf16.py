@@ -109,8 +109,7 @@ class _Emitter:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         args = [_i(b.bitcast(fn.args[0], I16P)), _i(b.bitcast(fn.args[1], I16P)), _i(b.bitcast(fn.args[2], I8P)),
                 fn.args[3], _i(b.bitcast(fn.args[4], I8P))]
-        n_chunks = -(-s.m // self.mc)
-        n_tasks = n_chunks * panels(s.n)
+        n_tasks = s.batch * -(-s.m // self.mc) * panels(s.n)
         emit_parallel_for(self.module, b, n_tasks, self._task_body, s.threads or 1,
                           captures=args, name=f"{s.symbol}.tasks")
         b.ret_void()
@@ -131,16 +130,33 @@ class _Emitter:
             a_tail = _i(b.bitcast(buf, I16P))
             zero = ir.Constant(ir.ArrayType(I16, BLOCK * K_STEP), None)
             b.store(zero, buf)
+        bpack: ir.Value | None = None
+        if not s.b_packed:
+            pbuf = b.alloca(ir.ArrayType(I16, self.kp * PANEL), name="bpanel")
+            pbuf.align = 64  # pyright: ignore[reportAttributeAccessIssue]
+            bpack = _i(b.bitcast(pbuf, I16P))
         npan = panels(s.n)
+        n_chunks = -(-s.m // self.mc)
         m_full = s.m - s.m % BLOCK
+        out_bytes, other_bytes = (2 if s.out_bf16 else 4), (2 if s.other_bf16 else 4)
         with for_range(b, begin, end, name="task") as t:
-            chunk = llvm_ir.udiv(b, t, i64(npan))
-            panel = llvm_ir.urem(b, t, i64(npan))
+            bi = llvm_ir.udiv(b, t, i64(n_chunks * npan))
+            rest = llvm_ir.urem(b, t, i64(n_chunks * npan))
+            chunk = llvm_ir.udiv(b, rest, i64(npan))
+            panel = llvm_ir.urem(b, rest, i64(npan))
+            a_b = gep(b, a, llvm_ir.mul(b, bi, i64(s.batch_stride_a)))
+            c_b = gep(b, c, llvm_ir.mul(b, bi, i64(s.batch_stride_c * out_bytes)))
+            other_b = gep(b, other, llvm_ir.mul(b, bi, i64(s.other_batch_stride * other_bytes)))
+            b_b = gep(b, bp, llvm_ir.mul(b, bi, i64(s.batch_stride_b)))
             m0 = llvm_ir.mul(b, chunk, i64(self.mc))
             m_end = _i(b.select(_i(b.icmp_signed("<", llvm_ir.add(b, m0, i64(self.mc)), i64(m_full))),
                              llvm_ir.add(b, m0, i64(self.mc)), i64(m_full)))
-            b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64((self.kp // 2) * PANEL * 2)))
             col0 = llvm_ir.mul(b, panel, i64(PANEL))
+            if bpack is None:
+                b_panel = gep(b, b_b, llvm_ir.mul(b, panel, i64((self.kp // 2) * PANEL * 2)))
+            else:
+                b.call(self._pack_function(), [b_b, col0, bpack])
+                b_panel = bpack
             cols = llvm_ir.sub(b, i64(s.n), col0)  # valid columns of this panel (>= 1; clipped by the masks)
             # full blocks of this chunk
             pre = b.block
@@ -150,15 +166,48 @@ class _Emitter:
             b.position_at_end(loop)
             row = b.phi(I64, name="row")
             row.add_incoming(m0, pre)
-            self._block(b, BLOCK, row, a, b_panel, cs, a_tail, c, bias, other, col0, cols)
+            self._block(b, BLOCK, row, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
             nxt = llvm_ir.add(b, row, i64(BLOCK))
             row.add_incoming(nxt, b.block)
             b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
             b.position_at_end(after)
             if s.m % BLOCK:
-                last = _i(b.icmp_signed("==", chunk, i64(-(-s.m // self.mc) - 1)))
+                last = _i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))
                 with b.if_then(last):
-                    self._block(b, s.m % BLOCK, i64(m_full), a, b_panel, cs, a_tail, c, bias, other, col0, cols)
+                    self._block(b, s.m % BLOCK, i64(m_full), a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
+
+    def _pack_function(self) -> ir.Function:
+        """``pack(b, col0, dst)``: the run-time B's panel of columns ``col0 .. col0+31`` into
+        ``dst`` in the prepacked layout, zeros past K and N.  Indices are clamped into the
+        matrix before each load, so nothing outside it is read."""
+        s = self.spec
+        name = f"{s.symbol}.pack"
+        existing = self.module.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [I16P, I64, I16P]), name=name)
+        fn.linkage = "internal"
+        src, col0, dst = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        ldb = s.ldb if s.ldb is not None else (s.k if s.b_transposed else s.n)
+        zero = ir.Constant(I16, 0)
+        with for_range(b, 0, self.kp // 2, name="kp") as kp:
+            for j in range(PANEL):
+                col = llvm_ir.add(b, col0, i64(j))
+                col_ok = _i(b.icmp_signed("<", col, i64(s.n)))
+                col_c = _i(b.select(col_ok, col, i64(s.n - 1)))
+                for h in range(2):
+                    kk = llvm_ir.add(b, llvm_ir.mul(b, kp, i64(2)), i64(h))
+                    k_ok = _i(b.icmp_signed("<", kk, i64(s.k)))
+                    k_c = _i(b.select(k_ok, kk, i64(s.k - 1)))
+                    idx = (llvm_ir.add(b, llvm_ir.mul(b, col_c, i64(ldb)), k_c) if s.b_transposed
+                           else llvm_ir.add(b, llvm_ir.mul(b, k_c, i64(ldb)), col_c))
+                    v = _i(b.load(gep(b, src, idx)))
+                    v = _i(b.select(_i(b.and_(col_ok, k_ok)), v, zero))
+                    at = llvm_ir.add(b, llvm_ir.mul(b, kp, i64(PANEL * 2)), i64(j * 2 + h))
+                    b.store(v, gep(b, dst, at))
+        b.ret_void()
+        return fn
 
     # -- one block of up to 32 rows --------------------------------------------------------
     def _block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, a: ir.Value, b_panel: ir.Value,
@@ -335,6 +384,8 @@ class _Emitter:
             row = llvm_ir.add(b, row0, i)
             for h in range(2):
                 x = vec.load(b, gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h))))
+                if s.scale != 1.0:
+                    x = llvm_ir.fmul(b, x, vec.const(s.scale))
                 if s.bias:
                     x = llvm_ir.fadd(b, x, bias_v[h])
                 if s.binary is not None and s.binary_first:

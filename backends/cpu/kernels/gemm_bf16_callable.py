@@ -25,11 +25,18 @@ class Bf16GemmKernel:
         self.lib = lib
         self._fn = lib.ctypes_function(entry_symbol(spec), None, [ctypes.c_void_p] * 6)
 
-    def __call__(self, a: torch.Tensor, b_packed: torch.Tensor, bias: torch.Tensor | None = None,
+    def __call__(self, a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None,
                  other: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+        """``b``: the packed panels, or with ``b_packed=False`` the run-time matrix (its storage
+        read through the spec's ``ldb`` and batch stride).  Batch strides are the spec's."""
         s = self.spec
-        _expect(a, "a", torch.bfloat16, s.m * s.lda - (s.lda - s.k))  # type: ignore[operator]
-        _expect(b_packed, "b_packed", torch.bfloat16, packed_elements(s.k, s.n))
+        last = (s.batch - 1)
+        _expect(a, "a", torch.bfloat16, last * s.batch_stride_a + (s.m - 1) * self.lda + s.k)
+        if s.b_packed:
+            _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + packed_elements(s.k, s.n))
+        else:
+            rows, cols = (s.n, s.k) if s.b_transposed else (s.k, s.n)
+            _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + (rows - 1) * (s.ldb or cols) + cols)
         if s.bias:
             if bias is None:
                 raise ValueError("the spec has a bias; pass bias=")
@@ -39,11 +46,26 @@ class Bf16GemmKernel:
                 raise ValueError("the spec has a binary op; pass other=")
             _expect(other, "other", torch.bfloat16 if s.other_bf16 else torch.float32, 1)
         dtype = torch.bfloat16 if s.out_bf16 else torch.float32
-        if out is None:
-            out = torch.empty(s.m, s.ldc, dtype=dtype)[:, : s.n]  # type: ignore[misc]
-        self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(),
+        if out is None and s.batch == 1:
+            out = torch.empty(s.m, self.ldc, dtype=dtype)[:, : s.n]
+        elif out is None:
+            out = torch.empty(last * s.batch_stride_c + (s.m - 1) * self.ldc + s.n, dtype=dtype)
+        self._fn(a.data_ptr(), b.data_ptr(), out.data_ptr(),
                  bias.data_ptr() if bias is not None else None, other.data_ptr() if other is not None else None, None)
         return out
+
+    @property
+    def lda(self) -> int:
+        return self.spec.lda if self.spec.lda is not None else self.spec.k
+
+    @property
+    def ldc(self) -> int:
+        return self.spec.ldc if self.spec.ldc is not None else self.spec.n
+
+    def matrix(self, out: torch.Tensor, batch: int = 0) -> torch.Tensor:
+        """``out``'s product ``batch`` as an ``[m, n]`` view."""
+        s = self.spec
+        return torch.as_strided(out, (s.m, s.n), (self.ldc, 1), out.storage_offset() + batch * s.batch_stride_c)
 
 
 def _expect(t: Any, what: str, dtype: torch.dtype, min_numel: int) -> None:

@@ -3,7 +3,12 @@
 ``C[i, j] = epilogue( sum_k A[i, k] * B[k, j] )`` for ``i < m``, ``j < n`` with
 
 * ``A`` bf16, row-major: ``A[i, k]`` at ``a + i*lda + k``;
-* ``B`` bf16, prepacked (:mod:`~ziggurat.backends.cpu.kernels.pack_bf16`);
+* ``B`` bf16, prepacked (:mod:`~ziggurat.backends.cpu.kernels.pack_bf16`), or a run-time
+  matrix (``b_packed=False``): ``B[k, j]`` at ``b + k*ldb + j``, or with ``b_transposed`` at
+  ``b + j*ldb + k`` (``Q @ K^T``), packed by each task into its panel as it goes;
+* ``batch`` products, operand ``b`` of each at ``batch_stride_*`` elements from the last (0
+  broadcasts a prepacked B or ``other``);
+* the product scaled by ``scale`` before the epilogue (``alpha`` of ``baddbmm``);
 * products accumulated in float32 (``tdpbf16ps`` / ``vdpbf16ps``), the epilogue in float32:
   ``+ bias[j]`` (float32), then ``unary``, then ``binary`` with ``other`` (``x + alpha*other``
   / ``x - alpha*other``; bf16 or float32, element ``(i, j)`` at ``other + i*rs + j*cs``, ``cs``
@@ -24,6 +29,8 @@ from ziggurat.backends.cpu.kernels.unary import UnaryError, normalize_unary_para
 from ziggurat.backends.cpu.threads import default_threads
 
 KERNELS = ("amx", "avx512bf16")
+#: A run-time B is packed a panel at a time into the task's stack (``K * 64`` bytes).
+MAX_RUNTIME_K = 4096
 
 
 def _positive(name: str, v: object) -> int:
@@ -50,6 +57,15 @@ class Bf16GemmSpec:
     other_strides: tuple[int, int] | None = None
     other_bf16: bool = True
     binary_first: bool = False
+    b_packed: bool = True
+    b_transposed: bool = False
+    ldb: int | None = None
+    batch: int = 1
+    batch_stride_a: int = 0
+    batch_stride_b: int = 0
+    batch_stride_c: int = 0
+    other_batch_stride: int = 0
+    scale: float = 1.0
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +104,24 @@ class Bf16GemmSpec:
             if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
                 raise GemmSpecError(f"Bf16GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
             s(self, "other_strides", (rs, cs))
+        _positive("batch", self.batch)
+        for stride in ("batch_stride_a", "batch_stride_b", "batch_stride_c", "other_batch_stride"):
+            v = getattr(self, stride)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise GemmSpecError(f"Bf16GemmSpec.{stride} must be a non-negative int, got {v!r}")
+        if self.b_packed:
+            if self.b_transposed or self.ldb is not None:
+                raise GemmSpecError("Bf16GemmSpec: b_transposed/ldb describe a run-time B; they need b_packed=False")
+        else:
+            if k > MAX_RUNTIME_K:
+                raise GemmSpecError(f"Bf16GemmSpec: a run-time B has K={k} > {MAX_RUNTIME_K} rows")
+            inner = k if self.b_transposed else n
+            s(self, "ldb", inner if self.ldb is None else _positive("ldb", self.ldb))
+            if self.ldb < inner:  # type: ignore[operator]
+                raise GemmSpecError(f"Bf16GemmSpec.ldb={self.ldb} is smaller than {inner}")
+        if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool) or not math.isfinite(self.scale):
+            raise GemmSpecError(f"Bf16GemmSpec.scale must be a finite number, got {self.scale!r}")
+        s(self, "scale", float(self.scale))
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
@@ -102,4 +136,4 @@ class Bf16GemmSpec:
 
     @property
     def flops(self) -> int:
-        return 2 * self.m * self.n * self.k
+        return 2 * self.batch * self.m * self.n * self.k

@@ -101,7 +101,11 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if simple and bias is None:
         return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
     if args.out_dtype == torch.bfloat16:
-        raise NotLowerable("a bf16 fused.matmul with alpha, beta or a bias that is not one per column")
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_matmul
+
+        if packed is not None:
+            raise NotLowerable("a bf16 fused.matmul with a weight packed for the float32 kernels")
+        return bf16_matmul(ctx, a, b, args.out_shape, epi, scale=alpha, addend=bias, beta=beta)
     from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
 
     prod = matmul(ctx, a, packed or b, args.out_shape, None, b_shape)

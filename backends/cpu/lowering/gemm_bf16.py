@@ -3,10 +3,11 @@ the bf16 kernels (``backends/cpu/kernels/gemm_bf16.py``): AMX tiles or AVX512-BF
 CPU feature (``kernels/amx.py``), products accumulated in float32, the epilogue (bias,
 activation, residual) in float32 and the result rounded once to bf16.
 
-The weight is packed at compile time into VNNI-2 panels (``kernels/pack_bf16.py``).  What the
-kernels cannot take stays in torch, with the reason: an activation as the right operand (the
-attention matmuls), a batched product, a host without AMX-BF16 or AVX512-BF16, an ISA other
-than AVX-512.
+A constant weight is packed at compile time into VNNI-2 panels (``kernels/pack_bf16.py``); a
+computed right operand (attention's ``K^T`` and ``V``, batched over heads) is packed by the
+kernel a panel at a time.  What the kernels cannot take stays in torch, with the reason: a
+vector operand, a computed right operand deeper than ``MAX_RUNTIME_K``, a host without
+AMX-BF16 or AVX512-BF16, an ISA other than AVX-512.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import LAYOUT, pack_b_bf16
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
@@ -57,41 +59,71 @@ def bf16_linear(ctx: LoweringContext, x: TensorValue, w: TensorValue, n: int, ou
                 epilogue: Any) -> TensorValue:
     """``x @ W^T`` with ``W[N, K]`` a constant bf16 weight."""
     weight = _constant_bf16(w, "linear")
-    return _gemm(ctx, x, weight.t(), n, out_shape, epilogue, w)
+    if weight is None:
+        raise NotLowerable("a bf16 linear needs a constant 2-D weight")
+    return _prepacked(ctx, x, weight.t(), n, out_shape, epilogue, w, 1.0, None, 1.0)
 
 
-def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape: Sequence[int],
-                epilogue: Any) -> TensorValue:
-    """``a @ B`` with ``B[K, N]`` a constant 2-D bf16 matrix (``a``'s batch dims fold into rows)."""
+def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape: Sequence[int], epilogue: Any,
+                scale: float = 1.0, addend: TensorValue | None = None, beta: float = 1.0) -> TensorValue:
+    """``scale * (a @ b) + beta * addend`` then the epilogue: a constant 2-D ``b`` is prepacked
+    (``a``'s batch dims fold into rows); a computed one is packed by the kernel as it runs."""
     weight = _constant_bf16(b, "matmul")
-    if weight.dim() != 2:
-        raise NotLowerable("a bf16 matmul takes a 2-D constant right operand only")
-    return _gemm(ctx, a, weight, weight.shape[1], out_shape, epilogue, b)
+    if weight is not None and weight.dim() == 2:
+        return _prepacked(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta)
+    if a.rank < 2 or b.rank < 2:
+        raise NotLowerable("a bf16 matmul of a vector")
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch = tuple(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    if min(m, n, k, math.prod(batch)) < 1:
+        raise NotLowerable("a bf16 GEMM with an empty dimension")
+    if k > MAX_RUNTIME_K:
+        raise NotLowerable(f"a bf16 matmul of a computed right operand with K={k} > {MAX_RUNTIME_K}")
+    kernel = bf16_kernel(ctx)
+    av = matrix_view(ctx, a, batch, allow_transposed=False)
+    bv = matrix_view(ctx, b, batch, allow_transposed=True)
+    nbatch = math.prod(batch)
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n,
+                            "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
+    if nbatch > 1:
+        spec.update(batch=nbatch, batch_stride_a=av.batch_stride, batch_stride_b=bv.batch_stride,
+                    batch_stride_c=m * n)
+    return _emit(ctx, kernel, spec, av.operand, bv.operand, batch, m, n, out_shape, epilogue, scale, addend, beta)
 
 
-def _constant_bf16(w: TensorValue, what: str) -> torch.Tensor:
+def _constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
     tensor = weight_tensor(w)
     if tensor is None:
-        raise NotLowerable(f"a bf16 {what} needs a constant weight (its right operand is computed at run time)")
-    if tensor.dtype != BF16 or tensor.dim() != 2:
-        raise NotLowerable(f"a bf16 {what} needs a 2-D bf16 weight, got {tensor.dtype} {list(tensor.shape)}")
+        return None
+    if tensor.dtype != BF16:
+        raise NotLowerable(f"a bf16 {what} needs a bf16 weight, got {tensor.dtype}")
     return tensor
 
 
-def _gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_shape: Sequence[int],
-          epi: Any, w: TensorValue) -> TensorValue:
-    kernel = bf16_kernel(ctx)
+def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_shape: Sequence[int],
+               epi: Any, w: TensorValue, scale: float, addend: TensorValue | None, beta: float) -> TensorValue:
     k = x.shape[-1]
     m = x.numel // k if k else math.prod(x.shape[:-1])
     if min(m, n, k) < 1:
         raise NotLowerable("a bf16 GEMM with an empty dimension")
     if tuple(b.shape) != (k, n):
         raise NotLowerable(f"bf16 GEMM operands do not match: [{m}, {k}] @ {list(b.shape)}")
+    kernel = bf16_kernel(ctx)
     a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
     av = matrix_view(ctx, a, (), allow_transposed=False)
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
+    return _emit(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta)
+
+
+def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperand, b: GemmOperand,
+          batch: Sequence[int], m: int, n: int, out_shape: Sequence[int], epi: Any, scale: float,
+          addend: TensorValue | None, beta: float) -> TensorValue:
+    del kernel
+    if scale != 1.0:
+        spec["scale"] = float(scale)
     bias_operand: GemmOperand | None = None
     if epi.bias is not None:
         bias_operand = GemmOperand(_float32_bias(ctx, epi.bias, n))
@@ -100,17 +132,22 @@ def _gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_sha
         params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
         if params:
             spec["unary_params"] = params
+    other, kind, alpha, first = epi.other, epi.binary, float(epi.alpha), bool(epi.binary_first)
+    if addend is not None:  # baddbmm's beta * input, before the post-ops
+        if kind is not None and other is not None:
+            raise NotLowerable("a bf16 matmul with both a bias matrix and a residual")
+        other, kind, alpha, first = addend, "add", float(beta), epi.unary is not None
     other_operand: GemmOperand | None = None
-    if epi.binary is not None and epi.other is not None:
-        other_operand, rs, cs = _other(ctx, epi.other, m, n, out_shape)
-        spec.update(binary=epi.binary, alpha=float(epi.alpha), other_strides=(rs, cs),
-                    other_bf16=other_operand.buffer.dtype == BF16)
-        if epi.binary_first:
+    if kind is not None and other is not None:
+        other_operand, rs, cs, bstride = _other(ctx, other, batch, m, n, out_shape)
+        spec.update(binary=kind, alpha=alpha, other_strides=(rs, cs), other_bf16=other_operand.buffer.dtype == BF16)
+        if bstride and math.prod(batch) > 1:
+            spec["other_batch_stride"] = bstride
+        if first:
             spec["binary_first"] = True
     out = ctx.new_buffer(out_shape, BF16, "mm")
-    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), av.operand,
-                              GemmOperand(packed), GemmOperand(out), bias_operand, other_operand, spec,
-                              (ctx.current_origin,)))
+    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
+                              bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)
 
 
@@ -125,17 +162,18 @@ def _float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
     return ctx.realize(f32, "bias_f32")
 
 
-def _other(ctx: LoweringContext, other: TensorValue, m: int, n: int,
-           out_shape: Sequence[int]) -> tuple[GemmOperand, int, int]:
-    """The residual operand, read with a row stride and a column stride of 0 or 1."""
+def _other(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
+           out_shape: Sequence[int]) -> tuple[GemmOperand, int, int, int]:
+    """The residual operand, read with a row stride, a column stride of 0 or 1 and a batch stride."""
     from ziggurat.backends.cpu.lowering.linalg import _other_view  # pyright: ignore[reportPrivateUsage]
 
     if other.dtype not in (BF16, torch.float32):
         raise NotLowerable(f"a bf16 GEMM's residual must be bf16 or float32, got {other.dtype}")
-    view = _other_view(ctx, other, (), m, n, out_shape)
+    view = _other_view(ctx, other, batch, m, n, out_shape)
     if view.col_stride in (0, 1):
-        return GemmOperand(view.buffer, view.offset), view.row_stride, view.col_stride
-    full = reshape(ctx, other, (m, n)) if other.numel == m * n else None
-    if full is None:
-        raise NotLowerable("a bf16 GEMM's residual with a column stride other than 0 or 1")
-    return GemmOperand(ctx.realize(full, "other")), n, 1
+        return GemmOperand(view.buffer, view.offset), view.row_stride, view.col_stride, view.batch_stride
+    total = math.prod(batch) * m * n
+    if other.numel != total:
+        raise NotLowerable("a bf16 GEMM's broadcast residual with a column stride other than 0 or 1")
+    full = reshape(ctx, other, (total,))
+    return GemmOperand(ctx.realize(full, "other")), n, 1, m * n

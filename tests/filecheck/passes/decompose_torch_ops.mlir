@@ -52,6 +52,25 @@ func.func @sdpa_causal_flash(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %
   func.return %0 : tensor<1x2x3x4xf32>
 }
 
+// A bf16 attention takes its masks in bf16, as eager converts a boolean mask: a float32 mask
+// would promote the scores and mix dtypes in the product with v (it used to stop the compile).
+// CHECK-LABEL: func.func @sdpa_bf16_masks
+// CHECK:         %[[BIAS:.*]] = torch.aten.where.Scalar %m {{.*}} -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[B16:.*]] = torch.aten._to_copy %[[BIAS]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
+// CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[B16]] {alpha = 1 : i64} : (tensor<2x3x5xbf16>, tensor<3x5xbf16>) -> tensor<2x3x5xbf16>
+// CHECK:         torch.aten.matmul %{{.*}}, %v : (tensor<2x3x5xbf16>, tensor<2x5x4xbf16>) -> tensor<2x3x4xbf16>
+// CHECK-LABEL: func.func @sdpa_bf16_causal
+// CHECK:         torch.literal {{.*}} : tensor<3x3xbf16>
+// CHECK-NEXT:    torch.aten.add.Tensor {{.*}} -> tensor<2x3x3xbf16>
+func.func @sdpa_bf16_masks(%q: tensor<2x3x4xbf16>, %k: tensor<2x5x4xbf16>, %v: tensor<2x5x4xbf16>, %m: tensor<3x5xi1>) -> tensor<2x3x4xbf16> {
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v attn_mask(%m) {dropout_p = 0.0 : f64, is_causal = false, enable_gqa = false} : (tensor<2x3x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<3x5xi1>) -> tensor<2x3x4xbf16>
+  func.return %0 : tensor<2x3x4xbf16>
+}
+func.func @sdpa_bf16_causal(%q: tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16> {
+  %0 = torch.aten.scaled_dot_product_attention %q, %q, %q {dropout_p = 0.0 : f64, is_causal = true, enable_gqa = false} : (tensor<2x3x4xbf16>, tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16>
+  func.return %0 : tensor<2x3x4xbf16>
+}
+
 // Negative: with dropout the op is random and stays.
 // CHECK-LABEL: func.func @sdpa_dropout
 // CHECK:         torch.aten.scaled_dot_product_attention
