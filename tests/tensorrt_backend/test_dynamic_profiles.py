@@ -7,6 +7,9 @@ shape rules, as TensorRT resolves an engine's shapes); the emitter's plan carrie
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import pytest
 import torch
 from torch.export import Dim
@@ -89,11 +92,20 @@ def _segments(module: ModuleOp) -> list[FuncOp]:
     return [f for f in module.ops if isinstance(f, FuncOp) and "ziggurat.backend" in f.attributes]
 
 
+@functools.cache
+def _compiled(name: str) -> tuple[torch.nn.Module, Any]:
+    """The model of a case and its dynamic tensorrt-reference build, compiled once per process
+    (a dynamic compile takes seconds): the tests below that compile the same model with the
+    same ranges share it, and only call it or read its report."""
+    make, example, spec, _ = CASES[name]
+    model = make().eval()
+    return model, ziggurat.compile(model, (torch.randn(example),), backend="tensorrt-reference", dynamic_shapes=spec)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_one_build_serves_the_range(name: str) -> None:
-    make, example, spec, sizes = CASES[name]
-    model = make().eval()
-    compiled = ziggurat.compile(model, (torch.randn(example),), backend="tensorrt-reference", dynamic_shapes=spec)
+    _, example, _, sizes = CASES[name]
+    model, compiled = _compiled(name)
     assert compiled.report.stats[RANGE_BUILD] == "one build serves every size in the ranges"
     assert compiled.range_build is not None
     segments = _segments(compiled.range_build.module_ir)
@@ -108,15 +120,14 @@ def test_one_build_serves_the_range(name: str) -> None:
 
 
 def test_conv_net_runs_wholly_in_tensorrt() -> None:
-    compiled = ziggurat.compile(ConvNet().eval(), (torch.randn(2, 3, 9, 9),), backend="tensorrt-reference",
-                                dynamic_shapes={"x": {0: BATCH}})
+    _, compiled = _compiled("convnet")  # ConvNet, x: [2, 3, 9, 9] with dim 0 in BATCH
     assert not compiled.report.unsupported, compiled.report.unsupported
 
 
 @pytest.mark.parametrize("make", [Attention, FusedQkv])
 def test_attention_runs_in_tensorrt_but_its_size_arithmetic(make: type[torch.nn.Module]) -> None:
-    compiled = ziggurat.compile(make().eval(), (torch.randn(2, 5, 32),), backend="tensorrt-reference",
-                                dynamic_shapes={"x": {0: BATCH, 1: SEQ}})
+    # the case's build: x: [2, 5, 32] with dims 0 and 1 in BATCH and SEQ
+    _, compiled = _compiled({Attention: "attention", FusedQkv: "fused_qkv"}[make])
     left = {r.op for r in compiled.report.unsupported}
     assert left <= {"aten::sym_size.int", "arith.constant", "arith.muli"}, compiled.report.unsupported
 
@@ -137,8 +148,15 @@ def _segment(model: torch.nn.Module, example: torch.Tensor, spec: object) -> Fun
     return _segments(compiled.range_build.module_ir)[0]
 
 
+@functools.cache
+def _mlp_segment() -> FuncOp:
+    """The one segment of an Mlp over x: [4, 16] with dim 0 in BATCH, compiled once per process
+    for the two tests that read it (the plan) and run it (the executor)."""
+    return _segment(Mlp().eval(), torch.randn(4, 16), {"x": {0: BATCH}})
+
+
 def test_profile_and_network_plan() -> None:
-    seg = _segment(Mlp().eval(), torch.randn(4, 16), {"x": {0: BATCH}})
+    seg = _mlp_segment()
     (profile,) = read_profile(seg) or []
     assert (profile.min, profile.opt, profile.max) == ((1, 16), (4, 16), (16, 16))  # opt: the example
     plan = plan_network(seg)
@@ -147,7 +165,7 @@ def test_profile_and_network_plan() -> None:
 
 
 def test_reference_executor_specializes_and_checks_the_profile() -> None:
-    seg = _segment(Mlp().eval(), torch.randn(4, 16), {"x": {0: BATCH}})
+    seg = _mlp_segment()
     runner = TrtFunctionRunner(seg)
     for n in (1, 3, 16):
         assert runner([torch.randn(n, 16)])[0].shape[0] == n
