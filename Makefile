@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
+.PHONY: demo test pytest lit typecheck bench bench-bf16 bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,11 @@ typecheck: $(STAMP)
 	$(BIN)/pyright
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# Low precision (issue 17): eager and Inductor under torch.autocast, ziggurat precision=.
+bench-bf16: $(STAMP)
+	$(BIN)/python bench/run.py --precision bf16 $(BENCH_ARGS)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python bench/run.py --smoke

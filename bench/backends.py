@@ -7,6 +7,8 @@ compile time and peak memory cover exactly that. Failures never propagate: they 
 
 from __future__ import annotations
 
+import functools
+
 import gc
 import time
 from collections.abc import Callable
@@ -58,6 +60,23 @@ class InductorFreezeEntry(nn.Module):
         return self.model(*inputs)
 
 
+#: ``--precision``: the autocast dtype every column runs under (Ziggurat: ``precision=``).
+AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class AutocastEntry(nn.Module):
+    """``model`` called under ``torch.autocast("cpu", dtype)``, outputs as eager autocast gives them."""
+
+    def __init__(self, model: nn.Module, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.model = model
+        self.dtype = dtype
+
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        with torch.autocast("cpu", dtype=self.dtype):
+            return self.model(*inputs)
+
+
 def _build_eager(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
     return model
 
@@ -72,13 +91,14 @@ def _build_inductor_freeze(model: nn.Module, inputs: tuple[torch.Tensor, ...], t
     return torch.compile(InductorFreezeEntry(model))
 
 
-def _build_ziggurat(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
+def _build_ziggurat(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int,
+                    precision: str = "fp32") -> Runner:
     import ziggurat
 
     compile_fn = getattr(ziggurat, "compile", None)
     if compile_fn is None:
         raise RuntimeError("ziggurat.compile is not available yet")
-    compiled = compile_fn(model, inputs, backend="cpu", threads=threads)
+    compiled = compile_fn(model, inputs, backend="cpu", threads=threads, precision=precision)
     if not callable(compiled):
         raise TypeError(f"ziggurat.compile returned a non-callable {type(compiled).__name__}")
     return compiled
@@ -129,8 +149,17 @@ class PreparedBackend:
         return self.error is None
 
 
-def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> PreparedBackend:
-    """Compile `model` with backend `name` and run it once; never raises for backend failures."""
+def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int,
+                    precision: str = "fp32") -> PreparedBackend:
+    """Compile `model` with backend `name` and run it once; never raises for backend failures.
+
+    ``precision`` ``"bf16"``/``"fp16"``: eager and Inductor run the model under autocast,
+    Ziggurat compiles it with ``precision=``."""
+    builder = _BUILDERS[name]
+    if name == ZIGGURAT:
+        builder = functools.partial(_build_ziggurat, precision=precision)
+    elif precision != "fp32":
+        model = AutocastEntry(model, AUTOCAST_DTYPES[precision])
     if name not in _BUILDERS:
         raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
     gc.collect()
@@ -140,7 +169,7 @@ def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...
     try:
         with memory, context:
             start = time.perf_counter_ns()
-            runner = _BUILDERS[name](model, inputs, threads)
+            runner = builder(model, inputs, threads)
             output = runner(*inputs)
             setup_s = (time.perf_counter_ns() - start) / 1e9
         first_output = snapshot(output)

@@ -49,6 +49,9 @@ from ziggurat.bench.sysinfo import host_info, load_average
 from ziggurat.bench.table import render_table
 from ziggurat.bench.timing import measure_interleaved
 
+#: Max relative error (against eager fp32) a low-precision column may have before it is flagged;
+#: eager's own autocast error is in the eager column, measured the same way.
+PRECISION_TOLERANCE = {"bf16": 5e-2, "fp16": 1e-2}
 DEFAULT_ROUNDS = 20
 DEFAULT_WARMUP = 3
 DEFAULT_TARGET_MS = 5.0
@@ -74,6 +77,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="cold",
         help="cold (default): a fresh TORCHINDUCTOR_CACHE_DIR for this run, so compile times are not disk-cache hits",
     )
+    p.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+                   help="bf16/fp16: eager and Inductor under torch.autocast, Ziggurat with precision=; errors "
+                        "against eager fp32, flagged past PRECISION_TOLERANCE")
     p.add_argument("--list", action="store_true", help="list the zoo and exit")
     args = p.parse_args(argv)
 
@@ -123,7 +129,7 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
         # Every compiled backend gets its own copy: compilers may fold, pack or mutate weights.
         target = model if name == EAGER else copy.deepcopy(model)
         print(f"[{spec.name}] preparing {name} ...", file=log, flush=True)
-        prep = prepare_backend(name, target, inputs, args.threads)
+        prep = prepare_backend(name, target, inputs, args.threads, args.precision)
         if not _inputs_equal(inputs, pristine):
             _restore(inputs, pristine)  # later backends must see the same inputs
             if prep.ok:
@@ -159,7 +165,9 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
                 row.min_ms = min(timing.samples_ms)
                 row.samples_ms = timing.samples_ms
                 row.inner = timing.inner
-                row.set_error(error, spec.tolerance)
+                row.set_error(error, PRECISION_TOLERANCE.get(args.precision, spec.tolerance))
+                if args.precision != "fp32":  # low precision is measured against fp32: its own bar
+                    row.mismatch = row.over_tolerance
         elif timing is not None and timing.error is not None:
             row.error = timing.error
         rows.append(row)
@@ -219,6 +227,7 @@ def run(args: argparse.Namespace, log: TextIO) -> dict[str, object]:
             "target_ms": args.target_ms,
             "smoke": args.smoke,
             "inductor_cache": args.inductor_cache,
+            "precision": args.precision,
             "wall_s": round(time.perf_counter() - start, 2),
         },
         "models": {s.name: {"description": s.description, "tolerance": s.tolerance} for s in args.specs},
@@ -226,6 +235,15 @@ def run(args: argparse.Namespace, log: TextIO) -> dict[str, object]:
         "geomean": summaries,
         "notes": notes,
     }
+
+
+def _precision_line(config: dict[str, object]) -> str:
+    precision = config.get("precision", "fp32")
+    if precision == "fp32":
+        return "fp32"
+    tol = PRECISION_TOLERANCE[str(precision)]
+    return (f"{precision}: eager and Inductor under torch.autocast, ziggurat precision={precision!r}; "
+            f"errors against eager fp32, flagged past {tol:g}")
 
 
 def _load(value: object) -> str:
@@ -256,7 +274,7 @@ def format_header(report: dict[str, object]) -> str:
             f"torch {meta['torch_version']}, python {meta['python_version']}, threads {meta['threads']}; "
             f"load average at start {_load(meta['load_average_start'])}, at end {_load(meta['load_average_end'])}",
             f"{config['rounds']} interleaved rounds after {config['warmup']} warm-up rounds; median of per-call latency; "
-            f"target {config['target_ms']} ms per sample; no_grad; fp32",
+            f"target {config['target_ms']} ms per sample; no_grad; {_precision_line(config)}",
             "compile s = compile + first call; peak MB = peak RSS rise of this process during compile + first call",
         ]
         + ([warning] if (warning := busy_machine_warning(meta)) else [])

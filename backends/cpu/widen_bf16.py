@@ -38,10 +38,11 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from ziggurat.dialects.fused import Conv2dOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
 from ziggurat.dialects.torch.op_registry import op_key
-from ziggurat.ir.rewriting import StaticShapesOnly
+from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
 
@@ -138,10 +139,52 @@ class WidenOp(RewritePattern):
         record(NAME, "ops widened")
 
 
+@dataclass
+class WidenDepthwiseConv(RewritePattern):
+    """A bf16 depthwise ``fused.conv2d`` (one filter per channel) on the float32 depthwise
+    kernel: eager's bf16 convolution accumulates the exact bf16 products in float32 and rounds
+    once, as this does (in another order: a bf16 ulp apart at most where a sum rounds across a
+    boundary).  Literal weights and biases become float32 literals; the post-ops run in float32
+    before the one rounding.  A dense bf16 convolution stays in torch (oneDNN's AMX kernels
+    there beat a float32 one)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+        if op.weight_layout is not None or _dtype(op.result) != torch.bfloat16:
+            return
+        in_shape, w_shape = op.input.type.get_shape(), op.weight.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        groups = int(op.groups.value.data)
+        if len(in_shape) != 4 or len(w_shape) != 4 or groups != in_shape[1] or w_shape[1] != 1 or groups == 1:
+            return
+        operands = [op.input, op.weight, op.bias, op.other]
+        if any(v is not None and _dtype(v) not in (torch.bfloat16, torch.float32) for v in operands):
+            return
+        new_ops: list[Operation] = []
+        wide: list[SSAValue | None] = []
+        for v in operands:
+            if v is None or _dtype(v) == torch.float32:
+                wide.append(v)
+                continue
+            tensor = literal_value(v)
+            up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32") if tensor is not None else \
+                _cast(v, torch.float32, f32)
+            new_ops.append(up)
+            wide.append(up.results[0])
+        result = op.results[0]
+        wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        conv = Conv2dOp.create(operands=[v for v in wide if v is not None], result_types=[wide_type],
+                               properties=dict(op.properties), attributes=dict(op.attributes))
+        # the optional operands keep their segment sizes
+        down = _cast(conv.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        conv.results[0].name_hint = result.name_hint
+        rewriter.replace_op(op, [*new_ops, conv, down], [down.results[0]])
+        record(NAME, "depthwise convolutions widened")
+
+
 @dataclass(frozen=True)
 class WidenBf16Pass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenDepthwiseConv()])),
                              apply_recursively=False).rewrite_module(op)

@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import ziggurat
+
 from tests.cpu_backend.conftest import compile_cpu, host_isas
 
 Fn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -117,3 +119,36 @@ def test_widened_gelu_within_eagers_own_error(name: str) -> None:
     bound = e.abs() * 2.0 ** -8 + 1e-6 * e.abs().max()
     assert bool(((g - e).abs() <= bound).all())
     assert _same_bits(got[~finite], expected[~finite])
+
+
+class DepthwiseNet(torch.nn.Module):
+    """A depthwise 7x7 (ConvNeXt's), a GELU, a strided depthwise 3x3 without bias, and a dense
+    1x1 convolution (which stays in torch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dw = torch.nn.Conv2d(24, 24, 7, padding=3, groups=24)
+        self.dw2 = torch.nn.Conv2d(24, 24, 3, stride=2, groups=24, bias=False)
+        self.pw = torch.nn.Conv2d(24, 8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pw(self.dw2(torch.nn.functional.gelu(self.dw(x))))
+
+
+def test_depthwise_convolution_runs_in_float32_and_rounds_once() -> None:
+    torch.manual_seed(5)
+    exact_model = DepthwiseNet().eval()
+    model = DepthwiseNet().eval()
+    model.load_state_dict(exact_model.state_dict())
+    model = model.to(torch.bfloat16)
+    x = torch.randn(2, 24, 19, 23).bfloat16()
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    still_torch = [r.op for r in compiled.report.unsupported]
+    assert still_torch == ["fused.conv2d"], compiled.report.unsupported  # the dense 1x1 only
+    with torch.no_grad():
+        exact = exact_model.double()(x.double())
+        eager = model(x).double()
+    got = compiled(x).double()
+    scale = exact.abs().max()
+    ours, eagers = ((got - exact).abs().max() / scale).item(), ((eager - exact).abs().max() / scale).item()
+    assert ours <= max(2 * eagers, 1e-2), (ours, eagers)

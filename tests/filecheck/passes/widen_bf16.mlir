@@ -52,6 +52,25 @@ func.func @promoted(%x: tensor<4x33xbf16>, %y: tensor<4x33xf32>, %m: tensor<4x33
   func.return %0, %1 : tensor<4x33xf32>, tensor<4x33xbf16>
 }
 
+// A bf16 depthwise convolution runs on the float32 kernel: its literal weight and bias become
+// float32 literals, the input is widened, the result rounded once. A dense one is kept.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-DAG:     %[[WF:.*]] = torch.literal {{.*}} : tensor<4x1x3x3xf32>
+// CHECK-DAG:     %[[BF:.*]] = torch.literal {{.*}} : tensor<4xf32>
+// CHECK-DAG:     %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xf32>
+// CHECK:         %[[C:.*]] = fused.conv2d %[[XF]], %[[WF]] bias(%[[BF]] : tensor<4xf32>) {{.*}}groups = 4 : i64{{.*}} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:    %[[CB:.*]] = torch.aten._to_copy %[[C]] {dtype = bf16, non_blocking = false} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16>
+// CHECK-NEXT:    %[[D:.*]] = fused.conv2d %[[CB]], %wd {{.*}} : (tensor<1x4x8x8xbf16>, tensor<4x4x1x1xbf16>) -> tensor<1x4x8x8xbf16>
+// CHECK-NEXT:    func.return %[[D]]
+func.func @depthwise(%x: tensor<1x4x8x8xbf16>, %wd: tensor<4x4x1x1xbf16>) -> tensor<1x4x8x8xbf16> {
+  %w = torch.literal dense<1.5> : tensor<4x1x3x3xbf16>
+  %b = torch.literal dense<0.25> : tensor<4xbf16>
+  %0 = fused.conv2d %x, %w bias(%b : tensor<4xbf16>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<1x4x8x8xbf16>
+  %1 = fused.conv2d %0, %wd {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x4x1x1xbf16>) -> tensor<1x4x8x8xbf16>
+  func.return %1 : tensor<1x4x8x8xbf16>
+}
+
 // STATS: widen-bf16:
+// STATS:   depthwise convolutions widened 1
 // STATS:   ops widened 3
 // STATS:   promoted operands widened 1
