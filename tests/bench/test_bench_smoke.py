@@ -7,6 +7,7 @@ handle (failing, wrong, mutating, working) is simulated by patching `ziggurat.co
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import math
@@ -30,7 +31,14 @@ def run_bench(argv: list[str], tmp_path: Path) -> tuple[str, dict[str, Any]]:
     json_path = tmp_path / "bench.json"
     if "--threads" not in argv:
         argv = argv + ["--threads", "1"]  # a shared 2-core machine: keep the tests quick
-    assert main(argv + ["--json", str(json_path)], out=out, log=log) == 0
+    # The harness calls gc.collect() before each build and each timed phase (8 times in a smoke
+    # run); in a pytest worker that has run hundreds of tests each walks that whole heap, 1-2 s.
+    # Frozen, the objects made before this run are left out, as in `bench/run.py`'s own process.
+    gc.freeze()
+    try:
+        assert main(argv + ["--json", str(json_path)], out=out, log=log) == 0
+    finally:
+        gc.unfreeze()
     return out.getvalue(), json.loads(json_path.read_text())
 
 
@@ -101,7 +109,8 @@ class Scaled(nn.Module):
 
 
 def test_failing_backend_becomes_na_with_first_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def fake(model: nn.Module, inputs: tuple[torch.Tensor, ...], backend: str, threads: int) -> nn.Module:
+    def fake(model: nn.Module, inputs: tuple[torch.Tensor, ...], backend: str, threads: int,
+             precision: str = "fp32") -> nn.Module:
         raise ValueError("unsupported op aten::foo\nsecond line of the message")
 
     patch_ziggurat(monkeypatch, fake)
@@ -117,13 +126,16 @@ def test_failing_backend_becomes_na_with_first_error_line(tmp_path: Path, monkey
 def test_correct_backend_gets_speedups_and_call_signature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
 
-    def fake(model: nn.Module, inputs: tuple[torch.Tensor, ...], backend: str, threads: int) -> nn.Module:
-        calls.append({"inputs": inputs, "backend": backend, "threads": threads, "grad": torch.is_grad_enabled()})
+    def fake(model: nn.Module, inputs: tuple[torch.Tensor, ...], backend: str, threads: int,
+             precision: str = "fp32") -> nn.Module:
+        calls.append({"inputs": inputs, "backend": backend, "threads": threads, "precision": precision,
+                      "grad": torch.is_grad_enabled()})
         return model
 
     patch_ziggurat(monkeypatch, fake)
     table, report = run_bench(["--smoke", "--threads", "1", "--rounds", "4"], tmp_path)
     assert [c["backend"] for c in calls] == ["cpu", "cpu"] and all(c["threads"] == 1 for c in calls)
+    assert all(c["precision"] == "fp32" for c in calls)
     assert not any(c["grad"] for c in calls), "compilation must happen under torch.no_grad()"
     assert all(isinstance(c["inputs"], tuple) for c in calls)
     rows = rows_by_key(report)
@@ -140,7 +152,7 @@ def test_correct_backend_gets_speedups_and_call_signature(tmp_path: Path, monkey
 
 
 def test_wrong_backend_is_flagged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads: Scaled(model, 1.001))
+    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads, precision="fp32": Scaled(model, 1.001))
     table, report = run_bench(["--smoke", "--models", "mlp-b1", "--rounds", "2"], tmp_path)
     zig = rows_by_key(report)[("mlp-b1", "ziggurat")]
     assert zig["status"] == "ok" and zig["mismatch"] and zig["over_tolerance"]
@@ -160,7 +172,7 @@ def test_backend_failing_after_first_call_loses_its_column(tmp_path: Path, monke
                 raise RuntimeError("segfault-ish")
             return self.model(x)
 
-    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads: Flaky(model))
+    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads, precision="fp32": Flaky(model))
     table, report = run_bench(["--smoke", "--models", "mlp-b1", "--rounds", "2"], tmp_path)
     zig = rows_by_key(report)[("mlp-b1", "ziggurat")]
     assert zig["status"] == "n/a" and zig["error"] == "failed while timing: RuntimeError: segfault-ish"
@@ -176,7 +188,7 @@ def test_backend_mutating_inputs_is_rejected_and_inputs_restored(tmp_path: Path,
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.model(x.mul_(2.0))
 
-    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads: Mutating(model))
+    patch_ziggurat(monkeypatch, lambda model, inputs, backend, threads, precision="fp32": Mutating(model))
     _, report = run_bench(["--smoke", "--models", "mlp-b1", "--backends", "ziggurat,eager", "--rounds", "2"], tmp_path)
     rows = rows_by_key(report)
     assert rows[("mlp-b1", "ziggurat")]["status"] == "n/a"
