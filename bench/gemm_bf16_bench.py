@@ -1,0 +1,188 @@
+"""bf16 GEMM benchmark: Ziggurat's bf16 kernels vs torch's bf16 matmul (oneDNN), against this
+machine's measured peak of the instruction they are built on.
+
+    python bench/gemm_bf16_bench.py [--threads 1 2] [--kernels amx avx512bf16] [--json out.json]
+
+The peak is measured in the same run by a JIT'd loop of independent ``tdpbf16ps`` (4 tile
+accumulators, operands in tile registers: no memory traffic) for AMX, or of 24 independent
+``vdpbf16ps`` chains for AVX512-BF16, on every requested thread count.  Each shape is timed
+interleaved (peak probe, ours, torch, ...), and the share of peak is the median of the
+per-round ratios, so a busy moment of the shared machine moves both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import statistics
+import sys
+import time
+
+if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
+    sys.path.pop(0)
+
+import torch
+
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.jit import compile_ir
+from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
+from ziggurat.backends.cpu.kernels.pack_bf16 import pack_b_bf16
+
+SHAPES = [(1024, 1024, 1024), (512, 512, 512), (2048, 2048, 2048), (128, 768, 768), (128, 3072, 768),
+          (197, 2304, 768), (64, 3072, 768)]
+
+_AMX_PEAK = """
+declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
+declare x86_amx @llvm.x86.tdpbf16ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
+declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
+declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
+define void @peak(i64 %n, ptr %out, ptr %in) {
+entry:
+  %z = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
+  %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
+  %tb = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+  %c0 = phi x86_amx [%z, %entry], [%d0, %loop]
+  %c1 = phi x86_amx [%z, %entry], [%d1, %loop]
+  %c2 = phi x86_amx [%z, %entry], [%d2, %loop]
+  %c3 = phi x86_amx [%z, %entry], [%d3, %loop]
+  %d0 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c0, x86_amx %ta, x86_amx %tb)
+  %d1 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c1, x86_amx %ta, x86_amx %tb)
+  %d2 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c2, x86_amx %ta, x86_amx %tb)
+  %d3 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c3, x86_amx %ta, x86_amx %tb)
+  %i1 = add i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d0)
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d1)
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d2)
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d3)
+  ret void
+}
+"""
+_AMX_FLOPS_PER_ITER = 4 * 16 * 16 * 32 * 2
+
+
+def _dp_peak_ir(chains: int = 24) -> str:
+    phis = "\n".join(f"  %a{i} = phi <16 x float> [zeroinitializer, %entry], [%n{i}, %loop]" for i in range(chains))
+    dps = "\n".join(f"  %n{i} = call <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float> %a{i}, "
+                    f"<32 x bfloat> %x, <32 x bfloat> %y)" for i in range(chains))
+    sums = "\n".join(f"  %s{i} = fadd <16 x float> %s{i - 1}, %n{i}" for i in range(1, chains))
+    return f"""
+declare <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float>, <32 x bfloat>, <32 x bfloat>)
+define void @peak(i64 %n, ptr %out, ptr %in) {{
+entry:
+  %x = load <32 x bfloat>, ptr %in
+  %y = load <32 x bfloat>, ptr %in
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+{phis}
+{dps}
+  %i1 = add i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %s0 = fadd <16 x float> %n0, zeroinitializer
+{sums}
+  store <16 x float> %s{chains - 1}, ptr %out
+  ret void
+}}
+"""
+
+
+class PeakProbe:
+    """The kernel's instruction at full rate: the JIT'd loop runs in ``threads`` Python threads
+    at once (a ctypes call releases the GIL), one per core."""
+
+    def __init__(self, kernel: str) -> None:
+        text, self.flops = (_AMX_PEAK, _AMX_FLOPS_PER_ITER) if kernel == "amx" else (_dp_peak_ir(), 24 * 16 * 2 * 2)
+        self.fn = compile_ir(text, Isa.AVX512).ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p,
+                                                                                ctypes.c_void_p])
+        self.buf, self.out = torch.zeros(1024), torch.zeros(1024)
+        self.fn(1000, self.out.data_ptr(), self.buf.data_ptr())
+
+    def sample(self, threads: int, iters: int = 200_000) -> float:
+        import threading
+
+        outs = [torch.zeros(1024) for _ in range(threads)]  # alive until every thread is done
+
+        def run(out: torch.Tensor) -> None:
+            self.fn(iters, out.data_ptr(), self.buf.data_ptr())
+
+        workers = [threading.Thread(target=run, args=(out,)) for out in outs]
+        t = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return iters * self.flops * threads / (time.perf_counter() - t) / 1e9
+
+
+def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds: int) -> list[dict[str, object]]:
+    torch.set_num_threads(threads)
+    probe = PeakProbe(kernel)
+    rows: list[dict[str, object]] = []
+    for m, n, k in shapes:
+        a, b = torch.randn(m, k).bfloat16(), torch.randn(k, n).bfloat16()
+        packed = pack_b_bf16(b)
+        out_ours, out_torch = torch.empty(m, n, dtype=torch.bfloat16), torch.empty(m, n, dtype=torch.bfloat16)
+        ours = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, threads=threads))
+        flops = 2 * m * n * k
+        reps = max(1, int(0.02 * 1e12 / max(flops, 1)))
+
+        def timed(fn) -> float:  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            return flops * reps / (time.perf_counter() - t) / 1e9
+
+        timed(lambda: ours(a, packed, out=out_ours))
+        timed(lambda: torch.mm(a, b, out=out_torch))
+        peaks, mine, theirs = [], [], []
+        for _ in range(rounds):
+            peaks.append(probe.sample(threads, 20_000))
+            mine.append(timed(lambda: ours(a, packed, out=out_ours)))
+            theirs.append(timed(lambda: torch.mm(a, b, out=out_torch)))
+        share = statistics.median(x / p for x, p in zip(mine, peaks, strict=True))
+        share_torch = statistics.median(x / p for x, p in zip(theirs, peaks, strict=True))
+        rows.append({"kernel": kernel, "threads": threads, "m": m, "n": n, "k": k,
+                     "peak_gflops": round(max(peaks), 1), "ours_gflops": round(statistics.median(mine), 1),
+                     "torch_gflops": round(statistics.median(theirs), 1), "ours_share": round(share, 3),
+                     "torch_share": round(share_torch, 3)})
+        r = rows[-1]
+        print(f"{kernel:10s} t{threads} {m:5d}x{n:5d}x{k:5d}  peak {r['peak_gflops']:7.0f}  ours {r['ours_gflops']:7.0f} "
+              f"({100 * share:5.1f} %)  torch {r['torch_gflops']:7.0f} ({100 * share_torch:5.1f} %)  GFLOP/s", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bench/gemm_bf16_bench.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--kernels", nargs="+", default=None, help="amx and/or avx512bf16 (default: what the host has)")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--quick", action="store_true", help="1024^3 and one transformer shape only")
+    p.add_argument("--json", help="write the rows to this file")
+    args = p.parse_args(argv)
+    host = amx.host_bf16_kernel()
+    kernels = args.kernels or ([host] + (["avx512bf16"] if host == "amx" else []) if host else [])
+    if not kernels:
+        print("this host has neither AMX-BF16 nor AVX512-BF16: nothing to measure", file=sys.stderr)
+        return 1
+    shapes = SHAPES[:1] + SHAPES[4:5] if args.quick else SHAPES
+    rows = [row for kernel in kernels for threads in args.threads for row in bench(kernel, threads, shapes, args.rounds)]
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
