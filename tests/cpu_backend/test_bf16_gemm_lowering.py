@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 import ziggurat
+import ziggurat.ir.errors as ziggurat_errors
 from ziggurat.backends.cpu.kernels import amx
 
 KERNEL = amx.host_bf16_kernel()
@@ -148,3 +149,19 @@ def test_what_stays_in_torch_says_why() -> None:
     reasons = [r.reason for r in narrow.report.unsupported]
     assert any("avx512" in r for r in reasons), reasons
     torch.testing.assert_close(narrow(x), model(x))
+
+
+@pytest.mark.skipif(KERNEL != "amx", reason="this host has no AMX-BF16 (or the OS refused the tiles)")
+def test_saved_amx_module_needs_the_tile_permission(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A saved module with AMX kernels loads and runs bit for bit; in a process the OS refused
+    the tile state, loading it is a clear LoadError naming AMX, not SIGILL at the first call."""
+    torch.manual_seed(4)
+    model = Block().eval()
+    x = torch.randn(3, 70)
+    compiled = ziggurat.compile(model, (x,), backend="cpu", precision="bf16")
+    path = tmp_path / "bf16.zig"
+    compiled.save(path)
+    assert torch.equal(ziggurat.load(path)(x), compiled(x))
+    monkeypatch.setattr(amx, "request_tile_permission", lambda: (False, "refused by the test"))
+    with pytest.raises(ziggurat_errors.ZigguratError, match="AMX tiles.*refused by the test"):
+        ziggurat.load(path)
