@@ -36,10 +36,12 @@ def test_seeded_slice(corpus: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.mlir"
     bad.write_text((corpus / "mixed_torch.mlir").read_text().replace("torch.aten.", "torch.aten.x", 1))
     twins: list[dict[str, Any]] = []
-    for path in (corpus / "mixed_torch.mlir", bad):
-        for exec_ in (False, True):
-            twins.append({"input": SLICE_INPUTS + len(twins), "seed": path.name, "mutation": "",
-                          "tool": "ziggurat-opt", "argv": [str(path), "--elide-resources"], "exec": exec_})
+    # forked, exec'd; exec'd, forked: the two exec'd runs (a whole process each, the slow jobs)
+    # are next to each other in the job list, so execute's round robin gives one to each server
+    for path, exec_ in ((corpus / "mixed_torch.mlir", False), (corpus / "mixed_torch.mlir", True), (bad, True),
+                        (bad, False)):
+        twins.append({"input": SLICE_INPUTS + len(twins), "seed": path.name, "mutation": "",
+                      "tool": "ziggurat-opt", "argv": [str(path), "--elide-resources"], "exec": exec_})
     results = execute(jobs + twins, workers=2)
     twin_results = [r for r in results if r["input"] >= SLICE_INPUTS]
     summary = summarize([r for r in results if r["input"] < SLICE_INPUTS])
