@@ -54,6 +54,10 @@ WIDENED = frozenset({
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
     "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
     "aten::softmax.int", "aten::_softmax", "aten::layer_norm",
+    # reductions and pools: eager accumulates a bf16 sum in float32 and rounds the result once
+    # (a max or min is exact either way)
+    "aten::sum", "aten::sum.dim_IntList", "aten::mean", "aten::mean.dim", "aten::amax", "aten::amin",
+    "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::avg_pool2d",
 })
 #: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
 #: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the

@@ -22,21 +22,21 @@ func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) 
   func.return %2 : tensor<4x33xbf16>
 }
 
-// Not widened: an op off the list (a reduction), an op with a dtype argument, a float16 op,
+// Not widened: an op off the list (a scan), an op with a dtype argument, a float16 op,
 // an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
 // CHECK-LABEL: func.func @kept
-// CHECK-NEXT:    torch.aten.sum.dim_IntList %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+// CHECK-NEXT:    torch.aten.cumsum %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
 // CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
-  %0 = torch.aten.sum.dim_IntList %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4x33xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
+  %0 = torch.aten.cumsum %x {dim = 1 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
   %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
   %2 = torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
   %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
   %4 = torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-  func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
+  func.return %0, %1, %2, %3, %4 : tensor<4x33xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
 }
 
 // A float32 op with a bf16 operand (eager promotes it exactly): only that operand is widened.
@@ -70,7 +70,17 @@ func.func @depthwise(%x: tensor<1x4x8x8xbf16>, %wd: tensor<4x4x1x1xbf16>) -> ten
   func.return %1 : tensor<1x4x8x8xbf16>
 }
 
+// A bf16 sum accumulates in float32 and rounds once, as eager's.
+// CHECK-LABEL: func.func @reduction
+// CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.sum.dim_IntList %[[XF]] {{.*}} : (tensor<4x33xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[SB:.*]] = torch.aten._to_copy %[[S]] {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
+func.func @reduction(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
+  %0 = torch.aten.sum.dim_IntList %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+  func.return %0 : tensor<4xbf16>
+}
+
 // STATS: widen-bf16:
 // STATS:   depthwise convolutions widened 1
-// STATS:   ops widened 3
+// STATS:   ops widened 4
 // STATS:   promoted operands widened 1
