@@ -422,6 +422,22 @@ def _scope(node: torch.fx.Node) -> bool:
             and target.name() in _SCOPES)
 
 
+def _drop_metadata_asserts(module: torch.fx.GraphModule) -> None:
+    """Remove ``aten._assert_tensor_metadata`` checks (they compute nothing) before an autocast
+    region is inlined: re-tracing it does not always redo autocast's choice for an op autocast
+    casts inside its own kernel (``nn.RNN``'s ``rnn_tanh`` is traced in float32, where the
+    export saw bf16), and a check of the traced dtype would stop the compile.  Such an op then
+    runs in float32, closer to the float32 result than eager's autocast (as nn.LSTM and nn.GRU
+    do, which leave no check)."""
+    graph = module.graph
+    target = torch.ops.aten._assert_tensor_metadata.default  # pyright: ignore[reportPrivateUsage]
+    dropped = [n for n in graph.nodes if n.op == "call_function" and n.target is target and not n.users]
+    for node in dropped:
+        graph.erase_node(node)
+    if dropped:
+        module.recompile()
+
+
 def functional(program: Any) -> Any:
     """The program with its in-place ops functionalized (``y[2:] = v`` -> ``slice_scatter``,
     a write to an input -> a ``USER_INPUT_MUTATION`` output) when it has any: importing an
@@ -432,6 +448,8 @@ def functional(program: Any) -> Any:
     (``_SCOPES``) are inlined by the same step, their casts made explicit."""
     if not any(_mutates(n) or _scope(n) for n in program.graph_module.graph.nodes):
         return program
+    if any(_scope(n) for n in program.graph_module.graph.nodes):
+        _drop_metadata_asserts(program.graph_module)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

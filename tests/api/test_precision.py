@@ -221,3 +221,21 @@ def test_bisect_and_explain_take_precision() -> None:
     # without the bf16 kernels (the avx2 ISA) the bf16 GEMMs run in torch, and explain says so
     report = str(ziggurat.explain(model, (x,), backend="cpu", precision="bf16", isa="avx2"))
     assert "fused.linear" in report, report
+
+
+def test_recurrent_layers_under_precision() -> None:
+    """nn.RNN under autocast left a dtype check that the inlined autocast region broke (the
+    compile stopped); recurrent layers now compile and run in float32, at least as close to
+    the float32 result as eager's autocast."""
+    torch.manual_seed(8)
+    for layer in (nn.RNN(16, 24, 2, batch_first=True), nn.LSTM(16, 24, 2, batch_first=True)):
+        model = layer.eval()
+        x = torch.randn(3, 7, 16)
+        compiled = ziggurat.compile(model, (x,), backend="cpu", precision="bf16")
+        with torch.no_grad():
+            exact = model(x)[0]
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                eager = model(x)[0].float()
+        got = compiled(x)[0]
+        scale = exact.abs().max()
+        assert (got - exact).abs().max() / scale <= max(2 * (eager - exact).abs().max() / scale, 1e-3)
