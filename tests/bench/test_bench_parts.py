@@ -125,3 +125,23 @@ def test_peak_rss_delta_sees_an_allocation() -> None:
     if mem.delta_bytes is None:
         pytest.skip("this kernel does not allow resetting VmHWM")
     assert mem.delta_bytes >= 48 * 2**20
+
+
+def test_low_precision_bar_follows_eager_autocast() -> None:
+    """--precision bf16: a column is flagged past the precision's tolerance or twice eager
+    autocast's own error against fp32, whichever is larger."""
+    from ziggurat.bench.run import _precision_bar  # pyright: ignore[reportPrivateUsage]
+
+    def rows(eager: float, ours: float) -> list[BackendResult]:
+        out = [BackendResult(model="m", backend="eager", status=STATUS_OK),
+               BackendResult(model="m", backend="ziggurat", status=STATUS_OK)]
+        out[0].set_error(eager, 1e-4)
+        out[1].set_error(ours, 1e-4)
+        _precision_bar(out, 5e-2)
+        return out
+
+    deep = rows(0.15, 0.2)  # a deep bf16 net: eager itself is 0.15 from fp32
+    assert not deep[0].mismatch and not deep[1].mismatch and deep[1].tolerance == pytest.approx(0.3)
+    assert rows(0.15, 0.4)[1].over_tolerance
+    shallow = rows(1e-3, 4e-2)  # the precision's own tolerance when eager is close
+    assert not shallow[1].over_tolerance and rows(1e-3, 6e-2)[1].over_tolerance
