@@ -165,3 +165,41 @@ def test_saved_amx_module_needs_the_tile_permission(tmp_path: Any, monkeypatch: 
     monkeypatch.setattr(amx, "request_tile_permission", lambda: (False, "refused by the test"))
     with pytest.raises(ziggurat_errors.ZigguratError, match="AMX tiles.*refused by the test"):
         ziggurat.load(path)
+
+
+class Pointwise(nn.Module):
+    """1x1 convolutions: bias and relu, no bias and a residual, stride 2 after a silu; a 3x3
+    (stays in torch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(24, 40, 1)
+        self.b = nn.Conv2d(40, 24, 1, bias=False)
+        self.c = nn.Conv2d(24, 16, 1, stride=2)
+        self.d = nn.Conv2d(24, 24, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.b(torch.relu(self.a(x))) + x
+        return self.c(nn.functional.silu(z)), self.d(z)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_pointwise_convolutions_are_gemms(layout: str) -> None:
+    torch.manual_seed(5)
+    exact_model = Pointwise().eval()
+    model = Pointwise().eval()
+    model.load_state_dict(exact_model.state_dict())
+    model = model.to(torch.bfloat16)
+    x = torch.randn(2, 24, 13, 17).bfloat16()
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    assert compiled.ir["graph"].count("bf16_kernel") == 3, compiled.report.unsupported
+    reasons = [r.reason for r in compiled.report.unsupported]
+    assert reasons == ["bf16 convolutions other than 1x1 (no padding, one group) run in torch"], reasons
+    with torch.no_grad():
+        exact = exact_model.double()(x.double())
+        eager = model(x)
+    for got, ref, want in zip(compiled(x), eager, exact, strict=True):
+        assert got.dtype == torch.bfloat16
+        assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)

@@ -185,3 +185,17 @@ def test_run_time_b_batched_and_scaled(kernel: str, transposed: bool, shape: tup
         got = f.matrix(out, i).double()
         assert bool(torch.isfinite(got).all())
         torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4 * max(1.0, k ** 0.5))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_bias_per_row(kernel: str) -> None:
+    """A 1x1 convolution's bias: one per row (output channel), before the activation."""
+    m, n, k = 37, 45, 20
+    a, b = _operands(m, n, k, seed=4)
+    bias = torch.randn(m)
+    spec = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=1, bias=True, bias_rows=True,
+                        unary="relu")
+    got = bf16_gemm_callable(spec)(a, pack_b_bf16(b), bias)
+    torch.testing.assert_close(got, torch.relu(a.float() @ b.float() + bias[:, None]), rtol=1e-5, atol=1e-4)
+    with pytest.raises(GemmSpecError, match="bias_rows"):
+        Bf16GemmSpec(m, n, k, kernel=kernel, bias_rows=True)

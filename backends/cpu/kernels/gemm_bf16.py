@@ -375,7 +375,7 @@ class _Emitter:
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
             masks.append(_i(b.icmp_signed("<", lanes, self._splat_i32(b, left))))
         bias_v = []
-        if s.bias:
+        if s.bias and not s.bias_rows:
             for h in range(2):
                 bias_v.append(self._masked_load_f32(b, gep(b, bias, llvm_ir.add(b, col0, i64(16 * h))), masks[h]))
         params = dict(s.unary_params)
@@ -386,7 +386,9 @@ class _Emitter:
                 x = vec.load(b, gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h))))
                 if s.scale != 1.0:
                     x = llvm_ir.fmul(b, x, vec.const(s.scale))
-                if s.bias:
+                if s.bias and s.bias_rows:  # one bias per row (a 1x1 convolution's channel)
+                    x = llvm_ir.fadd(b, x, vec.splat(b, _i(b.load(gep(b, bias, row)))))
+                elif s.bias:
                     x = llvm_ir.fadd(b, x, bias_v[h])
                 if s.binary is not None and s.binary_first:
                     x = self._binary(b, x, other, row, llvm_ir.add(b, col0, i64(16 * h)), rs, ocs, masks[h])

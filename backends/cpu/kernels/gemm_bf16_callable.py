@@ -40,7 +40,7 @@ class Bf16GemmKernel:
         if s.bias:
             if bias is None:
                 raise ValueError("the spec has a bias; pass bias=")
-            _expect(bias, "bias", torch.float32, s.n)
+            _expect(bias, "bias", torch.float32, s.m if s.bias_rows else s.n)
         if s.binary is not None:
             if other is None:
                 raise ValueError("the spec has a binary op; pass other=")

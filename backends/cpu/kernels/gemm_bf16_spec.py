@@ -10,7 +10,7 @@
   broadcasts a prepacked B or ``other``);
 * the product scaled by ``scale`` before the epilogue (``alpha`` of ``baddbmm``);
 * products accumulated in float32 (``tdpbf16ps`` / ``vdpbf16ps``), the epilogue in float32:
-  ``+ bias[j]`` (float32), then ``unary``, then ``binary`` with ``other`` (``x + alpha*other``
+  ``+ bias[j]`` (float32; ``bias[i]`` with ``bias_rows``), then ``unary``, then ``binary`` with ``other`` (``x + alpha*other``
   / ``x - alpha*other``; bf16 or float32, element ``(i, j)`` at ``other + i*rs + j*cs``, ``cs``
   0 or 1), or binary before unary with ``binary_first``;
 * ``C`` bf16 (rounded to nearest even, as torch rounds) or float32, ``C[i, j]`` at
@@ -66,6 +66,7 @@ class Bf16GemmSpec:
     batch_stride_c: int = 0
     other_batch_stride: int = 0
     scale: float = 1.0
+    bias_rows: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -104,6 +105,8 @@ class Bf16GemmSpec:
             if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
                 raise GemmSpecError(f"Bf16GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
             s(self, "other_strides", (rs, cs))
+        if self.bias_rows and not self.bias:
+            raise GemmSpecError("Bf16GemmSpec.bias_rows needs bias=True")
         _positive("batch", self.batch)
         for stride in ("batch_stride_a", "batch_stride_b", "batch_stride_c", "other_batch_stride"):
             v = getattr(self, stride)

@@ -126,7 +126,7 @@ def is_bf16_cast(op: Operation) -> bool:
 
 
 #: GEMMs the bf16 kernels compute (``lowering/gemm_bf16.py``) when every operand is bf16.
-BF16_GEMMS = frozenset({"fused.linear", "fused.matmul", "aten::linear", "aten::matmul", "aten::mm"})
+BF16_GEMMS = frozenset({"fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm"})
 
 
 def is_bf16_gemm(op: Operation) -> bool:

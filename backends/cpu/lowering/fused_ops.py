@@ -140,6 +140,10 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     padding = int_values(op.padding)
     dilation = int_values(op.dilation)
     groups = int(op.groups.value.data)
+    if args.out_dtype == torch.bfloat16:
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_pointwise_conv
+
+        return bf16_pointwise_conv(ctx, x, w, bias, ints, padding, groups, args.out_shape, epi)
     packed = None
     w_shape = None
     if op.weight_layout is not None:

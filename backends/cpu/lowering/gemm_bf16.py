@@ -12,6 +12,7 @@ AMX-BF16 or AVX512-BF16, an ISA other than AVX-512.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -177,3 +178,44 @@ def _other(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: in
         raise NotLowerable("a bf16 GEMM's broadcast residual with a column stride other than 0 or 1")
     full = reshape(ctx, other, (total,))
     return GemmOperand(ctx.realize(full, "other")), n, 1, m * n
+
+
+def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+                        stride: Sequence[int], padding: Sequence[int], groups: int, out_shape: Sequence[int],
+                        epi: Any) -> TensorValue:
+    """A bf16 1x1 convolution (NCHW) as one GEMM per image: ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``,
+    the weight read in place (rows of A), the image packed by the kernel a panel of 32 pixels
+    at a time, the bias one per row; a stride is a strided view of the image (copied)."""
+    weight = _constant_bf16(w, "convolution")
+    if (weight is None or weight.dim() != 4 or tuple(weight.shape[2:]) != (1, 1) or groups != 1
+            or any(p != 0 for p in padding) or x.rank != 4 or len(out_shape) != 4):
+        raise NotLowerable("bf16 convolutions other than 1x1 (no padding, one group) run in torch")
+    if epi.bias is not None:
+        raise NotLowerable("a bf16 1x1 convolution with a column bias")
+    n, cin = x.shape[:2]
+    cout, oh, ow = out_shape[1], out_shape[2], out_shape[3]
+    if min(n, cin, cout, oh, ow) < 1 or cin > MAX_RUNTIME_K:
+        raise NotLowerable(f"a bf16 1x1 convolution of {cin} input channels and an empty size")
+    kernel = bf16_kernel(ctx)
+    if any(s != 1 for s in stride):
+        from ziggurat.backends.cpu.lowering.views import slice_dim
+
+        x = slice_dim(ctx, slice_dim(ctx, x, 2, 0, stride[0], oh), 3, 0, stride[1], ow)
+    hw = oh * ow
+    image = reshape(ctx, x, (n, cin, hw))
+    bv = matrix_view(ctx, image, (n,), allow_transposed=True)
+    rows = ctx.constant(weight.reshape(cout, cin).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, "lda": cin, "ldc": hw,
+                            "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
+    if n > 1:
+        spec.update(batch=n, batch_stride_a=0, batch_stride_b=bv.batch_stride, batch_stride_c=cout * hw)
+    row_epi = copy.copy(epi)
+    row_epi.bias = None
+    if bias is not None:
+        spec["bias_rows"] = True
+    out = _emit(ctx, kernel, spec, GemmOperand(rows), bv.operand, (n,), cout, hw, out_shape, row_epi, 1.0, None, 1.0)
+    if bias is not None:
+        node = ctx.nodes[-1]
+        assert isinstance(node, GemmNode)
+        node.bias = GemmOperand(_float32_bias(ctx, bias, cout))
+    return out
