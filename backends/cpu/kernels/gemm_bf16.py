@@ -191,6 +191,10 @@ class _Emitter:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         ldb = s.ldb if s.ldb is not None else (s.k if s.b_transposed else s.n)
         zero = ir.Constant(I16, 0)
+        if not s.b_transposed:
+            self._pack_rows(b, src, col0, dst, ldb)
+            b.ret_void()
+            return fn
         with for_range(b, 0, self.kp // 2, name="kp") as kp:
             for j in range(PANEL):
                 col = llvm_ir.add(b, col0, i64(j))
@@ -208,6 +212,36 @@ class _Emitter:
                     b.store(v, gep(b, dst, at))
         b.ret_void()
         return fn
+
+    def _pack_rows(self, b: ir.IRBuilder, src: ir.Value, col0: ir.Value, dst: ir.Value, ldb: int) -> None:
+        """Pack a row-major B: per pair of rows, two masked 32-lane loads (columns past N and rows
+        past K read as 0, never touched) interleaved into the 64 bf16 of the pair."""
+        s = self.spec
+        v32 = ir.VectorType(I16, PANEL)
+        v32p = v32.as_pointer()
+        v64 = ir.VectorType(I16, 2 * PANEL)
+        m32 = ir.VectorType(I1, PANEL)
+        load = declare(self.module, "llvm.masked.load.v32i16.p0v32i16", v32, [v32p, I32, m32, v32])
+        lanes = ir.Constant(ir.VectorType(I64, PANEL), list(range(PANEL)))
+        left = llvm_ir.sub(b, i64(s.n), col0)
+        undef64 = ir.Constant(ir.VectorType(I64, PANEL), ir.Undefined)
+        left_v = _i(b.shuffle_vector(_i(b.insert_element(undef64, left, I32(0))), undef64,
+                                     ir.Constant(ir.VectorType(I32, PANEL), [0] * PANEL)))
+        col_mask = _i(b.icmp_signed("<", lanes, left_v))
+        none = ir.Constant(m32, [0] * PANEL)
+        zero = ir.Constant(v32, None)
+        order = ir.Constant(ir.VectorType(I32, 2 * PANEL), [j // 2 + (PANEL if j % 2 else 0) for j in range(2 * PANEL)])
+        with for_range(b, 0, self.kp // 2, name="kp") as kp:
+            rows = []
+            for h in range(2):
+                kk = llvm_ir.add(b, llvm_ir.mul(b, kp, i64(2)), i64(h))
+                ok = _i(b.icmp_signed("<", kk, i64(s.k)))
+                k_c = _i(b.select(ok, kk, i64(s.k - 1)))
+                mask = _i(b.select(ok, col_mask, none))
+                ptr = _i(b.bitcast(gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, k_c, i64(ldb)), col0)), v32p))
+                rows.append(_i(b.call(load, [ptr, I32(2), mask, zero])))
+            pair = _i(b.shuffle_vector(rows[0], rows[1], order))
+            b.store(pair, _i(b.bitcast(gep(b, dst, llvm_ir.mul(b, kp, i64(2 * PANEL))), v64.as_pointer())), align=2)
 
     # -- one block of up to 32 rows --------------------------------------------------------
     def _block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, a: ir.Value, b_panel: ir.Value,
