@@ -231,3 +231,20 @@ def splat_constant(ty: ir.Type, value: int | float) -> ir.Constant:
     if isinstance(ty, ir.VectorType):
         return ir.Constant(ty, [value] * ty.count)
     return ir.Constant(ty, value)
+
+
+class NamedType(ir.Type):
+    """An LLVM type llvmlite has no class for, spelled as LLVM spells it (``x86_amx``,
+    ``<32 x bfloat>``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _to_string(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NamedType) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(("NamedType", self.text))

@@ -101,24 +101,25 @@ def call_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[Any, dict[str, i
     return gemm_spec(op, isa, threads)
 
 
-def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[str, int]]:
+def _raw_spec(op: loop.GemmOp) -> tuple[dict[str, Any], dict[str, int]]:
+    """A ``loop.gemm``'s spec as keyword arguments, and its operands' element offsets."""
     raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
     offsets = {k: int(raw.pop(k)) for k in _OFFSETS if k in raw and k != "origins"}
     raw.pop("origins", None)
     if "unary_params" in raw:
         raw["unary_params"] = tuple(sorted(raw["unary_params"].items()))
     raw["bias"] = op.bias is not None
+    return raw, offsets
+
+
+def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[str, int]]:
+    raw, offsets = _raw_spec(op)
     kernel = raw.pop("bf16_kernel")
     return Bf16GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
 def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
-    raw = {k: _spec_value(v) for k, v in op.spec.data.items()}
-    offsets = {k: int(raw.pop(k)) for k in _OFFSETS if k in raw and k != "origins"}
-    raw.pop("origins", None)
-    if "unary_params" in raw:
-        raw["unary_params"] = tuple(sorted(raw["unary_params"].items()))
-    raw["bias"] = op.bias is not None
+    raw, offsets = _raw_spec(op)
     return GemmSpec(isa=isa, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 

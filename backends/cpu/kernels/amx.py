@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.llvm_ir import I8P, I64, VOID, declare, instr
+from ziggurat.backends.cpu.llvm_ir import I8P, I64, VOID, NamedType, declare, instr
 
 _SYS_ARCH_PRCTL = 158
 _ARCH_REQ_XCOMP_PERM = 0x1023
@@ -89,20 +89,7 @@ def host_bf16_kernel() -> str | None:
     return choose_bf16_kernel(feats, granted, amx_disabled_by_env())
 
 
-class AmxTileType(ir.Type):
-    """LLVM's ``x86_amx``: one tile register."""
-
-    def _to_string(self) -> str:
-        return "x86_amx"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, AmxTileType)
-
-    def __hash__(self) -> int:
-        return hash("x86_amx")
-
-
-AMX = AmxTileType()
+AMX = NamedType("x86_amx")  # one tile register
 I16 = ir.IntType(16)
 
 

@@ -50,20 +50,7 @@ BLOCK = 32  # rows and columns of one block of products
 ROW_GROUP = 8  # AVX512-BF16: rows of accumulators held at once (2 vectors each)
 
 
-class _BfloatVector(ir.Type):
-    """``<32 x bfloat>``, the operand type of LLVM's ``vdpbf16ps`` intrinsic."""
-
-    def _to_string(self) -> str:
-        return "<32 x bfloat>"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _BfloatVector)
-
-    def __hash__(self) -> int:
-        return hash("<32 x bfloat>")
-
-
-V32BF = _BfloatVector()
+V32BF = llvm_ir.NamedType("<32 x bfloat>")  # the operand type of LLVM's vdpbf16ps intrinsic
 
 
 def chunk_rows(spec: Bf16GemmSpec) -> int:

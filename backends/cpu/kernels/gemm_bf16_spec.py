@@ -24,8 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
-from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
-from ziggurat.backends.cpu.kernels.unary import UnaryError, normalize_unary_params
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError, checked_epilogue
 from ziggurat.backends.cpu.threads import default_threads
 
 KERNELS = ("amx", "avx512bf16")
@@ -82,21 +81,9 @@ class Bf16GemmSpec:
         if self.ldc < n:  # type: ignore[operator]
             raise GemmSpecError(f"Bf16GemmSpec.ldc={self.ldc} is smaller than n={n}")
         s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))
-        if self.unary is not None:
-            try:
-                params = normalize_unary_params(self.unary, dict(self.unary_params))
-            except UnaryError as exc:
-                raise GemmSpecError(f"Bf16GemmSpec.unary: {exc}") from None
-            s(self, "unary_params", tuple(sorted(params.items())))
-        elif self.unary_params:
-            raise GemmSpecError("Bf16GemmSpec.unary_params given without a unary kind")
-        else:
-            s(self, "unary_params", ())
-        if self.binary not in (None, "add", "sub"):
-            raise GemmSpecError(f"Bf16GemmSpec.binary must be 'add', 'sub' or None, got {self.binary!r}")
-        if not isinstance(self.alpha, (int, float)) or isinstance(self.alpha, bool) or not math.isfinite(self.alpha):
-            raise GemmSpecError(f"Bf16GemmSpec.alpha must be a finite number, got {self.alpha!r}")
-        s(self, "alpha", float(self.alpha))
+        params, alpha = checked_epilogue("Bf16GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
+        s(self, "unary_params", params)
+        s(self, "alpha", alpha)
         if self.binary is None:
             if self.other_strides is not None:
                 raise GemmSpecError("Bf16GemmSpec.other_strides given without a binary op")

@@ -48,6 +48,26 @@ def _nonneg(name: str, v: object) -> int:
     return v
 
 
+def checked_epilogue(owner: str, unary: str | None,
+                     unary_params: Mapping[str, float | None] | tuple[tuple[str, float | None], ...],
+                     binary: str | None, alpha: object) -> tuple[tuple[tuple[str, float | None], ...], float]:
+    """A GEMM spec's epilogue fields checked: the activation's parameters (sorted, defaults
+    filled in) and ``alpha`` as a float; a :class:`GemmSpecError` naming ``owner`` otherwise."""
+    params: tuple[tuple[str, float | None], ...] = ()
+    if unary is not None:
+        try:
+            params = tuple(sorted(normalize_unary_params(unary, dict(unary_params)).items()))
+        except UnaryError as exc:
+            raise GemmSpecError(f"{owner}.unary: {exc}") from None
+    elif unary_params:
+        raise GemmSpecError(f"{owner}.unary_params given without a unary kind")
+    if binary not in (None, "add", "sub"):
+        raise GemmSpecError(f"{owner}.binary must be 'add', 'sub' or None, got {binary!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not math.isfinite(alpha):
+        raise GemmSpecError(f"{owner}.alpha must be a finite number, got {alpha!r}")
+    return params, float(alpha)
+
+
 @dataclass(frozen=True)
 class GemmSpec:
     m: int
@@ -117,21 +137,9 @@ class GemmSpec:
         s(self, "batch_stride_c", m * self.ldc if self.batch_stride_c is None  # type: ignore[operator]
           else _positive("batch_stride_c", self.batch_stride_c) if self.batch > 1
           else _nonneg("batch_stride_c", self.batch_stride_c))
-        if self.unary is not None:
-            try:
-                params = normalize_unary_params(self.unary, dict(self.unary_params))
-            except UnaryError as exc:
-                raise GemmSpecError(f"GemmSpec.unary: {exc}") from None
-            s(self, "unary_params", tuple(sorted(params.items())))
-        elif self.unary_params:
-            raise GemmSpecError("GemmSpec.unary_params given without a unary kind")
-        else:
-            s(self, "unary_params", ())
-        if self.binary not in (None, "add", "sub"):
-            raise GemmSpecError(f"GemmSpec.binary must be 'add', 'sub' or None, got {self.binary!r}")
-        if not isinstance(self.alpha, (int, float)) or isinstance(self.alpha, bool) or not math.isfinite(self.alpha):
-            raise GemmSpecError(f"GemmSpec.alpha must be a finite number, got {self.alpha!r}")
-        s(self, "alpha", float(self.alpha))
+        params, alpha = checked_epilogue("GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
+        s(self, "unary_params", params)
+        s(self, "alpha", alpha)
         if self.binary is None:
             if self.other_strides is not None or self.other_batch_stride:
                 raise GemmSpecError("GemmSpec.other_strides/other_batch_stride given without a binary op")
