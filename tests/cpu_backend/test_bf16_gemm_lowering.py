@@ -203,3 +203,22 @@ def test_pointwise_convolutions_are_gemms(layout: str) -> None:
     for got, ref, want in zip(compiled(x), eager, exact, strict=True):
         assert got.dtype == torch.bfloat16
         assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+
+
+def test_linear_with_a_computed_weight() -> None:
+    """F.linear(x, w, b) with ``w`` an input: W is the transposed right operand of a run-time
+    product (packed by the kernel), the bias in the epilogue."""
+
+    class Functional(nn.Module):
+        def forward(self, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return nn.functional.gelu(nn.functional.linear(x, w * 2, b))
+
+    torch.manual_seed(6)
+    x, w, b = torch.randn(3, 17, 45).bfloat16(), torch.randn(33, 45).bfloat16(), torch.randn(33).bfloat16()
+    compiled = ziggurat.compile(Functional(), (x, w, b), backend="cpu")
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    assert "b_packed = false" in compiled.ir["graph"]
+    with torch.no_grad():
+        exact = Functional()(x.double(), w.double(), b.double())
+        eager = Functional()(x, w, b)
+    assert _relative(compiled(x, w, b), exact) <= max(2 * _relative(eager, exact), 1e-2)

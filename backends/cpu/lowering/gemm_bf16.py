@@ -58,10 +58,17 @@ def bf16_kernel(ctx: LoweringContext) -> str:
 
 def bf16_linear(ctx: LoweringContext, x: TensorValue, w: TensorValue, n: int, out_shape: Sequence[int],
                 epilogue: Any) -> TensorValue:
-    """``x @ W^T`` with ``W[N, K]`` a constant bf16 weight."""
+    """``x @ W^T``: a constant bf16 ``W[N, K]`` is prepacked; a computed one is read as the
+    transposed right operand of a run-time product."""
     weight = _constant_bf16(w, "linear")
     if weight is None:
-        raise NotLowerable("a bf16 linear needs a constant 2-D weight")
+        from ziggurat.backends.cpu.lowering.views import permute
+
+        if w.rank != 2 or x.rank < 2:
+            raise NotLowerable("a bf16 linear of a vector or with a weight that is not 2-D")
+        return bf16_matmul(ctx, x, permute(ctx, w, (1, 0)), out_shape, epilogue)
+    if weight.dim() != 2:
+        raise NotLowerable("a bf16 linear needs a 2-D weight")
     return _prepacked(ctx, x, weight.t(), n, out_shape, epilogue, w, 1.0, None, 1.0)
 
 
