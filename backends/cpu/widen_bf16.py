@@ -53,6 +53,7 @@ WIDENED = frozenset({
     "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::neg",
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
     "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
+    "aten::clamp.Tensor", "aten::clamp_min", "aten::clamp_max", "aten::clamp_min.Tensor", "aten::clamp_max.Tensor",
     "aten::softmax.int", "aten::_softmax", "aten::layer_norm",
     # reductions and pools: eager accumulates a bf16 sum in float32 and rounds the result once
     # (a max or min is exact either way)

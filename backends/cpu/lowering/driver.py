@@ -144,7 +144,7 @@ BF16_MOVES = frozenset({
     "aten::select.int", "aten::slice.Tensor", "aten::squeeze.dim", "aten::squeeze", "aten::unsqueeze",
     "aten::expand", "aten::clone", "aten::contiguous", "aten::t", "aten::flatten.using_ints",
     "aten::cat", "aten::alias", "aten::narrow", "aten::movedim.int", "aten::unflatten.int",
-    "aten::where.self", "aten::masked_fill.Scalar", "aten::unbind.int", "aten::split.Tensor",
+    "aten::where.self", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::unbind.int", "aten::split.Tensor",
     "aten::split_with_sizes", "aten::chunk", "aten::stack", "aten::flip", "aten::roll",
     "aten::repeat", "aten::constant_pad_nd", "aten::pad",
 })
