@@ -57,13 +57,18 @@ def forward_of(module: ModuleOp) -> func.FuncOp:
 def kernel_stats(fn: func.FuncOp) -> dict[str, object]:
     kernels = [op for op in fn.walk() if isinstance(op, loop.KernelOp)]
     vectorized = sum(1 for k in kernels if k.is_vectorized)
-    gemms = sum(1 for op in fn.walk() if isinstance(op, loop.GemmOp))
-    return {
+    gemm_ops = [op for op in fn.walk() if isinstance(op, loop.GemmOp)]
+    stats: dict[str, object] = {
         "kernels": len(kernels),
         "vectorized kernels": vectorized,
         "vectorized share": round(vectorized / len(kernels), 4) if kernels else 1.0,
-        "gemm calls": gemms,
+        "gemm calls": len(gemm_ops),
     }
+    bf16 = Counter(str(op.spec.data["bf16_kernel"].data) for op in gemm_ops  # pyright: ignore[reportAttributeAccessIssue]
+                   if "bf16_kernel" in op.spec.data)
+    for kernel, count in sorted(bf16.items()):
+        stats[f"bf16 gemm calls ({kernel})"] = count
+    return stats
 
 
 def fallback_reports(fn: func.FuncOp) -> list[OpReport]:

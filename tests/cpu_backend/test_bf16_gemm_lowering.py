@@ -64,6 +64,7 @@ def test_bf16_model_runs_its_linears_natively(disable_amx: bool, monkeypatch: py
     assert _native(compiled, "fused.linear") == 3, compiled.report
     kernel = "avx512bf16" if disable_amx else KERNEL
     assert compiled.ir["graph"].count(f'bf16_kernel = "{kernel}"') == 3
+    assert compiled.report.stats[f"bf16 gemm calls ({kernel})"] == 3  # explain prints it
     y = compiled(xb)
     assert y.dtype == torch.bfloat16 and y.shape == (4, 17, 33)
     with torch.no_grad():
