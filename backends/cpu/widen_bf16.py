@@ -67,6 +67,8 @@ WIDENED = frozenset({
 #: the bf16 operand (exactly) and computes in float32, so only the operand is widened.
 MIXED = frozenset({"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor",
                    "aten::where.self"})
+#: Ops with a bf16 value and int64 indices (exact in float32: they select an element).
+INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::min.dim"})
 #: Comparisons: bf16 operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
@@ -105,6 +107,9 @@ class WidenOp(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
         key = op_key(op)
+        if key in INDEXED:
+            _widen_indexed(op, rewriter)
+            return
         if key not in WIDENED | COMPARISONS | MIXED or len(op.results) != 1 or "dtype" in op.properties:
             return
         result = op.results[0]
@@ -142,6 +147,25 @@ class WidenOp(RewritePattern):
         wide.results[0].name_hint = result.name_hint
         rewriter.replace_op(op, [*new_ops, wide, down], [down.results[0]])
         record(NAME, "ops widened")
+
+
+def _widen_indexed(op: AtenOp, rewriter: PatternRewriter) -> None:
+    """``INDEXED``: the bf16 operand widened, the value rounded back (exactly), the indices kept."""
+    values = op.results[0]
+    if _dtype(op.operands[0]) != torch.bfloat16 or _dtype(values) != torch.bfloat16:
+        return
+    if any(_dtype(r) != torch.int64 for r in op.results[1:]):
+        return
+    up = _cast(op.operands[0], torch.float32, f32)
+    wide_type = TensorType(f32, values.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    wide = type(op).create(operands=[up.results[0], *op.operands[1:]],
+                           result_types=[wide_type, *(r.type for r in op.results[1:])],
+                           properties=dict(op.properties), attributes=dict(op.attributes))
+    down = _cast(wide.results[0], torch.bfloat16, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    for old, new in zip(op.results, wide.results, strict=True):
+        new.name_hint = old.name_hint
+    rewriter.replace_op(op, [up, wide, down], [down.results[0], *wide.results[1:]])
+    record(NAME, "indexed ops widened")
 
 
 @dataclass

@@ -175,3 +175,28 @@ def test_reductions_accumulate_in_float32_and_round_once(frontend: str) -> None:
         else:  # sums in another float32 order: within one bf16 ulp of eager's
             ulp = r.float().abs() * 2.0 ** -7
             assert bool(((g.float() - r.float()).abs() <= ulp).all()), i
+
+
+class Indexed(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        values, indices = x.max(1)
+        low, where = x.min(-1, keepdim=True)
+        pooled, spots = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        return values, indices, low, where, pooled, spots
+
+
+@pytest.mark.parametrize("frontend", ["export", "torchscript"])
+def test_indexed_reductions_are_exact(frontend: str) -> None:
+    """max/min over a dim and max_pool2d with indices on bf16: the values bit for bit, the same
+    indices (ties and NaNs included)."""
+    torch.manual_seed(7)
+    x = torch.randint(-3, 4, (2, 5, 9, 11)).to(torch.bfloat16)  # many ties
+    x[0, 1, 2, 3] = float("nan")
+    compiled = ziggurat.compile(Indexed(), (x,), backend="cpu", frontend=frontend)
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    for got, ref in zip(compiled(x), Indexed()(x), strict=True):
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        if got.dtype == torch.bfloat16:
+            assert bool(((got.view(torch.int16) == ref.view(torch.int16)) | (got.isnan() & ref.isnan())).all())
+        else:
+            assert torch.equal(got, ref)

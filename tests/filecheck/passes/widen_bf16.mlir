@@ -80,7 +80,19 @@ func.func @reduction(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
   func.return %0 : tensor<4xbf16>
 }
 
+// max over a dim: the value widened and rounded back (exact), the indices kept.
+// CHECK-LABEL: func.func @indexed
+// CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[V:.*]], %[[I:.*]] = torch.aten.max.dim %[[XF]] {dim = 1 : i64, keepdim = false} : (tensor<4x33xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+// CHECK-NEXT:    %[[VB:.*]] = torch.aten._to_copy %[[V]] {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK-NEXT:    func.return %[[VB]], %[[I]]
+func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
+  %0, %1 = torch.aten.max.dim %x {dim = 1 : i64, keepdim = false} : (tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>)
+  func.return %0, %1 : tensor<4xbf16>, tensor<4xi64>
+}
+
 // STATS: widen-bf16:
 // STATS:   depthwise convolutions widened 1
+// STATS:   indexed ops widened 1
 // STATS:   ops widened 4
 // STATS:   promoted operands widened 1
