@@ -186,6 +186,9 @@ class VB:
     def band(self, a: ir.Value, c: ir.Value) -> ir.Value:
         return instr(self.b.and_(a, c))
 
+    def bor(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return instr(self.b.or_(a, c))
+
     def bnot(self, a: ir.Value) -> ir.Value:
         return instr(self.b.xor(a, self.cb(True)))
 
