@@ -13,6 +13,19 @@ config.test_format = lit.formats.ShTest(execute_external=False)  # noqa: F821
 config.suffixes = [".mlir", ".ts", ".test"]  # noqa: F821
 config.test_source_root = os.path.dirname(__file__)  # noqa: F821
 config.excludes = ["inputs", "lit.cfg.py", "shim", "opt_server.py", "opt_client.py"]  # noqa: F821
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return {flag for line in f if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
+    except OSError:
+        return set()
+
+
+# `REQUIRES: avx512bf16`: tests of the bf16 GEMM lowering (AMX or AVX512-BF16 kernels)
+if "avx512_bf16" in _cpu_flags():
+    config.available_features.add("avx512bf16")  # noqa: F821
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")  # noqa: F821
 config.environment["PYTHONUNBUFFERED"] = "1"  # noqa: F821

@@ -1,0 +1,43 @@
+// REQUIRES: avx512bf16
+// RUN: ziggurat-opt %s -p 'convert-torch-to-loop{isa=avx512 threads=1}' | filecheck %s
+// RUN: ziggurat-opt %s -p 'convert-torch-to-loop{isa=avx2 threads=1}' | filecheck %s --check-prefix=AVX2
+// bf16 GEMMs are loop.gemm calls of the bf16 kernels (AMX or AVX512-BF16, by host feature):
+// a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
+// float32, the post-ops in the epilogue; a computed right operand is packed by the kernel
+// (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row. On the
+// avx2 ISA they stay in torch with the reason.
+
+builtin.module {
+  func.func @linear(%x: tensor<5x8xbf16>) -> tensor<5x24xbf16> {
+    %w = torch.literal dense<0.5> : tensor<24x8xbf16>
+    %b = torch.literal dense<0.25> : tensor<24xbf16>
+    %0 = fused.linear %x, %w bias(%b : tensor<24xbf16>) {post_ops = [#fused.unary<relu>]} : (tensor<5x8xbf16>, tensor<24x8xbf16>) -> tensor<5x24xbf16>
+    func.return %0 : tensor<5x24xbf16>
+  }
+  func.func @product(%a: tensor<3x5x8xbf16>, %c: tensor<3x8x7xbf16>) -> tensor<3x5x7xbf16> {
+    %0 = torch.aten.matmul %a, %c : (tensor<3x5x8xbf16>, tensor<3x8x7xbf16>) -> tensor<3x5x7xbf16>
+    func.return %0 : tensor<3x5x7xbf16>
+  }
+  func.func @pointwise(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x3x5xbf16> {
+    %w = torch.literal dense<0.5> : tensor<4x8x1x1xbf16>
+    %b = torch.literal dense<0.25> : tensor<4xbf16>
+    %0 = fused.conv2d %x, %w bias(%b : tensor<4xbf16>) {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x8x1x1xbf16>) -> tensor<2x4x3x5xbf16>
+    func.return %0 : tensor<2x4x3x5xbf16>
+  }
+}
+
+// CHECK-LABEL: func.func @linear
+// CHECK-DAG:     loop.constant dense_resource<{{.*}}KN32n2k> : tensor<1024xbf16> -> memref<1024xbf16>
+// CHECK-DAG:     loop.constant {{.*}} : tensor<24xf32> -> memref<24xf32>
+// CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>) b(%{{.*}} : memref<1024xbf16>) c(%{{.*}} : memref<5x24xbf16>) bias(%{{.*}} : memref<24xf32>)
+// CHECK-SAME:      spec {bf16_kernel = "{{(amx|avx512bf16)}}", m = 5 : i64, n = 24 : i64, k = 8 : i64, lda = 8 : i64, ldc = 24 : i64, unary = "relu"
+// CHECK-LABEL: func.func @product
+// CHECK:         loop.gemm {{.*}} a(%a : memref<3x5x8xbf16>) b(%c : memref<3x8x7xbf16>)
+// CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64
+// CHECK-LABEL: func.func @pointwise
+// CHECK:         loop.gemm {{.*}} bias(%{{.*}} : memref<4xf32>)
+// CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 8 : i64, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
+
+// AVX2-LABEL:  func.func @linear
+// AVX2:          bf16 GEMMs need the avx512 ISA
+// AVX2-NOT:      bf16_kernel
