@@ -24,7 +24,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
-from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError, checked_epilogue
+from ziggurat.backends.cpu.kernels.gemm_spec import (
+    GemmSpecError,
+    checked_positive,
+    checked_epilogue,
+    checked_leading_dims,
+)
 from ziggurat.backends.cpu.threads import default_threads
 
 KERNELS = ("amx", "avx512bf16")
@@ -33,9 +38,7 @@ MAX_RUNTIME_K = 4096
 
 
 def _positive(name: str, v: object) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise GemmSpecError(f"Bf16GemmSpec.{name} must be a positive int, got {v!r}")
-    return v
+    return checked_positive("Bf16GemmSpec", name, v)
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,9 @@ class Bf16GemmSpec:
         del m
         if self.kernel not in KERNELS:
             raise GemmSpecError(f"Bf16GemmSpec.kernel must be one of {KERNELS}, got {self.kernel!r}")
-        s(self, "lda", k if self.lda is None else _positive("lda", self.lda))
-        s(self, "ldc", n if self.ldc is None else _positive("ldc", self.ldc))
-        if self.lda < k:  # type: ignore[operator]
-            raise GemmSpecError(f"Bf16GemmSpec.lda={self.lda} is smaller than k={k}")
-        if self.ldc < n:  # type: ignore[operator]
-            raise GemmSpecError(f"Bf16GemmSpec.ldc={self.ldc} is smaller than n={n}")
+        lda, ldc = checked_leading_dims("Bf16GemmSpec", self.lda, self.ldc, k, n)
+        s(self, "lda", lda)
+        s(self, "ldc", ldc)
         s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))
         params, alpha = checked_epilogue("Bf16GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
         s(self, "unary_params", params)

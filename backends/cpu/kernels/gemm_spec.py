@@ -37,14 +37,29 @@ class GemmSpecError(ValueError):
 
 
 def _positive(name: str, v: object) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise GemmSpecError(f"GemmSpec.{name} must be a positive int, got {v!r}")
-    return v
+    return checked_positive("GemmSpec", name, v)
 
 
 def _nonneg(name: str, v: object) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise GemmSpecError(f"GemmSpec.{name} must be a non-negative int, got {v!r}")
+    return v
+
+
+def checked_leading_dims(owner: str, lda: object, ldc: object, k: int, n: int) -> tuple[int, int]:
+    """A row-major A's and C's leading dimensions (defaults ``k`` and ``n``), checked."""
+    lda_ = k if lda is None else checked_positive(owner, "lda", lda)
+    ldc_ = n if ldc is None else checked_positive(owner, "ldc", ldc)
+    if lda_ < k:
+        raise GemmSpecError(f"{owner}.lda={lda_} is smaller than k={k}")
+    if ldc_ < n:
+        raise GemmSpecError(f"{owner}.ldc={ldc_} is smaller than n={n}")
+    return lda_, ldc_
+
+
+def checked_positive(owner: str, name: str, v: object) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise GemmSpecError(f"{owner}.{name} must be a positive int, got {v!r}")
     return v
 
 
@@ -104,12 +119,9 @@ class GemmSpec:
         except ValueError as exc:
             raise GemmSpecError(f"GemmSpec.isa: {exc}") from None
         s(self, "isa", isa)
-        s(self, "lda", k if self.lda is None else _positive("lda", self.lda))
-        s(self, "ldc", n if self.ldc is None else _positive("ldc", self.ldc))
-        if self.lda < k:  # type: ignore[operator]
-            raise GemmSpecError(f"GemmSpec.lda={self.lda} is smaller than k={k}")
-        if self.ldc < n:  # type: ignore[operator]
-            raise GemmSpecError(f"GemmSpec.ldc={self.ldc} is smaller than n={n}")
+        lda, ldc = checked_leading_dims("GemmSpec", self.lda, self.ldc, k, n)
+        s(self, "lda", lda)
+        s(self, "ldc", ldc)
         s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))
         _positive("batch", self.batch)
         w = vector_width(isa, 32)
