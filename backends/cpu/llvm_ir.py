@@ -162,6 +162,38 @@ def for_range(
     b.position_at_end(done)
 
 
+def counted_loop(
+    b: ir.IRBuilder, start: int, stop: int, inits: Sequence[ir.Value],
+    body: Callable[[list[ir.Value], ir.Value], list[ir.Value]], name: str = "i",
+) -> list[ir.Value]:
+    """``for i in range(start, stop)`` (``start < stop``: at least one iteration) carrying
+    ``inits`` through ``body(values, i) -> values``; returns the last iteration's values (they
+    dominate the exit, so no exit phis are needed)."""
+    if not start < stop:
+        raise ValueError(f"counted_loop: empty range [{start}, {stop})")
+    pre = b.block
+    loop = b.function.append_basic_block(f"{name}.body")
+    done = b.function.append_basic_block(f"{name}.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    iv = b.phi(I64, name=name)
+    iv.add_incoming(i64(start), pre)
+    phis = []
+    for init in inits:
+        phi = b.phi(value_type(init))
+        phi.add_incoming(init, pre)
+        phis.append(phi)
+    new = body(list(phis), iv)
+    latch = b.block
+    for phi, value in zip(phis, new, strict=True):
+        phi.add_incoming(value, latch)
+    nxt = b.add(iv, i64(1), name=f"{name}.next")
+    iv.add_incoming(nxt, latch)
+    b.cbranch(b.icmp_signed("<", nxt, i64(stop)), loop, done)
+    b.position_at_end(done)
+    return new
+
+
 def if_update(
     b: ir.IRBuilder,
     cond: ir.Value,

@@ -281,38 +281,25 @@ class _Emitter:
         zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
         steps = -(-s.k // K_STEP)
         last = steps - 1 if s.k % K_STEP else steps  # the step that reads the zero-padded tail
-        pre = b.block
-        body = fn.append_basic_block("ksteps")
-        done = fn.append_basic_block("ksteps.done")
-        b.branch(body)
-        b.position_at_end(body)
-        kk = b.phi(I64, name="kk")
-        kk.add_incoming(i64(0), pre)
-        accs = []
-        for z in zeros:
-            p = b.phi(amx.AMX)
-            p.add_incoming(z, pre)
-            accs.append(p)
-        is_tail = _i(b.icmp_signed("==", kk, i64(last)))
-        stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
-        at = []
-        for t, r in enumerate(tiles):
-            main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
-            ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
-            at.append(amx.tile_load(m, b, r, 64, ptr, stride))
-        bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
-        out = list(accs)
-        # at most 7 tiles live (4 accumulators, 2 A, 1 B)
-        for h in range(2):
-            bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
-            for ti, r in enumerate(tiles):
-                out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
-        nxt = llvm_ir.add(b, kk, i64(1))
-        for p, v in zip(accs, out, strict=True):
-            p.add_incoming(v, b.block)  # pyright: ignore[reportAttributeAccessIssue]
-        kk.add_incoming(nxt, b.block)
-        b.cbranch(_i(b.icmp_signed("<", nxt, i64(steps))), body, done)
-        b.position_at_end(done)
+
+        def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
+            is_tail = _i(b.icmp_signed("==", kk, i64(last)))
+            stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
+            at = []
+            for t, r in enumerate(tiles):
+                main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
+                ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
+                at.append(amx.tile_load(m, b, r, 64, ptr, stride))
+            bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
+            out = list(accs)
+            # at most 7 tiles live (4 accumulators, 2 A, 1 B)
+            for h in range(2):
+                bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
+                for ti, r in enumerate(tiles):
+                    out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
+            return out
+
+        out = llvm_ir.counted_loop(b, 0, steps, zeros, step, name="kk")
         for ti, r in enumerate(tiles):
             for h in range(2):
                 amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
@@ -343,42 +330,15 @@ class _Emitter:
 
             accs: list[ir.Value] = [self.vec.zero() for _ in range(2 * g)]
             if k_pairs_full:
-                accs = self._counted(b, accs, 0, k_pairs_full, lambda acc, kp: pair_step(acc, kp, a_rows, self.lda))
+                accs = llvm_ir.counted_loop(b, 0, k_pairs_full, accs,
+                                            lambda acc, kp: pair_step(acc, kp, a_rows, self.lda), name="kp")
             if a_tail is not None:
                 base = gep(b, a_tail, -k_pairs_full * 2)  # pair index kp reads a_tail[(kp - full) * 2]
-                accs = self._counted(b, accs, k_pairs_full, k_pairs_full + (s.k % K_STEP + 1) // 2,
-                                     lambda acc, kp: pair_step(acc, kp, base, K_STEP))
+                accs = llvm_ir.counted_loop(b, k_pairs_full, k_pairs_full + (s.k % K_STEP + 1) // 2, accs,
+                                            lambda acc, kp: pair_step(acc, kp, base, K_STEP), name="kt")
             for i in range(g):
                 for h in range(2):
                     self.vec.store(b, accs[i * 2 + h], gep(b, cs, (g0 + i) * BLOCK + h * 16))
-
-    def _counted(self, b: ir.IRBuilder, init: list[ir.Value], lo: int, hi: int,
-                 body: Callable[[list[ir.Value], ir.Value], list[ir.Value]]) -> list[ir.Value]:
-        pre = b.block
-        loop = b.function.append_basic_block("kpairs")
-        done = b.function.append_basic_block("kpairs.done")
-        b.branch(loop)
-        b.position_at_end(loop)
-        kp = b.phi(I64, name="kp")
-        kp.add_incoming(i64(lo), pre)
-        phis = []
-        for v in init:
-            p = b.phi(V16F)
-            p.add_incoming(v, pre)
-            phis.append(p)
-        new = body(list(phis), kp)
-        nxt = llvm_ir.add(b, kp, i64(1))
-        for p, v in zip(phis, new, strict=True):
-            p.add_incoming(v, b.block)
-        kp.add_incoming(nxt, b.block)
-        b.cbranch(_i(b.icmp_signed("<", nxt, i64(hi))), loop, done)
-        b.position_at_end(done)
-        out = []
-        for v in new:
-            p = b.phi(V16F)
-            p.add_incoming(v, loop)
-            out.append(p)
-        return out
 
     @staticmethod
     def _splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
