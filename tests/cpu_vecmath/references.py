@@ -21,6 +21,8 @@ import mpmath as mp
 import torch
 import torch.nn.functional as F
 
+from ziggurat.backends.cpu.vecmath.eager_zero import ZERO_BELOW
+
 from .harness import Kernels
 
 FLT_MIN = 2.0 ** -126
@@ -45,6 +47,13 @@ def _d(f: Fn) -> Fn:
     return lambda x: f(x.double())
 
 
+def _eager_zero(kind: str, f: Fn) -> Fn:
+    """``f`` with eager's exact zero below ``ZERO_BELOW[kind]`` (the kernels' documented choice)."""
+    t = ZERO_BELOW[kind]["f32"]
+    signed = kind not in ("sigmoid", "softplus")
+    return lambda x: torch.where(x < t, x.double() * 0.0 if signed else torch.zeros_like(x, dtype=torch.float64), f(x))
+
+
 TRUTH: dict[str, Fn] = {
     "exp": _d(torch.exp),
     "exp2": _d(torch.exp2),
@@ -54,15 +63,15 @@ TRUTH: dict[str, Fn] = {
     "log10": _d(torch.log10),
     "log1p": _d(torch.log1p),
     "tanh": _d(torch.tanh),
-    "sigmoid": _d(torch.sigmoid),
-    "silu": _d(F.silu),
+    "sigmoid": _eager_zero("sigmoid", _d(torch.sigmoid)),
+    "silu": _eager_zero("silu", _d(F.silu)),
     "erf": _d(torch.erf),
     "erfc": _d(torch.special.erfc),
-    "gelu_erf": _d(_gelu_erf64),
-    "gelu": _d(_gelu_erf64),
-    "gelu_tanh": _d(_gelu_tanh64),
-    "softplus": _d(F.softplus),
-    "mish": _d(F.mish),
+    "gelu_erf": _eager_zero("gelu_erf", _d(_gelu_erf64)),
+    "gelu": _eager_zero("gelu_erf", _d(_gelu_erf64)),
+    "gelu_tanh": _eager_zero("gelu_tanh", _d(_gelu_tanh64)),
+    "softplus": _eager_zero("softplus", _d(F.softplus)),
+    "mish": _eager_zero("mish", _d(F.mish)),
     "elu": _d(F.elu),
     "selu": _d(F.selu),
     "celu": _d(F.celu),
@@ -136,10 +145,13 @@ _EDGES: dict[str, list[float]] = {
     "tanh": [9.5, -9.5, 9.0, 0.55],
     "erf": [0.5, -0.5, 0.49999997, 3.92, 10.5, 10.6],
     "erfc": [0.5, -0.5, 0.49999997, 9.0, 10.05, 10.5, 10.6, -4.0],
-    "gelu_erf": [0.70710677, -0.70710677, 0.7071068, 6.0, 6.0000005, -14.7, -14.9, -13.2],
-    "gelu_tanh": [-10.0, -12.0, -9.5],
-    "softplus": [20.0, 20.000002, -20.0, -87.0, -104.0],
-    "mish": [20.0, 20.000002, -20.0, -87.0],
+    "gelu_erf": [0.70710677, -0.70710677, 0.7071068, 6.0, 6.0000005, -14.7, -14.9, -13.2,
+                 ZERO_BELOW["gelu_erf"]["f32"], -5.4858346],
+    "gelu_tanh": [-10.0, -12.0, -9.5, ZERO_BELOW["gelu_tanh"]["f32"]],
+    "sigmoid": [ZERO_BELOW["sigmoid"]["f32"]],
+    "silu": [ZERO_BELOW["silu"]["f32"]],
+    "softplus": [20.0, 20.000002, -20.0, -87.0, -104.0, ZERO_BELOW["softplus"]["f32"]],
+    "mish": [20.0, 20.000002, -20.0, -87.0, ZERO_BELOW["mish"]["f32"]],
     "sin": [math.pi, -math.pi, math.pi / 2, 2.0 ** -12, 2.0 ** -12 * 1.0000001],
     "cos": [math.pi, -math.pi, math.pi / 2],
 }
@@ -269,6 +281,11 @@ def _mp_erfc(x: mp.mpf) -> mp.mpf:
     return mp.erfc(x)
 
 
+def _mp_eager_zero(kind: str, f: Callable[[mp.mpf], mp.mpf]) -> Callable[[mp.mpf], mp.mpf]:
+    t = ZERO_BELOW[kind]["f64"]
+    return lambda x: mp.mpf(0) if x < t else f(x)
+
+
 MP_TRUTH: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "exp": mp.exp, "exp2": lambda x: mp.power(2, x), "expm1": mp.expm1, "log": mp.log,
     "log2": lambda x: mp.log(x, 2), "log10": mp.log10, "log1p": mp.log1p, "tanh": mp.tanh, "sigmoid": _mp_sigmoid,
@@ -279,6 +296,8 @@ MP_TRUTH: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "reciprocal": lambda x: 1 / x, "gelu_tanh": _mp_gelu_tanh, "erf": lambda x: mp.erf(x) if abs(x) <= 1e4 else mp.sign(x),
     "erfc": lambda x: _mp_erfc(x), "gelu_erf": lambda x: x * _mp_erfc(-x / mp.sqrt(2)) / 2,
 }
+for _kind in ("sigmoid", "silu", "softplus", "mish", "gelu_tanh", "gelu_erf"):
+    MP_TRUTH[_kind] = _mp_eager_zero(_kind, MP_TRUTH[_kind])
 POSITIVE_DOMAIN = {"log", "log2", "log10", "sqrt", "rsqrt"}
 DBL_MIN = 2.0 ** -1022
 

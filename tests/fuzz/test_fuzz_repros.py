@@ -21,7 +21,6 @@ REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
 
 #: file stem -> why it still fails (strict xfail)
 OPEN: dict[str, str] = {
-    "gelu_negative_tail_is_zero_in_eager": "eager's f32 GELU is -0 below x = -5.5426; ours is the accurate tail",
 }
 
 

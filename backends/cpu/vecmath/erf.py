@@ -20,6 +20,7 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu.vecmath import coeffs as K
 from ziggurat.backends.cpu.vecmath.builder import VB
+from ziggurat.backends.cpu.vecmath.eager_zero import ZERO_BELOW, zero_below
 from ziggurat.backends.cpu.vecmath.explog import exp_parts, scale2
 
 _SMALL = 0.5  # region split in z
@@ -108,7 +109,7 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     large = v.sel(v.lt(x, v.c(0.0)), neg, pos)
     res = v.sel(v.lt(v.abs(z), v.c(_SMALL)), small, large)
     res = v.sel(v.gt(x, v.c(_GELU_IS_X[v.fmt.name])), x, res)  # x*Phi(x) rounds to x; handles +inf
-    res = v.sel(v.lt(x, v.c(-xlim)), v.mul(x, v.c(0.0)), res)  # underflowed: -0; NaN for -inf
+    res = zero_below(v, "gelu_erf", x, res, signed=True)  # eager's 1 + erf cancels to 0
     return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN
 
 
@@ -124,10 +125,11 @@ def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
     """
     c, amax = K.GELU_FIT_F32
     a = v.min_ord(v.abs(x), v.c(amax))  # NaN lanes: any finite a (x carries the NaN through)
-    # lanes whose result is selected below (x > 6: x itself; x < -amax: -0) compute with a = 6:
-    # their tail value would be denormal or underflow, and denormal arithmetic costs a microcode
+    # lanes whose result is selected below (x > 6: x itself; x below eager's zero: -0) compute
+    # with a = 6: their tail value could be denormal, and denormal arithmetic costs a microcode
     # assist per lane (a GELU over N(0, 28) values ran 6x slower); their result does not change
-    wasted = v.bor(v.gt(x, v.c(_GELU_IS_X["f32"])), v.lt(x, v.c(-amax)))
+    zero = ZERO_BELOW["gelu_erf"]["f32"]
+    wasted = v.bor(v.gt(x, v.c(_GELU_IS_X["f32"])), v.lt(x, v.c(zero)))
     a = v.sel(wasted, v.c(_GELU_IS_X["f32"]), a)
     t = v.div(v.c(c), v.add(a, v.c(c)))
     q = v.poly(t, K.GELU_ERFCX_F32)  # erfcx(a / sqrt2)
@@ -140,5 +142,5 @@ def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
     pos = v.fma(v.neg(x), scale2(v, qm, s1, s2), x)  # x - x*Phi(-x), one rounding (x >= 0)
     res = v.sel(v.lt(x, v.c(0.0)), r, pos)
     res = v.sel(v.gt(x, v.c(_GELU_IS_X["f32"])), x, res)  # x*Phi(x) rounds to x; handles +inf
-    res = v.sel(v.lt(x, v.c(-amax)), v.mul(x, v.c(0.0)), res)  # underflowed: -0; NaN for -inf
+    res = zero_below(v, "gelu_erf", x, res, signed=True)  # eager's 1 + erf cancels to 0; -inf: NaN
     return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN

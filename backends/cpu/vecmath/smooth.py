@@ -25,6 +25,7 @@ from llvmlite import ir
 from ziggurat.backends.cpu.llvm_ir import F64
 from ziggurat.backends.cpu.vecmath import coeffs as K
 from ziggurat.backends.cpu.vecmath.builder import VB, f32_round
+from ziggurat.backends.cpu.vecmath.eager_zero import zero_below
 from ziggurat.backends.cpu.vecmath.explog import exp_core, exp_parts, expm1, expm1_core, log1p_core, scale2
 
 # |x| beyond which tanh(x) rounds to +-1 (f32, f64)
@@ -51,7 +52,7 @@ def sigmoid(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     v = VB(b, x)
     e = _exp_neg_abs(v, x)
     num = v.sel(v.lt(x, v.c(0.0)), e, v.c(1.0))
-    return v.keep_nan(x, v.div(num, v.add(e, v.c(1.0))))
+    return v.keep_nan(x, zero_below(v, "sigmoid", x, v.div(num, v.add(e, v.c(1.0))), signed=False))
 
 
 def _x_sigmoid(v: VB, x: ir.Value, m: ir.Value, s1: ir.Value, s2: ir.Value) -> ir.Value:
@@ -64,7 +65,8 @@ def _x_sigmoid(v: VB, x: ir.Value, m: ir.Value, s1: ir.Value, s2: ir.Value) -> i
 def silu(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """x * sigmoid(x) (torch.nn.functional.silu); silu(-inf) is NaN as in torch."""
     v = VB(b, x)
-    return _x_sigmoid(v, x, *exp_parts(v, v.neg(v.abs(x)), zero_below=True))
+    res = _x_sigmoid(v, x, *exp_parts(v, v.neg(v.abs(x)), zero_below=True))
+    return zero_below(v, "silu", x, res, signed=True)
 
 
 def softplus(b: ir.IRBuilder, x: ir.Value, beta: float = 1.0, threshold: float = 20.0) -> ir.Value:
@@ -75,6 +77,8 @@ def softplus(b: ir.IRBuilder, x: ir.Value, beta: float = 1.0, threshold: float =
     r = v.add(v.max_prop(z, v.c(0.0)), lp)
     if beta != 1.0:
         r = v.div(r, v.c(beta))
+    if beta > 0.0:
+        r = zero_below(v, "softplus", z, r, signed=False)
     return v.sel(v.gt(z, v.c(threshold)), x, r)
 
 
@@ -86,6 +90,7 @@ def mish(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     wp2 = v.add(w, v.c(2.0))
     ratio = v.div(wp2, v.add(v.mul(w, wp2), v.c(2.0)))  # (w + 2) / (w (w + 2) + 2)
     res = scale2(v, v.mul(v.mul(x, m), ratio), s1, s2)  # x w (w + 2) / (w (w + 2) + 2)
+    res = zero_below(v, "mish", x, res, signed=True)
     return v.sel(v.gt(x, v.c(20.0)), x, res)
 
 
@@ -129,4 +134,4 @@ def gelu_tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     else:
         y2 = v.mul(x, v.fma(v.c(k3), v.mul(x, x), v.c(k1)))
         parts = exp_parts(v, v.neg(v.abs(y2)), zero_below=True)
-    return _x_sigmoid(v, x, *parts)
+    return zero_below(v, "gelu_tanh", x, _x_sigmoid(v, x, *parts), signed=True)

@@ -49,10 +49,9 @@ def activation(kind: ActivationType, x: torch.Tensor, alpha: float, beta: float)
     if kind == A.kTHRESHOLDED_RELU:
         return torch.where(x > alpha, x, torch.zeros_like(x))
     if kind == A.kGELU_ERF:
-        # x/2 * (1 + erf(x/sqrt 2)) as x/2 * erfc(-x/sqrt 2): the same function, without
-        # the cancellation of 1 + erf to 0 in the negative tail (x < -5.3 in float32), where
-        # the true value is tiny but not zero and a floor or sign test downstream sees it
-        return 0.5 * x * torch.erfc(-x / math.sqrt(2.0))
+        # x/2 * (1 + erf(x/sqrt 2)) as written, which eager's gelu computes: 1 + erf cancels to
+        # exactly 0 below x = -5.54 (f32), as with a CUDA erff, and a later `== 0` depends on it
+        return torch.nn.functional.gelu(x)
     if kind == A.kGELU_TANH:
         return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     raise NotImplementedError(f"activation {kind}")
