@@ -102,6 +102,10 @@ class PeakProbe:
     at once (a ctypes call releases the GIL), one per core."""
 
     def __init__(self, kernel: str) -> None:
+        if kernel == "amx":  # without the permission the first tile instruction is SIGILL
+            granted, why = amx.request_tile_permission()
+            if not granted:
+                raise RuntimeError(f"AMX peak probe: the OS refused the tile permission ({why})")
         text, self.flops = (_AMX_PEAK, _AMX_FLOPS_PER_ITER) if kernel == "amx" else (_dp_peak_ir(), 24 * 16 * 2 * 2)
         self.fn = compile_ir(text, Isa.AVX512).ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p,
                                                                                 ctypes.c_void_p])
