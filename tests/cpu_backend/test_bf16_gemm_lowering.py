@@ -169,15 +169,15 @@ def test_saved_amx_module_needs_the_tile_permission(tmp_path: Any, monkeypatch: 
 
 
 class Pointwise(nn.Module):
-    """1x1 convolutions: bias and relu, no bias and a residual, stride 2 after a silu; a 3x3
-    (stays in torch)."""
+    """1x1 convolutions: bias and relu, no bias and a residual, stride 2 after a silu; a strided
+    3x3 (stays in torch)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.a = nn.Conv2d(24, 40, 1)
         self.b = nn.Conv2d(40, 24, 1, bias=False)
         self.c = nn.Conv2d(24, 16, 1, stride=2)
-        self.d = nn.Conv2d(24, 24, 3, padding=1)
+        self.d = nn.Conv2d(24, 24, 3, padding=1, stride=2)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         z = self.b(torch.relu(self.a(x))) + x
@@ -197,13 +197,87 @@ def test_pointwise_convolutions_are_gemms(layout: str) -> None:
     compiled = ziggurat.compile(model, (x,), backend="cpu")
     assert compiled.ir["graph"].count("bf16_kernel") == 3, compiled.report.unsupported
     reasons = [r.reason for r in compiled.report.unsupported]
-    assert reasons == ["bf16 convolutions other than 1x1 (no padding, one group) run in torch"], reasons
+    assert reasons == ["strided bf16 convolutions larger than 1x1 run in torch"], reasons
     with torch.no_grad():
         exact = exact_model.double()(x.double())
         eager = model(x)
     for got, ref, want in zip(compiled(x), eager, exact, strict=True):
         assert got.dtype == torch.bfloat16
         assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+
+
+class Spatial(nn.Module):
+    """KxK stride-1 convolutions as implicit GEMMs: 3x3 with padding, bias and relu; a dilated
+    3x3 without bias plus a residual and relu; a 3x5 without padding in height; a 5x5 of 19
+    channels (K = 475: a 32-deep K tail) with no padding at all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(24, 40, 3, padding=1)
+        self.b = nn.Conv2d(40, 40, 3, padding=2, dilation=2, bias=False)
+        self.c = nn.Conv2d(40, 19, (3, 5), padding=(0, 1))
+        self.d = nn.Conv2d(19, 7, 5)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = torch.relu(self.a(x))
+        y = torch.relu(self.b(y) + y)
+        z = self.c(y)
+        return z, self.d(z)
+
+
+@pytest.mark.parametrize("disable_amx", [False, True], ids=["host-kernel", "no-amx"])
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_spatial_convolutions_are_implicit_gemms(layout: str, disable_amx: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if disable_amx:
+        monkeypatch.setenv(amx.DISABLE_ENV, "1")
+    torch.manual_seed(6)
+    exact_model = Spatial().eval()
+    model = Spatial().eval()
+    model.load_state_dict(exact_model.state_dict())
+    model = model.to(torch.bfloat16)
+    x = torch.randn(2, 24, 13, 17).bfloat16()
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    assert compiled.ir["graph"].count("b_conv") == 4, compiled.report.unsupported
+    assert not compiled.report.unsupported
+    with torch.no_grad():
+        exact = exact_model.double()(x.double())
+        eager = model(x)
+    for got, ref, want in zip(compiled(x), eager, exact, strict=True):
+        assert got.dtype == torch.bfloat16 and got.shape == ref.shape
+        assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+
+
+def test_precision_bf16_resnet_block_is_native() -> None:
+    """A float32 basic block (conv-bn-relu, conv-bn, residual, relu) under precision="bf16":
+    both 3x3 convolutions run as implicit GEMMs, within twice eager autocast's error."""
+
+    class Basic(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(32, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32)
+            self.c2, self.b2 = nn.Conv2d(32, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.b2(self.c2(torch.relu(self.b1(self.c1(x))))) + x)
+
+    torch.manual_seed(7)
+    model = Basic().eval()
+    with torch.no_grad():
+        for bn in (model.b1, model.b2):
+            bn.running_mean.normal_()
+            bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(3, 32, 9, 11)
+    compiled = ziggurat.compile(model, (x,), backend="cpu", precision="bf16")
+    assert compiled.report.fallback_ops == {}, compiled.report.unsupported
+    assert compiled.ir["graph"].count("b_conv") == 2
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        eager = model(x)
+    with torch.no_grad():
+        exact = model.double()(x.double())
+    got = compiled(x)
+    assert _relative(got, exact) <= max(2 * _relative(eager, exact), 1e-2)
 
 
 def test_linear_with_a_computed_weight() -> None:

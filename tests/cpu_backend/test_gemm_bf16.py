@@ -199,3 +199,50 @@ def test_bias_per_row(kernel: str) -> None:
     torch.testing.assert_close(got, torch.relu(a.float() @ b.float() + bias[:, None]), rtol=1e-5, atol=1e-4)
     with pytest.raises(GemmSpecError, match="bias_rows"):
         Bf16GemmSpec(m, n, k, kernel=kernel, bias_rows=True)
+
+
+CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw)
+    (2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1),
+    (1, 32, 48, 7, 9, 3, 3, 1, 1, 1, 1),
+    (3, 3, 5, 11, 13, 5, 3, 2, 0, 1, 1),
+    (1, 16, 70, 20, 17, 3, 3, 2, 2, 2, 2),
+    (1, 33, 17, 6, 40, 1, 7, 0, 3, 1, 1),
+    (1, 1, 1, 3, 3, 3, 3, 0, 0, 1, 1),
+]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("conv", CONVS, ids=["x".join(map(str, c)) for c in CONVS])
+def test_implicit_gemm_convolution(kernel: str, conv: tuple[int, ...]) -> None:
+    """``b_conv``: B is the im2col matrix of a zero-padded image, gathered panel by panel; the
+    products in float32 against torch's float32 convolution of the same bf16 values, with the
+    bias per output channel and a relu; the padded-width columns past the output's are computed
+    and lie outside the ``[..., :OW]`` view.  The image is followed by NaNs: nothing past it is read."""
+    n, cin, cout, h, w, kh, kw, ph, pw, dh, dw = conv
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(n, cin, h, w, generator=g).bfloat16()
+    wt = torch.randn(cout, cin, kh, kw, generator=g).bfloat16()
+    bias = torch.randn(cout, generator=g)
+    hp, wp = h + 2 * ph, w + 2 * pw
+    oh, ow = hp - (kh - 1) * dh, wp - (kw - 1) * dw
+    k = cin * kh * kw
+    image = torch.full((n * cin * hp * wp + 64,), float("nan")).bfloat16()
+    image[: n * cin * hp * wp] = torch.nn.functional.pad(x, (pw, pw, ph, ph)).reshape(-1)
+    spec = Bf16GemmSpec(cout, (oh - 1) * wp + ow, k, kernel=kernel, ldc=oh * wp, b_packed=False,
+                        b_conv=(hp * wp, wp, kh, kw, dh, dw), batch=n, batch_stride_b=cin * hp * wp,
+                        batch_stride_c=cout * oh * wp, out_bf16=False, bias=True, bias_rows=True, unary="relu",
+                        threads=1)
+    out = torch.zeros(n * cout * oh * wp)
+    bf16_gemm_callable(spec)(wt.reshape(cout, k).contiguous(), image, bias, out=out)
+    got = out.view(n, cout, oh, wp)[..., :ow]
+    ref = torch.relu(torch.nn.functional.conv2d(x.float(), wt.float(), bias, padding=(ph, pw), dilation=(dh, dw)))
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4 * max(1.0, k ** 0.5))
+
+
+def test_implicit_gemm_spec_errors() -> None:
+    with pytest.raises(GemmSpecError, match="b_conv"):
+        Bf16GemmSpec(4, 4, 9, kernel="amx", b_conv=(16, 4, 3, 3, 1, 1))  # b_packed defaults to True
+    with pytest.raises(GemmSpecError, match="taps"):
+        Bf16GemmSpec(4, 4, 10, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1))
+    with pytest.raises(GemmSpecError, match="b_conv"):
+        Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1))  # type: ignore[arg-type]

@@ -55,6 +55,8 @@ V32BF = llvm_ir.NamedType("<32 x bfloat>")  # the operand type of LLVM's vdpbf16
 
 def chunk_rows(spec: Bf16GemmSpec) -> int:
     """Rows of A per task: a chunk of A stays in L2 while the task's B panel streams."""
+    if spec.b_conv is not None:  # one chunk: the image's panel is gathered once, not per chunk
+        return -(-spec.m // BLOCK) * BLOCK
     budget = 512 * 1024  # bytes of A per chunk
     rows = max(BLOCK, (budget // max(1, 2 * spec.k)) // BLOCK * BLOCK)
     return min(rows, -(-spec.m // BLOCK) * BLOCK)
@@ -200,9 +202,22 @@ class _Emitter:
         b.ret_void()
         return fn
 
+    def _row_start(self, b: ir.IRBuilder, k: ir.Value, ldb: int) -> ir.Value:
+        """Element offset of row ``k`` of B: ``k * ldb``, or a convolution's tap of a channel."""
+        conv = self.spec.b_conv
+        if conv is None:
+            return llvm_ir.mul(b, k, i64(ldb))
+        plane, wp, kh, kw, dh, dw = conv
+        channel = llvm_ir.udiv(b, k, i64(kh * kw))
+        tap = llvm_ir.urem(b, k, i64(kh * kw))
+        i, t = llvm_ir.udiv(b, tap, i64(kw)), llvm_ir.urem(b, tap, i64(kw))
+        return llvm_ir.add(b, llvm_ir.mul(b, channel, i64(plane)),
+                           llvm_ir.add(b, llvm_ir.mul(b, i, i64(dh * wp)), llvm_ir.mul(b, t, i64(dw))))
+
     def _pack_rows(self, b: ir.IRBuilder, src: ir.Value, col0: ir.Value, dst: ir.Value, ldb: int) -> None:
-        """Pack a row-major B: per pair of rows, two masked 32-lane loads (columns past N and rows
-        past K read as 0, never touched) interleaved into the 64 bf16 of the pair."""
+        """Pack a row-major B (or a convolution's implicit im2col rows): per pair of rows, two
+        masked 32-lane loads (columns past N and rows past K read as 0, never touched)
+        interleaved into the 64 bf16 of the pair."""
         s = self.spec
         v32 = ir.VectorType(I16, PANEL)
         v32p = v32.as_pointer()
@@ -225,7 +240,7 @@ class _Emitter:
                 ok = _i(b.icmp_signed("<", kk, i64(s.k)))
                 k_c = _i(b.select(ok, kk, i64(s.k - 1)))
                 mask = _i(b.select(ok, col_mask, none))
-                ptr = _i(b.bitcast(gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, k_c, i64(ldb)), col0)), v32p))
+                ptr = _i(b.bitcast(gep(b, src, llvm_ir.add(b, self._row_start(b, k_c, ldb), col0)), v32p))
                 rows.append(_i(b.call(load, [ptr, I32(2), mask, zero])))
             pair = _i(b.shuffle_vector(rows[0], rows[1], order))
             b.store(pair, _i(b.bitcast(gep(b, dst, llvm_ir.mul(b, kp, i64(2 * PANEL))), v64.as_pointer())), align=2)

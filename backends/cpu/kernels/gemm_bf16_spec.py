@@ -6,6 +6,11 @@
 * ``B`` bf16, prepacked (:mod:`~ziggurat.backends.cpu.kernels.pack_bf16`), or a run-time
   matrix (``b_packed=False``): ``B[k, j]`` at ``b + k*ldb + j``, or with ``b_transposed`` at
   ``b + j*ldb + k`` (``Q @ K^T``), packed by each task into its panel as it goes;
+* or, with ``b_conv = (plane, wp, kh, kw, dh, dw)``, ``B`` the implicit im2col matrix of a
+  stride-1 convolution over a zero-padded NCHW image (``plane = Hp*Wp`` elements per channel,
+  rows ``Wp`` wide): ``B[k, j]`` at ``b + c*plane + i*dh*wp + t*dw + j`` for
+  ``k = (c*kh + i)*kw + t``; column ``j`` is the output pixel ``(j // wp, j % wp)`` (those with
+  ``j % wp`` past the output's width are computed and not part of it);
 * ``batch`` products, operand ``b`` of each at ``batch_stride_*`` elements from the last (0
   broadcasts a prepacked B or ``other``);
 * the product scaled by ``scale`` before the epilogue (``alpha`` of ``baddbmm``);
@@ -33,8 +38,9 @@ from ziggurat.backends.cpu.kernels.gemm_spec import (
 from ziggurat.backends.cpu.threads import default_threads
 
 KERNELS = ("amx", "avx512bf16")
-#: A run-time B is packed a panel at a time into the task's stack (``K * 64`` bytes).
-MAX_RUNTIME_K = 4096
+#: A run-time B is packed a panel at a time into the task's stack (``K * 64`` bytes): up to a
+#: 3x3 convolution of 512 channels.
+MAX_RUNTIME_K = 4608
 
 
 def _positive(name: str, v: object) -> int:
@@ -69,6 +75,7 @@ class Bf16GemmSpec:
     other_batch_stride: int = 0
     scale: float = 1.0
     bias_rows: bool = False
+    b_conv: tuple[int, int, int, int, int, int] | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -109,6 +116,17 @@ class Bf16GemmSpec:
             s(self, "ldb", inner if self.ldb is None else _positive("ldb", self.ldb))
             if self.ldb < inner:  # type: ignore[operator]
                 raise GemmSpecError(f"Bf16GemmSpec.ldb={self.ldb} is smaller than {inner}")
+        if self.b_conv is not None:
+            conv = tuple(self.b_conv)
+            if len(conv) != 6:
+                raise GemmSpecError(f"Bf16GemmSpec.b_conv must be (plane, wp, kh, kw, dh, dw), got {self.b_conv!r}")
+            for what, v in zip(("plane", "wp", "kh", "kw", "dh", "dw"), conv, strict=True):
+                _positive(f"b_conv.{what}", v)
+            if self.b_packed or self.b_transposed:
+                raise GemmSpecError("Bf16GemmSpec.b_conv describes a run-time B read by rows: b_packed and b_transposed must be False")
+            if k % (conv[2] * conv[3]):
+                raise GemmSpecError(f"Bf16GemmSpec: K={k} is not channels x {conv[2]}x{conv[3]} taps")
+            s(self, "b_conv", conv)
         if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool) or not math.isfinite(self.scale):
             raise GemmSpecError(f"Bf16GemmSpec.scale must be a finite number, got {self.scale!r}")
         s(self, "scale", float(self.scale))

@@ -141,9 +141,9 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dilation = int_values(op.dilation)
     groups = int(op.groups.value.data)
     if args.out_dtype == torch.bfloat16:
-        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_pointwise_conv
+        from ziggurat.backends.cpu.lowering.conv_bf16 import bf16_convolution
 
-        return bf16_pointwise_conv(ctx, x, w, bias, ints, padding, groups, args.out_shape, epi)
+        return bf16_convolution(ctx, x, w, bias, ints, padding, dilation, groups, args.out_shape, epi)
     packed = None
     w_shape = None
     if op.weight_layout is not None:

@@ -4,8 +4,10 @@
 // bf16 GEMMs are loop.gemm calls of the bf16 kernels (AMX or AVX512-BF16, by host feature):
 // a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
 // float32, the post-ops in the epilogue; a computed right operand is packed by the kernel
-// (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row. On the
-// avx2 ISA they stay in torch with the reason.
+// (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
+// one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw]),
+// its output read back through a [..., :OW] view; a strided 3x3 stays in torch. On the avx2
+// ISA they stay in torch with the reason.
 
 builtin.module {
   func.func @linear(%x: tensor<5x8xbf16>) -> tensor<5x24xbf16> {
@@ -24,6 +26,16 @@ builtin.module {
     %0 = fused.conv2d %x, %w bias(%b : tensor<4xbf16>) {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x8x1x1xbf16>) -> tensor<2x4x3x5xbf16>
     func.return %0 : tensor<2x4x3x5xbf16>
   }
+  func.func @spatial(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x3x5xbf16> {
+    %w = torch.literal dense<0.5> : tensor<4x8x3x3xbf16>
+    %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, post_ops = [#fused.unary<relu>]} : (tensor<2x8x3x5xbf16>, tensor<4x8x3x3xbf16>) -> tensor<2x4x3x5xbf16>
+    func.return %0 : tensor<2x4x3x5xbf16>
+  }
+  func.func @strided(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x2x3xbf16> {
+    %w = torch.literal dense<0.5> : tensor<4x8x3x3xbf16>
+    %0 = fused.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x8x3x3xbf16>) -> tensor<2x4x2x3xbf16>
+    func.return %0 : tensor<2x4x2x3xbf16>
+  }
 }
 
 // CHECK-LABEL: func.func @linear
@@ -37,6 +49,14 @@ builtin.module {
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         loop.gemm {{.*}} bias(%{{.*}} : memref<4xf32>)
 // CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 8 : i64, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
+// CHECK-LABEL: func.func @spatial
+// CHECK:         loop.kernel {{.*}}padded
+// CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
+// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 72 : i64, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64]
+// CHECK-SAME:      batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 280 : i64, batch_stride_c = 84 : i64, unary = "relu"
+// CHECK-LABEL: func.func @strided
+// CHECK:         strided bf16 convolutions larger than 1x1 run in torch
+// CHECK-NOT:     bf16_kernel
 
 // AVX2-LABEL:  func.func @linear
 // AVX2:          bf16 GEMMs need the avx512 ISA

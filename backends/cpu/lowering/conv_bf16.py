@@ -1,0 +1,103 @@
+"""bf16 convolutions on the bf16 GEMM kernels (AMX tiles or AVX512-BF16).
+
+* **1x1** (no padding, one group): ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``
+  (:func:`~ziggurat.backends.cpu.lowering.gemm_bf16.bf16_pointwise_conv`).
+* **KxK, stride 1** (any padding and dilation, one group): an implicit GEMM
+  ``out[n] = W[Cout, Cin*KH*KW] @ im2col(x[n])`` that never builds the im2col matrix.  The image
+  is copied once into a zero-padded buffer ``[N, Cin, Hp, Wp]``; column ``j`` of the product is
+  the output pixel ``(j // Wp, j % Wp)``, so row ``(c, i, t)`` of im2col is the padded channel
+  ``c`` read from element ``i*dh*Wp + t*dw`` on, 32 contiguous pixels per panel, which the
+  kernel packs as it goes (``Bf16GemmSpec.b_conv``).  The ``Wp - OW`` columns past each output
+  row are computed and dropped: the result is a ``[N, Cout, OH, Wp]`` buffer read through a
+  ``[..., :OW]`` view.  The weight is the GEMM's A, read in place; the bias is one per row
+  (output channel); activation and residual run in the epilogue, in float32, before the one
+  rounding to bf16 (a residual is first copied to the same padded width).
+
+Strided and grouped convolutions (other than depthwise) stay in torch, with the reason.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.gemm_bf16 import (
+    _constant_bf16,  # pyright: ignore[reportPrivateUsage]
+    _emit,  # pyright: ignore[reportPrivateUsage]
+    _float32_bias,  # pyright: ignore[reportPrivateUsage]
+    bf16_kernel,
+    bf16_pointwise_conv,
+)
+from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
+from ziggurat.backends.cpu.lowering.padding import constant_pad
+from ziggurat.backends.cpu.lowering.registry import NotLowerable
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
+from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
+
+
+def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+                     stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], groups: int,
+                     out_shape: Sequence[int], epi: Any) -> TensorValue:
+    """A bf16 2-D convolution with a constant weight on the GEMM kernels, or NotLowerable."""
+    weight = _constant_bf16(w, "convolution")
+    if weight is None or weight.dim() != 4 or x.rank != 4 or len(out_shape) != 4:
+        raise NotLowerable("a bf16 convolution needs a constant 4-D weight and a 4-D image")
+    if groups != 1:
+        raise NotLowerable("grouped bf16 convolutions (other than depthwise) run in torch")
+    if tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding):
+        return bf16_pointwise_conv(ctx, x, w, bias, stride, padding, groups, out_shape, epi)
+    if any(s != 1 for s in stride):
+        raise NotLowerable("strided bf16 convolutions larger than 1x1 run in torch")
+    return _implicit_gemm_conv(ctx, x, weight, w, bias, padding, dilation, out_shape, epi)
+
+
+def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: TensorValue,
+                        bias: TensorValue | None, padding: Sequence[int], dilation: Sequence[int],
+                        out_shape: Sequence[int], epi: Any) -> TensorValue:
+    if epi.bias is not None:
+        raise NotLowerable("a bf16 convolution with a column bias")
+    n, cin, h, wd = x.shape
+    cout, _, kh, kw = (int(d) for d in weight.shape)
+    ph, pw = (int(p) for p in padding)
+    dh, dw = (int(d) for d in dilation)
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    oh, ow = int(out_shape[2]), int(out_shape[3])
+    if (oh, ow) != (hp - (kh - 1) * dh, wp - (kw - 1) * dw):
+        raise NotLowerable(f"a bf16 convolution whose output {oh}x{ow} is not its stride-1 size")
+    k = cin * kh * kw
+    if min(n, cin, cout, oh, ow) < 1 or k > MAX_RUNTIME_K:
+        raise NotLowerable(f"a bf16 convolution with K = {cin}x{kh}x{kw} = {k} > {MAX_RUNTIME_K} or an empty size")
+    kernel = bf16_kernel(ctx)
+    image = ctx.realize(constant_pad(ctx, x, [pw, pw, ph, ph], 0.0, (n, cin, hp, wp)), "padded")
+    cols = (oh - 1) * wp + ow  # the last row's columns past OW are not needed
+    rows = ctx.constant(weight.reshape(cout, k).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, "lda": k, "ldc": oh * wp,
+                            "b_packed": False, "b_conv": (hp * wp, wp, kh, kw, dh, dw)}
+    if n > 1:
+        spec.update(batch=n, batch_stride_a=0, batch_stride_b=cin * hp * wp, batch_stride_c=cout * oh * wp)
+    row_epi = copy.copy(epi)
+    row_epi.bias = None
+    if epi.other is not None and epi.binary is not None:
+        row_epi.other = _padded_width(ctx, epi.other, (n, cout, oh, ow), wp, cols)
+    if bias is not None:
+        spec["bias_rows"] = True
+    out = _emit(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wp),
+                row_epi, 1.0, None, 1.0)
+    if bias is not None:
+        node = ctx.nodes[-1]
+        assert isinstance(node, GemmNode)
+        node.bias = GemmOperand(_float32_bias(ctx, bias, cout))
+    return slice_dim(ctx, out, 3, 0, 1, ow)
+
+
+def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, int, int, int], wp: int,
+                  cols: int) -> TensorValue:
+    """The residual as ``[N, Cout, cols]`` in the output's padded-width layout (a copy)."""
+    n, cout, oh, ow = shape
+    if other.shape != shape:
+        other = expand(ctx, other, shape)
+    wide = BufferValue(ctx.realize(constant_pad(ctx, other, [0, wp - ow], 0.0, (n, cout, oh, wp)), "residual"))
+    return slice_dim(ctx, reshape(ctx, wide, (n, cout, oh * wp)), 2, 0, 1, cols)
