@@ -81,6 +81,12 @@ class CpuExecutable:
         self._names = input_names(fn)
         self.input_signature = InputSignature(self._input_types, self._names, require_contiguous=True)
         self._constants = [op.tensor().contiguous() for op in abi.constants]
+        # the torch segments' buffer lookups, by value: inputs by position, constants, and the
+        # arena slices (shape, dtype, byte range) of the planned buffers
+        self._input_pos: dict[SSAValue, int] = {v: i for i, v in reversed(list(enumerate(abi.inputs)))}
+        self._constant_of: dict[SSAValue, torch.Tensor] = {
+            op.result: t for op, t in reversed(list(zip(abi.constants, self._constants, strict=True)))}
+        self._slices: dict[SSAValue, tuple[tuple[int, ...], torch.dtype, int, int]] = {}
         self._arena_raw, shift = _aligned(abi.plan.arena_bytes)
         self._arena = self._arena_raw[shift: shift + abi.plan.arena_bytes]
         self._ws_raw, ws_shift = _aligned(abi.workspace_bytes)
@@ -182,11 +188,16 @@ class CpuExecutable:
     def _buffer(self, v: SSAValue, inputs: Sequence[torch.Tensor], outputs: dict[SSAValue, torch.Tensor]) -> torch.Tensor:
         if v in outputs:
             return outputs[v]
-        if v in self.abi.inputs:
-            return inputs[self.abi.inputs.index(v)]
-        for op, t in zip(self.abi.constants, self._constants, strict=True):
-            if op.result is v:
-                return t
+        pos = self._input_pos.get(v)
+        if pos is not None:
+            return inputs[pos]
+        constant = self._constant_of.get(v)
+        if constant is not None:
+            return constant
+        planned = self._slices.get(v)
+        if planned is not None:
+            shape, dtype, start, end = planned
+            return self._arena[start:end].view(dtype).view(shape)
         off = self.abi.plan.offsets.get(v)
         ty = v.type
         if isinstance(ty, MemRefType) and 0 in tuple(ty.get_shape()):
@@ -199,6 +210,7 @@ class CpuExecutable:
         for d in shape:
             n *= d
         nbytes = n * torch.empty((), dtype=dtype).element_size()
+        self._slices[v] = (shape, dtype, off, off + nbytes)
         return self._arena[off: off + nbytes].view(dtype).view(shape)
 
     def _interpreter(self):  # -> xdsl Interpreter
