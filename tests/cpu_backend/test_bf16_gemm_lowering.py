@@ -169,7 +169,7 @@ def test_saved_amx_module_needs_the_tile_permission(tmp_path: Any, monkeypatch: 
 
 
 class Pointwise(nn.Module):
-    """1x1 convolutions: bias and relu, no bias and a residual, stride 2 after a silu; a strided
+    """1x1 convolutions: bias and relu, no bias and a residual, stride 2 after a silu; a grouped
     3x3 (stays in torch)."""
 
     def __init__(self) -> None:
@@ -177,7 +177,7 @@ class Pointwise(nn.Module):
         self.a = nn.Conv2d(24, 40, 1)
         self.b = nn.Conv2d(40, 24, 1, bias=False)
         self.c = nn.Conv2d(24, 16, 1, stride=2)
-        self.d = nn.Conv2d(24, 24, 3, padding=1, stride=2)
+        self.d = nn.Conv2d(24, 24, 3, padding=1, groups=2)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         z = self.b(torch.relu(self.a(x))) + x
@@ -197,7 +197,7 @@ def test_pointwise_convolutions_are_gemms(layout: str) -> None:
     compiled = ziggurat.compile(model, (x,), backend="cpu")
     assert compiled.ir["graph"].count("bf16_kernel") == 3, compiled.report.unsupported
     reasons = [r.reason for r in compiled.report.unsupported]
-    assert reasons == ["strided bf16 convolutions larger than 1x1 run in torch"], reasons
+    assert reasons == ["grouped bf16 convolutions (other than depthwise) run in torch"], reasons
     with torch.no_grad():
         exact = exact_model.double()(x.double())
         eager = model(x)
@@ -207,9 +207,10 @@ def test_pointwise_convolutions_are_gemms(layout: str) -> None:
 
 
 class Spatial(nn.Module):
-    """KxK stride-1 convolutions as implicit GEMMs: 3x3 with padding, bias and relu; a dilated
-    3x3 without bias plus a residual and relu; a 3x5 without padding in height; a 5x5 of 19
-    channels (K = 475: a 32-deep K tail) with no padding at all."""
+    """KxK convolutions as implicit GEMMs: 3x3 with padding, bias and relu; a dilated 3x3
+    without bias plus a residual and relu; a 3x5 without padding in height; a 5x5 of 19
+    channels (K = 475: a 32-deep K tail) with no padding at all; a 7x7 stem of stride 2 on 3
+    channels; a 3x3 of stride (2, 3) plus a residual."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -217,12 +218,15 @@ class Spatial(nn.Module):
         self.b = nn.Conv2d(40, 40, 3, padding=2, dilation=2, bias=False)
         self.c = nn.Conv2d(40, 19, (3, 5), padding=(0, 1))
         self.d = nn.Conv2d(19, 7, 5)
+        self.stem = nn.Conv2d(3, 16, 7, stride=2, padding=3)
+        self.e = nn.Conv2d(16, 16, 3, stride=(2, 3), padding=1)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         y = torch.relu(self.a(x))
         y = torch.relu(self.b(y) + y)
         z = self.c(y)
-        return z, self.d(z)
+        s = torch.relu(self.stem(x[:, :3]))
+        return z, self.d(z), self.e(s) + s[:, :, ::2, ::3]
 
 
 @pytest.mark.parametrize("disable_amx", [False, True], ids=["host-kernel", "no-amx"])
@@ -239,7 +243,7 @@ def test_spatial_convolutions_are_implicit_gemms(layout: str, disable_amx: bool,
     if layout == "channels_last":
         x = x.contiguous(memory_format=torch.channels_last)
     compiled = ziggurat.compile(model, (x,), backend="cpu")
-    assert compiled.ir["graph"].count("b_conv") == 4, compiled.report.unsupported
+    assert compiled.ir["graph"].count("b_conv") == 6, compiled.report.unsupported
     assert not compiled.report.unsupported
     with torch.no_grad():
         exact = exact_model.double()(x.double())

@@ -201,48 +201,59 @@ def test_bias_per_row(kernel: str) -> None:
         Bf16GemmSpec(m, n, k, kernel=kernel, bias_rows=True)
 
 
-CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw)
-    (2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1),
-    (1, 32, 48, 7, 9, 3, 3, 1, 1, 1, 1),
-    (3, 3, 5, 11, 13, 5, 3, 2, 0, 1, 1),
-    (1, 16, 70, 20, 17, 3, 3, 2, 2, 2, 2),
-    (1, 33, 17, 6, 40, 1, 7, 0, 3, 1, 1),
-    (1, 1, 1, 3, 3, 3, 3, 0, 0, 1, 1),
+CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw, sh, sw)
+    (2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1),
+    (1, 32, 48, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1),
+    (3, 3, 5, 11, 13, 5, 3, 2, 0, 1, 1, 1, 1),
+    (1, 16, 70, 20, 17, 3, 3, 2, 2, 2, 2, 1, 1),
+    (1, 33, 17, 6, 40, 1, 7, 0, 3, 1, 1, 1, 1),
+    (1, 1, 1, 3, 3, 3, 3, 0, 0, 1, 1, 1, 1),
+    (2, 3, 64, 23, 19, 7, 7, 3, 3, 1, 1, 2, 2),
+    (1, 64, 40, 15, 14, 3, 3, 1, 1, 1, 1, 2, 2),
+    (1, 8, 9, 17, 16, 3, 5, 1, 0, 2, 1, 3, 2),
 ]
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("conv", CONVS, ids=["x".join(map(str, c)) for c in CONVS])
 def test_implicit_gemm_convolution(kernel: str, conv: tuple[int, ...]) -> None:
-    """``b_conv``: B is the im2col matrix of a zero-padded image, gathered panel by panel; the
+    """``b_conv``: B is the im2col matrix of a zero-padded image split into its stride's phases,
+    gathered panel by panel; the
     products in float32 against torch's float32 convolution of the same bf16 values, with the
     bias per output channel and a relu; the padded-width columns past the output's are computed
     and lie outside the ``[..., :OW]`` view.  The image is followed by NaNs: nothing past it is read."""
-    n, cin, cout, h, w, kh, kw, ph, pw, dh, dw = conv
+    n, cin, cout, h, w, kh, kw, ph, pw, dh, dw, sh, sw = conv
     g = torch.Generator().manual_seed(5)
     x = torch.randn(n, cin, h, w, generator=g).bfloat16()
     wt = torch.randn(cout, cin, kh, kw, generator=g).bfloat16()
     bias = torch.randn(cout, generator=g)
     hp, wp = h + 2 * ph, w + 2 * pw
-    oh, ow = hp - (kh - 1) * dh, wp - (kw - 1) * dw
+    hq, wq = -(-hp // sh), -(-wp // sw)
+    oh, ow = (hp - (kh - 1) * dh - 1) // sh + 1, (wp - (kw - 1) * dw - 1) // sw + 1
     k = cin * kh * kw
-    image = torch.full((n * cin * hp * wp + 64,), float("nan")).bfloat16()
-    image[: n * cin * hp * wp] = torch.nn.functional.pad(x, (pw, pw, ph, ph)).reshape(-1)
-    spec = Bf16GemmSpec(cout, (oh - 1) * wp + ow, k, kernel=kernel, ldc=oh * wp, b_packed=False,
-                        b_conv=(hp * wp, wp, kh, kw, dh, dw), batch=n, batch_stride_b=cin * hp * wp,
-                        batch_stride_c=cout * oh * wp, out_bf16=False, bias=True, bias_rows=True, unary="relu",
+    # the phases: [n, cin, sh, sw, hq, wq], padded pixel (sh*y + a, sw*z + b)
+    padded = torch.nn.functional.pad(x, (pw, pw + wq * sw - wp, ph, ph + hq * sh - hp))
+    phases = padded.reshape(n, cin, hq, sh, wq, sw).permute(0, 1, 3, 5, 2, 4).reshape(-1)
+    image = torch.full((phases.numel() + 64,), float("nan")).bfloat16()
+    image[: phases.numel()] = phases
+    spec = Bf16GemmSpec(cout, (oh - 1) * wq + ow, k, kernel=kernel, ldc=oh * wq, b_packed=False,
+                        b_conv=(hq * wq, wq, kh, kw, dh, dw, sh, sw), batch=n, batch_stride_b=cin * sh * sw * hq * wq,
+                        batch_stride_c=cout * oh * wq, out_bf16=False, bias=True, bias_rows=True, unary="relu",
                         threads=1)
-    out = torch.zeros(n * cout * oh * wp)
+    out = torch.zeros(n * cout * oh * wq)
     bf16_gemm_callable(spec)(wt.reshape(cout, k).contiguous(), image, bias, out=out)
-    got = out.view(n, cout, oh, wp)[..., :ow]
-    ref = torch.relu(torch.nn.functional.conv2d(x.float(), wt.float(), bias, padding=(ph, pw), dilation=(dh, dw)))
+    got = out.view(n, cout, oh, wq)[..., :ow]
+    ref = torch.relu(torch.nn.functional.conv2d(x.float(), wt.float(), bias, stride=(sh, sw), padding=(ph, pw),
+                                                dilation=(dh, dw)))
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4 * max(1.0, k ** 0.5))
 
 
 def test_implicit_gemm_spec_errors() -> None:
     with pytest.raises(GemmSpecError, match="b_conv"):
-        Bf16GemmSpec(4, 4, 9, kernel="amx", b_conv=(16, 4, 3, 3, 1, 1))  # b_packed defaults to True
+        Bf16GemmSpec(4, 4, 9, kernel="amx", b_conv=(16, 4, 3, 3, 1, 1, 1, 1))  # b_packed defaults to True
     with pytest.raises(GemmSpecError, match="taps"):
-        Bf16GemmSpec(4, 4, 10, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1))
+        Bf16GemmSpec(4, 4, 10, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1, 1, 1))
     with pytest.raises(GemmSpecError, match="b_conv"):
-        Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1))  # type: ignore[arg-type]
+        Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1))  # type: ignore[arg-type]
+    with pytest.raises(GemmSpecError, match="sh"):
+        Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1, 0, 1))

@@ -203,16 +203,20 @@ class _Emitter:
         return fn
 
     def _row_start(self, b: ir.IRBuilder, k: ir.Value, ldb: int) -> ir.Value:
-        """Element offset of row ``k`` of B: ``k * ldb``, or a convolution's tap of a channel."""
+        """Element offset of row ``k`` of B: ``k * ldb``, or a convolution's tap of a channel
+        in its phase plane (``Bf16GemmSpec.b_conv``)."""
         conv = self.spec.b_conv
         if conv is None:
             return llvm_ir.mul(b, k, i64(ldb))
-        plane, wp, kh, kw, dh, dw = conv
+        plane, wq, kh, kw, dh, dw, sh, sw = conv
         channel = llvm_ir.udiv(b, k, i64(kh * kw))
         tap = llvm_ir.urem(b, k, i64(kh * kw))
-        i, t = llvm_ir.udiv(b, tap, i64(kw)), llvm_ir.urem(b, tap, i64(kw))
-        return llvm_ir.add(b, llvm_ir.mul(b, channel, i64(plane)),
-                           llvm_ir.add(b, llvm_ir.mul(b, i, i64(dh * wp)), llvm_ir.mul(b, t, i64(dw))))
+        p = llvm_ir.mul(b, llvm_ir.udiv(b, tap, i64(kw)), i64(dh))
+        q = llvm_ir.mul(b, llvm_ir.urem(b, tap, i64(kw)), i64(dw))
+        phase = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.add(b, llvm_ir.mul(b, channel, i64(sh)), llvm_ir.urem(b, p, i64(sh))),
+                                            i64(sw)), llvm_ir.urem(b, q, i64(sw)))
+        within = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.udiv(b, p, i64(sh)), i64(wq)), llvm_ir.udiv(b, q, i64(sw)))
+        return llvm_ir.add(b, llvm_ir.mul(b, phase, i64(plane)), within)
 
     def _pack_rows(self, b: ir.IRBuilder, src: ir.Value, col0: ir.Value, dst: ir.Value, ldb: int) -> None:
         """Pack a row-major B (or a convolution's implicit im2col rows): per pair of rows, two

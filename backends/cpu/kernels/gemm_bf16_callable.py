@@ -34,9 +34,9 @@ class Bf16GemmKernel:
         _expect(a, "a", torch.bfloat16, last * s.batch_stride_a + (s.m - 1) * self.lda + s.k)
         if s.b_packed:
             _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + packed_elements(s.k, s.n))
-        elif s.b_conv is not None:  # the padded image: channels x plane
-            plane, _, kh, kw, _, _ = s.b_conv
-            _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + s.k // (kh * kw) * plane)
+        elif s.b_conv is not None:  # the padded image: channels x phases x plane
+            plane, _, kh, kw, _, _, sh, sw = s.b_conv
+            _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + s.k // (kh * kw) * sh * sw * plane)
         else:
             rows, cols = (s.n, s.k) if s.b_transposed else (s.k, s.n)
             _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + (rows - 1) * (s.ldb or cols) + cols)

@@ -6,11 +6,14 @@
 * ``B`` bf16, prepacked (:mod:`~ziggurat.backends.cpu.kernels.pack_bf16`), or a run-time
   matrix (``b_packed=False``): ``B[k, j]`` at ``b + k*ldb + j``, or with ``b_transposed`` at
   ``b + j*ldb + k`` (``Q @ K^T``), packed by each task into its panel as it goes;
-* or, with ``b_conv = (plane, wp, kh, kw, dh, dw)``, ``B`` the implicit im2col matrix of a
-  stride-1 convolution over a zero-padded NCHW image (``plane = Hp*Wp`` elements per channel,
-  rows ``Wp`` wide): ``B[k, j]`` at ``b + c*plane + i*dh*wp + t*dw + j`` for
-  ``k = (c*kh + i)*kw + t``; column ``j`` is the output pixel ``(j // wp, j % wp)`` (those with
-  ``j % wp`` past the output's width are computed and not part of it);
+* or, with ``b_conv = (plane, wq, kh, kw, dh, dw, sh, sw)``, ``B`` the implicit im2col matrix
+  of a convolution over a zero-padded image split into ``sh x sw`` phases: channel ``c``,
+  phase ``(a, b)`` is the plane ``(c*sh + a)*sw + b`` of ``plane = Hq*Wq`` elements holding the
+  padded pixels ``(sh*y + a, sw*x + b)`` in rows ``wq`` wide (stride 1: one phase, the padded
+  channel itself).  Row ``k = (c*kh + i)*kw + t`` (tap position ``p = i*dh``, ``q = t*dw``)
+  starts at ``((c*sh + p % sh)*sw + q % sw)*plane + (p // sh)*wq + q // sw``, and ``B[k, j]`` is
+  ``j`` elements on; column ``j`` is the output pixel ``(j // wq, j % wq)`` (those with
+  ``j % wq`` past the output's width are computed and not part of it);
 * ``batch`` products, operand ``b`` of each at ``batch_stride_*`` elements from the last (0
   broadcasts a prepacked B or ``other``);
 * the product scaled by ``scale`` before the epilogue (``alpha`` of ``baddbmm``);
@@ -75,7 +78,7 @@ class Bf16GemmSpec:
     other_batch_stride: int = 0
     scale: float = 1.0
     bias_rows: bool = False
-    b_conv: tuple[int, int, int, int, int, int] | None = None
+    b_conv: tuple[int, int, int, int, int, int, int, int] | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -118,9 +121,9 @@ class Bf16GemmSpec:
                 raise GemmSpecError(f"Bf16GemmSpec.ldb={self.ldb} is smaller than {inner}")
         if self.b_conv is not None:
             conv = tuple(self.b_conv)
-            if len(conv) != 6:
-                raise GemmSpecError(f"Bf16GemmSpec.b_conv must be (plane, wp, kh, kw, dh, dw), got {self.b_conv!r}")
-            for what, v in zip(("plane", "wp", "kh", "kw", "dh", "dw"), conv, strict=True):
+            if len(conv) != 8:
+                raise GemmSpecError(f"Bf16GemmSpec.b_conv must be (plane, wq, kh, kw, dh, dw, sh, sw), got {self.b_conv!r}")
+            for what, v in zip(("plane", "wq", "kh", "kw", "dh", "dw", "sh", "sw"), conv, strict=True):
                 _positive(f"b_conv.{what}", v)
             if self.b_packed or self.b_transposed:
                 raise GemmSpecError("Bf16GemmSpec.b_conv describes a run-time B read by rows: b_packed and b_transposed must be False")

@@ -2,18 +2,20 @@
 
 * **1x1** (no padding, one group): ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``
   (:func:`~ziggurat.backends.cpu.lowering.gemm_bf16.bf16_pointwise_conv`).
-* **KxK, stride 1** (any padding and dilation, one group): an implicit GEMM
+* **KxK** (any stride, padding and dilation, one group): an implicit GEMM
   ``out[n] = W[Cout, Cin*KH*KW] @ im2col(x[n])`` that never builds the im2col matrix.  The image
-  is copied once into a zero-padded buffer ``[N, Cin, Hp, Wp]``; column ``j`` of the product is
-  the output pixel ``(j // Wp, j % Wp)``, so row ``(c, i, t)`` of im2col is the padded channel
-  ``c`` read from element ``i*dh*Wp + t*dw`` on, 32 contiguous pixels per panel, which the
-  kernel packs as it goes (``Bf16GemmSpec.b_conv``).  The ``Wp - OW`` columns past each output
-  row are computed and dropped: the result is a ``[N, Cout, OH, Wp]`` buffer read through a
+  is copied once, zero-padded and split into the stride's phases: ``[N, Cin, sh, sw, Hq, Wq]``
+  with phase ``(a, b)`` holding the padded pixels ``(sh*y + a, sw*x + b)`` (stride 1: one
+  phase, the padded image).  Column ``j`` of the product is the output pixel
+  ``(j // Wq, j % Wq)``, so every row ``(c, i, t)`` of im2col is one phase plane of channel
+  ``c`` read from a fixed element on, 32 contiguous pixels per panel, which the kernel packs
+  as it goes (``Bf16GemmSpec.b_conv``).  The ``Wq - OW`` columns past each output row are
+  computed and dropped: the result is a ``[N, Cout, OH, Wq]`` buffer read through a
   ``[..., :OW]`` view.  The weight is the GEMM's A, read in place; the bias is one per row
   (output channel); activation and residual run in the epilogue, in float32, before the one
   rounding to bf16 (a residual is first copied to the same padded width).
 
-Strided and grouped convolutions (other than depthwise) stay in torch, with the reason.
+Grouped convolutions (other than depthwise) stay in torch, with the reason.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.gemm_bf16 import (
     _constant_bf16,  # pyright: ignore[reportPrivateUsage]
     _emit,  # pyright: ignore[reportPrivateUsage]
@@ -32,9 +35,11 @@ from ziggurat.backends.cpu.lowering.gemm_bf16 import (
     bf16_pointwise_conv,
 )
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
+from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
-from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Value
 from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
 
 
@@ -49,42 +54,42 @@ def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias:
         raise NotLowerable("grouped bf16 convolutions (other than depthwise) run in torch")
     if tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding):
         return bf16_pointwise_conv(ctx, x, w, bias, stride, padding, groups, out_shape, epi)
-    if any(s != 1 for s in stride):
-        raise NotLowerable("strided bf16 convolutions larger than 1x1 run in torch")
-    return _implicit_gemm_conv(ctx, x, weight, w, bias, padding, dilation, out_shape, epi)
+    return _implicit_gemm_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
 
 
 def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: TensorValue,
-                        bias: TensorValue | None, padding: Sequence[int], dilation: Sequence[int],
-                        out_shape: Sequence[int], epi: Any) -> TensorValue:
+                        bias: TensorValue | None, stride: Sequence[int], padding: Sequence[int],
+                        dilation: Sequence[int], out_shape: Sequence[int], epi: Any) -> TensorValue:
     if epi.bias is not None:
         raise NotLowerable("a bf16 convolution with a column bias")
     n, cin, h, wd = x.shape
     cout, _, kh, kw = (int(d) for d in weight.shape)
+    sh, sw = (int(v) for v in stride)
     ph, pw = (int(p) for p in padding)
     dh, dw = (int(d) for d in dilation)
     hp, wp = h + 2 * ph, wd + 2 * pw
+    hq, wq = -(-hp // sh), -(-wp // sw)
     oh, ow = int(out_shape[2]), int(out_shape[3])
-    if (oh, ow) != (hp - (kh - 1) * dh, wp - (kw - 1) * dw):
-        raise NotLowerable(f"a bf16 convolution whose output {oh}x{ow} is not its stride-1 size")
+    if (oh, ow) != ((hp - (kh - 1) * dh - 1) // sh + 1, (wp - (kw - 1) * dw - 1) // sw + 1):
+        raise NotLowerable(f"a bf16 convolution whose output {oh}x{ow} is not its size")
     k = cin * kh * kw
     if min(n, cin, cout, oh, ow) < 1 or k > MAX_RUNTIME_K:
         raise NotLowerable(f"a bf16 convolution with K = {cin}x{kh}x{kw} = {k} > {MAX_RUNTIME_K} or an empty size")
     kernel = bf16_kernel(ctx)
-    image = ctx.realize(constant_pad(ctx, x, [pw, pw, ph, ph], 0.0, (n, cin, hp, wp)), "padded")
-    cols = (oh - 1) * wp + ow  # the last row's columns past OW are not needed
+    image = ctx.realize(_phases(ctx, x, (sh, sw), (ph, pw), (hq, wq)), "padded")
+    cols = (oh - 1) * wq + ow  # the last row's columns past OW are not needed
     rows = ctx.constant(weight.reshape(cout, k).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
-    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, "lda": k, "ldc": oh * wp,
-                            "b_packed": False, "b_conv": (hp * wp, wp, kh, kw, dh, dw)}
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, "lda": k, "ldc": oh * wq,
+                            "b_packed": False, "b_conv": (hq * wq, wq, kh, kw, dh, dw, sh, sw)}
     if n > 1:
-        spec.update(batch=n, batch_stride_a=0, batch_stride_b=cin * hp * wp, batch_stride_c=cout * oh * wp)
+        spec.update(batch=n, batch_stride_a=0, batch_stride_b=cin * sh * sw * hq * wq, batch_stride_c=cout * oh * wq)
     row_epi = copy.copy(epi)
     row_epi.bias = None
     if epi.other is not None and epi.binary is not None:
-        row_epi.other = _padded_width(ctx, epi.other, (n, cout, oh, ow), wp, cols)
+        row_epi.other = _padded_width(ctx, epi.other, (n, cout, oh, ow), wq, cols)
     if bias is not None:
         spec["bias_rows"] = True
-    out = _emit(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wp),
+    out = _emit(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wq),
                 row_epi, 1.0, None, 1.0)
     if bias is not None:
         node = ctx.nodes[-1]
@@ -93,11 +98,28 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
     return slice_dim(ctx, out, 3, 0, 1, ow)
 
 
-def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, int, int, int], wp: int,
+def _phases(ctx: LoweringContext, x: TensorValue, stride: tuple[int, int], padding: tuple[int, int],
+            size: tuple[int, int]) -> TensorValue:
+    """``x`` zero-padded and split into the stride's phases: ``[N, C, sh, sw, Hq, Wq]`` with
+    element ``(n, c, a, b, y, z)`` the padded pixel ``(sh*y + a, sw*z + b)``; zero past the image."""
+    (sh, sw), (ph, pw), (hq, wq) = stride, padding, size
+    n, cin = x.shape[:2]
+    if (sh, sw) == (1, 1):
+        return constant_pad(ctx, x, [pw, pw, ph, ph], 0.0, (n, cin, hq, wq))
+
+    def element(idx: Index) -> Value:
+        b_, c, a, bb, y, z = (IndexExpr.of(i) for i in idx)
+        return load_or(x, [b_, c, y * sh + a - ph, z * sw + bb - pw], 0.0)
+
+    planes = ctx.lazy((n, cin, sh, sw, hq, wq), x.dtype, element, [x])
+    return planes
+
+
+def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, int, int, int], wq: int,
                   cols: int) -> TensorValue:
     """The residual as ``[N, Cout, cols]`` in the output's padded-width layout (a copy)."""
     n, cout, oh, ow = shape
     if other.shape != shape:
         other = expand(ctx, other, shape)
-    wide = BufferValue(ctx.realize(constant_pad(ctx, other, [0, wp - ow], 0.0, (n, cout, oh, wp)), "residual"))
-    return slice_dim(ctx, reshape(ctx, wide, (n, cout, oh * wp)), 2, 0, 1, cols)
+    wide = BufferValue(ctx.realize(constant_pad(ctx, other, [0, wq - ow], 0.0, (n, cout, oh, wq)), "residual"))
+    return slice_dim(ctx, reshape(ctx, wide, (n, cout, oh * wq)), 2, 0, 1, cols)

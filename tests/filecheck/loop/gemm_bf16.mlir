@@ -5,8 +5,9 @@
 // a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
 // float32, the post-ops in the epilogue; a computed right operand is packed by the kernel
 // (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
-// one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw]),
-// its output read back through a [..., :OW] view; a strided 3x3 stays in torch. On the avx2
+// one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw, sh,
+// sw]), its output read back through a [..., :OW] view; a strided one reads the image split
+// into the stride's phases ([N, C, sh, sw, Hq, Wq]); a grouped one stays in torch. On the avx2
 // ISA they stay in torch with the reason.
 
 builtin.module {
@@ -36,6 +37,11 @@ builtin.module {
     %0 = fused.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x8x3x3xbf16>) -> tensor<2x4x2x3xbf16>
     func.return %0 : tensor<2x4x2x3xbf16>
   }
+  func.func @grouped(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x3x5xbf16> {
+    %w = torch.literal dense<0.5> : tensor<4x4x3x3xbf16>
+    %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x4x3x3xbf16>) -> tensor<2x4x3x5xbf16>
+    func.return %0 : tensor<2x4x3x5xbf16>
+  }
 }
 
 // CHECK-LABEL: func.func @linear
@@ -52,10 +58,14 @@ builtin.module {
 // CHECK-LABEL: func.func @spatial
 // CHECK:         loop.kernel {{.*}}padded
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
-// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 72 : i64, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64]
+// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 72 : i64, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64]
 // CHECK-SAME:      batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 280 : i64, batch_stride_c = 84 : i64, unary = "relu"
 // CHECK-LABEL: func.func @strided
-// CHECK:         strided bf16 convolutions larger than 1x1 run in torch
+// CHECK:         loop.kernel {{.*}}padded{{.*}} memref<2x8x2x2x3x4xbf16>
+// CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x2x4xbf16>)
+// CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 72 : i64, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
+// CHECK-LABEL: func.func @grouped
+// CHECK:         grouped bf16 convolutions (other than depthwise) run in torch
 // CHECK-NOT:     bf16_kernel
 
 // AVX2-LABEL:  func.func @linear
