@@ -219,6 +219,42 @@ def _vector_gep(em: FunctionEmitter, base: ir.Value, idx: ir.Value, pty: ir.Vect
     return instr
 
 
+#: a gather of lanes ``step`` elements apart, up to this step, is one masked load of the span
+#: and a shuffle (a pooling window or a strided slice read along the vectorized dim)
+MAX_SPAN_STEP = 4
+
+
+def _span_step(em: FunctionEmitter, op: loop.VGatherOp, sty: ir.VectorType) -> int | None:
+    """The lane step of a gather whose offsets are ``loop.vindex base step s`` with a small
+    ``s``, where a masked load of the span is one instruction per register (AVX-512 masks
+    every element width; AVX2 only 32/64-bit elements)."""
+    owner = op.offsets.owner
+    if not isinstance(owner, loop.VIndexOp):
+        return None
+    step = int(owner.step.value.data)
+    width = sty.element.width if isinstance(sty.element, ir.IntType) else (64 if sty.element == F64 else 32)
+    if not 2 <= step <= MAX_SPAN_STEP or (em.vector_bits < 512 and width < 32):
+        return None
+    return step
+
+
+def _span_gather(em: FunctionEmitter, op: loop.VGatherOp, sty: ir.VectorType, step: int, mask: ir.Value | None,
+                 esize: int) -> ir.Value:
+    """Lanes ``base + step*l``: the ``step*W`` elements from ``base`` loaded with only the
+    lanes' elements enabled (the others, and masked-off lanes, are never read), then picked."""
+    owner = op.offsets.owner
+    assert isinstance(owner, loop.VIndexOp)
+    count = sty.count
+    wide = ir.VectorType(sty.element, step * count)
+    lane_mask = mask if mask is not None else ir.Constant(ir.VectorType(I1, count), [1] * count)
+    off = ir.Constant(ir.VectorType(I1, count), [0] * count)
+    spread = em.b.shuffle_vector(lane_mask, off, ir.Constant(ir.VectorType(I32, step * count),
+                                                            [j // step if j % step == 0 else count for j in range(step * count)]))
+    ptr = em.b.bitcast(_elem_ptr(em, em.get(op.buffer), em.get(owner.base)), wide.as_pointer())
+    loaded = _masked_load(em, cast(ir.Value, ptr), wide, cast(ir.Value, spread), esize)
+    return em.b.shuffle_vector(loaded, loaded, ir.Constant(ir.VectorType(I32, count), [step * l for l in range(count)]))
+
+
 @handles(loop.VGatherOp)
 def _vgather(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.VGatherOp)
@@ -227,6 +263,14 @@ def _vgather(em: FunctionEmitter, op: Operation) -> None:
     sty = _storage_vec(vty)
     base = em.get(op.buffer)
     esize = max(1, sty.element.width // 8) if isinstance(sty.element, ir.IntType) else (8 if sty.element == F64 else 4)
+    step = _span_step(em, op, sty)
+    if step is not None:
+        mask = _combine_masks(em, _lane_mask(em, op.lanes, vty.count), em.get(op.mask) if op.mask else None)
+        value = _span_gather(em, op, sty, step, mask, esize)
+        if sty is not vty:
+            value = em.b.icmp_unsigned("!=", value, ir.Constant(sty, [0] * sty.count))
+        em.set(op.result, value)
+        return
     offsets = em.get(op.offsets)
     pty = ir.VectorType(sty.element.as_pointer(), vty.count)
     if _element_count(op.buffer) < 2 ** 31:
