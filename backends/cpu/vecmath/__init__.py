@@ -16,6 +16,12 @@ the algorithms are described in the modules of this package: ``explog``, ``smoot
 f64 lanes are supported by everything except ``sin`` and ``cos`` (TypeError).  f32 ``pow``
 and the exponent of f32 ``gelu_tanh`` are computed in f64 lanes.
 
+One deliberate departure from the exact function: GELU (both forms), sigmoid, silu, softplus
+and mish return zero below the point where eager's vector kernels do (``eager_zero.py``: 1 +
+erf cancels, exp overflows or underflows there; f32 GELU below x = -5.5426), instead of their
+tiny true tail, because a later ``== 0`` or division would otherwise take another branch than
+eager (fuzz seed 13, program 4370).  The truths below include that choice.
+
 Measured accuracy
 -----------------
 f32, AVX-512 (W=16).  The AVX2 (W=8, Haswell target) and scalar (W=1) code paths produce
