@@ -38,9 +38,9 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
-from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Value
-from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
+from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.values import Buffer, Value
+from ziggurat.backends.cpu.lowering.views import expand, slice_dim
 
 
 def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
@@ -85,12 +85,14 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
         spec.update(batch=n, batch_stride_a=0, batch_stride_b=cin * sh * sw * hq * wq, batch_stride_c=cout * oh * wq)
     row_epi = copy.copy(epi)
     row_epi.bias = None
+    residual = None
     if epi.other is not None and epi.binary is not None:
-        row_epi.other = _padded_width(ctx, epi.other, (n, cout, oh, ow), wq, cols)
+        row_epi.other = None
+        residual = (GemmOperand(_padded_width(ctx, epi.other, (n, cout, oh, ow), wq)), oh * wq, 1, cout * oh * wq)
     if bias is not None:
         spec["bias_rows"] = True
     out = _emit(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wq),
-                row_epi, 1.0, None, 1.0)
+                row_epi, 1.0, None, 1.0, other_view=residual)
     if bias is not None:
         node = ctx.nodes[-1]
         assert isinstance(node, GemmNode)
@@ -115,11 +117,9 @@ def _phases(ctx: LoweringContext, x: TensorValue, stride: tuple[int, int], paddi
     return planes
 
 
-def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, int, int, int], wq: int,
-                  cols: int) -> TensorValue:
-    """The residual as ``[N, Cout, cols]`` in the output's padded-width layout (a copy)."""
+def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, int, int, int], wq: int) -> Buffer:
+    """The residual copied into the output's padded-width layout ``[N, Cout, OH, Wq]``."""
     n, cout, oh, ow = shape
     if other.shape != shape:
         other = expand(ctx, other, shape)
-    wide = BufferValue(ctx.realize(constant_pad(ctx, other, [0, wq - ow], 0.0, (n, cout, oh, wq)), "residual"))
-    return slice_dim(ctx, reshape(ctx, wide, (n, cout, oh * wq)), 2, 0, 1, cols)
+    return ctx.realize(constant_pad(ctx, other, [0, wq - ow], 0.0, (n, cout, oh, wq)), "residual")

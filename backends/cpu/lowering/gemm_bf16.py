@@ -128,7 +128,10 @@ def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, ou
 
 def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperand, b: GemmOperand,
           batch: Sequence[int], m: int, n: int, out_shape: Sequence[int], epi: Any, scale: float,
-          addend: TensorValue | None, beta: float) -> TensorValue:
+          addend: TensorValue | None, beta: float,
+          other_view: tuple[GemmOperand, int, int, int] | None = None) -> TensorValue:
+    """``other_view``: the residual already laid out as ``(operand, row, column, batch strides)``
+    (a convolution's, in its padded-width layout), instead of ``epi.other`` read by ``_other``."""
     del kernel
     if scale != 1.0:
         spec["scale"] = float(scale)
@@ -146,8 +149,12 @@ def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperan
             raise NotLowerable("a bf16 matmul with both a bias matrix and a residual")
         other, kind, alpha, first = addend, "add", float(beta), epi.unary is not None
     other_operand: GemmOperand | None = None
-    if kind is not None and other is not None:
-        other_operand, rs, cs, bstride = _other(ctx, other, batch, m, n, out_shape)
+    if kind is not None and (other is not None or other_view is not None):
+        if other_view is not None:
+            other_operand, rs, cs, bstride = other_view
+        else:
+            assert other is not None
+            other_operand, rs, cs, bstride = _other(ctx, other, batch, m, n, out_shape)
         spec.update(binary=kind, alpha=alpha, other_strides=(rs, cs), other_bf16=other_operand.buffer.dtype == BF16)
         if bstride and math.prod(batch) > 1:
             spec["other_batch_stride"] = bstride
