@@ -137,7 +137,7 @@ class WidenOp(RewritePattern):
             wide = type(op).create(operands=operands, result_types=[result.type], properties=dict(op.properties),
                                    attributes=dict(op.attributes))
             wide.results[0].name_hint = result.name_hint
-            rewriter.replace_op(op, [*new_ops, wide], [wide.results[0]])
+            rewriter.replace(op, [*new_ops, wide], [wide.results[0]])
             record(NAME, "comparisons widened" if key in COMPARISONS else "promoted operands widened")
             return
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
@@ -145,7 +145,7 @@ class WidenOp(RewritePattern):
                                attributes=dict(op.attributes))
         down = _cast(wide.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide.results[0].name_hint = result.name_hint
-        rewriter.replace_op(op, [*new_ops, wide, down], [down.results[0]])
+        rewriter.replace(op, [*new_ops, wide, down], [down.results[0]])
         record(NAME, "ops widened")
 
 
@@ -164,7 +164,7 @@ def _widen_indexed(op: AtenOp, rewriter: PatternRewriter) -> None:
     down = _cast(wide.results[0], torch.bfloat16, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
     for old, new in zip(op.results, wide.results, strict=True):
         new.name_hint = old.name_hint
-    rewriter.replace_op(op, [up, wide, down], [down.results[0], *wide.results[1:]])
+    rewriter.replace(op, [up, wide, down], [down.results[0], *wide.results[1:]])
     record(NAME, "indexed ops widened")
 
 
@@ -206,7 +206,7 @@ class WidenDepthwiseConv(RewritePattern):
         # the optional operands keep their segment sizes
         down = _cast(conv.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         conv.results[0].name_hint = result.name_hint
-        rewriter.replace_op(op, [*new_ops, conv, down], [down.results[0]])
+        rewriter.replace(op, [*new_ops, conv, down], [down.results[0]])
         record(NAME, "depthwise convolutions widened")
 
 
