@@ -59,6 +59,12 @@ WIDENED = frozenset({
     # (a max or min is exact either way)
     "aten::sum", "aten::sum.dim_IntList", "aten::mean", "aten::mean.dim", "aten::amax", "aten::amin",
     "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::avg_pool2d",
+    # ... and so do var/std (float32 moments), the vector norm and cumsum (a float32 running
+    # sum, each output rounded; checked bit for bit against eager's bf16 kernels).  Not prod,
+    # cumprod, logsumexp, log_softmax or softmax over another dim: eager's bf16 results there
+    # are not float32's rounded once.
+    "aten::var", "aten::var.dim", "aten::var.correction", "aten::std", "aten::std.dim", "aten::std.correction",
+    "aten::linalg_vector_norm", "aten::cumsum",
 })
 #: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
 #: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the

@@ -200,3 +200,30 @@ def test_indexed_reductions_are_exact(frontend: str) -> None:
             assert bool(((got.view(torch.int16) == ref.view(torch.int16)) | (got.isnan() & ref.isnan())).all())
         else:
             assert torch.equal(got, ref)
+
+
+class Moments(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (x.var(-1), x.std((0, 2), keepdim=True), x.var(1, correction=0), x.std(),
+                x.cumsum(-1), x.cumsum(0), torch.linalg.vector_norm(x, dim=-1),
+                torch.linalg.vector_norm(x, 1, dim=1), torch.linalg.vector_norm(x, float("inf"), dim=(0, 2)),
+                x[:, :1].var(1))
+
+
+@pytest.mark.parametrize("frontend", ["export", "torchscript"])
+def test_moments_norms_and_cumsum_in_float32(frontend: str) -> None:
+    """var/std, vector norms and cumsum on bf16: eager computes them in float32 and rounds each
+    result once, and so does the widened lowering (all native); within one bf16 ulp of eager
+    (another summation order), NaN where eager's is (inf and NaN inputs, a one-element var)."""
+    torch.manual_seed(8)
+    x = (torch.randn(3, 13, 29) * 4).bfloat16()
+    x[1, 2, 3] = float("inf")
+    x[2, 5, 7] = float("nan")
+    compiled = ziggurat.compile(Moments(), (x,), backend="cpu", frontend=frontend)
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    for i, (g, r) in enumerate(zip(compiled(x), Moments()(x), strict=True)):
+        assert g.dtype == torch.bfloat16 and g.shape == r.shape, i
+        assert torch.equal(g.isnan(), r.isnan()) and torch.equal(g.isinf(), r.isinf()), i
+        finite = r.isfinite()
+        ulp = r.float().abs() * 2.0 ** -7
+        assert bool(((g.float() - r.float()).abs()[finite] <= ulp[finite]).all()), i

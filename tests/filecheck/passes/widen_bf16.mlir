@@ -22,21 +22,21 @@ func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) 
   func.return %2 : tensor<4x33xbf16>
 }
 
-// Not widened: an op off the list (a scan), an op with a dtype argument, a float16 op,
+// Not widened: an op off the list (logsumexp: eager's bf16 result is not float32's rounded once), an op with a dtype argument, a float16 op,
 // an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
 // CHECK-LABEL: func.func @kept
-// CHECK-NEXT:    torch.aten.cumsum %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    torch.aten.logsumexp %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
 // CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4x33xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
-  %0 = torch.aten.cumsum %x {dim = 1 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
+  %0 = torch.aten.logsumexp %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
   %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
   %2 = torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
   %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
   %4 = torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-  func.return %0, %1, %2, %3, %4 : tensor<4x33xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
+  func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
 }
 
 // A float32 op with a bf16 operand (eager promotes it exactly): only that operand is widened.
@@ -80,6 +80,20 @@ func.func @reduction(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
   func.return %0 : tensor<4xbf16>
 }
 
+// var and cumsum: float32 moments and a float32 running sum, each result rounded once.
+// CHECK-LABEL: func.func @moments
+// CHECK-NEXT:    %[[XV:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[V:.*]] = torch.aten.var.dim %[[XV]] {{.*}} : (tensor<4x33xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[VB:.*]] = torch.aten._to_copy %[[V]] {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK-NEXT:    %[[XC:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.cumsum %[[XC]] {{.*}} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[CB:.*]] = torch.aten._to_copy %[[C]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @moments(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4x33xbf16>) {
+  %0 = torch.aten.var.dim %x {dim = array<i64: 1>, unbiased = true, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+  %1 = torch.aten.cumsum %x {dim = 1 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0, %1 : tensor<4xbf16>, tensor<4x33xbf16>
+}
+
 // max over a dim: the value widened and rounded back (exact), the indices kept.
 // CHECK-LABEL: func.func @indexed
 // CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
@@ -94,5 +108,5 @@ func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
 // STATS: widen-bf16:
 // STATS:   depthwise convolutions widened 1
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 4
+// STATS:   ops widened 6
 // STATS:   promoted operands widened 1
