@@ -184,26 +184,35 @@ class Pointwise(nn.Module):
         return self.c(nn.functional.silu(z)), self.d(z)
 
 
-@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
-def test_pointwise_convolutions_are_gemms(layout: str) -> None:
-    torch.manual_seed(5)
-    exact_model = Pointwise().eval()
-    model = Pointwise().eval()
+def _conv_case(make: type[nn.Module], seed: int, layout: str) -> tuple[nn.Module, nn.Module, torch.Tensor]:
+    """A float64 reference model, its bf16 twin (the same weights) and a bf16 image."""
+    torch.manual_seed(seed)
+    exact_model = make().eval()
+    model = make().eval()
     model.load_state_dict(exact_model.state_dict())
-    model = model.to(torch.bfloat16)
     x = torch.randn(2, 24, 13, 17).bfloat16()
     if layout == "channels_last":
         x = x.contiguous(memory_format=torch.channels_last)
+    return exact_model.double(), model.to(torch.bfloat16), x
+
+
+def _as_close_as_eager(compiled: Any, model: nn.Module, exact_model: nn.Module, x: torch.Tensor) -> None:
+    with torch.no_grad():
+        exact = exact_model(x.double())
+        eager = model(x)
+    for got, ref, want in zip(compiled(x), eager, exact, strict=True):
+        assert got.dtype == torch.bfloat16 and got.shape == ref.shape
+        assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_pointwise_convolutions_are_gemms(layout: str) -> None:
+    exact_model, model, x = _conv_case(Pointwise, 5, layout)
     compiled = ziggurat.compile(model, (x,), backend="cpu")
     assert compiled.ir["graph"].count("bf16_kernel") == 3, compiled.report.unsupported
     reasons = [r.reason for r in compiled.report.unsupported]
     assert reasons == ["grouped bf16 convolutions (other than depthwise) run in torch"], reasons
-    with torch.no_grad():
-        exact = exact_model.double()(x.double())
-        eager = model(x)
-    for got, ref, want in zip(compiled(x), eager, exact, strict=True):
-        assert got.dtype == torch.bfloat16
-        assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+    _as_close_as_eager(compiled, model, exact_model, x)
 
 
 class Spatial(nn.Module):
@@ -234,23 +243,11 @@ class Spatial(nn.Module):
 def test_spatial_convolutions_are_implicit_gemms(layout: str, disable_amx: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if disable_amx:
         monkeypatch.setenv(amx.DISABLE_ENV, "1")
-    torch.manual_seed(6)
-    exact_model = Spatial().eval()
-    model = Spatial().eval()
-    model.load_state_dict(exact_model.state_dict())
-    model = model.to(torch.bfloat16)
-    x = torch.randn(2, 24, 13, 17).bfloat16()
-    if layout == "channels_last":
-        x = x.contiguous(memory_format=torch.channels_last)
+    exact_model, model, x = _conv_case(Spatial, 6, layout)
     compiled = ziggurat.compile(model, (x,), backend="cpu")
     assert compiled.ir["graph"].count("b_conv") == 6, compiled.report.unsupported
     assert not compiled.report.unsupported
-    with torch.no_grad():
-        exact = exact_model.double()(x.double())
-        eager = model(x)
-    for got, ref, want in zip(compiled(x), eager, exact, strict=True):
-        assert got.dtype == torch.bfloat16 and got.shape == ref.shape
-        assert _relative(got, want) <= max(2 * _relative(ref, want), 1e-2)
+    _as_close_as_eager(compiled, model, exact_model, x)
 
 
 def test_precision_bf16_resnet_block_is_native() -> None:
