@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,28 @@ STARTUP_TIMEOUT = 600.0
 WALL_FACTOR = 5.0
 #: how often a slot looks at its worker's CPU time
 POLL_SECONDS = 2.0
+#: a gap this long between two looks means the runner itself did not run (stopped with SIGSTOP
+#: to free the cores for a while, a suspended machine): nobody's time, not the worker's
+SUSPENDED_GAP = 15 * POLL_SECONDS
+
+
+class RunningClock:
+    """Wall seconds since it was made, leaving out the gaps in which the runner was stopped (a
+    pause of the whole run longer than ``--wall-timeout`` used to read as a hang of every
+    worker that was in the middle of a program: seed 13, programs 5690 and 5692, which take 7
+    and 4 seconds)."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._start = self._last = now()
+        self._skipped = 0.0
+
+    def elapsed(self) -> float:
+        t = self._now()
+        if t - self._last > SUSPENDED_GAP:
+            self._skipped += t - self._last - POLL_SECONDS
+        self._last = t
+        return t - self._start - self._skipped
 
 
 def cpu_seconds(pid: int) -> float:
@@ -82,13 +105,13 @@ class Worker:
     def next_line(self, timeout: float, wall_timeout: float) -> str | None:
         """The worker's next protocol line (None once it exits); ``queue.Empty`` after ``timeout``
         seconds of its CPU time, or ``wall_timeout`` wall seconds, without one."""
-        cpu_start, wall_start = cpu_seconds(self.proc.pid), time.monotonic()
+        cpu_start, wall = cpu_seconds(self.proc.pid), RunningClock()
         while True:
             try:
                 return self.lines.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 cpu = cpu_seconds(self.proc.pid) - cpu_start
-                if cpu > timeout or time.monotonic() - wall_start > wall_timeout:
+                if cpu > timeout or wall.elapsed() > wall_timeout:
                     raise
 
     def send(self, job: str) -> None:

@@ -478,3 +478,23 @@ def test_dynamic_configurations_call_at_other_sizes() -> None:
     with registry.lowerings().override("aten::neg", identity.fn, validator=identity.validator):
         planted = check_program(program, configs[:1])
     assert planted.outcomes[0].kind == "wrong"
+
+
+def test_a_stopped_runner_is_not_a_hung_worker() -> None:
+    """The wall clock of a slot leaves out the gaps in which the runner itself was stopped
+    (``kill -STOP`` of the whole run for a CI check): 450 polls of 2 s are a hang at 900 wall
+    seconds; 3 polls, a 1,000-second gap and 3 more polls are 12 (the gap counts as one poll)."""
+    from tests.fuzz.run import POLL_SECONDS, RunningClock
+
+    def clock(times: list[float]) -> float:
+        ticks = iter(times)
+        c = RunningClock(lambda: next(ticks))
+        last = 0.0
+        for _ in times[1:]:
+            last = c.elapsed()
+        return last
+
+    steady = [i * POLL_SECONDS for i in range(452)]
+    assert clock(steady) > 900
+    paused = [0.0, 2.0, 4.0, 6.0, 1006.0, 1008.0, 1010.0]
+    assert clock(paused) == 1010.0 - 1000.0 + POLL_SECONDS
