@@ -63,8 +63,19 @@ class SegmentedExecutable:
                     raise
                 except Exception as e:  # noqa: BLE001  (torch raising on call-time values: name the op)
                     raise torch_op_error(op, e) from None
+                results = [_without_overlap(r) for r in results]
             env.update(zip(op.results, results, strict=True))
         raise ZigguratError("@forward does not end with func.return", op="tensorrt")
+
+
+def _without_overlap(value: Any) -> Any:
+    """A torch op's result whose elements share memory (``unfold``, ``expand``) as a copy: the
+    graph's values are functional, and a later torch op given such a view (``slice_scatter``)
+    keeps its strides, so one write lands on every element sharing it (fuzz seed 13, program
+    8308: a clone of an ``unfold`` removed as a no-op, then a slice assignment)."""
+    if isinstance(value, torch.Tensor) and torch._debug_has_internal_overlap(value) != 0:  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue, reportPrivateImportUsage]
+        return value.clone(memory_format=torch.contiguous_format)
+    return value
 
 
 def reference_runners(module: ModuleOp) -> dict[str, SegmentRunner]:
