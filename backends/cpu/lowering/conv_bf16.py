@@ -1,7 +1,7 @@
 """bf16 convolutions on the bf16 GEMM kernels (AMX tiles or AVX512-BF16).
 
 * **1x1** (no padding, one group): ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``
-  (:func:`~ziggurat.backends.cpu.lowering.gemm_bf16.bf16_pointwise_conv`).
+  (:func:`bf16_pointwise_conv`).
 * **KxK** (any stride, padding and dilation, one group): an implicit GEMM
   ``out[n] = W[Cout, Cin*KH*KW] @ im2col(x[n])`` that never builds the im2col matrix.  The image
   is copied once, zero-padded and split into the stride's phases: ``[N, Cin, sh, sw, Hq, Wq]``
@@ -27,27 +27,22 @@ from typing import Any
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.gemm_bf16 import (
-    _constant_bf16,  # pyright: ignore[reportPrivateUsage]
-    _emit,  # pyright: ignore[reportPrivateUsage]
-    _float32_bias,  # pyright: ignore[reportPrivateUsage]
-    bf16_kernel,
-    bf16_pointwise_conv,
-)
+from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node, float32_bias
+from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer, Value
-from ziggurat.backends.cpu.lowering.views import expand, slice_dim
+from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
 
 
 def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
                      stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], groups: int,
                      out_shape: Sequence[int], epi: Any) -> TensorValue:
     """A bf16 2-D convolution with a constant weight on the GEMM kernels, or NotLowerable."""
-    weight = _constant_bf16(w, "convolution")
+    weight = constant_bf16(w, "convolution")
     if weight is None or weight.dim() != 4 or x.rank != 4 or len(out_shape) != 4:
         raise NotLowerable("a bf16 convolution needs a constant 4-D weight and a 4-D image")
     if groups != 1:
@@ -91,13 +86,19 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
         residual = (GemmOperand(_padded_width(ctx, epi.other, (n, cout, oh, ow), wq)), oh * wq, 1, cout * oh * wq)
     if bias is not None:
         spec["bias_rows"] = True
-    out = _emit(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wq),
+    out = bf16_gemm_node(ctx, kernel, spec, GemmOperand(rows), GemmOperand(image), (n,), cout, cols, (n, cout, oh, wq),
                 row_epi, 1.0, None, 1.0, other_view=residual)
-    if bias is not None:
-        node = ctx.nodes[-1]
-        assert isinstance(node, GemmNode)
-        node.bias = GemmOperand(_float32_bias(ctx, bias, cout))
+    _bias_per_row(ctx, bias, cout)
     return slice_dim(ctx, out, 3, 0, 1, ow)
+
+
+def _bias_per_row(ctx: LoweringContext, bias: TensorValue | None, cout: int) -> None:
+    """The convolution's bias, one float32 per output channel (row), on the GEMM just emitted."""
+    if bias is None:
+        return
+    node = ctx.nodes[-1]
+    assert isinstance(node, GemmNode)
+    node.bias = GemmOperand(float32_bias(ctx, bias, cout))
 
 
 def _phases(ctx: LoweringContext, x: TensorValue, stride: tuple[int, int], padding: tuple[int, int],
@@ -123,3 +124,39 @@ def _padded_width(ctx: LoweringContext, other: TensorValue, shape: tuple[int, in
     if other.shape != shape:
         other = expand(ctx, other, shape)
     return ctx.realize(constant_pad(ctx, other, [0, wq - ow], 0.0, (n, cout, oh, wq)), "residual")
+
+
+def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+                        stride: Sequence[int], padding: Sequence[int], groups: int, out_shape: Sequence[int],
+                        epi: Any) -> TensorValue:
+    """A bf16 1x1 convolution (NCHW) as one GEMM per image: ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``,
+    the weight read in place (rows of A), the image packed by the kernel a panel of 32 pixels
+    at a time, the bias one per row; a stride is a strided view of the image (copied)."""
+    weight = constant_bf16(w, "convolution")
+    if (weight is None or weight.dim() != 4 or tuple(weight.shape[2:]) != (1, 1) or groups != 1
+            or any(p != 0 for p in padding) or x.rank != 4 or len(out_shape) != 4):
+        raise NotLowerable("bf16 convolutions other than 1x1 (no padding, one group) run in torch")
+    if epi.bias is not None:
+        raise NotLowerable("a bf16 1x1 convolution with a column bias")
+    n, cin = x.shape[:2]
+    cout, oh, ow = out_shape[1], out_shape[2], out_shape[3]
+    if min(n, cin, cout, oh, ow) < 1 or cin > MAX_RUNTIME_K:
+        raise NotLowerable(f"a bf16 1x1 convolution of {cin} input channels and an empty size")
+    kernel = bf16_kernel(ctx)
+    if any(s != 1 for s in stride):
+        x = slice_dim(ctx, slice_dim(ctx, x, 2, 0, stride[0], oh), 3, 0, stride[1], ow)
+    hw = oh * ow
+    image = reshape(ctx, x, (n, cin, hw))
+    bv = matrix_view(ctx, image, (n,), allow_transposed=True)
+    rows = ctx.constant(weight.reshape(cout, cin).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, "lda": cin, "ldc": hw,
+                            "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
+    if n > 1:
+        spec.update(batch=n, batch_stride_a=0, batch_stride_b=bv.batch_stride, batch_stride_c=cout * hw)
+    row_epi = copy.copy(epi)
+    row_epi.bias = None
+    if bias is not None:
+        spec["bias_rows"] = True
+    out = bf16_gemm_node(ctx, kernel, spec, GemmOperand(rows), bv.operand, (n,), cout, hw, out_shape, row_epi, 1.0, None, 1.0)
+    _bias_per_row(ctx, bias, cout)
+    return out

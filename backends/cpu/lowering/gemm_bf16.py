@@ -7,12 +7,12 @@ A constant weight is packed at compile time into VNNI-2 panels (``kernels/pack_b
 computed right operand (attention's ``K^T`` and ``V``, batched over heads) is packed by the
 kernel a panel at a time.  What the kernels cannot take stays in torch, with the reason: a
 vector operand, a computed right operand deeper than ``MAX_RUNTIME_K``, a host without
-AMX-BF16 or AVX512-BF16, an ISA other than AVX-512.
+AMX-BF16 or AVX512-BF16, an ISA other than AVX-512.  Convolutions on the same kernels are in
+``conv_bf16.py``.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -60,7 +60,7 @@ def bf16_linear(ctx: LoweringContext, x: TensorValue, w: TensorValue, n: int, ou
                 epilogue: Any) -> TensorValue:
     """``x @ W^T``: a constant bf16 ``W[N, K]`` is prepacked; a computed one is read as the
     transposed right operand of a run-time product."""
-    weight = _constant_bf16(w, "linear")
+    weight = constant_bf16(w, "linear")
     if weight is None:
         from ziggurat.backends.cpu.lowering.views import permute
 
@@ -76,7 +76,7 @@ def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape:
                 scale: float = 1.0, addend: TensorValue | None = None, beta: float = 1.0) -> TensorValue:
     """``scale * (a @ b) + beta * addend`` then the epilogue: a constant 2-D ``b`` is prepacked
     (``a``'s batch dims fold into rows); a computed one is packed by the kernel as it runs."""
-    weight = _constant_bf16(b, "matmul")
+    weight = constant_bf16(b, "matmul")
     if weight is not None and weight.dim() == 2:
         return _prepacked(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta)
     if a.rank < 2 or b.rank < 2:
@@ -97,10 +97,10 @@ def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape:
     if nbatch > 1:
         spec.update(batch=nbatch, batch_stride_a=av.batch_stride, batch_stride_b=bv.batch_stride,
                     batch_stride_c=m * n)
-    return _emit(ctx, kernel, spec, av.operand, bv.operand, batch, m, n, out_shape, epilogue, scale, addend, beta)
+    return bf16_gemm_node(ctx, kernel, spec, av.operand, bv.operand, batch, m, n, out_shape, epilogue, scale, addend, beta)
 
 
-def _constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
+def constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
     tensor = weight_tensor(w)
     if tensor is None:
         return None
@@ -123,10 +123,10 @@ def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, ou
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
-    return _emit(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta)
+    return bf16_gemm_node(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta)
 
 
-def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperand, b: GemmOperand,
+def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperand, b: GemmOperand,
           batch: Sequence[int], m: int, n: int, out_shape: Sequence[int], epi: Any, scale: float,
           addend: TensorValue | None, beta: float,
           other_view: tuple[GemmOperand, int, int, int] | None = None) -> TensorValue:
@@ -137,7 +137,7 @@ def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperan
         spec["scale"] = float(scale)
     bias_operand: GemmOperand | None = None
     if epi.bias is not None:
-        bias_operand = GemmOperand(_float32_bias(ctx, epi.bias, n))
+        bias_operand = GemmOperand(float32_bias(ctx, epi.bias, n))
     if epi.unary is not None:
         spec["unary"] = epi.unary
         params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
@@ -166,7 +166,7 @@ def _emit(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperan
     return BufferValue(out)
 
 
-def _float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
+def float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
     tensor = weight_tensor(bias)
     if tensor is not None and tensor.numel() in (1, n):
         return ctx.constant(tensor.float().reshape(-1).expand(n).contiguous(), "bias_f32")
@@ -192,44 +192,3 @@ def _other(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: in
         raise NotLowerable("a bf16 GEMM's broadcast residual with a column stride other than 0 or 1")
     full = reshape(ctx, other, (total,))
     return GemmOperand(ctx.realize(full, "other")), n, 1, m * n
-
-
-def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
-                        stride: Sequence[int], padding: Sequence[int], groups: int, out_shape: Sequence[int],
-                        epi: Any) -> TensorValue:
-    """A bf16 1x1 convolution (NCHW) as one GEMM per image: ``out[n] = W[Cout, Cin] @ x[n][Cin, H*W]``,
-    the weight read in place (rows of A), the image packed by the kernel a panel of 32 pixels
-    at a time, the bias one per row; a stride is a strided view of the image (copied)."""
-    weight = _constant_bf16(w, "convolution")
-    if (weight is None or weight.dim() != 4 or tuple(weight.shape[2:]) != (1, 1) or groups != 1
-            or any(p != 0 for p in padding) or x.rank != 4 or len(out_shape) != 4):
-        raise NotLowerable("bf16 convolutions other than 1x1 (no padding, one group) run in torch")
-    if epi.bias is not None:
-        raise NotLowerable("a bf16 1x1 convolution with a column bias")
-    n, cin = x.shape[:2]
-    cout, oh, ow = out_shape[1], out_shape[2], out_shape[3]
-    if min(n, cin, cout, oh, ow) < 1 or cin > MAX_RUNTIME_K:
-        raise NotLowerable(f"a bf16 1x1 convolution of {cin} input channels and an empty size")
-    kernel = bf16_kernel(ctx)
-    if any(s != 1 for s in stride):
-        from ziggurat.backends.cpu.lowering.views import slice_dim
-
-        x = slice_dim(ctx, slice_dim(ctx, x, 2, 0, stride[0], oh), 3, 0, stride[1], ow)
-    hw = oh * ow
-    image = reshape(ctx, x, (n, cin, hw))
-    bv = matrix_view(ctx, image, (n,), allow_transposed=True)
-    rows = ctx.constant(weight.reshape(cout, cin).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
-    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, "lda": cin, "ldc": hw,
-                            "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
-    if n > 1:
-        spec.update(batch=n, batch_stride_a=0, batch_stride_b=bv.batch_stride, batch_stride_c=cout * hw)
-    row_epi = copy.copy(epi)
-    row_epi.bias = None
-    if bias is not None:
-        spec["bias_rows"] = True
-    out = _emit(ctx, kernel, spec, GemmOperand(rows), bv.operand, (n,), cout, hw, out_shape, row_epi, 1.0, None, 1.0)
-    if bias is not None:
-        node = ctx.nodes[-1]
-        assert isinstance(node, GemmNode)
-        node.bias = GemmOperand(_float32_bias(ctx, bias, cout))
-    return out
