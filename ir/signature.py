@@ -115,13 +115,16 @@ def call_signature(fn: func.FuncOp) -> CallSignature | None:
     return CallSignature.parse(attr.data) if isinstance(attr, StringAttr) else None
 
 
+def addresses_storage(op: Operation) -> bool:
+    """Whether ``op`` reads its operand's storage rather than its elements (``as_strided``)."""
+    key = getattr(op, "aten_key", None) if op.name.startswith("torch.") else None
+    return isinstance(key, str) and key.split(".")[0] in _STORAGE_OPS
+
+
 def mark_storage_reads(fn: func.FuncOp) -> None:
     """Set ``STORAGE_READ_ATTR`` on ``fn`` when one of its ops addresses storage."""
-    for op in fn.walk():
-        key = getattr(op, "aten_key", None) if op.name.startswith("torch.") else None
-        if isinstance(key, str) and key.split(".")[0] in _STORAGE_OPS:
-            fn.attributes[STORAGE_READ_ATTR] = UnitAttr()
-            return
+    if any(addresses_storage(op) for op in fn.walk()):
+        fn.attributes[STORAGE_READ_ATTR] = UnitAttr()
 
 
 def reads_storage(fn: func.FuncOp) -> bool:

@@ -19,6 +19,7 @@ from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.tensorrt.partition_report import segment_functions
 from ziggurat.backends.tensorrt.reference_executor import TrtFunctionRunner
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.signature import addresses_storage
 
 SegmentRunner = Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]
 
@@ -49,8 +50,12 @@ class SegmentedExecutable:
         body = self.forward.body.blocks.first
         assert body is not None
         env: dict[Any, Any] = dict(zip(body.args, inputs, strict=True))
+        # the overlap-free copy of a torch-run result, given to every op but one that addresses
+        # storage (as_strided): that one reads the view's memory, as eager's does
+        copies: dict[Any, Any] = {}
         for op in body.ops:
-            args = tuple(env[v] for v in op.operands)
+            source = env if addresses_storage(op) else copies
+            args = tuple(source.get(v, env[v]) for v in op.operands)
             if isinstance(op, ReturnOp):
                 return list(args)
             results: Sequence[Any]
@@ -63,7 +68,10 @@ class SegmentedExecutable:
                     raise
                 except Exception as e:  # noqa: BLE001  (torch raising on call-time values: name the op)
                     raise torch_op_error(op, e) from None
-                results = [_without_overlap(r) for r in results]
+                for value, result in zip(op.results, results, strict=True):
+                    copy = _without_overlap(result)
+                    if copy is not result:
+                        copies[value] = copy
             env.update(zip(op.results, results, strict=True))
         raise ZigguratError("@forward does not end with func.return", op="tensorrt")
 
@@ -72,7 +80,8 @@ def _without_overlap(value: Any) -> Any:
     """A torch op's result whose elements share memory (``unfold``, ``expand``) as a copy: the
     graph's values are functional, and a later torch op given such a view (``slice_scatter``)
     keeps its strides, so one write lands on every element sharing it (fuzz seed 13, program
-    8308: a clone of an ``unfold`` removed as a no-op, then a slice assignment)."""
+    8308: a clone of an ``unfold`` removed as a no-op, then a slice assignment).  torch cannot
+    always tell (a ``diagonal`` is "too hard"); any doubt copies."""
     if isinstance(value, torch.Tensor) and torch._debug_has_internal_overlap(value) != 0:  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue, reportPrivateImportUsage]
         return value.clone(memory_format=torch.contiguous_format)
     return value
