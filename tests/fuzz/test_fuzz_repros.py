@@ -21,8 +21,6 @@ REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
 
 #: file stem -> why it still fails (strict xfail)
 OPEN: dict[str, str] = {
-    "cpu_scalar_log_softmax_dim0_roll": "scalar ISA: log_softmax over dim 0 then roll gives NaN/inf (seed 13, 6700)",
-    "cpu_scalar_layer_norm_2145_frac": "scalar ISA: layer_norm over 2,145 elements 1.1e-5 off (seed 13, 7754)",
 }
 
 
