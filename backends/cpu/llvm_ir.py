@@ -280,3 +280,24 @@ class NamedType(ir.Type):
 
     def __hash__(self) -> int:
         return hash(("NamedType", self.text))
+
+
+class _LoopId(ir.MDValue):
+    """A loop's ``!llvm.loop`` node: LLVM takes a node as a loop id only when its first operand
+    is the node itself.  Identity equality: no two loops may share one."""
+
+    def __init__(self, module: ir.Module, options: Sequence[ir.Value]) -> None:
+        super().__init__(module, [], name=str(len(module.metadata)))  # pyright: ignore[reportArgumentType]
+        self.operands = (self, *options)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def disable_loop_vectorizer(module: ir.Module, latch: ir.Instruction) -> None:
+    """Mark the loop whose back edge is ``latch`` so LLVM's loop vectorizer leaves it alone."""
+    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)])
+    latch.set_metadata("llvm.loop", _LoopId(module, [option]))

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llvmlite import ir
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ziggurat.backends.cpu import llvm_ir
@@ -57,9 +59,24 @@ def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: 
     iv.add_incoming(nxt, latch)
     for phi, y in zip(phis, yielded, strict=True):
         phi.add_incoming(y, latch)
-    b.branch(header)
+    back_edge = b.branch(header)
+    if _wraps_an_index(block):
+        llvm_ir.disable_loop_vectorizer(b.module, back_edge)
     b.position_at_end(exit_)
     return list(phis)
+
+
+def _wraps_an_index(block: Block) -> bool:
+    """Whether the loop body takes an index modulo a size (``roll``, wrapping gathers).
+
+    LLVM 22's loop vectorizer miscompiles such a loop when it indexes with two masks of the
+    same induction (``(i + 7) % 128`` and ``(i + 7) % 16``): its run-time check covers the
+    wider mask's wrap only, so the narrower index is read as contiguous across its wrap (fuzz
+    seed 13, program 6700: ``roll(log_softmax(x, 0))`` on the scalar ISA).  Our own vector
+    code handles these loops with gathers; LLVM's vectorizer is kept off them."""
+    return any(isinstance(op, arith.RemUIOp | arith.RemSIOp)
+               or (isinstance(op, arith.AndIOp) and isinstance(op.result.type, IndexType))
+               for op in block.walk())
 
 
 @handles(loop.ForOp)
