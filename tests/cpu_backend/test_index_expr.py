@@ -57,3 +57,23 @@ def test_ranges() -> None:
     assert e.range() == (-1, 15)
     assert e.coeff(h) == 2 and e.coeff(k) == 1
     assert (e // 4).coeff(h) is None
+
+
+def test_reshape_across_unaligned_dims_is_the_flat_index() -> None:
+    # [15, 11, 13] read as [3, 715]: 143*(r // 143) + 13*((r // 13) % 11) + r % 13 == r
+    r0, r1 = Var("r0", 3), Var("r1", 715)
+    flat = flat_index([IndexExpr.of(r0), IndexExpr.of(r1)], (3, 715))
+    back = flat_index(unflatten(flat, (15, 11, 13)), (15, 11, 13))
+    assert back == flat
+
+
+def test_nested_split_recombines_exactly() -> None:
+    rng = random.Random(1)
+    for _ in range(100):
+        x = Var("x", rng.randint(1, 200))
+        d, m, c = rng.randint(1, 9), rng.randint(1, 9), rng.randint(1, 5)
+        shift = rng.randint(-20, 20)
+        e = IndexExpr.of(x) + shift
+        got = ((e // d) % m) * (c * d) + (e % d) * c
+        for v in range(x.extent):
+            assert _eval(got, {x: v}) == c * ((v + shift) % (d * m))

@@ -340,23 +340,43 @@ class IndexExpr:
 
 
 def _recombine(terms: dict[Atom, int]) -> tuple[dict[Atom, int], int]:
-    """``c*d*(x // d) + c*(x % d)`` -> ``c*x`` (undoes a split of one variable); returns the
-    terms and the constant the recombined expressions carry."""
-    mods = [(a, c) for a, c in terms.items() if isinstance(a, Mod)]
-    if not mods:
-        return terms, 0
-    out = dict(terms)
+    """Undo splits of one expression; returns the terms and the constant the recombined
+    expressions carry:
+
+    * ``c*d*(x // d) + c*(x % d)`` -> ``c*x``;
+    * ``c*d*((x // d) % m) + c*(x % d)`` -> ``c*(x % (d*m))`` (floor semantics: write
+      ``x = (s*m + t)*d + r``), so a reshape whose dims do not line up (``[15, 11, 13]`` read
+      as ``[3, 715]``) collapses to the flat index instead of a division per element.
+    """
     extra = 0
-    for mod, c in mods:
-        assert isinstance(mod, Mod)
+    while True:
+        step = _recombine_once(terms)
+        if step is None:
+            return terms, extra
+        terms, carried = step
+        extra += carried
+
+
+def _recombine_once(terms: dict[Atom, int]) -> tuple[dict[Atom, int], int] | None:
+    for mod, c in terms.items():
+        if not isinstance(mod, Mod):
+            continue
         div = FloorDiv(mod.inner, mod.d)
-        if mod in out and out.get(div) == c * mod.d:
-            del out[mod]
-            del out[div]
-            for atom, k in mod.inner.terms:
-                out[atom] = out.get(atom, 0) + c * k
-            extra += mod.inner.const * c
-    return {a: k for a, k in out.items() if k}, extra
+        if terms.get(div) == c * mod.d:
+            merged = IndexExpr.of(mod.inner) * c
+            return _replace(terms, (mod, div), merged)
+        for outer, k in terms.items():
+            if (isinstance(outer, Mod) and k == c * mod.d and len(outer.inner.terms) == 1
+                    and outer.inner.const == 0 and outer.inner.terms[0] == (div, 1)):
+                return _replace(terms, (mod, outer), (mod.inner % (mod.d * outer.d)) * c)
+    return None
+
+
+def _replace(terms: dict[Atom, int], gone: tuple[Atom, Atom], merged: IndexExpr) -> tuple[dict[Atom, int], int]:
+    out = {a: k for a, k in terms.items() if a not in gone}
+    for atom, k in merged.terms:
+        out[atom] = out.get(atom, 0) + k
+    return {a: k for a, k in out.items() if k}, merged.const
 
 
 def flat_index(subscripts: Iterable[IndexExpr], shape: Iterable[int]) -> IndexExpr:
