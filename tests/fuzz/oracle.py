@@ -33,6 +33,7 @@ import torch
 from tests.fuzz.eager_layouts import run_eager_contiguous_operands
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
                                 run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
+from tests.fuzz.low_precision import LowReference, compare_low, low_reference
 from tests.fuzz.near_equal import run_eager_near_equal
 from tests.fuzz.program import Program
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
@@ -48,22 +49,28 @@ class Config:
     #: compiled with ``dynamic_shapes`` (dim 0 of the inputs, see ``dynamic_dims``) and called
     #: at other sizes too (names end in ``-dyn``; not in the default set: ``--configs``)
     dynamic: bool = False
+    #: compiled with ``precision=`` (``"bf16"``), compared at that precision's tolerance
+    #: (``low_precision.py``; names end in ``-bf16``; not in the default set: ``--configs``)
+    precision: str | None = None
 
     @property
     def name(self) -> str:
         short = {"tensorrt-reference": "trtref", "reference": "ref"}.get(self.backend, self.backend)
-        fe = "dyn" if self.dynamic else {"torchscript": "ts", "export": "ex"}[self.frontend]
+        fe = "dyn" if self.dynamic else self.precision or {"torchscript": "ts", "export": "ex"}[self.frontend]
         return "-".join(p for p in (short, self.isa, fe) if p)
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"backend": self.backend, "frontend": self.frontend}
         if self.isa:
             opts["isa"] = self.isa
+        if self.precision:
+            opts["precision"] = self.precision
         return opts
 
     @staticmethod
     def parse(name: str) -> Config:
-        return {c.name: c for c in all_configs(("avx512", "avx2", "scalar"), dynamic=True)}[name]
+        every = all_configs(("avx512", "avx2", "scalar"), dynamic=True) + low_precision_configs(("avx512",))
+        return {c.name: c for c in every}[name]
 
 
 def host_isas() -> tuple[str, ...]:
@@ -83,6 +90,14 @@ def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> l
         out += [Config("cpu", "export", isa, dynamic=True) for isa in isas]
         out += [Config("tensorrt-reference", "export", dynamic=True), Config("reference", "export", dynamic=True)]
     return out
+
+
+def low_precision_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
+    """The ``-bf16`` configurations: the CPU backend on each vector ISA with bf16 kernels (the
+    GEMMs and convolutions run natively on AVX-512 only), and the reference backend."""
+    isas = isas if isas is not None else tuple(i for i in host_isas() if i == "avx512")
+    return [*(Config("cpu", "export", isa, precision="bf16") for isa in isas),
+            Config("reference", "export", precision="bf16")]
 
 
 def dynamic_dims(program: Program) -> tuple[tuple[dict[int, Any] | None, ...], Program] | None:
@@ -326,7 +341,8 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
                     out = _call(module, inputs, outcome)
             except Exception as e:
                 return _failure(outcome, e, "call" + suffix)
-            verdict: Verdict = compare(out, ref)
+            verdict: Verdict = (compare_low(out, ref.e32, _low_reference(program, label, inputs, ref))
+                                if config.precision else compare(out, ref))
             outcome.compared += verdict.compared
             outcome.masked += verdict.masked
             outcome.ratio = max(outcome.ratio, verdict.ratio)
@@ -343,6 +359,14 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
         outcome.reason = f"fallback: {op}: {normalize(why)}"
         outcome.detail = f"{op} ran in torch after an internal error of its lowering: {why}"
     return outcome
+
+
+def _low_reference(program: Program, label: str, inputs: tuple[torch.Tensor, ...], ref: Reference) -> LowReference:
+    """The bf16 measurements of an input set, made once per program (kept on its Reference)."""
+    if ref.low is None:
+        ref.low = low_reference(program, inputs)
+    assert isinstance(ref.low, LowReference), label
+    return ref.low
 
 
 def _failure(outcome: Outcome, e: BaseException, stage: str) -> Outcome:
@@ -395,7 +419,9 @@ def check_program(program: Program, configs: list[Config] | None = None, threads
             progress(config)
         if config.frontend == "export" and "export" not in sources:
             sources["export"] = exported(program, example)
-        result.outcomes.append(run_config(program, config, refs, threads, cache_dir, sources.get(config.frontend)))
+        # precision= exports the module itself, under autocast
+        source = None if config.precision else sources.get(config.frontend)
+        result.outcomes.append(run_config(program, config, refs, threads, cache_dir, source))
     return result
 
 

@@ -284,9 +284,10 @@ def save_failures(results: list[dict[str, Any]], args: argparse.Namespace, out_d
 
 
 def _config_names() -> set[str]:
-    from tests.fuzz.oracle import all_configs
+    from tests.fuzz.oracle import all_configs, low_precision_configs
 
-    return {c.name for c in all_configs(("avx512", "avx2", "scalar"), dynamic=True)}
+    every = all_configs(("avx512", "avx2", "scalar"), dynamic=True) + low_precision_configs(("avx512",))
+    return {c.name for c in every}
 
 
 def failure_class(outcome: dict[str, Any]) -> str:

@@ -1,0 +1,125 @@
+"""The fuzzer's low-precision configurations (``cpu-avx512-bf16``, ``ref-bf16``): a program
+compiled with ``precision="bf16"`` against eager float32, with a tolerance sized at bf16's
+rounding.
+
+``precision="bf16"`` promises eager autocast's numerics, not its bits: a fused epilogue or a
+folded batch-norm rounds at other points (README, Low precision).  So the reference stays
+eager float32 (``e32``) and the tolerance comes from two measurements of how far bf16
+rounding moves each element:
+
+* ``autocast``: eager itself under ``torch.autocast("cpu", dtype=torch.bfloat16)``;
+* ``pushed``: eager float32 with every float value the program computes (inside nodes too)
+  times ``1 +- 2**-8`` as it is made, the size of a bf16 rounding, with random signs and
+  their mirror, and all one way up and down.
+
+An element is masked when one of those changes its class (NaN, +-inf; for int/bool outputs,
+its value) or moves it by more than 5 % of its magnitude plus 1 % of the output's scale: it
+sits on a discontinuity that bf16 rounding may cross.  The others must satisfy
+``|z - e32| <= K * noise + 2**-6 * (|e32| + scale)``, where ``noise`` is the largest move
+measured: this catches what the low-precision paths can get wrong outright (a panel packed
+from the wrong rows, a residual added twice, a cast that truncates) and not one rounding more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from tests.fuzz.execute import build_module, flatten_outputs, run_statements
+from tests.fuzz.program import Program
+from tests.fuzz.tolerance import JUMP_REL, JUMP_SCALE, Verdict, _class, _mismatch, jitter
+
+#: relative size of a bf16 rounding step (its ulp is 2**-7 relative, half of it rounds)
+BF16_DELTA = 2.0 ** -8
+K_LOW = 4.0
+#: floor of the tolerance, relative to the element and to the output's scale
+FLOOR = 2.0 ** -6
+
+
+@dataclass
+class LowReference:
+    """Eager under autocast, and eager float32 with bf16-sized pushes (each a list of outputs)."""
+
+    autocast: list[Any]
+    pushed: list[list[Any]] = field(default_factory=list)
+
+
+def low_reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> LowReference:
+    from tests.fuzz.execute import clone_inputs
+
+    module = build_module(program)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        autocast = flatten_outputs(module(*clone_inputs(inputs)))
+    pushed: list[list[Any]] = []
+    for seed in (7, 8):
+        for delta in (BF16_DELTA, -BF16_DELTA):
+            g = torch.Generator().manual_seed(seed)
+            pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, delta, g), inner=True))
+    for delta in (BF16_DELTA, -BF16_DELTA):
+        pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, delta, None), inner=True))
+    return LowReference(autocast, pushed)
+
+
+def compare_low(outputs: Any, e32: list[Any], low: LowReference) -> Verdict:
+    z = flatten_outputs(outputs)
+    if len(z) != len(e32):
+        return Verdict(False, "output count", f"{len(z)} outputs, eager {len(e32)}")
+    total = Verdict(True)
+    for i, (zi, ei) in enumerate(zip(z, e32, strict=True)):
+        others = [run[i] for run in [low.autocast, *low.pushed] if i < len(run)]
+        v = _compare_one(zi, ei, others, i)
+        if not v.ok:
+            return v
+        total.compared += v.compared
+        total.masked += v.masked
+        total.ratio = max(total.ratio, v.ratio)
+    return total
+
+
+def _compare_one(z: Any, e: Any, others: list[Any], i: int) -> Verdict:
+    if not isinstance(e, torch.Tensor):
+        same = z == e or (isinstance(z, torch.Tensor) and z.numel() == 1 and z.item() == e)
+        return Verdict(bool(same), "" if same else "value mismatch", f"output {i}: {z!r} vs eager {e!r}")
+    if not isinstance(z, torch.Tensor):
+        return Verdict(False, "not a tensor", f"output {i}: got {type(z).__name__}, eager a tensor")
+    if tuple(z.shape) != tuple(e.shape):
+        return Verdict(False, "shape mismatch", f"output {i}: shape {list(z.shape)} vs eager {list(e.shape)}")
+    if z.dtype != e.dtype:
+        return Verdict(False, "dtype mismatch", f"output {i}: dtype {z.dtype} vs eager {e.dtype}")
+    runs = [o.detach() for o in others if isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(e.shape)]
+    if not e.is_floating_point():
+        mask = torch.zeros(e.shape, dtype=torch.bool)
+        for o in runs:
+            mask |= o.to(e.dtype) != e
+        keep = ~mask
+        verdict = Verdict(True, compared=int(keep.sum()), masked=int(mask.sum()))
+        bad = keep & (z != e)
+        return _mismatch(verdict, i, z, e, bad, None) if bool(bad.any()) else verdict
+    ed, zd = e.detach().double(), z.detach().double()
+    finite = ed[torch.isfinite(ed)].abs()
+    scale = float(finite.max()) if finite.numel() else 0.0
+    ce = _class(ed)
+    mask = torch.zeros(e.shape, dtype=torch.bool)
+    noise = torch.zeros_like(ed)
+    for o in runs:
+        od = o.double()
+        both = torch.isfinite(od) & torch.isfinite(ed)
+        move = (od - ed).abs()
+        mask |= (_class(od) != ce) | (both & (move > JUMP_REL * ed.abs() + JUMP_SCALE * scale))
+        noise = torch.maximum(noise, torch.where(both, move, torch.zeros_like(move)))
+    keep = ~mask
+    verdict = Verdict(True, compared=int(keep.sum()), masked=int(mask.sum()))
+    bad_class = keep & (_class(zd) != ce)
+    if bool(bad_class.any()):
+        return _mismatch(verdict, i, z, e, bad_class, None, "nan/inf mismatch")
+    tol = (K_LOW * noise + FLOOR * (ed.abs() + scale)).clamp_min(2.0 ** -64)
+    checked = keep & (ce == 0)
+    err = (zd - ed).abs()
+    over = checked & (err > tol)
+    if bool(over.any()):
+        return _mismatch(verdict, i, z, e, over, tol)
+    if bool(checked.any()):
+        verdict.ratio = float((err[checked] / tol[checked]).max())
+    return verdict

@@ -1,0 +1,59 @@
+"""The fuzzer's ``-bf16`` configurations (``low_precision.py``): generated programs with GEMMs
+compiled with ``precision="bf16"`` agree with eager float32 at bf16's tolerance, and the
+comparison fails a result that is off by more than bf16 rounding explains."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ziggurat
+from tests.fuzz.execute import build_module, example_inputs, run_eager
+from tests.fuzz.generator import PROFILES, generate
+from tests.fuzz.program import Program
+from tests.fuzz.low_precision import compare_low, low_reference
+from tests.fuzz.oracle import check_program, low_precision_configs
+
+SEED = 21
+GEMM_OPS = ("fused_gemm", "linear", "matmul", "mm", "bmm", "addmm", "conv")
+
+
+def _programs_with_gemms(limit: int) -> list[Program]:
+    found: list[Program] = []
+    for index in range(200):
+        program = generate(SEED, index, PROFILES["default"])
+        if any(op.startswith(GEMM_OPS) for op in program.ops()):
+            found.append(program)
+            if len(found) == limit:
+                break
+    return found
+
+
+PROGRAMS = _programs_with_gemms(6)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_bf16_programs_match_eager(program: Program) -> None:
+    result = check_program(program, low_precision_configs())
+    assert not result.invalid, result.invalid
+    failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
+                if o.kind in ("wrong", "crash")]
+    assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
+
+
+def test_bf16_comparison_fails_a_wrong_value() -> None:
+    program = PROGRAMS[0]
+    inputs = example_inputs(program)
+    e32 = run_eager(build_module(program), inputs)
+    low = low_reference(program, inputs)
+    compiled = ziggurat.compile(build_module(program), inputs, backend="reference", precision="bf16")
+    with torch.no_grad():
+        out = compiled(*inputs)
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    assert compare_low(outs, e32, low).ok
+    k = next(i for i, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel())
+    wrong = outs[k].contiguous().clone()
+    scale = float(e32[k].abs().max())
+    wrong.view(-1)[0] += 0.1 * scale + 0.1  # a tenth of the output's scale: no bf16 rounding does that
+    outs[k] = wrong
+    assert not compare_low(outs, e32, low).ok
