@@ -29,7 +29,8 @@ import torch
 
 from tests.fuzz.execute import build_module, flatten_outputs, run_statements
 from tests.fuzz.program import Program
-from tests.fuzz.tolerance import JUMP_REL, JUMP_SCALE, Verdict, _class, _mismatch, jitter
+from tests.fuzz.tolerance import (JUMP_REL, JUMP_SCALE, Verdict, _class, _mismatch, compare_each, jitter, kind_verdict,
+                                  within_tolerance)
 
 #: relative size of a bf16 rounding step (its ulp is 2**-7 relative, half of it rounds)
 BF16_DELTA = 2.0 ** -8
@@ -63,31 +64,15 @@ def low_reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> LowRefe
 
 
 def compare_low(outputs: Any, e32: list[Any], low: LowReference) -> Verdict:
-    z = flatten_outputs(outputs)
-    if len(z) != len(e32):
-        return Verdict(False, "output count", f"{len(z)} outputs, eager {len(e32)}")
-    total = Verdict(True)
-    for i, (zi, ei) in enumerate(zip(z, e32, strict=True)):
-        others = [run[i] for run in [low.autocast, *low.pushed] if i < len(run)]
-        v = _compare_one(zi, ei, others, i)
-        if not v.ok:
-            return v
-        total.compared += v.compared
-        total.masked += v.masked
-        total.ratio = max(total.ratio, v.ratio)
-    return total
+    return compare_each(outputs, len(e32), lambda z, i: _compare_one(
+        z, e32[i], [run[i] for run in [low.autocast, *low.pushed] if i < len(run)], i))
 
 
 def _compare_one(z: Any, e: Any, others: list[Any], i: int) -> Verdict:
-    if not isinstance(e, torch.Tensor):
-        same = z == e or (isinstance(z, torch.Tensor) and z.numel() == 1 and z.item() == e)
-        return Verdict(bool(same), "" if same else "value mismatch", f"output {i}: {z!r} vs eager {e!r}")
-    if not isinstance(z, torch.Tensor):
-        return Verdict(False, "not a tensor", f"output {i}: got {type(z).__name__}, eager a tensor")
-    if tuple(z.shape) != tuple(e.shape):
-        return Verdict(False, "shape mismatch", f"output {i}: shape {list(z.shape)} vs eager {list(e.shape)}")
-    if z.dtype != e.dtype:
-        return Verdict(False, "dtype mismatch", f"output {i}: dtype {z.dtype} vs eager {e.dtype}")
+    decided = kind_verdict(z, e, i)
+    if decided is not None:
+        return decided
+    assert isinstance(z, torch.Tensor) and isinstance(e, torch.Tensor)
     runs = [o.detach() for o in others if isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(e.shape)]
     if not e.is_floating_point():
         mask = torch.zeros(e.shape, dtype=torch.bool)
@@ -115,11 +100,4 @@ def _compare_one(z: Any, e: Any, others: list[Any], i: int) -> Verdict:
     if bool(bad_class.any()):
         return _mismatch(verdict, i, z, e, bad_class, None, "nan/inf mismatch")
     tol = (K_LOW * noise + FLOOR * (ed.abs() + scale)).clamp_min(2.0 ** -64)
-    checked = keep & (ce == 0)
-    err = (zd - ed).abs()
-    over = checked & (err > tol)
-    if bool(over.any()):
-        return _mismatch(verdict, i, z, e, over, tol)
-    if bool(checked.any()):
-        verdict.ratio = float((err[checked] / tol[checked]).max())
-    return verdict
+    return within_tolerance(verdict, i, z, e, keep & (ce == 0), tol)

@@ -35,7 +35,7 @@ from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fres
                                 run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
 from tests.fuzz.low_precision import LowReference, compare_low, low_reference
 from tests.fuzz.near_equal import run_eager_near_equal
-from tests.fuzz.program import Program
+from tests.fuzz.program import Program, TensorSpec
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
                                   rounding_step)
 from tests.fuzz.wide_ops import run_eager_wide_ops

@@ -52,7 +52,7 @@ largest ``|z - e32| / tol`` among passing comparisons (the margin), see the summ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,8 +243,9 @@ def _kinks(e: torch.Tensor, tol: torch.Tensor, mirrors: list[tuple[Any, Any]]) -
     return kinks
 
 
-def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
-    e32 = ref.e32[i]
+def kind_verdict(z: Any, e32: Any, i: int) -> Verdict | None:
+    """The verdict on output ``i`` when it is decided before any tolerance: eager's output
+    is not a tensor (compared by value), or ``z`` is not a tensor of eager's shape and dtype."""
     if not isinstance(e32, torch.Tensor):
         same = z == e32 or (isinstance(z, torch.Tensor) and z.numel() == 1 and z.item() == e32)
         return Verdict(bool(same), "" if same else "value mismatch", f"output {i}: {z!r} vs eager {e32!r}")
@@ -254,6 +255,15 @@ def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
         return Verdict(False, "shape mismatch", f"output {i}: shape {list(z.shape)} vs eager {list(e32.shape)}")
     if z.dtype != e32.dtype:
         return Verdict(False, "dtype mismatch", f"output {i}: dtype {z.dtype} vs eager {e32.dtype}")
+    return None
+
+
+def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
+    e32 = ref.e32[i]
+    decided = kind_verdict(z, e32, i)
+    if decided is not None:
+        return decided
+    assert isinstance(z, torch.Tensor) and isinstance(e32, torch.Tensor)
     z = z.detach()
     e = e32.detach()
     e64 = _as64(ref.e64[i]) if ref.e64 is not None and i < len(ref.e64) else None
@@ -296,8 +306,14 @@ def compare_output(z: Any, ref: Reference, i: int) -> Verdict:
     kinks = _kinks(ed, tol, [(p[i], m[i]) for p, m in ref.mirrors if i < len(p) and i < len(m)])
     keep &= ~kinks
     verdict.compared, verdict.masked = int(keep.sum()), int((~keep).sum())
-    checked = keep & (ce == 0)
-    err = (zd - ed).abs()
+    return within_tolerance(verdict, i, z, e, keep & (ce == 0), tol)
+
+
+def within_tolerance(verdict: Verdict, i: int, z: torch.Tensor, e: torch.Tensor, checked: torch.Tensor,
+                     tol: torch.Tensor) -> Verdict:
+    """``verdict`` failed at the ``checked`` elements farther from eager than ``tol``, else
+    with its margin (the largest ``|z - e| / tol``) set."""
+    err = (z.double() - e.double()).abs()
     over = checked & (err > tol)
     if bool(over.any()):
         return _mismatch(verdict, i, z, e, over, tol)
@@ -321,14 +337,20 @@ def _mismatch(v: Verdict, i: int, z: torch.Tensor, e: torch.Tensor, bad: torch.T
 
 
 def compare(outputs: Any, ref: Reference) -> Verdict:
+    return compare_each(outputs, len(ref.e32), lambda z, i: compare_output(z, ref, i))
+
+
+def compare_each(outputs: Any, count: int, one: Callable[[Any, int], Verdict]) -> Verdict:
+    """``one(output, i)`` for each of the ``count`` outputs eager gave: the first failure, or
+    the passing verdicts' counts summed and their largest margin."""
     from tests.fuzz.execute import flatten_outputs
 
     z = flatten_outputs(outputs)
-    if len(z) != len(ref.e32):
-        return Verdict(False, "output count", f"{len(z)} outputs, eager {len(ref.e32)}")
+    if len(z) != count:
+        return Verdict(False, "output count", f"{len(z)} outputs, eager {count}")
     total = Verdict(True)
     for i in range(len(z)):
-        v = compare_output(z[i], ref, i)
+        v = one(z[i], i)
         if not v.ok:
             return v
         total.compared += v.compared
