@@ -341,8 +341,18 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
                     out = _call(module, inputs, outcome)
             except Exception as e:
                 return _failure(outcome, e, "call" + suffix)
-            verdict: Verdict = (compare_low(out, ref.e32, _low_reference(program, label, inputs, ref))
-                                if config.precision else compare(out, ref))
+            if config.precision:
+                try:
+                    low = _low_reference(program, label, inputs, ref)
+                except Exception as e:  # noqa: BLE001 - eager under autocast refuses the program
+                    outcome.kind = "refused"
+                    outcome.reason = f"eager refuses it under autocast: {normalize(str(e))}"
+                    outcome.detail = f"{type(e).__name__}: {e}"[:2000]
+                    return outcome
+                float32_runs = [r for r in [ref.e64, *ref.small, *ref.alternates] if r is not None]
+                verdict: Verdict = compare_low(out, ref.e32, low, float32_runs)
+            else:
+                verdict = compare(out, ref)
             outcome.compared += verdict.compared
             outcome.masked += verdict.masked
             outcome.ratio = max(outcome.ratio, verdict.ratio)

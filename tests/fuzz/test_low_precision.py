@@ -11,7 +11,7 @@ import ziggurat
 from tests.fuzz.execute import build_module, example_inputs, run_eager
 from tests.fuzz.generator import PROFILES, generate
 from tests.fuzz.program import Program
-from tests.fuzz.low_precision import compare_low, low_reference
+from tests.fuzz.low_precision import LowReference, compare_low, low_reference
 from tests.fuzz.oracle import check_program, low_precision_configs
 
 SEED = 21
@@ -57,3 +57,12 @@ def test_bf16_comparison_fails_a_wrong_value() -> None:
     wrong.view(-1)[0] += 0.1 * scale + 0.1  # a tenth of the output's scale: no bf16 rounding does that
     outs[k] = wrong
     assert not compare_low(outs, e32, low).ok
+
+
+def test_float32_noise_counts_for_ops_autocast_leaves_in_float32() -> None:
+    # cross(x, x): exactly 0 in float64 and in Ziggurat, -5e-7 in eager float32 (seed 21, 363)
+    e32 = [torch.tensor([-5.1e-7, 2.0e-7, 0.0])]
+    ours = [torch.zeros(3)]
+    low = LowReference(autocast=[e32[0].clone()])
+    assert not compare_low(ours, e32, low).ok
+    assert compare_low(ours, e32, low, [[torch.zeros(3, dtype=torch.float64)]]).ok
