@@ -33,7 +33,7 @@ import torch
 from tests.fuzz.eager_layouts import run_eager_contiguous_operands
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
                                 run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
-from tests.fuzz.low_precision import LowReference, compare_low, low_reference
+from tests.fuzz.low_precision import AutocastRefused, LowReference, compare_low, low_reference
 from tests.fuzz.near_equal import run_eager_near_equal
 from tests.fuzz.program import Program, TensorSpec
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
@@ -69,8 +69,7 @@ class Config:
 
     @staticmethod
     def parse(name: str) -> Config:
-        every = all_configs(("avx512", "avx2", "scalar"), dynamic=True) + low_precision_configs(("avx512",))
-        return {c.name: c for c in every}[name]
+        return {c.name: c for c in every_config(("avx512", "avx2", "scalar"))}[name]
 
 
 def host_isas() -> tuple[str, ...]:
@@ -90,6 +89,13 @@ def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> l
         out += [Config("cpu", "export", isa, dynamic=True) for isa in isas]
         out += [Config("tensorrt-reference", "export", dynamic=True), Config("reference", "export", dynamic=True)]
     return out
+
+
+def every_config(isas: tuple[str, ...] | None = None) -> list[Config]:
+    """Every configuration a run can name with ``--configs`` for ``isas`` (default: the host's):
+    the default set, the ``-dyn`` ones and the ``-bf16`` ones."""
+    isas = isas if isas is not None else host_isas()
+    return all_configs(isas, dynamic=True) + low_precision_configs(tuple(i for i in isas if i == "avx512"))
 
 
 def low_precision_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
@@ -343,11 +349,12 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
                 return _failure(outcome, e, "call" + suffix)
             if config.precision:
                 try:
-                    low = _low_reference(program, label, inputs, ref)
-                except Exception as e:  # noqa: BLE001 - eager under autocast refuses the program
+                    low = _low_reference(program, inputs, ref)
+                except AutocastRefused as e:  # the program is not one eager runs under autocast
+                    cause = e.__cause__ or e
                     outcome.kind = "refused"
-                    outcome.reason = f"eager refuses it under autocast: {normalize(str(e))}"
-                    outcome.detail = f"{type(e).__name__}: {e}"[:2000]
+                    outcome.reason = f"eager refuses it under autocast: {normalize(str(cause))}"
+                    outcome.detail = f"{type(cause).__name__}: {cause}"[:2000]
                     return outcome
                 float32_runs = [r for r in [ref.e64, *ref.small, *ref.alternates] if r is not None]
                 verdict: Verdict = compare_low(out, ref.e32, low, float32_runs)
@@ -371,11 +378,11 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
     return outcome
 
 
-def _low_reference(program: Program, label: str, inputs: tuple[torch.Tensor, ...], ref: Reference) -> LowReference:
+def _low_reference(program: Program, inputs: tuple[torch.Tensor, ...], ref: Reference) -> LowReference:
     """The bf16 measurements of an input set, made once per program (kept on its Reference)."""
     if ref.low is None:
         ref.low = low_reference(program, inputs)
-    assert isinstance(ref.low, LowReference), label
+    assert isinstance(ref.low, LowReference)
     return ref.low
 
 

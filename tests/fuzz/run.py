@@ -284,10 +284,9 @@ def save_failures(results: list[dict[str, Any]], args: argparse.Namespace, out_d
 
 
 def _config_names() -> set[str]:
-    from tests.fuzz.oracle import all_configs, low_precision_configs
+    from tests.fuzz.oracle import every_config
 
-    every = all_configs(("avx512", "avx2", "scalar"), dynamic=True) + low_precision_configs(("avx512",))
-    return {c.name for c in every}
+    return {c.name for c in every_config(("avx512", "avx2", "scalar"))}
 
 
 def failure_class(outcome: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ import time
 from typing import Any, TextIO
 
 from tests.fuzz.generator import PROFILES, SPEC_ERRORS, generate
-from tests.fuzz.oracle import Config, all_configs, check_program, low_precision_configs
+from tests.fuzz.oracle import Config, all_configs, check_program, every_config
 from tests.fuzz.program import Node, Program, TensorSpec
 
 
@@ -37,7 +37,7 @@ def select_configs(names: str | None) -> list[Config]:
     if not names:
         return all_configs()
     wanted = names.split(",")
-    return [c for c in all_configs(dynamic=True) + low_precision_configs() if c.name in wanted]
+    return [c for c in every_config() if c.name in wanted]
 
 
 def check(program: Program, configs: list[Config], channel: TextIO, index: int | str, threads: int,
