@@ -107,12 +107,16 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
     # The weight blobs this compile makes are held by `owner`, which lives as long as the
     # compiled module's IR: deleting the compiled module frees them.
     owner = BLOBS.new_owner()
-    with owning_blobs(owner):
-        lowered = lowering()
-        module, backend, report, inputs, ir, start = (
-            lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
-        build_start = time.perf_counter()
-        executable = backend.build(module, options, report)
+    try:
+        with owning_blobs(owner):
+            lowered = lowering()
+            module, backend, report, inputs, ir, start = (
+                lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
+            build_start = time.perf_counter()
+            executable = backend.build(module, options, report)
+    except BaseException:
+        owner.release_except(())  # a failed build keeps none of the weights it made
+        raise
     owner.release_except(referenced_handles(module))  # weights replaced by folded/packed ones
     keep_blobs_with(module, owner)
     report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from ziggurat.backends.compiled_module import CompiledModule, forward_function
 from ziggurat.backends.driver import Lowered, build_lowered, lower_module
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
+from ziggurat.backends.sampled_range import sampled_range_lowering
 from ziggurat.ir.errors import InputError, ModelImportError, ZigguratError
 from ziggurat.ir.importer import fresh_examples
 from ziggurat.ir.importer.autocast import autocast_for
@@ -103,6 +105,10 @@ class DynamicCompiledModule(torch.nn.Module):
         self._specializations: OrderedDict[tuple[int, ...], CompiledModule] = OrderedDict()
         #: one build for every size in the ranges, where the backend makes one (``build_range``)
         self.range_build: CompiledModule | None = None
+        #: the smallest size of every symbol the range build serves: a backend that samples its
+        #: lowerings (``sampled_range_builds``) leaves size 1 (broadcasts, dropped dims) to a
+        #: build of its own
+        self.range_floor = 2 if _samples_lowerings(options.backend) else 0
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
         self.report.stats[SYMBOLIC_SHAPES] = annotate_symbolic_shapes(symbolic_ir)
@@ -118,7 +124,7 @@ class DynamicCompiledModule(torch.nn.Module):
         """The build for flat inputs of ``shapes`` (made now if it is new)."""
         self._check_static(shapes)
         values = self.symbols.bind(shapes)
-        if self.range_build is not None:
+        if self.range_build is not None and all(v >= self.range_floor for v in values.values()):
             return self.range_build
         key = tuple(values[s.name] for s in self.symbols.symbols)
         built = self._specializations.get(key)
@@ -156,9 +162,10 @@ class DynamicCompiledModule(torch.nn.Module):
         return [dict(zip((s.name for s in self.symbols.symbols), key, strict=True)) for key in self._specializations]
 
     # -- builds ------------------------------------------------------------------------------------
-    def lowering(self, values: dict[str, int], shapes: Sequence[Sequence[int]], start: float) -> Lowered:
+    def lowering(self, values: dict[str, int], shapes: Sequence[Sequence[int]], start: float,
+                 options: CompileOptions | None = None) -> Lowered:
         """The exported graph imported at ``values`` (the symbols' sizes; ``shapes``: the inputs')
-        and taken through the backend's static pipeline."""
+        and taken through the backend's static pipeline (``options``: the module's by default)."""
         sizes = {self._sympy[name]: value for name, value in values.items()}
         examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
         label = ", ".join(f"{k}={v}" for k, v in values.items())
@@ -171,7 +178,7 @@ class DynamicCompiledModule(torch.nn.Module):
         fn.attributes[OUTPUTS_ATTR] = self._outputs
         set_call_signature(fn, self._signature)
         mark_storage_reads(fn)
-        return lower_module(module, tuple(examples), self.options, start)
+        return lower_module(module, tuple(examples), options or self.options, start)
 
     def build_range(self, shapes: Sequence[Sequence[int]]) -> None:
         """One build of the symbolic level for every size in the ranges, where the backend
@@ -180,13 +187,23 @@ class DynamicCompiledModule(torch.nn.Module):
         report."""
         from ziggurat.backends.registry import get_backend
 
-        if not getattr(get_backend(self.options.backend), "range_builds", False):
+        backend = get_backend(self.options.backend)
+        sampled = getattr(backend, "sampled_range_builds", False)
+        if not getattr(backend, "range_builds", False) and not sampled:
             self.report.stats[RANGE_BUILD] = f"not made: the {self.options.backend} backend builds one size at a time"
             return
         start = time.perf_counter()
         examples = tuple(torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True))
 
         def lowering() -> Lowered:
+            if sampled:
+                fn = forward_function(self.module_ir)
+                options = self.options
+                if options.passes is None:
+                    options = replace(options, passes=backend.range_pipeline(options))
+                return sampled_range_lowering(
+                    self.symbols, self._static, lambda values, at: self.lowering(values, at, start, options), backend,
+                    list(fn.function_type.inputs.data), self.ir["torch"], floor=self.range_floor)
             module = self.module_ir.clone()
             values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt
             forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = example_sizes_attr(values)
@@ -236,6 +253,12 @@ class DynamicCompiledModule(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"backend={self.report.backend}, symbols=[{'; '.join(self.symbols.describe())}]"
+
+
+def _samples_lowerings(backend: str) -> bool:
+    from ziggurat.backends.registry import get_backend
+
+    return bool(getattr(get_backend(backend), "sampled_range_builds", False))
 
 
 def export_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,

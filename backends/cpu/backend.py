@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from xdsl.dialects import func
@@ -40,11 +41,12 @@ def _bool(v: bool) -> str:
     return "true" if v else "false"
 
 
-def loop_pass_spec(options: CompileOptions) -> str:
+def loop_pass_spec(options: CompileOptions, range_schedule: bool = False) -> str:
     threads = options.threads or 0
+    schedule = " range_schedule=true" if range_schedule else ""
     return (f"convert-fused-to-kernel,kernel-fuse,kernel-layout,"
             f"convert-kernel-to-loop{{isa={options.isa} threads={threads} prepack={_bool(options.prepack)} "
-            f"fallback={_bool(options.fallback)}}}")
+            f"fallback={_bool(options.fallback)}{schedule}}}")
 
 
 def forward_of(module: ModuleOp) -> func.FuncOp:
@@ -119,6 +121,29 @@ class CpuBackend:
     name = "cpu"
     #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own
     extra_options = ("profile",)
+    #: a dynamic-shape compile lowers at sampled sizes and ``symbolize_range`` makes one
+    #: loop level of them (``backends/sampled_range.py``)
+    sampled_range_builds = True
+
+    @staticmethod
+    def symbolize_range(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
+                        ranges: Sequence[tuple[str, int, int]], variants: Mapping[int, Sequence[int]],
+                        checks: Sequence[Sequence[int]]) -> None:
+        """Rewrite the loop-level ``template`` (lowered at the sizes ``at``) into one for every
+        size in ``ranges``, from the lowerings ``lower`` makes at the variants and checks
+        (``symbolize.py``); a :class:`ZigguratError` when they differ in a way run-time sizes
+        cannot express."""
+        from ziggurat.backends.cpu.symbolize import SymbolizeDeclined, SymbolRange, symbolize
+
+        try:
+            symbolize(template, at, lower, [SymbolRange(*r) for r in ranges], variants, checks)
+        except SymbolizeDeclined as e:
+            raise ZigguratError(f"the lowerings at sampled sizes differ: {e}", op="compile") from None
+
+    def range_pipeline(self, options: CompileOptions) -> str:
+        """The pipeline of a range build's sampled lowerings: the default one, its loops
+        scheduled for every size of the range (``convert-kernel-to-loop{range_schedule}``)."""
+        return self.default_pipeline(options).replace(loop_pass_spec(options), loop_pass_spec(options, True))
 
     def default_pipeline(self, options: CompileOptions) -> str:
         """``graph-opt``, ``widen-bf16`` (bf16 element-wise ops in float32), then (with

@@ -64,6 +64,9 @@ class ConvertKernelToLoop(ModulePass):
     threads: int = 0
     prepack: bool = True
     fallback: bool = True
+    #: schedule for a build that serves a range of sizes (a dynamic-shape compile's sampled
+    #: lowerings): parallel loops whatever their size, with their elements per task
+    range_schedule: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ziggurat.backends.cpu.isa import IsaError, parse_isa
@@ -77,7 +80,8 @@ class ConvertKernelToLoop(ModulePass):
             raise ZigguratError(str(e), op=self.name) from None
         if self.threads < 0:
             raise ZigguratError(f"threads must be >= 0 (0: all cores), got {self.threads}", op=self.name)
-        options = LoweringOptions(isa, self.threads or default_threads(), self.prepack, self.fallback)
+        options = LoweringOptions(isa, self.threads or default_threads(), self.prepack, self.fallback,
+                                  self.range_schedule)
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             if "loop.isa" in fn.attributes or fn.body.block.first_op is None:
                 continue

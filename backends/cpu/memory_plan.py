@@ -6,8 +6,9 @@ GEMM, torch fallback result) to the last op that reads it (a torch op reads the 
 behind its ``loop.to_tensor`` operands, and so does the ``loop.to_buffer`` copying its
 result out, which may be a view of them).  Buffers are placed greedily, best fit, in
 order of definition, 64-byte aligned; two buffers live at the same op never overlap
-(so a kernel never writes over its own inputs).  Graph inputs, outputs and weights are
-not in the arena.
+(so a kernel never writes over its own inputs).  A buffer with run-time dims gets the
+room it needs at the top of their ranges.  Graph inputs, outputs and weights are not in
+the arena.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ziggurat.backends.cpu.codegen.types import element_bytes
 from ziggurat.dialects import loop
+from ziggurat.dialects.loop.sizes import largest_shape
 
 ALIGN = 64
 
@@ -33,10 +35,11 @@ class MemoryPlan:
 
 
 def buffer_bytes(value: SSAValue) -> int:
+    """Bytes of a buffer; one with run-time dims at the top of their ranges."""
     ty = value.type
     assert isinstance(ty, MemRefType)
     n = 1
-    for d in ty.get_shape():
+    for d in largest_shape(value):
         n *= d
     return n * element_bytes(ty.element_type)  # pyright: ignore[reportUnknownArgumentType]
 

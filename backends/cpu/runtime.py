@@ -1,7 +1,9 @@
 """Running a compiled graph: one native call per segment, torch ops in between.
 
 Before entering native code every input is checked against what was compiled (shape,
-dtype, device, contiguity); outputs are fresh tensors; weights, the arena and the GEMM
+dtype, device, contiguity; a run-time dim against the range its ``loop.dim`` declares, for
+which the arena was planned); outputs are fresh tensors, shaped from the call's sizes where
+they have run-time dims; weights, the arena and the GEMM
 workspace are allocated once per compiled module.  After each native call the status
 word is checked: a kernel that met an out-of-range index (embedding ids, gather
 indices) reports its site, raised here as an :class:`InputError` naming the op.
@@ -33,6 +35,7 @@ from ziggurat.backends.cpu.threads import TEAM_PTR_FN, THREADS_PTR_FN
 from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.input_check import InputSignature
 from ziggurat.dialects import loop
+from ziggurat.dialects.loop.sizes import evaluate_size
 from ziggurat.ir.errors import InputError
 from ziggurat.ir.signature import input_names
 from ziggurat.ir.types import torch_dtype
@@ -55,6 +58,20 @@ def _aligned(nbytes: int) -> tuple[torch.Tensor, int]:
     raw = torch.empty(max(nbytes, 1) + _ALIGN, dtype=torch.uint8)
     ptr = raw.data_ptr()
     return raw, (ptr + _ALIGN - 1) // _ALIGN * _ALIGN - ptr
+
+
+def _dim_ranges(fn: func.FuncOp, abi: ForwardAbi) -> list[tuple[int, int]]:
+    """The range of each run-time size of ``abi.dims``: where several ``loop.dim`` ops read
+    one input dim, the sizes all of them allow."""
+    ranges: dict[tuple[int, int], tuple[int, int]] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, loop.DimOp):
+            key = (abi.inputs.index(op.source), op.dim)
+            low, high = op.bounds
+            if key in ranges:
+                low, high = max(low, ranges[key][0]), min(high, ranges[key][1])
+            ranges[key] = (low, high)
+    return [ranges[key] for key in abi.dims]
 
 
 def _addresses_storage(op: Operation) -> bool:
@@ -98,6 +115,11 @@ class CpuExecutable:
         self._args[abi.arena_index] = self._arena_raw.data_ptr() + shift
         self._args[abi.workspace_index] = self._ws_raw.data_ptr() + ws_shift
         self._args[abi.status_index] = ctypes.addressof(self._status)
+        # the run-time sizes the native code reads (loop.dim), filled at every call
+        self._dims = (ctypes.c_int64 * max(1, len(abi.dims)))()
+        self._args[abi.dims_index] = ctypes.addressof(self._dims)
+        self._dim_ranges = _dim_ranges(fn, abi)
+        self._dim_values: dict[tuple[int, int], int] = {}
         self._entries = {s.function: library.ctypes_function(s.function, None, [ctypes.c_void_p])
                          for s in abi.segments if s.kind == "native"}
         self._statics = self._static_values()
@@ -110,6 +132,8 @@ class CpuExecutable:
             ty = v.type
             if isinstance(ty, MemRefType) and all(v is not f[0] for f in self._fresh):
                 self._fresh.append((v, len(abi.inputs) + j, tuple(ty.get_shape()), _dtype(ty)))
+        #: outputs whose shapes are computed at each call (run-time dims)
+        self._sized_outputs = [k for k, f in enumerate(self._fresh) if min(f[2], default=0) < 0]
         self._native_only = all(seg.kind == "native" for seg in abi.segments)
         self._calls = [self._entries[seg.function] for seg in abi.segments if seg.kind == "native"]
         self._output_index = [next(i for i, f in enumerate(self._fresh) if f[0] is v)
@@ -204,14 +228,39 @@ class CpuExecutable:
             return torch.empty(tuple(ty.get_shape()), dtype=_dtype(ty))  # no element: no storage planned
         if off is None or not isinstance(ty, MemRefType):
             raise RuntimeError(f"buffer {v.name_hint or v} has no storage")
-        shape = tuple(ty.get_shape())
+        dynamic = min(ty.get_shape(), default=0) < 0
+        shape = self._shape_now(v) if dynamic else tuple(ty.get_shape())
         dtype = _dtype(ty)
         n = 1
         for d in shape:
             n *= d
         nbytes = n * torch.empty((), dtype=dtype).element_size()
-        self._slices[v] = (shape, dtype, off, off + nbytes)
+        if not dynamic:
+            self._slices[v] = (shape, dtype, off, off + nbytes)
         return self._arena[off: off + nbytes].view(dtype).view(shape)
+
+    def _shape_now(self, buffer: SSAValue) -> tuple[int, ...]:
+        """The shape of a buffer with run-time dims at the current call."""
+        owner = buffer.owner
+        if not isinstance(owner, loop.AllocOp):
+            raise RuntimeError(f"buffer {buffer.name_hint or buffer} has run-time dims but no loop.alloc")
+        values = self._dim_values
+        return tuple(d if isinstance(d, int) else
+                     evaluate_size(d, lambda dim: values[(self._input_pos[dim.source], dim.dim)])
+                     for d in owner.shape())
+
+    def _read_sizes(self, inputs: Sequence[torch.Tensor]) -> None:
+        """The call's run-time dims into the native code's size array, each checked against
+        the range the code was planned for."""
+        for k, (pos, dim) in enumerate(self.abi.dims):
+            n = int(inputs[pos].shape[dim])
+            low, high = self._dim_ranges[k]
+            if not low <= n <= high:
+                name = self._names[pos] if pos < len(self._names) else str(pos)
+                raise InputError(f"input {pos} ('{name}') has size {n} at dim {dim}, outside the range "
+                                 f"[{low}, {high}] it was compiled for", op="call")
+            self._dims[k] = n
+            self._dim_values[(pos, dim)] = n
 
     def _interpreter(self):  # -> xdsl Interpreter
         """The reference interpreter runs the ops that fall back (torch ops, fused ops)."""
@@ -245,7 +294,10 @@ class CpuExecutable:
         limit = self._thread_limit
         if limit is not None and self.follow_torch_threads:
             limit.value = torch.get_num_threads()
-        fresh = [torch.empty(shape, dtype=dtype) for _v, _slot, shape, dtype in self._fresh]
+        if self.abi.dims:
+            self._read_sizes(inputs)
+        fresh = [torch.empty(shape, dtype=dtype) if not self._sized_outputs or min(shape, default=0) >= 0
+                 else torch.empty(self._shape_now(v), dtype=dtype) for v, _slot, shape, dtype in self._fresh]
         for (_v, slot, _shape, _dtype), t in zip(self._fresh, fresh):
             args[slot] = t.data_ptr()
         for i, t in enumerate(inputs):

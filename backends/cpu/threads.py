@@ -198,6 +198,7 @@ def emit_parallel_for(
     num_threads: int,
     captures: Sequence[ir.Value] = (),
     name: str = "zig.parallel",
+    serial_when: ir.Value | None = None,
 ) -> ir.Function:
     """Run tasks ``0 .. n_tasks-1`` on up to ``num_threads`` threads.
 
@@ -208,7 +209,8 @@ def emit_parallel_for(
     limit (:func:`thread_limit_global`; 0 = no limit): a team of one calls the
     body directly, a larger one runs ``<name>.omp(i8* ctx)`` through
     ``GOMP_parallel`` on every team member, which takes a balanced contiguous
-    share of the tasks.  The body must not assume more than ``tid <
+    share of the tasks (``serial_when``, an ``i1``: a team of one when it is
+    true, for work too small to share).  The body must not assume more than ``tid <
     num_threads``.  Values used inside the body must come through
     ``captures`` (packed into a stack context struct).  Returns the outlined
     body function.
@@ -254,6 +256,8 @@ def emit_parallel_for(
     planned = I32(num_threads)
     limited = builder.and_(builder.icmp_signed(">", limit, I32(0)), builder.icmp_signed("<", limit, planned))
     team = builder.select(limited, limit, planned, name=f"{name}.team")
+    if serial_when is not None:
+        team = builder.select(serial_when, I32(1), team, name=f"{name}.team_or_one")
     gomp, tnum, tcount = declare_openmp(module)
     omp_fn = ir.Function(module, ir.FunctionType(VOID, [I8P]), name=f"{name}.omp")
     omp_fn.linkage = "internal"

@@ -1,6 +1,7 @@
 """The ``loop`` dialect: Ziggurat's CPU level (see "The loop level" in README.md).
 
-``@forward`` works on ``memref`` buffers with static shapes; every computation is a
+``@forward`` works on ``memref`` buffers, with static shapes or run-time dims (``?``, sized
+by ``loop.dim``); every computation is a
 ``loop.kernel`` (loops, loads/stores with flat offsets, ``arith``/``math``/``vector``
 ops on ``vector<16xf32>``/``vector<8xf32>`` or scalars) or a ``loop.gemm`` library call.
 The code generator (``backends/cpu/codegen``) turns a module into one LLVM module with
@@ -15,6 +16,7 @@ from ziggurat.dialects.loop.compute import REDUCE_KINDS, CastOp, CmpOp, ReduceOp
 from ziggurat.dialects.loop.graph import (
     AllocOp,
     ConstantOp,
+    DimOp,
     GemmOp,
     KernelOp,
     ToBufferOp,
@@ -34,7 +36,7 @@ from ziggurat.dialects.loop.memory import (
 )
 
 LOOP_OPS = (
-    AllocOp, ConstantOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
+    AllocOp, ConstantOp, DimOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
     ParallelOp, ForOp, VForOp, YieldOp,
     OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp, AssertOp,
     UnaryOp, ReduceOp, CmpOp, SelectOp, CastOp,
@@ -43,7 +45,7 @@ LOOP_OPS = (
 Loop = Dialect("loop", list(LOOP_OPS), [])
 
 __all__ = [
-    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "ForOp", "GemmOp", "KernelOp",
+    "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "DimOp", "ForOp", "GemmOp", "KernelOp",
     "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]

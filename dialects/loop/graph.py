@@ -1,12 +1,17 @@
 """The ops of ``@forward`` at the loop level: buffers, kernels, GEMM calls, torch fallbacks.
 
 * ``%b = loop.alloc : memref<4x16xf32>`` - an intermediate buffer; after memory planning
-  it carries its place in the arena: ``loop.alloc offset 4096 : ...``.
+  it carries its place in the arena: ``loop.alloc offset 4096 : ...``.  A buffer with
+  run-time dims takes their sizes: ``loop.alloc(%n) : memref<?x16xf32>`` (planned at the
+  largest size their ranges allow).
+* ``%n = loop.dim %x[0] in [1, 64] : memref<?x16xf32>`` - a run-time size: dim 0 of the graph
+  input ``%x``, which the call's checks keep in the range.
 * ``%w = loop.constant dense_resource<fc.weight> : tensor<10x16xf32> -> memref<10x16xf32>``
   - a weight (passed to native code by pointer, never copied into the IR).
 * ``loop.kernel @fused_add_relu_0 ins(%x, %y : ...) outs(%b : ...) {isa = "avx512", ...} {...}``
   - one kernel: a region isolated from above whose block arguments are the buffers it
-  reads (``ins``) and writes (``outs``); the body is loops, loads/stores and arithmetic.
+  reads (``ins``) and writes (``outs``), then the run-time sizes it uses (``sizes(%n)``);
+  the body is loops, loads/stores and arithmetic.
 * ``loop.gemm @gemm_linear_1 a(%x : ...) b(%w : ...) c(%b : ...) bias(%bias : ...) spec {...}``
   - a call of the GEMM kernel library with its static description (a ``GemmSpec`` plus
   element offsets of the operands in their buffers).
@@ -19,11 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BoolAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
+    IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -31,7 +38,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -47,7 +54,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -57,20 +64,78 @@ class AllocOp(IRDLOperation):
 
     name = "loop.alloc"
 
+    dynamic_sizes = var_operand_def(IndexType)
     offset = opt_prop_def(IntegerAttr[I64])
     result = result_def(MemRefType)
 
-    assembly_format = "(`offset` $offset^)? attr-dict `:` type($result)"
+    assembly_format = "(`(` $dynamic_sizes^ `)`)? (`offset` $offset^)? attr-dict `:` type($result)"
 
-    def __init__(self, memref_type: MemRefType, offset: int | None = None) -> None:
+    def __init__(self, memref_type: MemRefType, offset: int | None = None,
+                 dynamic_sizes: Sequence[SSAValue | Operation] = ()) -> None:
         props: dict[str, Attribute] = {}
         if offset is not None:
             props["offset"] = IntegerAttr(offset, i64)
-        super().__init__(result_types=[memref_type], properties=props)
+        super().__init__(operands=[[SSAValue.get(v) for v in dynamic_sizes]], result_types=[memref_type],
+                         properties=props)
 
     @property
     def arena_offset(self) -> int | None:
         return None if self.offset is None else int(self.offset.value.data)
+
+    def verify_(self) -> None:
+        ty = self.result.type
+        assert isinstance(ty, MemRefType)
+        dynamic = sum(1 for d in ty.get_shape() if d == DYNAMIC_INDEX)
+        if dynamic != len(self.dynamic_sizes):
+            raise VerifyException(f"loop.alloc: {ty} has {dynamic} run-time dim(s), "
+                                  f"{len(self.dynamic_sizes)} size(s) given")
+
+    def shape(self) -> list[int | SSAValue]:
+        """Each dim's size: an integer, or the run-time value."""
+        ty = self.result.type
+        assert isinstance(ty, MemRefType)
+        sizes = iter(self.dynamic_sizes)
+        return [next(sizes) if d == DYNAMIC_INDEX else d for d in ty.get_shape()]
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """``%n = loop.dim %x[0] in [1, 64] : memref<?x16xf32>``: the run-time size of a dim of a
+    graph input, with the range the call's checks hold it to (the arena is planned for its top)."""
+
+    name = "loop.dim"
+
+    source = operand_def(MemRefType)
+    index = prop_def(IntegerAttr[I64])
+    low = prop_def(IntegerAttr[I64])
+    high = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $index `]` `in` ` ` `[` $low `,` $high `]` attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, index: int, low: int, high: int) -> None:
+        super().__init__(operands=[source], result_types=[IndexType()],
+                         properties={"index": IntegerAttr(index, i64), "low": IntegerAttr(low, i64),
+                                     "high": IntegerAttr(high, i64)})
+
+    @property
+    def dim(self) -> int:
+        return int(self.index.value.data)
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        return int(self.low.value.data), int(self.high.value.data)
+
+    def verify_(self) -> None:
+        ty = self.source.type
+        assert isinstance(ty, MemRefType)
+        shape = ty.get_shape()
+        if not 0 <= self.dim < len(shape) or shape[self.dim] != DYNAMIC_INDEX:
+            raise VerifyException(f"loop.dim: dim {self.dim} of {ty} is not a run-time dim")
+        low, high = self.bounds
+        if not 0 <= low <= high:
+            raise VerifyException(f"loop.dim: bad range [{low}, {high}]")
 
 
 @irdl_op_definition
@@ -136,22 +201,24 @@ class KernelOp(IRDLOperation):
     origins = opt_prop_def(StringAttr)
     ins = var_operand_def(MemRefType)
     outs = var_operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(IsolatedFromAbove(), NoTerminator())
 
     def __init__(self, name: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue], *, isa: str,
-                 vector_width: int, vectorized: bool, origins: str = "", body: Region | None = None) -> None:
+                 vector_width: int, vectorized: bool, origins: str = "", body: Region | None = None,
+                 sizes: Sequence[SSAValue] = ()) -> None:
         if body is None:
-            body = Region(Block(arg_types=[v.type for v in (*ins, *outs)]))
+            body = Region(Block(arg_types=[v.type for v in (*ins, *outs, *sizes)]))
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name), "isa": StringAttr(isa),
             "vector_width": IntegerAttr(vector_width, i64), "vectorized": BoolAttr.from_bool(vectorized),
         }
         if origins:
             props["origins"] = StringAttr(origins)
-        super().__init__(operands=[list(ins), list(outs)], regions=[body], properties=props)
+        super().__init__(operands=[list(ins), list(outs), list(sizes)], regions=[body], properties=props)
 
     @property
     def kernel_name(self) -> str:
@@ -171,13 +238,17 @@ class KernelOp(IRDLOperation):
 
     @property
     def out_args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.body.block.args[len(self.ins):])
+        return tuple(self.body.block.args[len(self.ins): len(self.ins) + len(self.outs)])
+
+    @property
+    def size_args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.body.block.args[len(self.ins) + len(self.outs):])
 
     def verify_(self) -> None:
         args = self.body.block.args
-        operands = [*self.ins, *self.outs]
+        operands = [*self.ins, *self.outs, *self.sizes]
         if [a.type for a in args] != [v.type for v in operands]:
-            raise VerifyException(f"loop.kernel @{self.kernel_name}: block arguments must match ins + outs")
+            raise VerifyException(f"loop.kernel @{self.kernel_name}: block arguments must match ins + outs + sizes")
         if not self.outs:
             raise VerifyException(f"loop.kernel @{self.kernel_name}: a kernel writes at least one buffer")
 
@@ -189,6 +260,10 @@ class KernelOp(IRDLOperation):
             if values:
                 printer.print_string(" : ")
                 printer.print_list([v.type for v in values], printer.print_attribute)
+            printer.print_string(")")
+        if self.sizes:
+            printer.print_string(" sizes(")
+            printer.print_list(self.sizes, printer.print_ssa_value)
             printer.print_string(")")
         props: dict[str, Attribute] = {"isa": self.isa, "vector_width": self.vector_width,
                                        "vectorized": self.vectorized}
@@ -215,13 +290,17 @@ class KernelOp(IRDLOperation):
                 groups.append(parser.resolve_operands(operands, types, parser.pos))
             else:
                 groups.append([])
+        sizes: list[SSAValue] = []
+        if parser.parse_optional_keyword("sizes") is not None:
+            sizes = [parser.resolve_operand(v, IndexType()) for v in parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, parser.parse_unresolved_operand)]
         attrs = dict(parser.parse_optional_attr_dict())
         body = parser.parse_region()
         props = {k: attrs.pop(k) for k in _KERNEL_PROPS if k in attrs}
         op = cls.create(
-            operands=[*groups[0], *groups[1]],
+            operands=[*groups[0], *groups[1], *sizes],
             properties={"sym_name": StringAttr(name), **props,
-                        "operandSegmentSizes": _segments(len(groups[0]), len(groups[1]))},
+                        "operandSegmentSizes": _segments(len(groups[0]), len(groups[1]), len(sizes))},
             regions=[body],
         )
         op.attributes |= attrs

@@ -121,7 +121,7 @@ class OffsetOp(IRDLOperation):
             if coeff is not None and parser.parse_optional_punctuation("*") is None:
                 constant += coeff
             else:
-                operand = parser.parse_operand()
+                operand = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
                 terms.append((operand, 1 if coeff is None else coeff))
             if parser.parse_optional_punctuation("+") is None:
                 break

@@ -69,6 +69,22 @@ def ensure_yield(region: Region) -> None:
         block.add_op(YieldOp())
 
 
+def print_bound(printer: Printer, bound: int | SSAValue) -> None:
+    """A loop bound: ``64`` or ``%n``."""
+    if isinstance(bound, int):
+        printer.print_string(str(bound))
+    else:
+        printer.print_ssa_value(bound)
+
+
+def parse_bound(parser: Parser) -> int | SSAValue:
+    """``64`` or an ``index`` value ``%n``."""
+    value = parser.parse_optional_integer(allow_boolean=False)
+    if value is not None:
+        return value
+    return parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+
+
 def print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 

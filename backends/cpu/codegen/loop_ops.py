@@ -4,9 +4,12 @@
 * ``loop.vfor``: the full iterations as such a loop with ``%lanes`` bound to the
   constant vector width, then the tail iteration (if any) emitted once more with
   ``%lanes`` bound to the constant tail length; its carried vectors keep their old
-  lanes past the tail (a select with the constant lane mask).
+  lanes past the tail (a select with the constant lane mask).  With a run-time upper bound
+  the split is computed at run time and the tail is a branch taken when it has lanes
+  (``%lanes`` and the mask are run-time values).
 * ``loop.parallel``: the body is outlined and run over the flattened iteration space by
-  ``threads.emit_parallel_for`` (libgomp); values used inside are captured.
+  ``threads.emit_parallel_for`` (libgomp); values used inside are captured, and so are
+  run-time bounds.
 """
 
 from __future__ import annotations
@@ -15,23 +18,27 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
-from ziggurat.backends.cpu.llvm_ir import I1, I64, value_type
+from ziggurat.backends.cpu.llvm_ir import I1, I64, instr, value_type
+from ziggurat.backends.cpu.loopgen.kernel import PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS_ATTR
 from ziggurat.backends.cpu.threads import emit_parallel_for
 from ziggurat.dialects import loop
 
 
-def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: int, step: int,
+def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: int | ir.Value, step: int,
                   inits: Sequence[ir.Value], extra: Sequence[tuple[SSAValue, ir.Value]] = ()) -> list[ir.Value]:
-    """Emit ``for iv in range(lb, ub, step)`` over ``block``; returns the final carried values."""
+    """Emit ``for iv in range(lb, ub, step)`` over ``block`` (``ub`` an integer or a run-time
+    ``i64``); returns the final carried values."""
     b = em.b
     fn = b.function
-    if ub <= lb:
+    if isinstance(ub, int) and ub <= lb:
         return list(inits)
+    upper = I64(ub) if isinstance(ub, int) else ub
     pre = b.block
     header = fn.append_basic_block("loop.header")
     body = fn.append_basic_block("loop.body")
@@ -45,7 +52,7 @@ def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: 
         phi = b.phi(value_type(init))
         phi.add_incoming(init, pre)
         phis.append(phi)
-    b.cbranch(b.icmp_signed("<", iv, I64(ub)), body, exit_)
+    b.cbranch(b.icmp_signed("<", iv, upper), body, exit_)
     b.position_at_end(body)
     args = block.args
     em.set(args[0], iv)
@@ -83,7 +90,9 @@ def _wraps_an_index(block: Block) -> bool:
 def _for(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.ForOp)
     inits = [em.get(v) for v in op.inits]
-    results = _counted_loop(em, op.body.block, 1, op.lb, op.ub, op.stride, inits)
+    ub = op.upper_bound
+    results = _counted_loop(em, op.body.block, 1, op.lb, ub if isinstance(ub, int) else em.get(ub),
+                            op.stride, inits)
     for res, value in zip(op.res, results, strict=True):
         em.set(res, value)
 
@@ -91,6 +100,9 @@ def _for(em: FunctionEmitter, op: Operation) -> None:
 @handles(loop.VForOp)
 def _vfor(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.VForOp)
+    if not op.is_static:
+        _vfor_runtime(em, op)
+        return
     width = op.stride
     full_end = op.lb + op.full_iterations * width
     block = op.body.block
@@ -119,6 +131,53 @@ def _vfor(em: FunctionEmitter, op: Operation) -> None:
         em.set(res, value)
 
 
+def _vfor_runtime(em: FunctionEmitter, op: loop.VForOp) -> None:
+    """A vector loop to a run-time bound: full iterations to ``lb + (n // step) * step``, then
+    the tail iteration when ``n % step`` lanes remain (``n = ub - lb``, 0 when ``ub < lb``)."""
+    b = em.b
+    width = op.stride
+    ub = em.get(op.upper_bound)  # pyright: ignore[reportArgumentType]  (a value: not static)
+    lb = I64(op.lb)
+    n = instr(b.select(instr(b.icmp_signed("<", ub, lb)), I64(0), llvm_ir.sub(b, ub, lb)))
+    full_end = llvm_ir.add(b, lb, llvm_ir.mul(b, llvm_ir.udiv(b, n, I64(width)), I64(width)))
+    tail = llvm_ir.sub(b, n, llvm_ir.sub(b, full_end, lb))
+    block = op.body.block
+    values = _counted_loop(em, block, 2, op.lb, full_end, width, [em.get(v) for v in op.inits],
+                           extra=[(op.lanes, I64(width))])
+    fn = b.function
+    before = b.block
+    tail_bb = fn.append_basic_block("vfor.tail")
+    join = fn.append_basic_block("vfor.join")
+    b.cbranch(instr(b.icmp_signed(">", tail, I64(0))), tail_bb, join)
+    b.position_at_end(tail_bb)
+    args = block.args
+    em.set(args[0], full_end)
+    em.set(args[1], tail)
+    for arg, value in zip(args[2:], values, strict=True):
+        em.set(arg, value)
+    yielded = em.emit_block(block)
+    merged: list[ir.Value] = []
+    for old, new in zip(values, yielded, strict=True):
+        new_ty = value_type(new)
+        if isinstance(new_ty, ir.VectorType):
+            iota = ir.Constant(ir.VectorType(I64, new_ty.count), list(range(new_ty.count)))
+            mask = instr(b.icmp_signed("<", iota, splat(b, tail, ir.VectorType(I64, new_ty.count))))
+            merged.append(instr(b.select(mask, new, old)))
+        else:
+            merged.append(new)
+    tail_end = b.block
+    b.branch(join)
+    b.position_at_end(join)
+    results: list[ir.Value] = []
+    for old, new in zip(values, merged, strict=True):
+        phi = b.phi(value_type(old))
+        phi.add_incoming(old, before)
+        phi.add_incoming(new, tail_end)
+        results.append(phi)
+    for res, value in zip(op.res, results, strict=True):
+        em.set(res, value)
+
+
 def _free_values(op: Operation) -> list[SSAValue]:
     """Values used inside ``op``'s regions but defined outside them."""
     inside: set[SSAValue] = set()
@@ -144,10 +203,15 @@ def _free_values(op: Operation) -> list[SSAValue]:
 def _parallel(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.ParallelOp)
     bounds = op.bounds
-    total = 1
+    total: int | ir.Value = 1
     for n in bounds:
-        total *= n
+        if isinstance(n, int) and isinstance(total, int):
+            total *= n
+        else:
+            total = llvm_ir.mul(em.b, I64(total) if isinstance(total, int) else total,
+                                I64(n) if isinstance(n, int) else em.get(n))
     free = _free_values(op)
+    free += [v for v in op.dynamic_bounds if v not in free]
     outer = {v: em.get(v) for v in free}
     # Constants are used as they are inside the outlined body: captured, they would arrive as
     # loads, and LLVM could no longer fold them (a lane division by a captured 3 became 16
@@ -175,15 +239,30 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
             bb.position_at_end(body_bb)
             rem: ir.Value = t
             for arg, n in reversed(list(zip(block.args, bounds, strict=True))):
-                em.set(arg, llvm_ir.urem(bb, rem, I64(n)) if n > 1 else I64(0))
-                rem = llvm_ir.udiv(bb, rem, I64(n)) if n > 1 else rem
+                if isinstance(n, int):
+                    em.set(arg, llvm_ir.urem(bb, rem, I64(n)) if n > 1 else I64(0))
+                    rem = llvm_ir.udiv(bb, rem, I64(n)) if n > 1 else rem
+                else:
+                    size = em.get(n)
+                    em.set(arg, llvm_ir.urem(bb, rem, size))
+                    rem = llvm_ir.udiv(bb, rem, size)
             em.emit_block(block)
             t.add_incoming(bb.add(t, I64(1)), bb.block)
             bb.branch(header)
             bb.position_at_end(exit_)
         em.status = saved_status
 
-    emit_parallel_for(em.module, em.b, total, body, num_threads=em.threads, captures=captures,
-                      name=f"{em.name}.par")
+    # A range build's loop (``loop.task_elements``): share the work as a static build of this
+    # size would, from PARALLEL_MIN_ELEMENTS elements on (at run time where the size is).
+    serial_when = None
+    threads = em.threads
+    task = op.attributes.get(TASK_ELEMENTS_ATTR)
+    if isinstance(task, IntegerAttr) and isinstance(total, int):
+        threads = 1 if total * int(task.value.data) < PARALLEL_MIN_ELEMENTS else threads
+    elif isinstance(task, IntegerAttr) and not isinstance(total, int):
+        work = llvm_ir.mul(em.b, total, I64(int(task.value.data)))
+        serial_when = instr(em.b.icmp_signed("<", work, I64(PARALLEL_MIN_ELEMENTS)))
+    emit_parallel_for(em.module, em.b, total, body, num_threads=threads, captures=captures,
+                      name=f"{em.name}.par", serial_when=serial_when)
     for v, value in outer.items():
         em.set(v, value)

@@ -3,7 +3,9 @@
 The entry ``zig_forward_<k>(i8** args)`` of native segment ``k`` runs its kernels and
 GEMMs in order.  ``args`` (built by ``runtime.py``) holds, in this order: the graph
 inputs, the graph outputs, the weights (one per ``loop.constant``), the arena, the GEMM
-workspace and the status word (an ``i64`` that kernels set to a check's site number).
+workspace, the status word (an ``i64`` that kernels set to a check's site number) and the
+run-time sizes (an ``i64`` array: the input dims the ``loop.dim`` ops read, in
+``ForwardAbi.dims`` order).
 Without torch fallbacks there is exactly one segment: one native call per inference.
 """
 
@@ -25,11 +27,12 @@ from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
-from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID
+from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID, instr
 from ziggurat.backends.cpu.memory_plan import MemoryPlan
 from ziggurat.dialects import loop
 
-_GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp)
+_GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp, loop.DimOp, loop.OffsetOp)
 
 
 @dataclass
@@ -52,6 +55,8 @@ class ForwardAbi:
     error_sites: list[str]
     #: the timed call sites when the module was built with profiling (else empty)
     profile: list[ProfileEntry] = field(default_factory=list[ProfileEntry])
+    #: the run-time sizes the native code reads: (input position, dim), by slot
+    dims: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
 
     @property
     def arena_index(self) -> int:
@@ -66,8 +71,12 @@ class ForwardAbi:
         return self.arena_index + 2
 
     @property
-    def num_args(self) -> int:
+    def dims_index(self) -> int:
         return self.arena_index + 3
+
+    @property
+    def num_args(self) -> int:
+        return self.arena_index + 4
 
 
 def _spec_value(attr: Attribute) -> Any:
@@ -209,6 +218,11 @@ class ModuleCodegen:
         sites_attr = self.fn.attributes.get("loop.error_sites")
         sites = [s.data for s in sites_attr.data] if isinstance(sites_attr, ArrayAttr) else []  # pyright: ignore
         abi = ForwardAbi(list(self.fn.args), outputs, constants, self.plan, 0, [], sites)
+        for op in ops:
+            if isinstance(op, loop.DimOp):
+                where = (abi.inputs.index(op.source), op.dim)
+                if where not in abi.dims:
+                    abi.dims.append(where)
         self.slots: dict[SSAValue, tuple[str, int]] = {}
         for i, v in enumerate(abi.inputs):
             self.slots[v] = ("arg", i)
@@ -274,6 +288,30 @@ class ModuleCodegen:
         prof = self.profiler
         entry_start = prof.now(b) if prof is not None else None
 
+        dims = b.bitcast(raw(self.abi.dims_index), I64P)
+        sizes: dict[SSAValue, ir.Value] = {}
+
+        def size(v: SSAValue) -> ir.Value:
+            """A run-time size of the function level: a ``loop.dim``, an affine ``loop.offset``
+            of sizes, or an index constant."""
+            hit = sizes.get(v)
+            if hit is not None:
+                return hit
+            owner = v.owner
+            if isinstance(owner, loop.DimOp):
+                slot = self.abi.dims.index((self.abi.inputs.index(owner.source), owner.dim))
+                value: ir.Value = instr(b.load(b.gep(dims, [I64(slot)])))
+            elif isinstance(owner, loop.OffsetOp):
+                value = I64(owner.const)
+                for term, coeff in zip(owner.indices, owner.coefficients, strict=True):
+                    value = llvm_ir.add(b, value, llvm_ir.mul(b, size(term), I64(coeff)))
+            elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+                value = I64(int(owner.value.value.data))
+            else:
+                raise CodegenError(f"run-time size {v.name_hint or v} is not a loop.dim, loop.offset or constant")
+            sizes[v] = value
+            return value
+
         def pointer(v: SSAValue) -> ir.Value:
             hit = cache.get(v)
             if hit is not None:
@@ -291,7 +329,7 @@ class ModuleCodegen:
             start = prof.now(b) if prof is not None else None
             if isinstance(op, loop.KernelOp):
                 kfn = self._kernel(op)
-                b.call(kfn, [pointer(v) for v in (*op.ins, *op.outs)] + [status])
+                b.call(kfn, [pointer(v) for v in (*op.ins, *op.outs)] + [size(v) for v in op.sizes] + [status])
                 if prof is not None and start is not None:
                     prof.record(b, _kernel_entry(op), start)
             else:
@@ -337,7 +375,8 @@ class ModuleCodegen:
         fn.attributes.add("nounwind")
         for a, arg in zip(fn.args, op.body.block.args, strict=False):
             a.name = arg.name_hint or ""
-            a.add_attribute("noalias")
+            if isinstance(a.type, ir.PointerType):
+                a.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         em = FunctionEmitter(self.module, b, fn.args[-1], self.threads, name)
         em.vector_bits = {Isa.AVX512: 512, Isa.AVX2: 256}.get(self.isa, 0)

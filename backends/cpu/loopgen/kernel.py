@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, SSAValue
 
 from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, lane_step
@@ -34,6 +35,8 @@ from ziggurat.dialects import loop
 
 #: Kernels touching fewer elements than this run on one thread (fork/join costs more).
 PARALLEL_MIN_ELEMENTS = 1 << 15
+#: ``loop.parallel`` attribute in a range schedule: the elements one task computes
+TASK_ELEMENTS_ATTR = "loop.task_elements"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,11 @@ class KernelOptions:
     isa: str
     width: int
     threads: int
+    #: schedule as one build serves every size of a range (``convert-kernel-to-loop``'s
+    #: ``range_schedule``): a loop nest with parallel work is a ``loop.parallel`` whatever its
+    #: size, carrying its elements per task (``loop.task_elements``) for the run-time choice
+    #: of a serial run, and no vector loop is chunked over the team
+    range_schedule: bool = False
 
 
 class KernelBuffers:
@@ -174,7 +182,8 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
     total = 1
     for v in vars_:
         total *= v.extent
-    parallel = options.threads > 1 and work >= 2 and total >= PARALLEL_MIN_ELEMENTS
+    parallel = options.threads > 1 and work >= 2 and (options.range_schedule or total >= PARALLEL_MIN_ELEMENTS)
+    range_total = total if options.range_schedule else 0
 
     chunk = _chunking(options, vec_var, work, total, bool(refs))
     tile = _transpose_tile(root, vec_var, serial_vars, options.width) if chunk is None and not refs else None
@@ -188,10 +197,10 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
         npar = len(par_vars) if parallel else 0
         begin_trace()
         _emit_nest(em, root_scope, outer[:npar], outer[npar:], vec_var, options.width, node.fn(tiled), tiled,
-                   shape, out, inner=lane)
+                   shape, out, inner=lane, range_total=range_total)
     elif chunk is None:
         _emit_nest(em, root_scope, par_vars if parallel else [], serial_vars[len(par_vars) if parallel else 0:],
-                   vec_var, options.width, root, index, shape, out)
+                   vec_var, options.width, root, index, shape, out, range_total=range_total)
     else:
         assert vec_var is not None
         size, count = chunk
@@ -214,7 +223,8 @@ def _chunking(options: KernelOptions, vec_var: Var | None, work: int, total: int
               has_reductions: bool) -> tuple[int, int] | None:
     """(chunk size, chunk count) to split a long vector loop over the thread team when the
     outer loops give it too little parallel work (a flat element-wise kernel)."""
-    if vec_var is None or has_reductions or options.threads < 2 or total < PARALLEL_MIN_ELEMENTS:
+    if vec_var is None or has_reductions or options.threads < 2 or total < PARALLEL_MIN_ELEMENTS \
+            or options.range_schedule:
         return None
     if work >= 2 * options.threads:
         return None
@@ -249,13 +259,19 @@ def _transpose_tile(root: Value, vec_var: Var | None, serial_vars: Sequence[Var]
 
 def _emit_nest(em: KernelEmitter, root_scope: Scope, par_vars: Sequence[Var], serial_vars: Sequence[Var],
                vec_var: Var | None, width: int, root: Value, index: Sequence[IndexExpr], shape: Sequence[int],
-               out: SSAValue, inner: Var | None = None) -> None:
+               out: SSAValue, inner: Var | None = None, range_total: int = 0) -> None:
     """One loop nest: a ``loop.parallel`` over ``par_vars``, serial loops, the vector loop,
-    optionally one serial loop over ``inner`` inside it, and the store."""
+    optionally one serial loop over ``inner`` inside it, and the store.  ``range_total``: the
+    nest's elements, in a range schedule (``KernelOptions.range_schedule``)."""
     with contextlib.ExitStack() as stack:
         scope = root_scope
         if par_vars:
             op, child = open_parallel(scope, par_vars)
+            if range_total:
+                tasks = 1
+                for v in par_vars:
+                    tasks *= v.extent
+                op.attributes[TASK_ELEMENTS_ATTR] = IntegerAttr(max(1, range_total // tasks), i64)
             stack.enter_context(scope.child_anchor(op))
             scope = child
         for v in serial_vars:

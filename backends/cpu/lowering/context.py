@@ -35,6 +35,8 @@ class LoweringOptions:
     threads: int
     prepack: bool = True
     fallback: bool = True
+    #: schedule loops as one build serves a range of sizes (``KernelOptions.range_schedule``)
+    range_schedule: bool = False
 
     @property
     def vector_width(self) -> int:

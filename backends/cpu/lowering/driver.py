@@ -425,7 +425,8 @@ class FunctionLowering:
         fn = new_function(self.fn.sym_name.data, in_types, out_types)
         for arg, buf in zip(fn.args, self.inputs, strict=True):
             arg.name_hint = _clean(buf.name) if isinstance(buf, Buffer) else buf.name_hint
-        kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads)
+        kopts = KernelOptions(self.options.isa.value, self.options.vector_width, self.options.threads,
+                              self.options.range_schedule)
         builder = FunctionBuilder(fn.body.block, self.inputs, kopts)
         for position, node in enumerate(self.ctx.nodes):
             try:

@@ -52,3 +52,33 @@ builtin.module {
   }
 }
 // CHECK: loop.for: bad bounds 5 to 2 step 1
+
+// -----
+
+builtin.module {
+  func.func @alloc_without_its_size(%n: index) -> memref<?x4xf32> {
+    %0 = loop.alloc : memref<?x4xf32>
+    func.return %0 : memref<?x4xf32>
+  }
+}
+// CHECK: loop.alloc: memref<?x4xf32> has 1 run-time dim(s), 0 size(s) given
+
+// -----
+
+builtin.module {
+  func.func @dim_of_a_static_dim(%x: memref<3x?xf32>) -> index {
+    %0 = loop.dim %x[0] in [1, 8] : memref<3x?xf32>
+    func.return %0 : index
+  }
+}
+// CHECK: loop.dim: dim 0 of memref<3x?xf32> is not a run-time dim
+
+// -----
+
+builtin.module {
+  func.func @empty_range(%x: memref<?xf32>) -> index {
+    %0 = loop.dim %x[0] in [9, 8] : memref<?xf32>
+    func.return %0 : index
+  }
+}
+// CHECK: loop.dim: bad range [9, 8]

@@ -1,0 +1,425 @@
+"""One loop level for every size in the ranges, from static lowerings at sampled sizes.
+
+The CPU pipeline lowers a graph of static shapes.  A dynamic-shape compile lowers it at a
+few points of the declared ranges (``backends/sampled_range.py`` picks them): the *template*,
+one *variant* per symbol (that symbol moved), and check points.  ``symbolize`` compares them
+op by op: they must have the same ops, the same dataflow and the same attributes, except
+integers that are affine in the symbols (``c * batch + d``, fitted from the template and the
+variants and confirmed at every check point).  Those integers become run-time sizes, where
+the loop level takes them:
+
+* memref dims of graph inputs, of ``loop.alloc`` buffers and of kernel arguments become
+  ``?`` (an input dim equal to a symbol is read by ``loop.dim`` with the symbol's range; a
+  buffer is allocated with ``loop.alloc(%size)`` and planned at the top of the ranges);
+* upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
+  kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols.
+
+Anything else that differs (a GEMM's ``m``, an offset coefficient, a torch fallback's tensor
+type, a different op) declines with the first such difference: the caller then builds one
+size at a time.  The template is rewritten in place into the symbolic level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    DenseResourceAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from ziggurat.dialects import loop
+from ziggurat.dialects.loop.syntax import int_values
+
+#: where an integer sits in the loop level: (op index in walk order, what, position...)
+Slot = tuple[int | str, ...]
+
+
+class SymbolizeDeclined(Exception):
+    """The sampled lowerings differ in a way the loop level cannot take as run-time sizes."""
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``sum(coeffs[i] * symbol_i) + const``."""
+
+    coeffs: tuple[int, ...]
+    const: int
+
+    def at(self, values: Sequence[int]) -> int:
+        return self.const + sum(c * v for c, v in zip(self.coeffs, values, strict=True))
+
+    def text(self, names: Sequence[str]) -> str:
+        terms = [f"{c}*{n}" if c != 1 else n for c, n in zip(self.coeffs, names, strict=True) if c]
+        if self.const or not terms:
+            terms.append(str(self.const))
+        return " + ".join(terms)
+
+
+@dataclass(frozen=True)
+class SymbolRange:
+    """A symbol and its declared range (both ends included)."""
+
+    name: str
+    low: int
+    high: int
+
+
+def forward_of(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
+            return op
+    raise SymbolizeDeclined("no @forward function")
+
+
+# -- comparing two lowerings -----------------------------------------------------------------------
+
+def _same_resource(a: DenseResourceAttr, b: DenseResourceAttr) -> bool:
+    if a.resource_handle == b.resource_handle:
+        return True
+    import torch
+
+    from ziggurat.ir.literals import literal_tensor
+
+    return torch.equal(literal_tensor(a), literal_tensor(b))
+
+
+def _attr_diff(slot: Slot, a: Attribute, b: Attribute, out: dict[Slot, tuple[int, int]], where: str) -> None:
+    if a == b:
+        return
+    if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr) and not (
+            isinstance(a.type, IntegerType) and a.type.width.data == 1):
+        out[slot] = (int(a.value.data), int(b.value.data))  # pyright: ignore[reportUnknownArgumentType]
+        return
+    if isinstance(a, DenseArrayBase) and isinstance(b, DenseArrayBase) and len(a) == len(b) and a.elt_type == b.elt_type:
+        for i, (x, y) in enumerate(zip(int_values(a), int_values(b), strict=True)):  # pyright: ignore[reportUnknownArgumentType]
+            if x != y:
+                out[(*slot, i)] = (x, y)
+        return
+    if (isinstance(a, MemRefType) and isinstance(b, MemRefType) and a.element_type == b.element_type
+            and a.layout == b.layout and a.memory_space == b.memory_space and len(a.shape) == len(b.shape)):
+        for i, (x, y) in enumerate(zip(a.get_shape(), b.get_shape(), strict=True)):
+            if x != y:
+                out[(*slot, i)] = (x, y)
+        return
+    if isinstance(a, DictionaryAttr) and isinstance(b, DictionaryAttr) and a.data.keys() == b.data.keys():
+        for key in a.data:
+            _attr_diff((*slot, key), a.data[key], b.data[key], out, f"{where}.{key}")
+        return
+    if isinstance(a, ArrayAttr) and isinstance(b, ArrayAttr) and len(a.data) == len(b.data):
+        for i, (x, y) in enumerate(zip(a.data, b.data, strict=True)):  # pyright: ignore[reportUnknownArgumentType]
+            _attr_diff((*slot, i), x, y, out, f"{where}[{i}]")  # pyright: ignore[reportUnknownArgumentType]
+        return
+    if isinstance(a, DenseResourceAttr) and isinstance(b, DenseResourceAttr) and _same_resource(a, b):
+        return
+    raise SymbolizeDeclined(f"{where} differs between sizes: {_short(a)} vs {_short(b)}")
+
+
+def _short(attr: Attribute) -> str:
+    text = str(attr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _op_label(op: Operation) -> str:
+    for key in ("sym_name",):
+        name = op.properties.get(key)
+        if name is not None and hasattr(name, "data"):
+            return f"{op.name} @{name.data}"  # pyright: ignore[reportAttributeAccessIssue]
+    return op.name
+
+
+def diff(template: ModuleOp, other: ModuleOp) -> dict[Slot, tuple[int, int]]:
+    """The integers that differ between two lowerings of one graph (template value, other
+    value), by slot; any other difference raises :class:`SymbolizeDeclined`."""
+    t_ops = list(forward_of(template).walk())
+    o_ops = list(forward_of(other).walk())
+    out: dict[Slot, tuple[int, int]] = {}
+    values: dict[SSAValue, SSAValue] = {}
+    for k, (a, b) in enumerate(zip(t_ops, o_ops)):
+        where = f"op #{k} ({_op_label(a)})"
+        if a.name != b.name or len(a.operands) != len(b.operands) or len(a.results) != len(b.results) \
+                or len(a.regions) != len(b.regions):
+            raise SymbolizeDeclined(f"{where}: the lowerings differ in structure ({_op_label(a)} vs {_op_label(b)})")
+        for x, y in zip(a.operands, b.operands, strict=True):
+            if values.get(x) is not y:
+                raise SymbolizeDeclined(f"{where}: the lowerings differ in dataflow")
+        for i, (x, y) in enumerate(zip(a.results, b.results, strict=True)):
+            _attr_diff((k, "result", i), x.type, y.type, out, f"{where} result {i}")
+            values[x] = y
+        for r, (ra, rb) in enumerate(zip(a.regions, b.regions, strict=True)):
+            if len(ra.blocks) != len(rb.blocks):
+                raise SymbolizeDeclined(f"{where}: the lowerings differ in structure (blocks)")
+            for bi, (ba, bb) in enumerate(zip(ra.blocks, rb.blocks, strict=True)):
+                if len(ba.args) != len(bb.args):
+                    raise SymbolizeDeclined(f"{where}: the lowerings differ in structure (block arguments)")
+                for ai, (x, y) in enumerate(zip(ba.args, bb.args, strict=True)):
+                    _attr_diff((k, "arg", r, bi, ai), x.type, y.type, out, f"{where} argument {ai}")
+                    values[x] = y
+        if a.properties.keys() != b.properties.keys() or a.attributes.keys() != b.attributes.keys():
+            raise SymbolizeDeclined(f"{where}: the lowerings differ in attributes")
+        for key, pa in a.properties.items():
+            if isinstance(a, func.FuncOp) and key == "function_type":
+                continue  # follows from the arguments and the returned values
+            _attr_diff((k, "prop", key), pa, b.properties[key], out, f"{where} {key}")
+        for key, pa in a.attributes.items():
+            _attr_diff((k, "attr", key), pa, b.attributes[key], out, f"{where} {key}")
+    if len(t_ops) != len(o_ops):
+        raise SymbolizeDeclined(f"the lowerings have {len(t_ops)} and {len(o_ops)} ops")
+    return out
+
+
+# -- fitting ---------------------------------------------------------------------------------------
+
+def fit(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
+        symbols: Sequence[SymbolRange], variants: Mapping[int, Sequence[int]],
+        checks: Sequence[Sequence[int]]) -> dict[Slot, Affine]:
+    """Each differing integer as an affine function of the symbols: fitted from the template
+    (lowered at ``at``) and, per symbol, its lowering at ``variants[s]`` (``at`` with that
+    symbol moved; ``lower(point)`` makes it), then confirmed at every check point.  Each
+    lowering is compared as soon as it is made, so a graph that declines costs two."""
+    names = [s.name for s in symbols]
+    seen: dict[Slot, int] = {}
+    coeffs: dict[Slot, list[int]] = {}
+    for s, point in variants.items():
+        step = at[s] - point[s]
+        for slot, (t, o) in _diff_at(template, lower(point), names, point).items():
+            if (t - o) % step:
+                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {t} at {_point_text(names, at)} and {o} at "
+                                        f"{_point_text(names, point)}: not a whole multiple of '{names[s]}'")
+            seen[slot] = t
+            coeffs.setdefault(slot, [0] * len(symbols))[s] = (t - o) // step
+    table = {slot: Affine(tuple(c), seen[slot] - sum(ci * h for ci, h in zip(c, at, strict=True)))
+             for slot, c in coeffs.items()}
+    for point in checks:
+        found = _diff_at(template, lower(point), names, point)
+        for slot in found.keys() | table.keys():
+            if slot not in table:
+                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {found[slot][0]} at {_point_text(names, at)} "
+                                        f"and {found[slot][1]} at {_point_text(names, point)}, but the same at the "
+                                        "sizes it was fitted at")
+            want = table[slot].at(point)
+            got = found[slot][1] if slot in found else seen[slot]
+            if got != want:
+                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {got} at {_point_text(names, point)}, not "
+                                        f"{table[slot].text(names)} = {want}")
+    return table
+
+
+def _diff_at(template: ModuleOp, other: ModuleOp, names: Sequence[str], point: Sequence[int]) -> dict[Slot, tuple[int, int]]:
+    try:
+        return diff(template, other)
+    except SymbolizeDeclined as e:
+        raise SymbolizeDeclined(f"at {_point_text(names, point)}: {e}") from None
+
+
+def _point_text(names: Sequence[str], point: Sequence[int]) -> str:
+    return ", ".join(f"{n}={v}" for n, v in zip(names, point, strict=True))
+
+
+def _slot_text(module: ModuleOp, slot: Slot) -> str:
+    ops = list(forward_of(module).walk())
+    k = slot[0]
+    op = ops[k] if isinstance(k, int) and k < len(ops) else None
+    return f"op #{k} ({_op_label(op) if op is not None else '?'}) {' '.join(str(p) for p in slot[1:])}"
+
+
+# -- rewriting the template ------------------------------------------------------------------------
+
+def _dynamic_memref(ty: Attribute, dims: Sequence[int]) -> MemRefType:
+    assert isinstance(ty, MemRefType)
+    shape = [DYNAMIC_INDEX if i in dims else d for i, d in enumerate(ty.get_shape())]
+    return MemRefType(ty.element_type, shape, ty.layout, ty.memory_space)  # pyright: ignore[reportUnknownArgumentType]
+
+
+class _Builder:
+    """Rewrites the template into the symbolic level (see the module doc)."""
+
+    def __init__(self, module: ModuleOp, table: Mapping[Slot, Affine], symbols: Sequence[SymbolRange]) -> None:
+        self.fn = forward_of(module)
+        self.ops = list(self.fn.walk())
+        self.table = table
+        self.symbols = symbols
+        self.by_op: dict[int, list[tuple[Slot, Affine]]] = {}
+        for slot, aff in table.items():
+            k = slot[0]
+            assert isinstance(k, int)
+            self.by_op.setdefault(k, []).append((slot, aff))
+        self.sizes: dict[Affine, SSAValue] = {}
+        self.head: list[Operation] = []
+        #: each symbol's loop.dim (an input dim equal to it)
+        self._sources: dict[int, SSAValue] = {}
+
+    def run(self) -> None:
+        for k, slots in self.by_op.items():
+            op = self.ops[k]
+            allowed = {func.FuncOp: "arg", loop.AllocOp: "result", loop.KernelOp: "arg",
+                       loop.ForOp: "prop", loop.VForOp: "prop", loop.ParallelOp: "prop"}
+            kind = allowed.get(type(op))  # pyright: ignore[reportArgumentType]
+            for slot, _aff in slots:
+                if kind is None or slot[1] != kind or (kind == "prop" and slot[2] not in ("upper", "upper_bounds")):
+                    raise SymbolizeDeclined(f"{_op_label(op)} {' '.join(str(p) for p in slot[1:])} depends on the "
+                                            "sizes where the loop level takes no run-time value")
+        self._inputs()
+        self._allocs()
+        self._kernels()
+        block = self.fn.body.block
+        first = block.first_op
+        for op in self.head:
+            if first is None:
+                block.add_op(op)
+            else:
+                block.insert_op_before(op, first)
+        ret = block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        self.fn.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], [v.type for v in ret.arguments])
+
+    def _dims(self, k: int, prefix: Slot) -> dict[int, Affine]:
+        """The symbolized dims of the type at ``prefix`` of op ``k``: dim -> size."""
+        return {int(slot[-1]): aff for slot, aff in self.by_op.get(k, []) if slot[1:-1] == prefix}
+
+    def _inputs(self) -> None:
+        block = self.fn.body.block
+        for i, arg in enumerate(list(block.args)):
+            dims = self._dims(0, ("arg", 0, 0, i))
+            if not dims:
+                continue
+            new = Rewriter.replace_value_with_new_type(arg, _dynamic_memref(arg.type, list(dims)))
+            for d, aff in dims.items():
+                unit = [s for s, c in enumerate(aff.coeffs) if c]
+                if aff.const == 0 and len(unit) == 1 and aff.coeffs[unit[0]] == 1 and unit[0] not in self._sources:
+                    sym = self.symbols[unit[0]]
+                    dim = loop.DimOp(new, d, sym.low, sym.high)
+                    dim.result.name_hint = sym.name
+                    self.head.append(dim)
+                    self._sources[unit[0]] = dim.result
+        self.sizes.update({Affine(tuple(int(s == t) for t in range(len(self.symbols))), 0): v
+                           for s, v in self._sources.items()})
+
+    def size(self, aff: Affine) -> SSAValue:
+        """The function-level value of a size."""
+        hit = self.sizes.get(aff)
+        if hit is not None:
+            return hit
+        terms: list[tuple[SSAValue | Operation, int]] = []
+        for s, c in enumerate(aff.coeffs):
+            if c:
+                source = self._sources.get(s)
+                if source is None:
+                    raise SymbolizeDeclined(f"no graph input has a dim equal to '{self.symbols[s].name}' to read it from")
+                terms.append((source, c))
+        op = loop.OffsetOp(terms, aff.const)
+        op.result.name_hint = "size"
+        self.head.append(op)
+        self.sizes[aff] = op.result
+        return op.result
+
+    def _allocs(self) -> None:
+        for k, op in enumerate(self.ops):
+            if not isinstance(op, loop.AllocOp) or k not in self.by_op:
+                continue
+            dims = self._dims(k, ("result", 0))
+            ty = _dynamic_memref(op.result.type, list(dims))
+            new = loop.AllocOp(ty, op.arena_offset, [self.size(dims[d]) for d in sorted(dims)])
+            new.attributes.update(op.attributes)
+            Rewriter.replace_op(op, new)
+
+    def _kernels(self) -> None:
+        for k, op in enumerate(self.ops):
+            if not isinstance(op, loop.KernelOp):
+                continue
+            inside = [(j, self.ops[j]) for j in range(k + 1, len(self.ops))
+                      if j in self.by_op and _inside(self.ops[j], op)]
+            own = k in self.by_op
+            if not own and not inside:
+                continue
+            if op.sizes:
+                raise SymbolizeDeclined(f"{_op_label(op)} already takes run-time sizes")
+            block = op.body.block
+            if own:
+                for i, arg in enumerate(list(block.args)):
+                    dims = self._dims(k, ("arg", 0, 0, i))
+                    if dims:
+                        Rewriter.replace_value_with_new_type(arg, _dynamic_memref(arg.type, list(dims)))
+            needed: list[Affine] = []
+            for j, _inner in inside:
+                for _slot, aff in self.by_op[j]:
+                    if aff not in needed:
+                        needed.append(aff)
+            args = {aff: block.insert_arg(IndexType(), len(block.args)) for aff in needed}
+            for aff, arg in args.items():
+                arg.name_hint = self._name(aff)
+            for j, inner in inside:
+                self._rebound(j, inner, args)
+            body = op.detach_region(op.body)
+            new = loop.KernelOp(op.kernel_name, list(op.ins), list(op.outs), isa=op.isa.data,
+                                vector_width=op.width, vectorized=op.is_vectorized,
+                                origins=op.origins.data if op.origins is not None else "", body=body,
+                                sizes=[self.size(aff) for aff in needed])
+            new.attributes.update(op.attributes)
+            Rewriter.replace_op(op, new)
+
+    def _name(self, aff: Affine) -> str:
+        """``batch`` for a symbol itself, ``size`` for an expression of symbols."""
+        used = [s for s, c in enumerate(aff.coeffs) if c]
+        if aff.const == 0 and len(used) == 1 and aff.coeffs[used[0]] == 1:
+            return self.symbols[used[0]].name
+        return "size"
+
+    def _rebound(self, k: int, op: Operation, args: Mapping[Affine, SSAValue]) -> None:
+        """A loop with run-time upper bounds (the kernel's size arguments)."""
+        slots = dict(self.by_op[k])
+        if isinstance(op, loop.ForOp | loop.VForOp):
+            aff = slots.get((k, "prop", "upper"))
+            if aff is None or len(slots) != 1:
+                raise SymbolizeDeclined(f"{op.name}: only its upper bound may depend on the sizes")
+            body = op.detach_region(op.body)
+            new = type(op)(op.lb, args[aff], op.stride, list(op.inits), body)
+        elif isinstance(op, loop.ParallelOp):
+            bounds: list[int | SSAValue] = []
+            for i, b in enumerate(op.static_bounds):
+                aff = slots.get((k, "prop", "upper_bounds", i))
+                bounds.append(b if aff is None else args[aff])
+            body = op.detach_region(op.body)
+            new = loop.ParallelOp(bounds, body)
+        else:
+            raise SymbolizeDeclined(f"{op.name} depends on the sizes")
+        new.attributes.update(op.attributes)
+        Rewriter.replace_op(op, new)
+
+
+def _inside(inner: Operation, outer: Operation) -> bool:
+    parent = inner.parent_op()
+    while parent is not None:
+        if parent is outer:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def symbolize(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
+              symbols: Sequence[SymbolRange], variants: Mapping[int, Sequence[int]],
+              checks: Sequence[Sequence[int]]) -> dict[Slot, Affine]:
+    """Rewrite ``template`` (the lowering at the sizes ``at``) into one loop level for every
+    size in the ranges, from the lowerings ``lower`` makes at the variants and at ``checks``;
+    returns the fitted sizes.  Raises :class:`SymbolizeDeclined`."""
+    table = fit(template, at, lower, symbols, variants, checks)
+    _Builder(template, table, symbols).run()
+    template.verify()
+    return table
+
+
+__all__ = ["Affine", "SymbolRange", "SymbolizeDeclined", "diff", "fit", "symbolize"]

@@ -1,0 +1,104 @@
+"""A range build from static lowerings at sampled sizes (backends with ``sampled_range_builds``:
+the CPU backend, whose lowerings compile static shapes).
+
+The exported graph is specialized and lowered at a few sizes (``sample_points``: odd sizes,
+the template near the top of the ranges, one variant per symbol, check points lower down);
+the backend's ``symbolize_range`` fits the sizes that differ and rewrites the template into
+one build for every size (``backends/cpu/symbolize.py``), or declines with the first
+difference it cannot take, and the caller builds one size at a time.  Size 1 is left out
+(``floor``): lowerings treat a dim of 1 as a broadcast and drop it, so the build serves sizes
+from 2 and a call with a symbol at 1 gets a build of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ziggurat.backends.driver import Lowered
+from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.shape_symbols import ShapeSymbols, evaluate
+
+#: sizes above this are not a range the arena can be planned for at its top
+LARGEST_TOP = 1 << 20
+
+
+@dataclass(frozen=True)
+class SamplePoints:
+    """Where a range build lowers, as values in symbol order."""
+
+    #: the served ranges' ends: each symbol's declared range, from ``floor`` up
+    lows: list[int]
+    tops: list[int]
+    #: the template: each symbol at the largest odd size of its range (its top if there is none)
+    template: list[int]
+    #: per symbol with more than one size: the template with that symbol moved down (by 2,
+    #: to the next odd size, where the range allows)
+    variants: dict[int, list[int]]
+    #: the smallest odd sizes, and odd sizes between, where the ranges hold them
+    checks: list[list[int]]
+
+
+def _odd_at_most(n: int) -> int:
+    return n if n % 2 else n - 1
+
+
+def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
+    """Odd sizes, the template at the top of the ranges: a lowering specializes a size that is
+    a multiple of its vector width (no masked tail), and an odd size is a multiple of none, so
+    the template is the general code, and a lowering that treats some size specially shows up
+    as a difference between two samples (and declines the range build)."""
+    tops: list[int] = []
+    lows: list[int] = []
+    for s in symbols.symbols:
+        if s.high is None or s.high > LARGEST_TOP:
+            raise ZigguratError(f"'{s.name}' has no maximum (or one above {LARGEST_TOP}): the CPU backend plans its "
+                                "buffers for the top of the range; declare max= in its Dim", op="compile")
+        if s.high < floor:
+            raise ZigguratError(f"'{s.name}' only takes sizes below {floor}, which are built one at a time",
+                                op="compile")
+        tops.append(s.high)
+        lows.append(max(s.low, floor))
+    template = [max(low, _odd_at_most(top)) for low, top in zip(lows, tops, strict=True)]
+    variants: dict[int, list[int]] = {}
+    for i, (low, t) in enumerate(zip(lows, template, strict=True)):
+        moved = t - 2 if t - 2 >= low else t - 1
+        if moved >= low:
+            variants[i] = [moved if j == i else v for j, v in enumerate(template)]
+    seen = [template, *variants.values()]
+    checks: list[list[int]] = []
+    for point in ([low if low % 2 else min(low + 1, t) for low, t in zip(lows, template, strict=True)],
+                  [max(low, min(t, _odd_at_most((low + t) // 2))) for low, t in zip(lows, template, strict=True)]):
+        if point not in seen:
+            checks.append(point)
+            seen.append(point)
+    return SamplePoints(lows, tops, template, variants, checks)
+
+
+def input_shapes(symbols: ShapeSymbols, static: Sequence[Sequence[int | None]], values: dict[str, int]) -> list[list[int]]:
+    """Every input's shape at the symbols' ``values``."""
+    exprs = {(d.input, d.dim): d.expr for d in symbols.dims}
+    return [[n if n is not None else evaluate(exprs[(i, k)], values) for k, n in enumerate(shape)]
+            for i, shape in enumerate(static)]
+
+
+def sampled_range_lowering(symbols: ShapeSymbols, static: Sequence[Sequence[int | None]],
+                           lower_at: Callable[[dict[str, int], list[list[int]]], Lowered],
+                           backend: Any, input_types: Sequence[Any], torch_ir: str, floor: int) -> Lowered:
+    """The template's lowering rewritten into one for every size (``backend.symbolize_range``),
+    or a :class:`ZigguratError` saying why not."""
+    names = [s.name for s in symbols.symbols]
+    points = sample_points(symbols, floor)
+
+    def at(point: Sequence[int]) -> Lowered:
+        values = dict(zip(names, point, strict=True))
+        return lower_at(values, input_shapes(symbols, static, values))
+
+    template = at(points.template)
+    ranges = [(s.name, low, top) for s, low, top in zip(symbols.symbols, points.lows, points.tops, strict=True)]
+    backend.symbolize_range(template.module, points.template, lambda point: at(point).module, ranges,
+                            points.variants, points.checks)
+    ir = dict(template.ir)
+    ir["torch"] = torch_ir
+    return replace(template, ir=ir, input_types=list(input_types))

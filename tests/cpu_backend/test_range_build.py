@@ -1,0 +1,146 @@
+"""One CPU build for every size in a dynamic range (issue 16): the graph is lowered at sampled
+sizes and the loop level made symbolic where they differ by affine sizes
+(``backends/sampled_range.py``, ``backends/cpu/symbolize.py``).
+
+Numerics against eager at the served range's ends and odd, even and prime sizes between, on
+every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; what the range build
+cannot take yet (a GEMM's ``m``, a mean's divisor) is declined with the reason and built per
+size; save/load keeps the range build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch.export import Dim
+
+import ziggurat
+from ziggurat.backends.dynamic_module import RANGE_BUILD, SPECIALIZED, DynamicCompiledModule
+from ziggurat.ir.errors import InputError
+
+ONE_BUILD = "one build serves every size in the ranges"
+
+
+class Rows(torch.nn.Module):
+    """Row-wise work on ``[batch, 19]``: a broadcast add, a fused reduction, layer_norm, softmax."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(19)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = torch.relu(x * 2 + y)
+        return self.norm(z) + torch.sigmoid(x).sum(-1, keepdim=True), torch.softmax(x - y, -1)
+
+
+class Columns(torch.nn.Module):
+    """A reduction over the dynamic dim, and a residual of its result."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.amax(0), torch.tanh(x) - x.sum(0, keepdim=True)
+
+
+def _compile(model: torch.nn.Module, example: tuple[torch.Tensor, ...], dims: tuple[object, ...], isa: str = "auto",
+             high: int = 40) -> DynamicCompiledModule:
+    batch = Dim("batch", min=1, max=high)
+    spec = tuple({0: batch} if d else None for d in dims)
+    return ziggurat.compile(model, example, backend="cpu", isa=isa, dynamic_shapes=spec)
+
+
+def _rand(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+
+
+@pytest.mark.parametrize("sizes", [(2, 3, 7, 16, 17, 31, 39, 40)])
+def test_rows_one_build_every_size(isa: str, sizes: tuple[int, ...]) -> None:
+    model = Rows().eval()
+    y = _rand(19)
+    compiled = _compile(model, (_rand(5, 19), y), (True, False), isa)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "loop.dim %x[0] in [2, 40]" in compiled.ir["loop"]
+    for n in sizes:
+        x = _rand(n, 19)
+        torch.testing.assert_close(compiled(x, y), model(x, y), rtol=1e-5, atol=1e-5)
+    assert SPECIALIZED not in compiled.report.stats
+
+
+def test_columns_reduce_over_the_dynamic_dim(isa: str) -> None:
+    model = Columns()
+    compiled = _compile(model, (_rand(6, 21),), (True,), isa)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    for n in (2, 4, 13, 32, 40):
+        x = _rand(n, 21)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+class Wide(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x) * 2 + x.mean(-1, keepdim=True)
+
+
+def test_parallel_loops_choose_threads_at_run_time() -> None:
+    """A static build makes a row loop parallel from 32768 elements (PARALLEL_MIN_ELEMENTS):
+    the range build's loop is a ``loop.parallel`` at every size, with its elements per task,
+    and runs on one thread below that work (here under 32 rows)."""
+    model = Wide()
+    compiled = ziggurat.compile(model, (_rand(5, 1024),), backend="cpu", threads=2,
+                                dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "loop.parallel %i0 = 0 to %batch" in compiled.ir["loop"]
+    assert 'loop.task_elements = 1024 : i64' in compiled.ir["loop"]
+    for n in (2, 3, 31, 32, 33, 64):
+        x = _rand(n, 1024)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        assert compiled.range_build is not None
+        assert compiled.range_build.executable.threads_used == (2 if n >= 32 else 1)
+
+
+def test_size_one_gets_its_own_build() -> None:
+    model = Rows().eval()
+    y = _rand(19)
+    compiled = _compile(model, (_rand(5, 19), y), (True, False))
+    x = _rand(1, 19)
+    torch.testing.assert_close(compiled(x, y), model(x, y), rtol=1e-5, atol=1e-5)
+    assert compiled.report.stats[SPECIALIZED] == 1
+    assert compiled.specializations == [{"batch": 1}]
+
+
+def test_outside_the_range_is_an_input_error() -> None:
+    compiled = _compile(Rows().eval(), (_rand(5, 19), _rand(19)), (True, False))
+    with pytest.raises(InputError, match=r"outside the range of 'batch' \[1, 40\]"):
+        compiled(_rand(41, 19), _rand(19))
+
+
+class Linear(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(19, 7)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
+def test_a_gemm_m_declines_to_builds_per_size() -> None:
+    model = Linear().eval()
+    compiled = _compile(model, (_rand(5, 19),), (True,))
+    reason = compiled.report.stats[RANGE_BUILD]
+    assert reason.startswith("not made (the lowerings at sampled sizes differ: loop.gemm @gemm_linear_0 prop spec m"), reason
+    for n in (1, 5, 40):
+        x = _rand(n, 19)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert compiled.report.stats[SPECIALIZED] == 3
+
+
+def test_save_and_load_keep_the_range_build(tmp_path: Path) -> None:
+    model = Rows().eval()
+    y = _rand(19)
+    compiled = _compile(model, (_rand(5, 19), y), (True, False))
+    compiled.save(tmp_path / "rows.zig")
+    loaded = ziggurat.load(tmp_path / "rows.zig")
+    assert loaded.range_build is not None
+    for n in (2, 9, 40):
+        x = _rand(n, 19)
+        torch.testing.assert_close(loaded(x, y), model(x, y), rtol=1e-5, atol=1e-5)
+    assert SPECIALIZED not in loaded.report.stats
