@@ -12,10 +12,13 @@ the loop level takes them:
   ``?`` (an input dim equal to a symbol is read by ``loop.dim`` with the symbol's range; a
   buffer is allocated with ``loop.alloc(%size)`` and planned at the top of the ranges);
 * upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
-  kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols.
+  kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols;
+* the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one, becomes a
+  run-time size of the call (``m_runtime``/``batch_runtime``; the spec keeps the largest,
+  which the call is planned for).
 
-Anything else that differs (a GEMM's ``m``, an offset coefficient, a torch fallback's tensor
-type, a different op) declines with the first such difference: the caller then builds one
+Anything else that differs (a GEMM's ``n``, ``k`` or offsets, a convolution's sizes, an offset
+coefficient, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -37,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import Rewriter
@@ -266,15 +270,21 @@ class _Builder:
         for k, slots in self.by_op.items():
             op = self.ops[k]
             allowed = {func.FuncOp: "arg", loop.AllocOp: "result", loop.KernelOp: "arg",
-                       loop.ForOp: "prop", loop.VForOp: "prop", loop.ParallelOp: "prop"}
+                       loop.ForOp: "prop", loop.VForOp: "prop", loop.ParallelOp: "prop", loop.GemmOp: "prop"}
             kind = allowed.get(type(op))  # pyright: ignore[reportArgumentType]
             for slot, _aff in slots:
-                if kind is None or slot[1] != kind or (kind == "prop" and slot[2] not in ("upper", "upper_bounds")):
+                if isinstance(op, loop.GemmOp):
+                    ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and slot[3] in ("m", "batch") \
+                        and not ({"kernel", "bf16_kernel"} & op.spec.data.keys())
+                else:
+                    ok = kind is not None and slot[1] == kind and (kind != "prop" or slot[2] in ("upper", "upper_bounds"))
+                if not ok:
                     raise SymbolizeDeclined(f"{_op_label(op)} {' '.join(str(p) for p in slot[1:])} depends on the "
                                             "sizes where the loop level takes no run-time value")
         self._inputs()
         self._allocs()
         self._kernels()
+        self._gemms()
         block = self.fn.body.block
         first = block.first_op
         for op in self.head:
@@ -369,6 +379,27 @@ class _Builder:
                                 vector_width=op.width, vectorized=op.is_vectorized,
                                 origins=op.origins.data if op.origins is not None else "", body=body,
                                 sizes=[self.size(aff) for aff in needed])
+            new.attributes.update(op.attributes)
+            Rewriter.replace_op(op, new)
+
+    def _largest(self, aff: Affine) -> int:
+        return max(aff.at([s.low for s in self.symbols]), aff.at([s.high for s in self.symbols]))
+
+    def _gemms(self) -> None:
+        """A GEMM whose ``m`` (unbatched) or batch count follows the sizes takes it at run time."""
+        for k, op in enumerate(self.ops):
+            if not isinstance(op, loop.GemmOp) or k not in self.by_op:
+                continue
+            fields = {str(slot[3]): aff for slot, aff in self.by_op[k]}
+            spec = dict(op.spec.data)
+            batch = spec.get("batch")
+            if len(fields) != 1 or ("m" in fields and isinstance(batch, IntegerAttr) and int(batch.value.data) > 1):
+                raise SymbolizeDeclined(f"{_op_label(op)}: {' and '.join(sorted(fields))} follow the sizes; a GEMM "
+                                        "takes a run-time m (unbatched) or a run-time batch count, one of them")
+            (name, aff), = fields.items()
+            spec[name] = IntegerAttr(self._largest(aff), i64)
+            spec[f"{name}_runtime"] = IntegerAttr(1, IntegerType(1))
+            new = loop.GemmOp(op.gemm_name, op.a, op.b, op.c, op.bias, op.other, spec, [self.size(aff)])
             new.attributes.update(op.attributes)
             Rewriter.replace_op(op, new)
 

@@ -319,7 +319,9 @@ class GemmOp(IRDLOperation):
 
     ``spec`` holds the ``GemmSpec`` fields (``backends/cpu/kernels/gemm_spec.py``) that
     differ from their defaults, plus ``a_offset``/``b_offset``/``c_offset``/``other_offset``:
-    where each operand starts in its buffer (elements)."""
+    where each operand starts in its buffer (elements).  A spec with ``m_runtime`` or
+    ``batch_runtime`` takes that size at run time from ``sizes(%n)`` (its ``m``/``batch``
+    in the spec: the largest, which the call is planned for)."""
 
     name = "loop.gemm"
 
@@ -330,18 +332,19 @@ class GemmOp(IRDLOperation):
     c = operand_def(MemRefType)
     bias = opt_operand_def(MemRefType)
     other = opt_operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$sym_name `a` `(` $a `:` type($a) `)` `b` `(` $b `:` type($b) `)` `c` `(` $c `:` type($c) `)` "
         "(`bias` `(` $bias^ `:` type($bias) `)`)? (`other` `(` $other^ `:` type($other) `)`)? "
-        "`spec` $spec attr-dict"
+        "(`sizes` `(` $sizes^ `)`)? `spec` $spec attr-dict"
     )
 
     def __init__(self, name: str, a: SSAValue, b: SSAValue, c: SSAValue, bias: SSAValue | None,
-                 other: SSAValue | None, spec: Mapping[str, Attribute]) -> None:
+                 other: SSAValue | None, spec: Mapping[str, Attribute], sizes: Sequence[SSAValue] = ()) -> None:
         super().__init__(
-            operands=[a, b, c, [bias] if bias else [], [other] if other else []],
+            operands=[a, b, c, [bias] if bias else [], [other] if other else [], list(sizes)],
             properties={"sym_name": StringAttr(name), "spec": DictionaryAttr(dict(spec))},
         )
 

@@ -3,9 +3,10 @@ sizes and the loop level made symbolic where they differ by affine sizes
 (``backends/sampled_range.py``, ``backends/cpu/symbolize.py``).
 
 Numerics against eager at the served range's ends and odd, even and prime sizes between, on
-every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; what the range build
-cannot take yet (a GEMM's ``m``, a mean's divisor) is declined with the reason and built per
-size; save/load keeps the range build.
+every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; linear layers and
+attention's batched matmuls take their rows or batch count at run time; what the range build
+cannot take yet (a sequence length: attention's N and K) is declined with the reason and built
+per size; save/load keeps the range build.
 """
 
 from __future__ import annotations
@@ -113,24 +114,66 @@ def test_outside_the_range_is_an_input_error() -> None:
         compiled(_rand(41, 19), _rand(19))
 
 
-class Linear(torch.nn.Module):
+class Mlp(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.fc = torch.nn.Linear(19, 7)
+        self.up, self.down, self.norm = torch.nn.Linear(19, 70), torch.nn.Linear(70, 7), torch.nn.LayerNorm(70)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.fc(x))
+        return torch.softmax(self.down(torch.nn.functional.gelu(self.norm(self.up(x)))), -1)
 
 
-def test_a_gemm_m_declines_to_builds_per_size() -> None:
-    model = Linear().eval()
-    compiled = _compile(model, (_rand(5, 19),), (True,))
-    reason = compiled.report.stats[RANGE_BUILD]
-    assert reason.startswith("not made (the lowerings at sampled sizes differ: loop.gemm @gemm_linear_0 prop spec m"), reason
-    for n in (1, 5, 40):
+class Attention(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv, self.out, self.norm = torch.nn.Linear(32, 96), torch.nn.Linear(32, 32), torch.nn.LayerNorm(32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.norm(self.out(a.transpose(1, 2).reshape(b, t, 32)) + x)
+
+
+def test_gemm_rows_follow_the_batch(isa: str) -> None:
+    """Linear layers take their M at run time (``m_runtime``): every row tail from one build."""
+    torch.manual_seed(0)
+    model = Mlp().eval()
+    compiled = _compile(model, (_rand(5, 19),), (True,), isa, high=64)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "sizes(%batch) spec" in compiled.ir["loop"] and "m_runtime = true" in compiled.ir["loop"]
+    for n in (2, 3, 5, 8, 11, 12, 13, 25, 63, 64):
         x = _rand(n, 19)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
-    assert compiled.report.stats[SPECIALIZED] == 3
+    assert SPECIALIZED not in compiled.report.stats
+
+
+def test_attention_batch_range(isa: str) -> None:
+    """Linear layers on ``batch * seq`` rows (``m = 16 * batch``) and attention's batched
+    matmuls over ``batch * heads`` matrices (a run-time batch count)."""
+    torch.manual_seed(0)
+    model = Attention().eval()
+    compiled = _compile(model, (_rand(3, 16, 32),), (True,), isa, high=16)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "batch_runtime = true" in compiled.ir["loop"]
+    for n in (2, 3, 7, 16):
+        x = _rand(n, 16, 32)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_what_the_range_build_cannot_take_is_built_per_size() -> None:
+    """A dynamic sequence length changes attention's N and K and its mask kernels: declined,
+    with the first difference in the report, and every size is right from its own build."""
+    torch.manual_seed(0)
+    model = Attention().eval()
+    compiled = ziggurat.compile(model, (_rand(2, 16, 32),), backend="cpu",
+                                dynamic_shapes=({1: Dim("seq", min=1, max=64)},))
+    reason = compiled.report.stats[RANGE_BUILD]
+    assert reason.startswith("not made (the lowerings at sampled sizes differ: at seq="), reason
+    for t in (1, 5, 64):
+        x = _rand(2, t, 32)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.report.stats[SPECIALIZED] == 4
 
 
 def test_save_and_load_keep_the_range_build(tmp_path: Path) -> None:

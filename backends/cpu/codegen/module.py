@@ -347,7 +347,8 @@ class ModuleCodegen:
 
                 ws = b.bitcast(workspace, F32P)
                 b.call(gfn, [at(op.a, "a_offset"), at(op.b, "b_offset"), at(op.c, "c_offset"),
-                             at(op.bias, "bias_offset"), at(op.other, "other_offset"), ws])
+                             at(op.bias, "bias_offset"), at(op.other, "other_offset"), ws]
+                       + [size(v) for v in op.sizes])
                 if prof is not None and start is not None:
                     prof.record(b, _gemm_entry(op, spec), start)
         if prof is not None and entry_start is not None:

@@ -3,7 +3,12 @@
 :func:`emit_gemm` adds one externally visible function with the C ABI::
 
     void <spec.symbol>(const float *a, const float *b, float *c,
-                       const float *bias, const float *other, float *workspace);
+                       const float *bias, const float *other, float *workspace
+                       [, int64_t m] [, int64_t batch]);
+
+(``m`` with ``spec.m_runtime``, ``batch`` with ``spec.batch_runtime``: at most the spec's
+value, for which the blocking and the workspace are planned; the row tail of a run-time
+``m`` is covered by microkernels of 8, 4, 2 and 1 rows, the ones below the main tile.)
 
 ``bias`` / ``other`` may be null when the spec has no bias / binary op;
 ``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
@@ -26,12 +31,12 @@ from typing import Any
 from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir
-from ziggurat.backends.cpu.kernels.gemm_plan import GemmPlan, make_plan
+from ziggurat.backends.cpu.kernels.gemm_plan import TUNING, GemmPlan, make_plan
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
 from ziggurat.backends.cpu.kernels.microkernel import FLAG_ACCUMULATE, FLAG_FINAL, TileAccess, emit_microkernel
 from ziggurat.backends.cpu.kernels.pack_ir import emit_pack_a, emit_pack_b_kn, emit_pack_b_nk
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32P, I32, VOID, for_range, gep, i64
+from ziggurat.backends.cpu.llvm_ir import F32P, I32, I64, VOID, for_range, gep, i64
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
 __all__ = ["GemmSpec", "GemmSpecError", "emit_gemm", "gemm_workspace_bytes", "gc_paused"]
@@ -96,15 +101,22 @@ class _GemmEmitter:
             return TileAccess(a_rs, a_ks, b_ks=p.tw, b_nr=p.tw, b_panel_stride=p.kc * p.tw, b_padded=True, ldc=s.ldc)  # type: ignore[arg-type]
         return TileAccess(a_rs, a_ks, b_ks=s.ldb, b_nr=p.tw, b_panel_stride=p.tw, b_padded=False, ldc=s.ldc)  # type: ignore[arg-type]
 
-    def _microkernels(self) -> dict[tuple[bool, bool], ir.Function]:
+    def _tail_rows(self) -> list[int]:
+        """Row counts of the M-tail microkernels: the static tail, or with a run-time ``m``
+        the powers of two below MR (any tail is a sum of them)."""
+        s, p = self.spec, self.plan
+        if s.m_runtime:
+            return [r for r in (8, 4, 2, 1) if r < p.mr]
+        return [s.m % p.mr] if s.m % p.mr else []
+
+    def _microkernels(self) -> dict[tuple[int, bool], ir.Function]:
+        """Keyed by (rows, n tail)."""
         s, p = self.spec, self.plan
         access = self._access()
-        mtail = s.m % p.mr
         ntail = s.n % p.tw
-        uks: dict[tuple[bool, bool], ir.Function] = {}
-        for m_is_tail in (False, True):
+        uks: dict[tuple[int, bool], ir.Function] = {}
+        for rows in [p.mr, *self._tail_rows()]:
             for n_is_tail in (False, True):
-                rows = mtail if m_is_tail else p.mr
                 cols = ntail if n_is_tail else p.tw
                 if rows == 0 or cols == 0:
                     continue
@@ -113,7 +125,7 @@ class _GemmEmitter:
                 key = _digest(s.isa, rows, cols, access, s.epilogue, p.unroll, p.prefetch_b, self.stream)
                 name = f"zig.uk{rows}x{cols}.{key}"
                 existing = self.module.globals.get(name)
-                uks[(m_is_tail, n_is_tail)] = existing if isinstance(existing, ir.Function) else emit_microkernel(
+                uks[(rows, n_is_tail)] = existing if isinstance(existing, ir.Function) else emit_microkernel(
                     self.module, self.vec, name, rows, cols, access, s.epilogue, unroll=p.unroll,
                     prefetch_b=p.prefetch_b, prefetch_stream=self.stream,
                 )
@@ -129,39 +141,56 @@ class _GemmEmitter:
     # -- entry --------------------------------------------------------------
     def emit(self) -> ir.Function:
         s, p = self.spec, self.plan
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=self.sym)
-        for arg, nm in zip(fn.args, ("a", "b", "c", "bias", "other", "workspace")):
+        runtime = s.runtime_sizes
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * len(runtime)), name=self.sym)
+        for arg, nm in zip(fn.args, ("a", "b", "c", "bias", "other", "workspace", *runtime)):
             arg.name = nm
         fn.attributes.add("nounwind")
         self.uks = self._microkernels()
-        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, s.m % p.mr) if p.pack_a else None
+        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, tuple(self._tail_rows()),
+                                      s.m_runtime) if p.pack_a else None
         self.pack_b_fn = None
         if p.pack_b:
             emitter = emit_pack_b_nk if s.b_transposed else emit_pack_b_kn
             kind = "packbt" if s.b_transposed else "packb"
             self.pack_b_fn = self._shared(emitter, kind, p.tw, p.kc, s.ldb, s.n % p.tw)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        n_tasks = s.batch * p.tasks_m * p.tasks_n
+        sizes = dict(zip(runtime, fn.args[6:]))
+        if not runtime:
+            n_tasks: int | ir.Value = s.batch * p.tasks_m * p.tasks_n
+            serial_when = None
+        else:
+            tasks_m = llvm_ir.udiv(b, llvm_ir.add(b, sizes["m"], i64(p.mt - 1)), i64(p.mt)) if "m" in sizes \
+                else i64(p.tasks_m)
+            batch = sizes.get("batch", i64(s.batch))
+            n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), i64(p.tasks_n))
+            # as the plan of a static GEMM of this size would: one thread below its flops floor
+            rows = llvm_ir.mul(b, batch, sizes.get("m", i64(s.m)))
+            flops = llvm_ir.mul(b, rows, i64(2 * s.n * s.k))
+            serial_when = b.icmp_signed("<", flops, i64(2 * TUNING.min_flops_per_thread))
         emit_parallel_for(self.module, b, n_tasks, self._task_body, num_threads=p.threads,
-                          captures=list(fn.args), name=f"{self.sym}.par")
+                          captures=list(fn.args), name=f"{self.sym}.par", serial_when=serial_when)
         b.ret_void()
         return fn
 
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
         s, p = self.spec, self.plan
-        a, bmat, c, bias, other, ws = caps
+        a, bmat, c, bias, other, ws = caps[:6]
+        sizes = dict(zip(s.runtime_sizes, caps[6:]))
+        m_val = sizes.get("m", i64(s.m))
+        tasks_m = llvm_ir.udiv(b, llvm_ir.add(b, m_val, i64(p.mt - 1)), i64(p.mt)) if "m" in sizes else i64(p.tasks_m)
         ws_t = gep(b, ws, llvm_ir.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
         ws_a = ws_t
         ws_b = gep(b, ws_t, p.ws_a_floats)
-        per_batch = p.tasks_m * p.tasks_n
+        per_batch = llvm_ir.mul(b, tasks_m, i64(p.tasks_n))
         with for_range(b, begin, end, name="task") as t:
-            bi = llvm_ir.udiv(b, t, i64(per_batch))
-            rem = llvm_ir.urem(b, t, i64(per_batch))
-            ni = llvm_ir.udiv(b, rem, i64(p.tasks_m))
-            mi = llvm_ir.urem(b, rem, i64(p.tasks_m))
+            bi = llvm_ir.udiv(b, t, per_batch)
+            rem = llvm_ir.urem(b, t, per_batch)
+            ni = llvm_ir.udiv(b, rem, tasks_m)
+            mi = llvm_ir.urem(b, rem, tasks_m)
             m0 = llvm_ir.mul(b, mi, i64(p.mt))
             n0 = llvm_ir.mul(b, ni, i64(p.nt))
-            mcnt = _umin(b, i64(p.mt), llvm_ir.sub(b, i64(s.m), m0))
+            mcnt = _umin(b, i64(p.mt), llvm_ir.sub(b, m_val, m0))
             ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, i64(s.n), n0))
             ops = _Operands(
                 a=gep(b, a, llvm_ir.mul(b, bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
@@ -237,24 +266,43 @@ class _GemmEmitter:
                 self._pack_a(b, ops, ic, mcur, pc, kcur)
                 self._tiles(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
 
+    def _row_tails(self, b: ir.IRBuilder, mcur: ir.Value) -> list[tuple[int, ir.Value, ir.Value]]:
+        """The M tail of a block of ``mcur`` rows as microkernel calls: (rows, first row after
+        the full tiles, condition).  A static tail is one piece; a run-time one (``mcur % mr``)
+        is a sum of powers of two, piece ``p`` starting after the larger pieces present."""
+        p = self.plan
+        tails = self._tail_rows()
+        if not tails:
+            return []
+        rem = llvm_ir.urem(b, mcur, i64(p.mr))
+        if not self.spec.m_runtime:
+            return [(tails[0], i64(0), b.icmp_unsigned("!=", rem, i64(0)))]
+        return [(rows, llvm_ir.and_(b, rem, i64(-2 * rows)),
+                 b.icmp_unsigned("!=", llvm_ir.and_(b, rem, i64(rows)), i64(0))) for rows in tails]
+
+    def _a_tile(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, ir_idx: ir.Value, skip: ir.Value,
+                pc: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(first row, A tile) of row tile ``ir_idx`` of the block at ``ic``, ``skip`` rows in."""
+        p = self.plan
+        i = llvm_ir.add(b, llvm_ir.add(b, ic, llvm_ir.mul(b, ir_idx, i64(p.mr))), skip)
+        if p.pack_a:  # a packed panel holds row r of k at k * mr + r
+            return i, gep(b, ops.ws_a, llvm_ir.add(b, llvm_ir.mul(b, ir_idx, i64(p.mr * p.kc)), skip))
+        return i, gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+
     def _tiles(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
                ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
         p = self.plan
         m_full = llvm_ir.udiv(b, mcur, i64(p.mr))
         n_full = llvm_ir.udiv(b, ncur, i64(p.tw))
 
-        def row_of_tiles(ir_idx: ir.Value, m_tail: bool) -> None:
-            i = llvm_ir.add(b, ic, llvm_ir.mul(b, ir_idx, i64(p.mr)))
-            if p.pack_a:
-                a_tile = gep(b, ops.ws_a, llvm_ir.mul(b, ir_idx, i64(p.mr * p.kc)))
-            else:
-                a_tile = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
-            uk = self.uks.get((m_tail, False))
+        def row_of_tiles(ir_idx: ir.Value, rows: int, skip: ir.Value) -> None:
+            i, a_tile = self._a_tile(b, ops, ic, ir_idx, skip, pc)
+            uk = self.uks.get((rows, False))
             if uk is not None:
                 with for_range(b, 0, n_full, name="jr") as jr:
                     j = llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw)))
                     self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags)
-            uk_t = self.uks.get((m_tail, True))
+            uk_t = self.uks.get((rows, True))
             if uk_t is not None:
                 with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
                     j = llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw)))
@@ -264,10 +312,10 @@ class _GemmEmitter:
             self._tiles_cols_outer(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
             return
         with for_range(b, 0, m_full, name="ir") as ir_idx:
-            row_of_tiles(ir_idx, False)
-        if (True, False) in self.uks or (True, True) in self.uks:
-            with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, mcur, i64(p.mr)), i64(0))):
-                row_of_tiles(m_full, True)
+            row_of_tiles(ir_idx, p.mr, i64(0))
+        for rows, skip, present in self._row_tails(b, mcur):
+            with b.if_then(present):
+                row_of_tiles(m_full, rows, skip)
 
     def _tiles_cols_outer(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, jc: ir.Value,
                           ncur: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value) -> None:
@@ -275,30 +323,27 @@ class _GemmEmitter:
         p = self.plan
         m_full = llvm_ir.udiv(b, mcur, i64(p.mr))
         n_full = llvm_ir.udiv(b, ncur, i64(p.tw))
-        m_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, mcur, i64(p.mr)), i64(0))
+        tails = self._row_tails(b, mcur)
 
         def column_of_tiles(j: ir.Value, n_tail: bool) -> None:
-            def tile(ir_idx: ir.Value, is_m_tail: bool) -> None:
-                uk = self.uks.get((is_m_tail, n_tail))
+            def tile(ir_idx: ir.Value, rows: int, skip: ir.Value) -> None:
+                uk = self.uks.get((rows, n_tail))
                 if uk is None:
                     return
-                i = llvm_ir.add(b, ic, llvm_ir.mul(b, ir_idx, i64(p.mr)))
-                if p.pack_a:
-                    a_tile = gep(b, ops.ws_a, llvm_ir.mul(b, ir_idx, i64(p.mr * p.kc)))
-                else:
-                    a_tile = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, i, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
+                i, a_tile = self._a_tile(b, ops, ic, ir_idx, skip, pc)
                 self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, ir_idx)
 
             with for_range(b, 0, m_full, name="ir") as ir_idx:
-                tile(ir_idx, False)
-            if (True, n_tail) in self.uks:
-                with b.if_then(m_tail):
-                    tile(m_full, True)
+                tile(ir_idx, p.mr, i64(0))
+            for rows, skip, present in tails:
+                if (rows, n_tail) in self.uks:
+                    with b.if_then(present):
+                        tile(m_full, rows, skip)
 
-        if (False, False) in self.uks or (True, False) in self.uks:
+        if any(not n_tail for _rows, n_tail in self.uks):
             with for_range(b, 0, n_full, name="jr") as jr:
                 column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw))), False)
-        if (False, True) in self.uks or (True, True) in self.uks:
+        if any(n_tail for _rows, n_tail in self.uks):
             with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
                 column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw))), True)
 

@@ -10,6 +10,10 @@
   transpose, stored ``[N, K]`` with row stride ``ldb`` (``b_transposed=True``,
   e.g. ``Q @ K^T``);
 * ``C[b, i, j]`` at ``c + b*batch_stride_c + i*ldc + j``;
+* ``m_runtime`` / ``batch_runtime``: ``m`` / ``batch`` are given at each call (an ``i64``
+  argument each, after the pointers, in that order), up to the spec's value, which the
+  blocking, the thread split and the workspace are planned for (one build serving a
+  dynamic range);
 * the epilogue: ``+ bias[j]``, then ``unary``, then ``binary`` with ``other``
   (``x + alpha*other`` / ``x - alpha*other``), or binary before unary with
   ``binary_first``.  ``other[b, i, j]`` is at
@@ -109,6 +113,8 @@ class GemmSpec:
     other_batch_stride: int = 0
     binary_first: bool = False
     pack_a: bool | None = None
+    m_runtime: bool = False
+    batch_runtime: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -161,6 +167,9 @@ class GemmSpec:
                 raise GemmSpecError(f"GemmSpec.other_strides must be (row, col), got {self.other_strides!r}")
             s(self, "other_strides", (_nonneg("other_strides[0]", strides[0]), _nonneg("other_strides[1]", strides[1])))
             _nonneg("other_batch_stride", self.other_batch_stride)
+        if self.m_runtime and (self.batch > 1 or self.batch_runtime):
+            raise GemmSpecError("GemmSpec.m_runtime: only an unbatched GEMM takes a run-time m (a batch's "
+                                "strides would follow it)")
         if self.pack_a not in (None, True, False):
             raise GemmSpecError(f"GemmSpec.pack_a must be True, False or None (auto), got {self.pack_a!r}")
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
@@ -198,6 +207,11 @@ class GemmSpec:
     def digest(self) -> str:
         text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def runtime_sizes(self) -> tuple[str, ...]:
+        """The sizes the entry takes as ``i64`` arguments, in order."""
+        return tuple(name for name, on in (("m", self.m_runtime), ("batch", self.batch_runtime)) if on)
 
     @property
     def flops(self) -> int:

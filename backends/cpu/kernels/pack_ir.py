@@ -53,13 +53,15 @@ def _new_fn(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
 
 def _transposed_panel(
     b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int, nrows: int, dst: ir.Value, dst_ld: int,
-    kc: ir.Value,
+    kc: ir.Value, pad: bool = True,
 ) -> None:
     """``dst[k*dst_ld + r] = src[r*src_ld + k]`` for ``r < nrows``, ``k < kc``;
     lanes ``nrows..dst_ld`` of each dst row are written as zeros when
-    ``dst_ld > nrows`` (panel padding)."""
+    ``dst_ld > nrows`` (panel padding), unless ``pad`` is false (a piece of a panel,
+    whose other rows are another piece's)."""
     w = vec.width
-    groups = -(-max(nrows, dst_ld) // w) if w > 1 else 0
+    span = max(nrows, dst_ld) if pad else nrows
+    groups = -(-span // w) if w > 1 else 0
     if w > 1:
         kblocks = llvm_ir.udiv(b, kc, i64(w))
         with for_range(b, 0, kblocks, name="kb") as kb:
@@ -72,7 +74,7 @@ def _transposed_panel(
                     else:
                         rows.append(vec.zero())
                 cols = transpose(b, vec, rows)
-                lanes = min(w, dst_ld - g * w)
+                lanes = min(w, span - g * w, dst_ld - g * w)
                 if lanes <= 0:
                     continue
                 for kk in range(w):
@@ -82,7 +84,7 @@ def _transposed_panel(
     else:
         kstart = i64(0)
     with for_range(b, kstart, kc, name="kt") as k:
-        for r in range(dst_ld):
+        for r in range(dst_ld if pad else nrows):
             if r < nrows:
                 x = b.load(gep(b, src, llvm_ir.add(b, i64(r * src_ld), k)), align=4)
             else:
@@ -90,8 +92,11 @@ def _transposed_panel(
             b.store(x, gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, k, i64(dst_ld)), i64(r))), align=4)
 
 
-def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int, mtail: int) -> ir.Function:
-    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or ``mtail``."""
+def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int,
+                tails: tuple[int, ...], runtime: bool = False) -> ir.Function:
+    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or ``tails[0]`` (static), or
+    with ``runtime`` any sum of the powers of two ``tails``, each packed after the larger
+    ones present, into the rows of the last panel they fill."""
     fn, b = _new_fn(module, name)
     src, dst, rows, kc = fn.args
     panels = llvm_ir.udiv(b, rows, i64(mr))
@@ -99,12 +104,18 @@ def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int,
         s = gep(b, src, llvm_ir.mul(b, p, i64(mr * lda)))
         d = gep(b, dst, llvm_ir.mul(b, p, i64(mr * kc_max)))
         _transposed_panel(b, vec, s, lda, mr, d, mr, kc)
-    if mtail:
-        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, rows, i64(mr)), i64(0))
-        with b.if_then(has_tail):
-            s = gep(b, src, llvm_ir.mul(b, panels, i64(mr * lda)))
-            d = gep(b, dst, llvm_ir.mul(b, panels, i64(mr * kc_max)))
-            _transposed_panel(b, vec, s, lda, mtail, d, mr, kc)
+    rem = llvm_ir.urem(b, rows, i64(mr))
+    for piece in tails:
+        if runtime:
+            present = b.icmp_unsigned("!=", llvm_ir.and_(b, rem, i64(piece)), i64(0))
+            skip = llvm_ir.and_(b, rem, i64(-2 * piece))
+        else:
+            present, skip = b.icmp_unsigned("!=", rem, i64(0)), i64(0)
+        with b.if_then(present):
+            first = llvm_ir.add(b, llvm_ir.mul(b, panels, i64(mr)), skip)
+            s = gep(b, src, llvm_ir.mul(b, first, i64(lda)))
+            d = gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, panels, i64(mr * kc_max)), skip))
+            _transposed_panel(b, vec, s, lda, piece, d, mr, kc, pad=not runtime)
     b.ret_void()
     return fn
 
