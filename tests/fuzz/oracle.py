@@ -146,6 +146,8 @@ class Outcome:
     masked: int = 0
     ratio: float = 0.0
     call_refusals: list[str] = field(default_factory=list)
+    #: a ``-dyn`` compile: whether one build served the range (``report.stats["range build"]``)
+    range_build: str = ""
 
 
 @dataclass
@@ -332,6 +334,8 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
     outcome.native = sorted(report.native_ops)
     outcome.fusions = dict(report.pass_stats.get("fuse-post-ops", {}))
     outcome.fusions.update({f"fold-batchnorm:{k}": v for k, v in report.pass_stats.get("fold-batchnorm", {}).items()})
+    if dynamic_shapes is not None:
+        outcome.range_build = str(report.stats.get("range build", ""))
     modules = [("", compiled)]
     if config.name in SAVE_LOAD_CONFIGS:
         try:
