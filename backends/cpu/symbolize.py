@@ -13,12 +13,12 @@ the loop level takes them:
   buffer is allocated with ``loop.alloc(%size)`` and planned at the top of the ranges);
 * upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
   kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols;
-* the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one, becomes a
-  run-time size of the call (``m_runtime``/``batch_runtime``; the spec keeps the largest,
-  which the call is planned for).
+* the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one or of an
+  implicit-GEMM convolution, becomes a run-time size of the call (``m_runtime``/
+  ``batch_runtime``; the spec keeps the largest, which the call is planned for).
 
-Anything else that differs (a GEMM's ``n``, ``k`` or offsets, a convolution's sizes, an offset
-coefficient, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
+Anything else that differs (a GEMM's ``n``, ``k`` or offsets, a depthwise convolution's
+batch, an offset coefficient, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -274,8 +274,10 @@ class _Builder:
             kind = allowed.get(type(op))  # pyright: ignore[reportArgumentType]
             for slot, _aff in slots:
                 if isinstance(op, loop.GemmOp):
-                    ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and slot[3] in ("m", "batch") \
-                        and not ({"kernel", "bf16_kernel"} & op.spec.data.keys())
+                    kernel = op.spec.data.get("kernel")
+                    ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and "bf16_kernel" not in op.spec.data and (
+                        slot[3] in ("m", "batch") if kernel is None
+                        else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
                 else:
                     ok = kind is not None and slot[1] == kind and (kind != "prop" or slot[2] in ("upper", "upper_bounds"))
                 if not ok:

@@ -3,8 +3,9 @@ sizes and the loop level made symbolic where they differ by affine sizes
 (``backends/sampled_range.py``, ``backends/cpu/symbolize.py``).
 
 Numerics against eager at the served range's ends and odd, even and prime sizes between, on
-every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; linear layers and
-attention's batched matmuls take their rows or batch count at run time; what the range build
+every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; linear layers,
+attention's batched matmuls and implicit-GEMM convolutions take their rows or batch count at
+run time; what the range build
 cannot take yet (a sequence length: attention's N and K) is declined with the reason and built
 per size; save/load keeps the range build.
 """
@@ -159,6 +160,41 @@ def test_attention_batch_range(isa: str) -> None:
     for n in (2, 3, 7, 16):
         x = _rand(n, 16, 32)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+class ConvBlock(torch.nn.Module):
+    """A stem, batch-norm folded into it, a strided 3x3, a 1x1 with a residual, pooling, a head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem, self.bn = torch.nn.Conv2d(3, 16, 5, stride=2, padding=2), torch.nn.BatchNorm2d(16)
+        self.down, self.point = torch.nn.Conv2d(16, 24, 3, stride=2, padding=1), torch.nn.Conv2d(24, 24, 1)
+        self.head = torch.nn.Linear(24, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.max_pool2d(torch.relu(self.bn(self.stem(x))), 2, ceil_mode=True)
+        z = torch.relu(self.down(y))
+        return self.head(torch.relu(self.point(z) + z).mean((2, 3)))
+
+
+def test_convolutions_take_the_batch_at_run_time(isa: str) -> None:
+    """Implicit-GEMM convolutions over ``batch * out_h * out_w`` pixels (``batch_runtime``), the
+    1x1 one a batched GEMM, and the pooling and head loops, from one build."""
+    torch.manual_seed(0)
+    model = ConvBlock().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+    compiled = _compile(model, (_rand(3, 3, 19, 23),), (True,), isa, high=16)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    if isa != "scalar":
+        assert 'kernel = "igemm"' in compiled.ir["loop"]
+        assert compiled.ir["loop"].count("batch_runtime = true") >= 2
+    with torch.no_grad():
+        for n in (2, 3, 5, 8, 13, 16):
+            x = _rand(n, 3, 19, 23)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert SPECIALIZED not in compiled.report.stats
 
 
 def test_what_the_range_build_cannot_take_is_built_per_size() -> None:

@@ -42,7 +42,7 @@ from ziggurat.backends.cpu.kernels.gemm_plan import cache_sizes
 from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32P, VOID, for_range, gep, i64, mul_const
+from ziggurat.backends.cpu.llvm_ir import F32P, I64, VOID, for_range, gep, i64, mul_const
 from ziggurat.backends.cpu.threads import emit_parallel_for, entry_alloca
 
 #: Register tile (rows = output pixels, vectors of output channels) per ISA.
@@ -169,67 +169,100 @@ class _IgemmEmitter:
         per_tile = s.k * self.tw * 4
         return max(1, min(-(-s.out_channels // self.tw), (l2 // 2) // per_tile))
 
+    def _tail_rows(self) -> list[int]:
+        """Row counts of the M-tail microkernels: the static tail, or with a run-time batch
+        the powers of two below MR (any tail is a sum of them)."""
+        if self.spec.batch_runtime:
+            return [r for r in (8, 4, 2, 1) if r < self.mr]
+        return [self.spec.m % self.mr] if self.spec.m % self.mr else []
+
     def emit(self) -> ir.Function:
         s = self.spec
         mr, tw = self.mr, self.tw
         m, n = s.m, s.out_channels
-        self.row_tiles = -(-m // mr)
         self.col_tiles = -(-n // tw)
         self.nb = self._column_block()
         self.col_blocks = -(-self.col_tiles // self.nb)
-        mtail, ntail = m % mr, n % tw
-        self.uks: dict[tuple[bool, bool], ir.Function] = {}
-        for mt in (False, True):
+        ntail = n % tw
+        self.uks: dict[tuple[int, bool], ir.Function] = {}
+        for rows in [mr, *self._tail_rows()]:
             for nt in (False, True):
-                rows = mtail if mt else mr
                 cols = ntail if nt else tw
-                if rows and cols and not (mt and not mtail) and not (nt and not ntail):
-                    self.uks[(mt, nt)] = self._microkernel(rows, cols)
+                if cols and not (nt and not ntail):
+                    self.uks[(rows, nt)] = self._microkernel(rows, cols)
         self.zero = zero_page(self.module, s.seg_len)
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=self.sym)
-        for arg, nm in zip(fn.args, ("x", "b", "c", "bias", "other", "workspace")):
+        runtime = ["batch"] if s.batch_runtime else []
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * len(runtime)), name=self.sym)
+        for arg, nm in zip(fn.args, ("x", "b", "c", "bias", "other", "workspace", *runtime)):
             arg.name = nm
         fn.attributes.add("nounwind")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        tasks = self.col_blocks * self.row_tiles
-        threads = max(1, min(s.threads, tasks, s.flops // (1 << 20) or 1))
+        threads = max(1, min(s.threads, self.col_blocks * -(-m // mr), s.flops // (1 << 20) or 1))
+        if s.batch_runtime:
+            m_val = llvm_ir.mul(b, fn.args[6], i64(s.out_h * s.out_w))
+            row_tiles = llvm_ir.udiv(b, llvm_ir.add(b, m_val, i64(mr - 1)), i64(mr))
+            tasks: int | ir.Value = llvm_ir.mul(b, row_tiles, i64(self.col_blocks))
+            # one thread where a static call of this size would have one (below 2^21 flops)
+            flops = llvm_ir.mul(b, m_val, i64(2 * s.out_channels * s.kh * s.kw * s.channels))
+            serial_when = b.icmp_signed("<", flops, i64(2 << 20))
+            captures = [*fn.args[:5], m_val]
+        else:
+            tasks, serial_when, captures = self.col_blocks * -(-m // mr), None, list(fn.args[:5])
         emit_parallel_for(self.module, b, tasks, self._task_body, num_threads=threads,
-                          captures=list(fn.args[:5]), name=f"{self.sym}.par")
+                          captures=captures, name=f"{self.sym}.par", serial_when=serial_when)
         b.ret_void()
         return fn
 
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
                    caps: list[ir.Value]) -> None:
-        s, mr, tw = self.spec, self.mr, self.tw
-        x, bp, c, bias, other = caps
+        s, mr = self.spec, self.mr
+        x, bp, c, bias, other = caps[:5]
+        m_val = caps[5] if s.batch_runtime else i64(s.m)
+        row_tiles = llvm_ir.udiv(b, llvm_ir.add(b, m_val, i64(mr - 1)), i64(mr))
         table = entry_alloca(b, ir.ArrayType(F32P, s.segments * mr), "table")
         table_p = cast(ir.Value, b.bitcast(table, F32PP))
         zero = zero_pointer(b, self.zero)
+        tails = self._tail_rows()
         with for_range(b, begin, end, name="task") as t:
-            cb = llvm_ir.udiv(b, t, i64(self.row_tiles))
-            rt = llvm_ir.urem(b, t, i64(self.row_tiles))
+            cb = llvm_ir.udiv(b, t, row_tiles)
+            rt = llvm_ir.urem(b, t, row_tiles)
             m0 = llvm_ir.mul(b, rt, i64(mr))
-            self._fill_table(b, x, table_p, zero, m0)
+            self._fill_table(b, x, table_p, zero, m0, m_val)
             ct0 = llvm_ir.mul(b, cb, i64(self.nb))
             ct1 = b.select(b.icmp_unsigned("<", llvm_ir.add(b, ct0, i64(self.nb)), i64(self.col_tiles)),
                            llvm_ir.add(b, ct0, i64(self.nb)), i64(self.col_tiles))
-            c_row = gep(b, c, llvm_ir.mul(b, m0, i64(s.ldc)))
-            o_row = gep(b, other, llvm_ir.mul(b, m0, i64(s.other_pixel))) if s.binary else other
-            if (True, False) in self.uks or (True, True) in self.uks:
-                is_tail = b.icmp_unsigned("==", rt, i64(self.row_tiles - 1))
-                with b.if_else(is_tail) as (then, otherwise):
-                    with then:
-                        self._columns(b, True, table_p, bp, c_row, bias, o_row, ct0, ct1)
-                    with otherwise:
-                        self._columns(b, False, table_p, bp, c_row, bias, o_row, ct0, ct1)
+            if tails:
+                self._tile_row(b, tails, m_val, table_p, bp, c, bias, other, m0, ct0, ct1)
             else:
-                self._columns(b, False, table_p, bp, c_row, bias, o_row, ct0, ct1)
+                self._columns(b, mr, table_p, bp, c, bias, other, m0, ct0, ct1)
 
-    def _columns(self, b: ir.IRBuilder, m_tail: bool, table: ir.Value, bp: ir.Value, c_row: ir.Value,
-                 bias: ir.Value, o_row: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:
+    def _tile_row(self, b: ir.IRBuilder, tails: list[int], m_val: ir.Value, table: ir.Value, bp: ir.Value,
+                  c: ir.Value, bias: ir.Value, other: ir.Value, m0: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:
+        """A row of tiles from ``m0``: MR rows, or the tail's pieces (see ``_tail_rows``)."""
+        mr = self.mr
+        rows_here = llvm_ir.sub(b, m_val, m0)
+        with b.if_else(b.icmp_unsigned(">=", rows_here, i64(mr))) as (full, tail):
+            with full:
+                self._columns(b, mr, table, bp, c, bias, other, m0, ct0, ct1)
+            with tail:
+                for rows in tails:
+                    if self.spec.batch_runtime:
+                        present = b.icmp_unsigned("!=", llvm_ir.and_(b, rows_here, i64(rows)), i64(0))
+                        skip = llvm_ir.and_(b, rows_here, i64(-2 * rows))
+                    else:
+                        present, skip = b.icmp_unsigned("!=", rows_here, i64(0)), i64(0)
+                    with b.if_then(present):
+                        piece = cast(ir.Value, gep(b, table, skip))
+                        self._columns(b, rows, piece, bp, c, bias, other, llvm_ir.add(b, m0, skip), ct0, ct1)
+
+    def _columns(self, b: ir.IRBuilder, rows: int, table: ir.Value, bp: ir.Value, c: ir.Value,
+                 bias: ir.Value, other: ir.Value, m0: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:
+        """Column tiles ``ct0..ct1`` of ``rows`` output pixels from ``m0`` (the table's rows)."""
         s, tw = self.spec, self.tw
-        full = self.uks.get((m_tail, False))
-        tail = self.uks.get((m_tail, True))
+        c_row = gep(b, c, llvm_ir.mul(b, m0, i64(s.ldc)))
+        o_row = gep(b, other, llvm_ir.mul(b, m0, i64(s.other_pixel))) if s.binary else other
+        full = self.uks.get((rows, False))
+        tail = self.uks.get((rows, True))
         with for_range(b, ct0, ct1, name="ct") as ct:
             j = llvm_ir.mul(b, ct, i64(tw))
             args = [table, gep(b, bp, llvm_ir.mul(b, ct, i64(s.k * s.nr))), gep(b, c_row, j),
@@ -247,13 +280,15 @@ class _IgemmEmitter:
                     with otherwise:
                         b.call(full, args)
 
-    def _fill_table(self, b: ir.IRBuilder, x: ir.Value, table: ir.Value, zero: ir.Value, m0: ir.Value) -> None:
-        """``table[seg*mr + i]``: where segment ``seg`` of output pixel ``m0 + i`` starts."""
+    def _fill_table(self, b: ir.IRBuilder, x: ir.Value, table: ir.Value, zero: ir.Value, m0: ir.Value,
+                    m_val: ir.Value) -> None:
+        """``table[seg*mr + i]``: where segment ``seg`` of output pixel ``m0 + i`` starts (the
+        zero page past the ``m_val`` pixels)."""
         s, mr = self.spec, self.mr
         hw = s.out_h * s.out_w
         with for_range(b, 0, mr, name="row") as i:
             m = llvm_ir.add(b, m0, i)
-            valid_m = b.icmp_signed("<", m, i64(s.m))
+            valid_m = b.icmp_signed("<", m, m_val)
             mm = b.select(valid_m, m, i64(0))
             n = llvm_ir.udiv(b, mm, i64(hw))
             r = llvm_ir.urem(b, mm, i64(hw))
