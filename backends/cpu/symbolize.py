@@ -13,12 +13,16 @@ the loop level takes them:
   buffer is allocated with ``loop.alloc(%size)`` and planned at the top of the ranges);
 * upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
   kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols;
+* coefficients and constants of ``loop.offset`` in a kernel (a stride that is a size: the
+  index times the kernel's size);
+* a float constant that is a size (a mean's divisor) becomes the kernel's size converted
+  (``loop.cast "sitofp"``);
 * the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one or of an
   implicit-GEMM convolution, becomes a run-time size of the call (``m_runtime``/
   ``batch_runtime``; the spec keeps the largest, which the call is planned for).
 
 Anything else that differs (a GEMM's ``n``, ``k`` or offsets, a depthwise convolution's
-batch, an offset coefficient, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
+batch, a vector index step, a bounds check's size, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -27,13 +31,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
     DenseResourceAttr,
     DictionaryAttr,
+    FloatAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -43,8 +48,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
+from ziggurat.backends.cpu.loopgen.kernel import TASK_ELEMENTS_ATTR
 from ziggurat.dialects import loop
 from ziggurat.dialects.loop.syntax import int_values
 
@@ -108,6 +114,11 @@ def _attr_diff(slot: Slot, a: Attribute, b: Attribute, out: dict[Slot, tuple[int
             isinstance(a.type, IntegerType) and a.type.width.data == 1):
         out[slot] = (int(a.value.data), int(b.value.data))  # pyright: ignore[reportUnknownArgumentType]
         return
+    if isinstance(a, FloatAttr) and isinstance(b, FloatAttr) and a.type == b.type \
+            and all(_whole(float(x.value.data)) for x in (a, b)):  # pyright: ignore[reportUnknownArgumentType]
+        # a size used as a number (a mean's divisor): a run-time size converted
+        out[(*slot, "float")] = (int(a.value.data), int(b.value.data))  # pyright: ignore[reportUnknownArgumentType]
+        return
     if isinstance(a, DenseArrayBase) and isinstance(b, DenseArrayBase) and len(a) == len(b) and a.elt_type == b.elt_type:
         for i, (x, y) in enumerate(zip(int_values(a), int_values(b), strict=True)):  # pyright: ignore[reportUnknownArgumentType]
             if x != y:
@@ -130,6 +141,11 @@ def _attr_diff(slot: Slot, a: Attribute, b: Attribute, out: dict[Slot, tuple[int
     if isinstance(a, DenseResourceAttr) and isinstance(b, DenseResourceAttr) and _same_resource(a, b):
         return
     raise SymbolizeDeclined(f"{where} differs between sizes: {_short(a)} vs {_short(b)}")
+
+
+def _whole(x: float) -> bool:
+    """A float that holds an integer exactly (every size up to 2^24 does in f32)."""
+    return x == x and abs(x) < 2 ** 24 and x.is_integer()
 
 
 def _short(attr: Attribute) -> str:
@@ -179,6 +195,8 @@ def diff(template: ModuleOp, other: ModuleOp) -> dict[Slot, tuple[int, int]]:
                 continue  # follows from the arguments and the returned values
             _attr_diff((k, "prop", key), pa, b.properties[key], out, f"{where} {key}")
         for key, pa in a.attributes.items():
+            if key == TASK_ELEMENTS_ATTR:
+                continue  # a schedule hint (the thread choice), not semantics: the template's stands
             _attr_diff((k, "attr", key), pa, b.attributes[key], out, f"{where} {key}")
     if len(t_ops) != len(o_ops):
         raise SymbolizeDeclined(f"the lowerings have {len(t_ops)} and {len(o_ops)} ops")
@@ -278,6 +296,10 @@ class _Builder:
                     ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and "bf16_kernel" not in op.spec.data and (
                         slot[3] in ("m", "batch") if kernel is None
                         else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
+                elif isinstance(op, arith.ConstantOp):
+                    ok = slot[1:] == ("prop", "value", "float") and _in_kernel(op)
+                elif isinstance(op, loop.OffsetOp):
+                    ok = slot[1:3] in (("prop", "coeffs"), ("prop", "constant")) and _in_kernel(op)
                 else:
                     ok = kind is not None and slot[1] == kind and (kind != "prop" or slot[2] in ("upper", "upper_bounds"))
                 if not ok:
@@ -415,6 +437,29 @@ class _Builder:
     def _rebound(self, k: int, op: Operation, args: Mapping[Affine, SSAValue]) -> None:
         """A loop with run-time upper bounds (the kernel's size arguments)."""
         slots = dict(self.by_op[k])
+        if isinstance(op, loop.OffsetOp):
+            terms: list[tuple[SSAValue | Operation, int]] = []
+            for i, (value, coeff) in enumerate(zip(op.indices, op.coefficients, strict=True)):
+                aff = slots.get((k, "prop", "coeffs", i))
+                if aff is None:
+                    terms.append((value, coeff))
+                else:  # a stride that is a size: the index times it
+                    product = arith.MuliOp(value, args[aff])
+                    Rewriter.insert_op(product, InsertPoint.before(op))
+                    terms.append((product.result, 1))
+            const = slots.get((k, "prop", "constant"))
+            if const is not None:
+                terms.append((args[const], 1))
+            new = loop.OffsetOp(terms, 0 if const is not None else op.const)
+            new.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, new)
+            return
+        if isinstance(op, arith.ConstantOp):
+            aff = slots[(k, "prop", "value", "float")]
+            new = loop.CastOp("sitofp", args[aff], op.result.type)
+            new.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, new)
+            return
         if isinstance(op, loop.ForOp | loop.VForOp):
             aff = slots.get((k, "prop", "upper"))
             if aff is None or len(slots) != 1:
@@ -432,6 +477,13 @@ class _Builder:
             raise SymbolizeDeclined(f"{op.name} depends on the sizes")
         new.attributes.update(op.attributes)
         Rewriter.replace_op(op, new)
+
+
+def _in_kernel(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, loop.KernelOp):
+        parent = parent.parent_op()
+    return parent is not None
 
 
 def _inside(inner: Operation, outer: Operation) -> bool:

@@ -99,6 +99,24 @@ def test_parallel_loops_choose_threads_at_run_time() -> None:
         assert compiled.range_build.executable.threads_used == (2 if n >= 32 else 1)
 
 
+class OverTheBatch(torch.nn.Module):
+    """Statistics over the dynamic dim: a mean (its divisor a size), an unbiased variance
+    (``batch - 1``), and layer_norm along it after a transpose (a stride that is a size)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return x - x.mean(0, keepdim=True), x.var(0), torch.nn.functional.layer_norm(x.t().contiguous(), (x.shape[0],))
+
+
+def test_sizes_as_numbers_and_strides(isa: str) -> None:
+    model = OverTheBatch()
+    compiled = _compile(model, (_rand(6, 21),), (True,), isa)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert 'loop.cast "sitofp" %batch' in compiled.ir["loop"]
+    for n in (2, 3, 16, 17, 40):
+        x = _rand(n, 21)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+
+
 def test_size_one_gets_its_own_build() -> None:
     model = Rows().eval()
     y = _rand(19)
