@@ -171,9 +171,9 @@ class _IgemmEmitter:
 
     def _tail_rows(self) -> list[int]:
         """Row counts of the M-tail microkernels: the static tail, or with a run-time batch
-        the powers of two below MR (any tail is a sum of them)."""
+        every count below MR."""
         if self.spec.batch_runtime:
-            return [r for r in (8, 4, 2, 1) if r < self.mr]
+            return list(range(self.mr - 1, 0, -1))
         return [self.spec.m % self.mr] if self.spec.m % self.mr else []
 
     def emit(self) -> ir.Function:
@@ -238,7 +238,7 @@ class _IgemmEmitter:
 
     def _tile_row(self, b: ir.IRBuilder, tails: list[int], m_val: ir.Value, table: ir.Value, bp: ir.Value,
                   c: ir.Value, bias: ir.Value, other: ir.Value, m0: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:
-        """A row of tiles from ``m0``: MR rows, or the tail's pieces (see ``_tail_rows``)."""
+        """A row of tiles from ``m0``: MR rows, or the tail's (one microkernel per row count)."""
         mr = self.mr
         rows_here = llvm_ir.sub(b, m_val, m0)
         with b.if_else(b.icmp_unsigned(">=", rows_here, i64(mr))) as (full, tail):
@@ -246,14 +246,12 @@ class _IgemmEmitter:
                 self._columns(b, mr, table, bp, c, bias, other, m0, ct0, ct1)
             with tail:
                 for rows in tails:
-                    if self.spec.batch_runtime:
-                        present = b.icmp_unsigned("!=", llvm_ir.and_(b, rows_here, i64(rows)), i64(0))
-                        skip = llvm_ir.and_(b, rows_here, i64(-2 * rows))
-                    else:
-                        present, skip = b.icmp_unsigned("!=", rows_here, i64(0)), i64(0)
+                    present = b.icmp_unsigned("==", rows_here, i64(rows)) if len(tails) > 1 else None
+                    if present is None:
+                        self._columns(b, rows, table, bp, c, bias, other, m0, ct0, ct1)
+                        continue
                     with b.if_then(present):
-                        piece = cast(ir.Value, gep(b, table, skip))
-                        self._columns(b, rows, piece, bp, c, bias, other, llvm_ir.add(b, m0, skip), ct0, ct1)
+                        self._columns(b, rows, table, bp, c, bias, other, m0, ct0, ct1)
 
     def _columns(self, b: ir.IRBuilder, rows: int, table: ir.Value, bp: ir.Value, c: ir.Value,
                  bias: ir.Value, other: ir.Value, m0: ir.Value, ct0: ir.Value, ct1: ir.Value) -> None:

@@ -7,8 +7,9 @@
                        [, int64_t m] [, int64_t batch]);
 
 (``m`` with ``spec.m_runtime``, ``batch`` with ``spec.batch_runtime``: at most the spec's
-value, for which the blocking and the workspace are planned; the row tail of a run-time
-``m`` is covered by microkernels of 8, 4, 2 and 1 rows, the ones below the main tile.)
+value, for which the blocking and the workspace are planned; a run-time ``m`` is split into as
+many row tasks as the plan's, and its row tail runs the microkernel of that many rows: one of
+each row count below the main tile, so that B is read once for a small ``m``.)
 
 ``bias`` / ``other`` may be null when the spec has no bias / binary op;
 ``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
@@ -103,10 +104,10 @@ class _GemmEmitter:
 
     def _tail_rows(self) -> list[int]:
         """Row counts of the M-tail microkernels: the static tail, or with a run-time ``m``
-        the powers of two below MR (any tail is a sum of them)."""
+        every count below MR."""
         s, p = self.spec, self.plan
         if s.m_runtime:
-            return [r for r in (8, 4, 2, 1) if r < p.mr]
+            return list(range(p.mr - 1, 0, -1))
         return [s.m % p.mr] if s.m % p.mr else []
 
     def _microkernels(self) -> dict[tuple[int, bool], ir.Function]:
@@ -147,8 +148,8 @@ class _GemmEmitter:
             arg.name = nm
         fn.attributes.add("nounwind")
         self.uks = self._microkernels()
-        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, tuple(self._tail_rows()),
-                                      s.m_runtime) if p.pack_a else None
+        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, tuple(self._tail_rows())) \
+            if p.pack_a else None
         self.pack_b_fn = None
         if p.pack_b:
             emitter = emit_pack_b_nk if s.b_transposed else emit_pack_b_kn
@@ -160,8 +161,7 @@ class _GemmEmitter:
             n_tasks: int | ir.Value = s.batch * p.tasks_m * p.tasks_n
             serial_when = None
         else:
-            tasks_m = llvm_ir.udiv(b, llvm_ir.add(b, sizes["m"], i64(p.mt - 1)), i64(p.mt)) if "m" in sizes \
-                else i64(p.tasks_m)
+            tasks_m = self._row_split(b, sizes["m"])[1] if "m" in sizes else i64(p.tasks_m)
             batch = sizes.get("batch", i64(s.batch))
             n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), i64(p.tasks_n))
             # as the plan of a static GEMM of this size would: one thread below its flops floor
@@ -178,7 +178,7 @@ class _GemmEmitter:
         a, bmat, c, bias, other, ws = caps[:6]
         sizes = dict(zip(s.runtime_sizes, caps[6:]))
         m_val = sizes.get("m", i64(s.m))
-        tasks_m = llvm_ir.udiv(b, llvm_ir.add(b, m_val, i64(p.mt - 1)), i64(p.mt)) if "m" in sizes else i64(p.tasks_m)
+        mt, tasks_m = self._row_split(b, m_val) if "m" in sizes else (i64(p.mt), i64(p.tasks_m))
         ws_t = gep(b, ws, llvm_ir.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
         ws_a = ws_t
         ws_b = gep(b, ws_t, p.ws_a_floats)
@@ -188,9 +188,9 @@ class _GemmEmitter:
             rem = llvm_ir.urem(b, t, per_batch)
             ni = llvm_ir.udiv(b, rem, tasks_m)
             mi = llvm_ir.urem(b, rem, tasks_m)
-            m0 = llvm_ir.mul(b, mi, i64(p.mt))
+            m0 = llvm_ir.mul(b, mi, mt)
             n0 = llvm_ir.mul(b, ni, i64(p.nt))
-            mcnt = _umin(b, i64(p.mt), llvm_ir.sub(b, m_val, m0))
+            mcnt = _umin(b, mt, llvm_ir.sub(b, m_val, m0))
             ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, i64(s.n), n0))
             ops = _Operands(
                 a=gep(b, a, llvm_ir.mul(b, bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
@@ -208,6 +208,15 @@ class _GemmEmitter:
                 with for_range(b, n0, n_end, p.nc, name="jc") as jc:
                     ncur = _umin(b, i64(p.nc), llvm_ir.sub(b, n_end, jc))
                     self._k_blocks(b, ops, jc, ncur, m0, mcnt)
+
+    def _row_split(self, b: ir.IRBuilder, m: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(rows per task, row tasks) of a run-time ``m``: as many row tasks as the plan has
+        (its split of the largest ``m``), each a multiple of MR rows (at least one tile)."""
+        p = self.plan
+        per = llvm_ir.udiv(b, llvm_ir.add(b, m, i64(p.tasks_m - 1)), i64(p.tasks_m))
+        mt = llvm_ir.mul(b, llvm_ir.udiv(b, llvm_ir.add(b, per, i64(p.mr - 1)), i64(p.mr)), i64(p.mr))
+        mt = b.select(b.icmp_unsigned("==", mt, i64(0)), i64(p.mr), mt)
+        return mt, llvm_ir.udiv(b, llvm_ir.add(b, m, llvm_ir.sub(b, mt, i64(1))), mt)
 
     def _k_block_params(self, b: ir.IRBuilder, kb: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
         """``(pc, kcur, flags)`` of K block ``kb``."""
@@ -268,8 +277,8 @@ class _GemmEmitter:
 
     def _row_tails(self, b: ir.IRBuilder, mcur: ir.Value) -> list[tuple[int, ir.Value, ir.Value]]:
         """The M tail of a block of ``mcur`` rows as microkernel calls: (rows, first row after
-        the full tiles, condition).  A static tail is one piece; a run-time one (``mcur % mr``)
-        is a sum of powers of two, piece ``p`` starting after the larger pieces present."""
+        the full tiles, condition): the static tail, or the run-time one (``mcur % mr``), one
+        condition per row count, of which one holds."""
         p = self.plan
         tails = self._tail_rows()
         if not tails:
@@ -277,8 +286,7 @@ class _GemmEmitter:
         rem = llvm_ir.urem(b, mcur, i64(p.mr))
         if not self.spec.m_runtime:
             return [(tails[0], i64(0), b.icmp_unsigned("!=", rem, i64(0)))]
-        return [(rows, llvm_ir.and_(b, rem, i64(-2 * rows)),
-                 b.icmp_unsigned("!=", llvm_ir.and_(b, rem, i64(rows)), i64(0))) for rows in tails]
+        return [(rows, i64(0), b.icmp_unsigned("==", rem, i64(rows))) for rows in tails]
 
     def _a_tile(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, ir_idx: ir.Value, skip: ir.Value,
                 pc: ir.Value) -> tuple[ir.Value, ir.Value]:

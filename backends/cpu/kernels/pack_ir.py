@@ -53,15 +53,13 @@ def _new_fn(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
 
 def _transposed_panel(
     b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int, nrows: int, dst: ir.Value, dst_ld: int,
-    kc: ir.Value, pad: bool = True,
+    kc: ir.Value,
 ) -> None:
     """``dst[k*dst_ld + r] = src[r*src_ld + k]`` for ``r < nrows``, ``k < kc``;
     lanes ``nrows..dst_ld`` of each dst row are written as zeros when
-    ``dst_ld > nrows`` (panel padding), unless ``pad`` is false (a piece of a panel,
-    whose other rows are another piece's)."""
+    ``dst_ld > nrows`` (panel padding)."""
     w = vec.width
-    span = max(nrows, dst_ld) if pad else nrows
-    groups = -(-span // w) if w > 1 else 0
+    groups = -(-max(nrows, dst_ld) // w) if w > 1 else 0
     if w > 1:
         kblocks = llvm_ir.udiv(b, kc, i64(w))
         with for_range(b, 0, kblocks, name="kb") as kb:
@@ -74,7 +72,7 @@ def _transposed_panel(
                     else:
                         rows.append(vec.zero())
                 cols = transpose(b, vec, rows)
-                lanes = min(w, span - g * w, dst_ld - g * w)
+                lanes = min(w, dst_ld - g * w)
                 if lanes <= 0:
                     continue
                 for kk in range(w):
@@ -84,7 +82,7 @@ def _transposed_panel(
     else:
         kstart = i64(0)
     with for_range(b, kstart, kc, name="kt") as k:
-        for r in range(dst_ld if pad else nrows):
+        for r in range(dst_ld):
             if r < nrows:
                 x = b.load(gep(b, src, llvm_ir.add(b, i64(r * src_ld), k)), align=4)
             else:
@@ -93,10 +91,9 @@ def _transposed_panel(
 
 
 def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int,
-                tails: tuple[int, ...], runtime: bool = False) -> ir.Function:
-    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or ``tails[0]`` (static), or
-    with ``runtime`` any sum of the powers of two ``tails``, each packed after the larger
-    ones present, into the rows of the last panel they fill."""
+                tails: tuple[int, ...]) -> ir.Function:
+    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or one of ``tails`` (the
+    static tail, or every count below ``mr`` for a run-time ``m``)."""
     fn, b = _new_fn(module, name)
     src, dst, rows, kc = fn.args
     panels = llvm_ir.udiv(b, rows, i64(mr))
@@ -105,17 +102,12 @@ def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int,
         d = gep(b, dst, llvm_ir.mul(b, p, i64(mr * kc_max)))
         _transposed_panel(b, vec, s, lda, mr, d, mr, kc)
     rem = llvm_ir.urem(b, rows, i64(mr))
-    for piece in tails:
-        if runtime:
-            present = b.icmp_unsigned("!=", llvm_ir.and_(b, rem, i64(piece)), i64(0))
-            skip = llvm_ir.and_(b, rem, i64(-2 * piece))
-        else:
-            present, skip = b.icmp_unsigned("!=", rem, i64(0)), i64(0)
+    for tail in tails:
+        present = b.icmp_unsigned("==" if len(tails) > 1 else "!=", rem, i64(tail if len(tails) > 1 else 0))
         with b.if_then(present):
-            first = llvm_ir.add(b, llvm_ir.mul(b, panels, i64(mr)), skip)
-            s = gep(b, src, llvm_ir.mul(b, first, i64(lda)))
-            d = gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, panels, i64(mr * kc_max)), skip))
-            _transposed_panel(b, vec, s, lda, piece, d, mr, kc, pad=not runtime)
+            s = gep(b, src, llvm_ir.mul(b, panels, i64(mr * lda)))
+            d = gep(b, dst, llvm_ir.mul(b, panels, i64(mr * kc_max)))
+            _transposed_panel(b, vec, s, lda, tail, d, mr, kc)
     b.ret_void()
     return fn
 
