@@ -119,6 +119,9 @@ class CpuExecutable:
         self._dims = (ctypes.c_int64 * max(1, len(abi.dims)))()
         self._args[abi.dims_index] = ctypes.addressof(self._dims)
         self._dim_ranges = _dim_ranges(fn, abi)
+        #: input dims that must equal a size of other dims (loop.dim ... equals %size)
+        self._dim_relations = [(op, abi.inputs.index(op.source), op.expected) for op in fn.body.block.ops
+                               if isinstance(op, loop.DimOp) and op.expected is not None]
         self._dim_values: dict[tuple[int, int], int] = {}
         self._entries = {s.function: library.ctypes_function(s.function, None, [ctypes.c_void_p])
                          for s in abi.segments if s.kind == "native"}
@@ -261,6 +264,13 @@ class CpuExecutable:
                                  f"[{low}, {high}] it was compiled for", op="call")
             self._dims[k] = n
             self._dim_values[(pos, dim)] = n
+        values = self._dim_values
+        for op, pos, expected in self._dim_relations:
+            want = evaluate_size(expected, lambda d: values[(self._input_pos[d.source], d.dim)])
+            if values[(pos, op.dim)] != want:
+                name = self._names[pos] if pos < len(self._names) else str(pos)
+                raise InputError(f"input {pos} ('{name}') has size {values[(pos, op.dim)]} at dim {op.dim}; the "
+                                 f"other inputs' sizes make it {want}", op="call")
 
     def _interpreter(self):  # -> xdsl Interpreter
         """The reference interpreter runs the ops that fall back (torch ops, fused ops)."""

@@ -16,7 +16,7 @@ the loop level takes them:
 * coefficients and constants of ``loop.offset`` in a kernel (a stride that is a size: the
   index times the kernel's size);
 * a float constant that is a size (a mean's divisor) becomes the kernel's size converted
-  (``loop.cast "sitofp"``);
+  (``loop.cast "sitofp"``), an index constant the size itself;
 * the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one or of an
   implicit-GEMM convolution, becomes a run-time size of the call (``m_runtime``/
   ``batch_runtime``; the spec keeps the largest, which the call is planned for).
@@ -297,7 +297,8 @@ class _Builder:
                         slot[3] in ("m", "batch") if kernel is None
                         else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
                 elif isinstance(op, arith.ConstantOp):
-                    ok = slot[1:] == ("prop", "value", "float") and _in_kernel(op)
+                    ok = _in_kernel(op) and (slot[1:] == ("prop", "value", "float") or (
+                        slot[1:] == ("prop", "value") and isinstance(op.result.type, IndexType | IntegerType)))
                 elif isinstance(op, loop.OffsetOp):
                     ok = slot[1:3] in (("prop", "coeffs"), ("prop", "constant")) and _in_kernel(op)
                 else:
@@ -327,6 +328,7 @@ class _Builder:
 
     def _inputs(self) -> None:
         block = self.fn.body.block
+        others: list[tuple[SSAValue, int, Affine]] = []
         for i, arg in enumerate(list(block.args)):
             dims = self._dims(0, ("arg", 0, 0, i))
             if not dims:
@@ -340,8 +342,16 @@ class _Builder:
                     dim.result.name_hint = sym.name
                     self.head.append(dim)
                     self._sources[unit[0]] = dim.result
+                else:
+                    others.append((new, d, aff))
         self.sizes.update({Affine(tuple(int(s == t) for t in range(len(self.symbols))), 0): v
                            for s, v in self._sources.items()})
+        # every other ? input dim is checked at each call to be its size (another input's dim
+        # declared equal, or derived: 2*batch), as the dynamic module checks before calling
+        for source, d, aff in others:
+            low, high = sorted((aff.at([s.low for s in self.symbols]), aff.at([s.high for s in self.symbols])))
+            dim = loop.DimOp(source, d, low, high, expected=self.size(aff))
+            self.head.append(dim)
 
     def size(self, aff: Affine) -> SSAValue:
         """The function-level value of a size."""
@@ -455,6 +465,14 @@ class _Builder:
             Rewriter.replace_op(op, new)
             return
         if isinstance(op, arith.ConstantOp):
+            aff = slots.get((k, "prop", "value"))
+            if aff is not None and isinstance(op.result.type, IndexType):  # a size (a bound): the size itself
+                Rewriter.replace_op(op, [], [args[aff]])
+                return
+            if aff is not None:  # the same as an integer
+                cast = arith.IndexCastOp(args[aff], op.result.type)
+                Rewriter.replace_op(op, cast)
+                return
             aff = slots[(k, "prop", "value", "float")]
             new = loop.CastOp("sitofp", args[aff], op.result.type)
             new.result.name_hint = op.result.name_hint

@@ -101,21 +101,25 @@ class AllocOp(IRDLOperation):
 @irdl_op_definition
 class DimOp(IRDLOperation):
     """``%n = loop.dim %x[0] in [1, 64] : memref<?x16xf32>``: the run-time size of a dim of a
-    graph input, with the range the call's checks hold it to (the arena is planned for its top)."""
+    graph input, with the range the call's checks hold it to (the arena is planned for its top);
+    ``loop.dim %y[0] in [2, 128] equals %size``: a dim each call must have at that size (an
+    input dim declared equal to another's, or derived from it)."""
 
     name = "loop.dim"
 
     source = operand_def(MemRefType)
+    expected = opt_operand_def(IndexType)
     index = prop_def(IntegerAttr[I64])
     low = prop_def(IntegerAttr[I64])
     high = prop_def(IntegerAttr[I64])
     result = result_def(IndexType)
 
     traits = traits_def(Pure())
-    assembly_format = "$source `[` $index `]` `in` ` ` `[` $low `,` $high `]` attr-dict `:` type($source)"
+    assembly_format = ("$source `[` $index `]` `in` ` ` `[` $low `,` $high `]` (`equals` $expected^)? "
+                       "attr-dict `:` type($source)")
 
-    def __init__(self, source: SSAValue, index: int, low: int, high: int) -> None:
-        super().__init__(operands=[source], result_types=[IndexType()],
+    def __init__(self, source: SSAValue, index: int, low: int, high: int, expected: SSAValue | None = None) -> None:
+        super().__init__(operands=[source, [expected] if expected is not None else []], result_types=[IndexType()],
                          properties={"index": IntegerAttr(index, i64), "low": IntegerAttr(low, i64),
                                      "high": IntegerAttr(high, i64)})
 

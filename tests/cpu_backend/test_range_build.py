@@ -117,6 +117,29 @@ def test_sizes_as_numbers_and_strides(isa: str) -> None:
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
 
 
+class Derived(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.cat([x, x]) * 2 + y
+
+
+def test_a_derived_dim_is_checked_by_the_build_itself() -> None:
+    """``y`` is ``2 * batch`` rows: the range build reads ``batch`` from ``x`` and checks ``y``'s
+    rows at every call (``loop.dim ... equals``), so a call of ``m.range_build`` that skips the
+    module's own checks still gets an InputError, never a read past ``y``."""
+    batch = Dim("batch", min=1, max=20)
+    model = Derived()
+    compiled = ziggurat.compile(model, (_rand(3, 4), _rand(6, 4)), backend="cpu",
+                                dynamic_shapes=({0: batch}, {0: 2 * batch}))
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "loop.dim %y[0] in [4, 40] equals %size" in compiled.ir["loop"]
+    for n in (2, 7, 20):
+        x, y = _rand(n, 4), _rand(2 * n, 4)
+        torch.testing.assert_close(compiled(x, y), model(x, y))
+    assert compiled.range_build is not None
+    with pytest.raises(InputError, match=r"input 1 \('y'\) has size 9 at dim 0; the other inputs' sizes make it 10"):
+        compiled.range_build(_rand(5, 4), _rand(9, 4))
+
+
 def test_size_one_gets_its_own_build() -> None:
     model = Rows().eval()
     y = _rand(19)

@@ -18,7 +18,7 @@ from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
-from ziggurat.backends.cpu.llvm_ir import I32, intrinsic_suffix, value_type
+from ziggurat.backends.cpu.llvm_ir import I32, instr, intrinsic_suffix, value_type
 from ziggurat.backends.cpu.vecmath.builder import VB
 from ziggurat.dialects import loop
 
@@ -95,6 +95,16 @@ def _intrinsic(name: str):  # type: ignore[no-untyped-def]
 for _op, _name in ((arith.MaximumfOp, "maximum"), (arith.MinimumfOp, "minimum"), (arith.MaxnumfOp, "maxnum"),
                    (arith.MinnumfOp, "minnum"), (math.CopySignOp, "copysign")):
     handles(_op)(_intrinsic(_name))
+
+
+@handles(arith.IndexCastOp)
+def _index_cast(em: FunctionEmitter, op: Operation) -> None:
+    """``index`` is ``i64``: a cast to or from it truncates or sign-extends other widths."""
+    x = em.get(op.operands[0])
+    src, dst = value_type(x), llvm_type(op.results[0].type)
+    assert isinstance(src, ir.IntType) and isinstance(dst, ir.IntType)
+    em.set(op.results[0], x if src.width == dst.width else
+           instr(em.b.trunc(x, dst) if src.width > dst.width else em.b.sext(x, dst)))
 
 
 @handles(arith.MaxSIOp, arith.MinSIOp)

@@ -4,9 +4,11 @@
 // a kernel taking the sizes it uses, and loop.parallel/for/vfor with run-time upper bounds.
 
 builtin.module {
-  func.func @forward(%x: memref<?x19xf32>) -> memref<?x19xf32> {
+  func.func @forward(%x: memref<?x19xf32>, %y: memref<?xf32>) -> memref<?x19xf32> {
     %n = loop.dim %x[0] in [1, 64] : memref<?x19xf32>
     %len = loop.offset 19 * %n
+    %twice = loop.offset 2 * %n
+    %m = loop.dim %y[0] in [2, 128] equals %twice : memref<?xf32>
     %0 = loop.alloc(%n) : memref<?x19xf32>
     loop.kernel @scale_0 ins(%x : memref<?x19xf32>) outs(%0 : memref<?x19xf32>) sizes(%n, %len) {isa = "avx512", vector_width = 16 : i64, vectorized = true, origins = "mul"} {
     ^bb0(%a: memref<?x19xf32>, %o: memref<?x19xf32>, %rows: index, %total: index):
@@ -27,6 +29,8 @@ builtin.module {
 
 // CHECK:      %n = loop.dim %x[0] in [1, 64] : memref<?x19xf32>
 // CHECK-NEXT: %len = loop.offset 19 * %n
+// CHECK-NEXT: %twice = loop.offset 2 * %n
+// CHECK-NEXT: %m = loop.dim %y[0] in [2, 128] equals %twice : memref<?xf32>
 // CHECK-NEXT: %0 = loop.alloc(%n) : memref<?x19xf32>
 // CHECK-NEXT: loop.kernel @scale_0 ins(%x : memref<?x19xf32>) outs(%0 : memref<?x19xf32>) sizes(%n, %len) {isa = "avx512", vector_width = 16 : i64, vectorized = true, origins = "mul"} {
 // CHECK-NEXT: ^bb0(%a: memref<?x19xf32>, %o: memref<?x19xf32>, %rows: index, %total: index):
