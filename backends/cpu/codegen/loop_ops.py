@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from llvmlite import ir
 from xdsl.dialects import arith
@@ -111,24 +111,31 @@ def _vfor(em: FunctionEmitter, op: Operation) -> None:
         values = _counted_loop(em, block, 2, op.lb, full_end, width, values,
                                extra=[(op.lanes, I64(width))])
     if op.tail:
-        args = block.args
-        em.set(args[0], I64(full_end))
-        em.set(args[1], I64(op.tail))
-        for arg, value in zip(args[2:], values, strict=True):
-            em.set(arg, value)
-        yielded = em.emit_block(block)
-        merged: list[ir.Value] = []
-        for old, new in zip(values, yielded, strict=True):
-            new_ty = value_type(new)
-            if isinstance(new_ty, ir.VectorType):
-                mask = ir.Constant(ir.VectorType(I1, new_ty.count),
-                                   [1 if i < op.tail else 0 for i in range(new_ty.count)])
-                merged.append(em.b.select(mask, new, old))
-            else:
-                merged.append(new)
-        values = merged
+        tail = op.tail
+        values = _tail_iteration(em, block, I64(full_end), I64(tail), values, lambda count: ir.Constant(
+            ir.VectorType(I1, count), [1 if i < tail else 0 for i in range(count)]))
     for res, value in zip(op.res, values, strict=True):
         em.set(res, value)
+
+
+def _tail_iteration(em: FunctionEmitter, block: Block, start: ir.Value, lanes: ir.Value, values: list[ir.Value],
+                    mask_of: Callable[[int], ir.Value]) -> list[ir.Value]:
+    """The body once more at ``start`` with ``lanes`` valid lanes; carried vectors keep their
+    old lanes past them (``mask_of(lanes of the vector)``: true on the valid lanes)."""
+    args = block.args
+    em.set(args[0], start)
+    em.set(args[1], lanes)
+    for arg, value in zip(args[2:], values, strict=True):
+        em.set(arg, value)
+    yielded = em.emit_block(block)
+    merged: list[ir.Value] = []
+    for old, new in zip(values, yielded, strict=True):
+        new_ty = value_type(new)
+        if isinstance(new_ty, ir.VectorType):
+            merged.append(instr(em.b.select(mask_of(new_ty.count), new, old)))
+        else:
+            merged.append(new)
+    return merged
 
 
 def _vfor_runtime(em: FunctionEmitter, op: loop.VForOp) -> None:
@@ -144,36 +151,13 @@ def _vfor_runtime(em: FunctionEmitter, op: loop.VForOp) -> None:
     block = op.body.block
     values = _counted_loop(em, block, 2, op.lb, full_end, width, [em.get(v) for v in op.inits],
                            extra=[(op.lanes, I64(width))])
-    fn = b.function
-    before = b.block
-    tail_bb = fn.append_basic_block("vfor.tail")
-    join = fn.append_basic_block("vfor.join")
-    b.cbranch(instr(b.icmp_signed(">", tail, I64(0))), tail_bb, join)
-    b.position_at_end(tail_bb)
-    args = block.args
-    em.set(args[0], full_end)
-    em.set(args[1], tail)
-    for arg, value in zip(args[2:], values, strict=True):
-        em.set(arg, value)
-    yielded = em.emit_block(block)
-    merged: list[ir.Value] = []
-    for old, new in zip(values, yielded, strict=True):
-        new_ty = value_type(new)
-        if isinstance(new_ty, ir.VectorType):
-            iota = ir.Constant(ir.VectorType(I64, new_ty.count), list(range(new_ty.count)))
-            mask = instr(b.icmp_signed("<", iota, splat(b, tail, ir.VectorType(I64, new_ty.count))))
-            merged.append(instr(b.select(mask, new, old)))
-        else:
-            merged.append(new)
-    tail_end = b.block
-    b.branch(join)
-    b.position_at_end(join)
-    results: list[ir.Value] = []
-    for old, new in zip(values, merged, strict=True):
-        phi = b.phi(value_type(old))
-        phi.add_incoming(old, before)
-        phi.add_incoming(new, tail_end)
-        results.append(phi)
+
+    def lane_mask(count: int) -> ir.Value:
+        iota = ir.Constant(ir.VectorType(I64, count), list(range(count)))
+        return instr(b.icmp_signed("<", iota, splat(b, tail, ir.VectorType(I64, count))))
+
+    results = llvm_ir.if_update(b, instr(b.icmp_signed(">", tail, I64(0))), values,
+                                lambda old: _tail_iteration(em, block, full_end, tail, old, lane_mask), "vfor.tail")
     for res, value in zip(op.res, results, strict=True):
         em.set(res, value)
 
