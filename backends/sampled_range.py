@@ -22,6 +22,8 @@ from ziggurat.ir.shape_symbols import ShapeSymbols, evaluate
 
 #: sizes above this are not a range the arena can be planned for at its top
 LARGEST_TOP = 1 << 20
+#: a symbol with at most this many sizes is checked at every one of them
+SMALL_RANGE = 6
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class SamplePoints:
     #: per symbol with more than one size: the template with that symbol moved down (by 2,
     #: to the next odd size, where the range allows)
     variants: dict[int, list[int]]
-    #: the smallest odd sizes, and odd sizes between, where the ranges hold them
+    #: the bottom of the ranges, the smallest odd sizes, an odd size between, and every size of
+    #: a symbol whose range holds at most SMALL_RANGE of them
     checks: list[list[int]]
 
 
@@ -45,10 +48,13 @@ def _odd_at_most(n: int) -> int:
 
 
 def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
-    """Odd sizes, the template at the top of the ranges: a lowering specializes a size that is
-    a multiple of its vector width (no masked tail), and an odd size is a multiple of none, so
-    the template is the general code, and a lowering that treats some size specially shows up
-    as a difference between two samples (and declines the range build)."""
+    """The template and the variants at odd sizes near the top: a lowering specializes a size
+    that is a multiple of its vector width (no masked tail), an odd size is a multiple of none,
+    so the template is the general code.  The checks start at the very bottom of the ranges:
+    a size that is a min or a max of a symbol and a constant (a diagonal's length is
+    ``min(n, 3)``) is constant near the top and only differs below its kink, so a kink
+    anywhere above the bottom shows up as a difference there (fuzz seed 25, program 309: a
+    range [2, 5] sampled at 5 and 3 only returned 3 diagonal elements for ``n = 2``)."""
     tops: list[int] = []
     lows: list[int] = []
     for s in symbols.symbols:
@@ -67,9 +73,13 @@ def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
         if moved >= low:
             variants[i] = [moved if j == i else v for j, v in enumerate(template)]
     seen = [template, *variants.values()]
+    points = [list(lows), [low if low % 2 else min(low + 1, t) for low, t in zip(lows, template, strict=True)],
+              [max(low, min(t, _odd_at_most((low + t) // 2))) for low, t in zip(lows, template, strict=True)]]
+    for i, (low, top) in enumerate(zip(lows, tops, strict=True)):
+        if top - low + 1 <= SMALL_RANGE:
+            points += [[n if j == i else v for j, v in enumerate(template)] for n in range(low, top + 1)]
     checks: list[list[int]] = []
-    for point in ([low if low % 2 else min(low + 1, t) for low, t in zip(lows, template, strict=True)],
-                  [max(low, min(t, _odd_at_most((low + t) // 2))) for low, t in zip(lows, template, strict=True)]):
+    for point in points:
         if point not in seen:
             checks.append(point)
             seen.append(point)

@@ -140,6 +140,26 @@ def test_a_derived_dim_is_checked_by_the_build_itself() -> None:
         compiled.range_build(_rand(5, 4), _rand(9, 4))
 
 
+class Diagonal(torch.nn.Module):
+    """``diagonal(x, 2)`` of ``x[n, 5]`` has ``min(n, 3)`` elements: constant above n = 3."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.diagonal(x * 2, 2).clone()
+
+
+@pytest.mark.parametrize("high", [5, 40])
+def test_a_size_with_a_kink_is_sampled_below_it(high: int) -> None:
+    """Samples near the top see a constant 3; the check at the bottom of the range sees 2 and
+    declines the range build (fuzz seed 25, program 309: a range [2, 5] sampled at 5 and 3
+    returned 3 elements at n = 2)."""
+    model = Diagonal()
+    compiled = _compile(model, (_rand(4, 5),), (True,), high=high)
+    assert compiled.report.stats[RANGE_BUILD].startswith("not made"), compiled.report.stats[RANGE_BUILD]
+    for n in range(1, high + 1):
+        x = _rand(n, 5)
+        torch.testing.assert_close(compiled(x), model(x))
+
+
 def test_size_one_gets_its_own_build() -> None:
     model = Rows().eval()
     y = _rand(19)
