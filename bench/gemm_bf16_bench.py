@@ -67,6 +67,8 @@ exit:
 }
 """
 _AMX_FLOPS_PER_ITER = 4 * 16 * 16 * 32 * 2
+#: seconds one peak sample runs for
+PROBE_SECONDS = 0.05
 
 
 def _dp_peak_ir(chains: int = 24) -> str:
@@ -111,9 +113,17 @@ class PeakProbe:
                                                                                 ctypes.c_void_p])
         self.buf, self.out = torch.zeros(1024), torch.zeros(1024)
         self.fn(1000, self.out.data_ptr(), self.buf.data_ptr())
+        # Long enough that starting and joining the Python threads is noise: 200,000 iterations
+        # of 24 vdpbf16ps take 0.6 ms on Zen 5, where the threads' overhead read as a 78 GFLOP/s
+        # peak for a 505 GFLOP/s core.
+        start = time.perf_counter()
+        self.fn(200_000, self.out.data_ptr(), self.buf.data_ptr())
+        self.iters = max(200_000, int(200_000 * PROBE_SECONDS / max(time.perf_counter() - start, 1e-6)))
 
-    def sample(self, threads: int, iters: int = 200_000) -> float:
+    def sample(self, threads: int, iters: int | None = None) -> float:
         import threading
+
+        iters = self.iters if iters is None else iters
 
         outs = [torch.zeros(1024) for _ in range(threads)]  # alive until every thread is done
 
@@ -151,7 +161,7 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
         timed(lambda: torch.mm(a, b, out=out_torch))
         peaks, mine, theirs = [], [], []
         for _ in range(rounds):
-            peaks.append(probe.sample(threads, 20_000))
+            peaks.append(probe.sample(threads))
             mine.append(timed(lambda: ours(a, packed, out=out_ours)))
             theirs.append(timed(lambda: torch.mm(a, b, out=out_torch)))
         share = statistics.median(x / p for x, p in zip(mine, peaks, strict=True))
