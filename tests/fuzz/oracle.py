@@ -106,11 +106,12 @@ def low_precision_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
             Config("reference", "export", precision="bf16")]
 
 
-def dynamic_dims(program: Program) -> tuple[tuple[dict[int, Any] | None, ...], Program] | None:
+def dynamic_dims(program: Program, resize: Callable[[int], int] = lambda size: size + 1
+                 ) -> tuple[tuple[dict[int, Any] | None, ...], Program] | None:
     """A ``dynamic_shapes`` spec for ``program`` (dim 0 of each input of size at least 2 that
     is not a literal; one ``Dim`` per distinct size, in [2, size + 3]: inputs of one size stay
-    related) and the program at other sizes (each such dim one larger), or None if no input
-    has such a dim."""
+    related) and the program at other sizes (each such dim ``resize(size)``: one larger by
+    default), or None if no input has such a dim."""
     from dataclasses import replace
 
     from torch.export import Dim
@@ -123,13 +124,20 @@ def dynamic_dims(program: Program) -> tuple[tuple[dict[int, Any] | None, ...], P
             size = t.shape[0]
             dims.setdefault(size, Dim(f"n{size}", min=2, max=size + 3))
             spec.append({0: dims[size]})
-            resized.append(replace(t, shape=[size + 1, *t.shape[1:]]))
+            resized.append(replace(t, shape=[resize(size), *t.shape[1:]]))
         else:
             spec.append(None)
             resized.append(t)
     if not dims:
         return None
     return tuple(spec), replace(program, inputs=resized)
+
+
+#: the sizes a -dyn configuration is called at besides the examples: one larger, the bottom
+#: of each range and its top (a CPU range build is sampled at odd sizes near the top and at
+#: the bottom: these include sizes it never lowered)
+DYNAMIC_CALLS: dict[str, Callable[[int], int]] = {
+    "resized": lambda size: size + 1, "bottom": lambda size: 2, "top": lambda size: size + 3}
 
 
 @dataclass
@@ -449,15 +457,18 @@ def check_program(program: Program, configs: list[Config] | None = None, threads
 def _dynamic_refs(program: Program, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]]
                   ) -> tuple[Any, dict[str, tuple[tuple[torch.Tensor, ...], Reference]]]:
     """The ``dynamic_shapes`` spec of ``program`` and its reference input sets: the examples,
-    and inputs one larger at every dynamic dim (when eager takes them)."""
+    and inputs at each size of ``DYNAMIC_CALLS`` (those eager takes)."""
     found = dynamic_dims(program)
     if found is None:
         return None, {}
-    spec, resized = found
     out = {"example": refs["example"]}
-    inputs = fresh_inputs(resized, 2)
-    try:
-        out["resized"] = (inputs, reference(resized, inputs))
-    except Exception:  # noqa: BLE001 - eager refuses the other sizes: only the examples
-        pass
-    return spec, out
+    for label, resize in DYNAMIC_CALLS.items():
+        resized = dynamic_dims(program, resize)[1]  # pyright: ignore[reportOptionalSubscript]
+        if all(t.shape == r.shape for t, r in zip(program.inputs, resized.inputs, strict=True)):
+            continue  # the examples' sizes
+        inputs = fresh_inputs(resized, 2)
+        try:
+            out[label] = (inputs, reference(resized, inputs))
+        except Exception:  # noqa: BLE001 - eager refuses that size: the others
+            pass
+    return found[0], out

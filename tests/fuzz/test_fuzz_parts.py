@@ -456,7 +456,8 @@ def test_the_sign_of_a_nan_is_noise_not_an_answer() -> None:
 
 def test_dynamic_configurations_call_at_other_sizes() -> None:
     """``-dyn`` configurations compile with dim 0 dynamic (one symbol per size) and compare at
-    the examples and at inputs one larger; the planted bug of the oracle test is caught there."""
+    the examples, at inputs one larger, at the bottom of the range (2) and at its top (size + 3);
+    the planted bug of the oracle test is caught there."""
     from tests.fuzz.oracle import dynamic_dims
 
     program = _neg_program()
@@ -470,7 +471,7 @@ def test_dynamic_configurations_call_at_other_sizes() -> None:
     configs = [Config.parse("cpu-scalar-dyn"), Config.parse("ref-dyn")]
     result = check_program(program, configs)
     assert [(o.config, o.kind) for o in result.outcomes] == [("cpu-scalar-dyn", "ok"), ("ref-dyn", "ok")]
-    assert result.outcomes[0].compared == 3 * 17 + 4 * 17  # the examples and the larger inputs
+    assert result.outcomes[0].compared == (3 + 4 + 2 + 6) * 17  # examples, one larger, bottom, top
     from ziggurat.backends.cpu.lowering import registry
 
     identity = registry.find_lowering("aten::positive")
