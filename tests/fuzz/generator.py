@@ -29,14 +29,21 @@ class Profile:
     attempts: int = 40
     #: draw ops with OpInfo sample arguments too (loads op_db once per process, seconds)
     opinfo: bool = True
+    #: (spec name, factor) pairs multiplying those specs' weights
+    boost: tuple[tuple[str, float], ...] = ()
 
 
 DEFAULT = Profile()
-#: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make test
+#: the GEMM and convolution specs: what low-precision kernels compute (``gemm`` profile)
+GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused_conv", "conv_bn", "linear_bn",
+              "sibling_linears", "mm_family", "einsum", "bilinear")
+#: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
+#: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often)
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
+    "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS)),
 }
 #: spec name -> the last unexpected error it raised (bugs in specs; should stay empty)
 SPEC_ERRORS: dict[str, str] = {}
@@ -57,7 +64,8 @@ def generate(seed: int, index: int, profile: Profile = DEFAULT,
     specs = all_specs()
     pool: list[OpSpec] = [s for s in specs.values() if (only is None or s.name in only)
                           and (profile.opinfo or s.family != "opinfo")]
-    weights = [s.weight for s in pool]
+    boost = dict(profile.boost)
+    weights = [s.weight * boost.get(s.name, 1.0) for s in pool]
     integer_graph = rng.random() < 0.2
     for _ in range(rng.randint(1, 3)):
         dtype = rng.choice([torch.int64, torch.int32, torch.bool]) if integer_graph else torch.float32

@@ -499,3 +499,14 @@ def test_a_stopped_runner_is_not_a_hung_worker() -> None:
     assert clock(steady) > 900
     paused = [0.0, 2.0, 4.0, 6.0, 1006.0, 1008.0, 1010.0]
     assert clock(paused) == 1010.0 - 1000.0 + POLL_SECONDS
+
+
+def test_gemm_profile_draws_gemms_and_convolutions() -> None:
+    """The ``gemm`` profile (for the -bf16 configurations) puts a GEMM or a convolution in most
+    programs; the default one in about a quarter."""
+    from tests.fuzz.generator import GEMM_SPECS
+
+    def with_gemm(profile: str) -> int:
+        return sum(any(n.op in GEMM_SPECS for n in generate(30, i, PROFILES[profile]).nodes) for i in range(40))
+
+    assert with_gemm("gemm") >= 30 > with_gemm("default")
