@@ -12,7 +12,9 @@ autocast result); compiled code computes what eager computes under autocast.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -35,6 +37,43 @@ class Autocast:
 
     def output(self, t: torch.Tensor) -> torch.Tensor:
         return t.to(self.model_dtype) if t.dtype == self.dtype and self.model_dtype != self.dtype else t
+
+
+def cast_outputs(fn: Any, dtypes: Sequence[torch.dtype]) -> int:
+    """Make each floating output of the imported ``fn`` the dtype eager autocast returned for it
+    (``dtypes``, in return order); returns how many casts it added.
+
+    The traced program can disagree: an op that torch.export keeps whole while autocast
+    changes the dtype inside its decomposition (``F.pad(mode="reflect")``: autocast runs
+    ``reflection_pad2d`` in float32) comes out of the inlined autocast region in the input's
+    dtype (bf16), and the model's output with it (fuzz seed 27, program 83). The values are
+    the same up to that rounding; the dtype must be eager's."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
+    from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
+    from ziggurat.ir.types import dtype_of, element_type
+
+    ret = fn.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    added = 0
+    for i, (value, want) in enumerate(zip(ret.arguments, dtypes, strict=False)):
+        ty = value.type
+        if not isinstance(ty, TensorType) or not want.is_floating_point:
+            continue
+        got = dtype_of(ty)
+        if got == want or not got.is_floating_point:
+            continue
+        cast = Aten_ToCopy_Op.from_arguments({"self": value, "dtype": want, "non_blocking": False},
+                                             [TensorType(element_type(want), ty.get_shape())])
+        fn.body.block.insert_op_before(cast, ret)
+        ret.operands[i] = cast.results[0]  # pyright: ignore[reportIndexIssue]
+        added += 1
+    if added:
+        from xdsl.dialects.builtin import FunctionType
+
+        fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), [v.type for v in ret.arguments])
+    return added
 
 
 def check_precision(precision: str) -> None:

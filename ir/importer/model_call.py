@@ -136,6 +136,10 @@ class ModelCall:
             check_rebuilds(self.output, self._output_value, self._output_leaves, "output", "output")
         except ZigguratError as e:
             raise ModelImportError(e.message, op=type(self.model).__name__) from None
+        if self.autocast is not None:
+            from ziggurat.ir.importer.autocast import cast_outputs
+
+            cast_outputs(fn, [t.dtype for t in self._output_leaves])
         fn.attributes[OUTPUTS_ATTR] = StringAttr(format_tree(self.output))
         set_call_signature(fn, self.signature)
         self._output_value, self._output_leaves = None, []
