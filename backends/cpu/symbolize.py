@@ -382,11 +382,15 @@ class _Builder:
             Rewriter.replace_op(op, new)
 
     def _kernels(self) -> None:
+        within: dict[int, list[int]] = {}  # kernel op id -> the slot ops inside it, in walk order
+        for j in sorted(self.by_op):
+            kernel = _enclosing_kernel(self.ops[j])
+            if kernel is not None:
+                within.setdefault(id(kernel), []).append(j)
         for k, op in enumerate(self.ops):
             if not isinstance(op, loop.KernelOp):
                 continue
-            inside = [(j, self.ops[j]) for j in range(k + 1, len(self.ops))
-                      if j in self.by_op and _inside(self.ops[j], op)]
+            inside = [(j, self.ops[j]) for j in within.get(id(op), [])]
             own = k in self.by_op
             if not own and not inside:
                 continue
@@ -497,20 +501,15 @@ class _Builder:
         Rewriter.replace_op(op, new)
 
 
-def _in_kernel(op: Operation) -> bool:
+def _enclosing_kernel(op: Operation) -> loop.KernelOp | None:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, loop.KernelOp):
         parent = parent.parent_op()
-    return parent is not None
+    return parent
 
 
-def _inside(inner: Operation, outer: Operation) -> bool:
-    parent = inner.parent_op()
-    while parent is not None:
-        if parent is outer:
-            return True
-        parent = parent.parent_op()
-    return False
+def _in_kernel(op: Operation) -> bool:
+    return _enclosing_kernel(op) is not None
 
 
 def symbolize(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
