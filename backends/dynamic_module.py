@@ -188,7 +188,7 @@ class DynamicCompiledModule(torch.nn.Module):
         from ziggurat.backends.registry import get_backend
 
         backend = get_backend(self.options.backend)
-        sampled = getattr(backend, "sampled_range_builds", False)
+        sampled = _samples_lowerings(self.options.backend)
         if not getattr(backend, "range_builds", False) and not sampled:
             self.report.stats[RANGE_BUILD] = f"not made: the {self.options.backend} backend builds one size at a time"
             return

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -52,6 +53,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.backends.cpu.loopgen.kernel import TASK_ELEMENTS_ATTR
 from ziggurat.dialects import loop
+from ziggurat.ir.signature import forward_function
 from ziggurat.dialects.loop.syntax import int_values
 
 #: where an integer sits in the loop level: (op index in walk order, what, position...)
@@ -86,13 +88,6 @@ class SymbolRange:
     name: str
     low: int
     high: int
-
-
-def forward_of(module: ModuleOp) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
-            return op
-    raise SymbolizeDeclined("no @forward function")
 
 
 # -- comparing two lowerings -----------------------------------------------------------------------
@@ -154,18 +149,16 @@ def _short(attr: Attribute) -> str:
 
 
 def _op_label(op: Operation) -> str:
-    for key in ("sym_name",):
-        name = op.properties.get(key)
-        if name is not None and hasattr(name, "data"):
-            return f"{op.name} @{name.data}"  # pyright: ignore[reportAttributeAccessIssue]
-    return op.name
+    """``loop.kernel @fused_add_0``, or the op's name where it has no symbol."""
+    name = op.properties.get("sym_name")
+    return f"{op.name} @{name.data}" if isinstance(name, StringAttr) else op.name
 
 
 def diff(template: ModuleOp, other: ModuleOp) -> dict[Slot, tuple[int, int]]:
     """The integers that differ between two lowerings of one graph (template value, other
     value), by slot; any other difference raises :class:`SymbolizeDeclined`."""
-    t_ops = list(forward_of(template).walk())
-    o_ops = list(forward_of(other).walk())
+    t_ops = list(forward_function(template).walk())
+    o_ops = list(forward_function(other).walk())
     out: dict[Slot, tuple[int, int]] = {}
     values: dict[SSAValue, SSAValue] = {}
     for k, (a, b) in enumerate(zip(t_ops, o_ops)):
@@ -252,7 +245,7 @@ def _point_text(names: Sequence[str], point: Sequence[int]) -> str:
 
 
 def _slot_text(module: ModuleOp, slot: Slot) -> str:
-    ops = list(forward_of(module).walk())
+    ops = list(forward_function(module).walk())
     k = slot[0]
     op = ops[k] if isinstance(k, int) and k < len(ops) else None
     return f"op #{k} ({_op_label(op) if op is not None else '?'}) {' '.join(str(p) for p in slot[1:])}"
@@ -270,7 +263,7 @@ class _Builder:
     """Rewrites the template into the symbolic level (see the module doc)."""
 
     def __init__(self, module: ModuleOp, table: Mapping[Slot, Affine], symbols: Sequence[SymbolRange]) -> None:
-        self.fn = forward_of(module)
+        self.fn = forward_function(module)
         self.ops = list(self.fn.walk())
         self.table = table
         self.symbols = symbols
