@@ -51,8 +51,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ziggurat.backends.cpu.loopgen.kernel import TASK_ELEMENTS_ATTR
 from ziggurat.dialects import loop
+from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 from ziggurat.ir.signature import forward_function
 from ziggurat.dialects.loop.syntax import int_values
 

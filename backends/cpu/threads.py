@@ -37,6 +37,9 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import ensure_llvm_initialized
+
+#: Loop nests touching fewer elements than this run on one thread (fork/join costs more).
+PARALLEL_MIN_ELEMENTS = 1 << 15
 from ziggurat.backends.cpu.llvm_ir import I8P, I32, I64, VOID, value_type
 
 BodyBuilder = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value, list[ir.Value]], None]

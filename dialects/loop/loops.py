@@ -92,6 +92,11 @@ def _verify_carried(op: IRDLOperation, body: Region, n_ivs: int, inits: Sequence
                                   f"{[v.type for v in inits]}")
 
 
+#: ``loop.parallel`` attribute of a range build's schedule: the elements one task computes (the
+#: code generator runs the loop on one thread below ``PARALLEL_MIN_ELEMENTS`` of work)
+TASK_ELEMENTS_ATTR = "loop.task_elements"
+
+
 @irdl_op_definition
 class ParallelOp(IRDLOperation):
     """``loop.parallel %i0 = 0 to 8, %i1 = 0 to %n {...}``: independent iterations, run on the

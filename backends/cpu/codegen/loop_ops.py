@@ -25,9 +25,9 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.llvm_ir import I1, I64, instr, value_type
-from ziggurat.backends.cpu.loopgen.kernel import PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS_ATTR
-from ziggurat.backends.cpu.threads import emit_parallel_for
+from ziggurat.backends.cpu.threads import PARALLEL_MIN_ELEMENTS, emit_parallel_for
 from ziggurat.dialects import loop
+from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 
 
 def _counted_loop(em: FunctionEmitter, block: Block, ivs_map: int, lb: int, ub: int | ir.Value, step: int,

@@ -31,12 +31,9 @@ from ziggurat.backends.cpu.lowering.nodes import ComputeNode
 from ziggurat.backends.cpu.lowering.placement import ref_level, top_level_refs
 from ziggurat.backends.cpu.lowering.tensors import begin_trace
 from ziggurat.backends.cpu.lowering.values import Buffer, Load, ReduceRef, Value, walk
+from ziggurat.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ziggurat.dialects import loop
-
-#: Kernels touching fewer elements than this run on one thread (fork/join costs more).
-PARALLEL_MIN_ELEMENTS = 1 << 15
-#: ``loop.parallel`` attribute in a range schedule: the elements one task computes
-TASK_ELEMENTS_ATTR = "loop.task_elements"
+from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 
 
 @dataclass(frozen=True)

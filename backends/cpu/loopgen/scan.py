@@ -25,9 +25,8 @@ from ziggurat.backends.cpu.lowering.nodes import ScanNode
 from ziggurat.backends.cpu.lowering.ops import identity
 from ziggurat.backends.cpu.lowering.tensors import begin_trace
 from ziggurat.backends.cpu.lowering.values import Buffer, Cast
+from ziggurat.backends.cpu.threads import PARALLEL_MIN_ELEMENTS
 from ziggurat.dialects import loop
-
-PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
 def _logaddexp(scope: Scope, em: KernelEmitter, acc: SSAValue, x: SSAValue) -> SSAValue:
