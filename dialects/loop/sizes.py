@@ -9,6 +9,7 @@ memory plan sizes a buffer for); ``evaluate_size`` computes it from a call's inp
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType
@@ -18,39 +19,42 @@ from ziggurat.dialects.loop.graph import AllocOp, DimOp
 from ziggurat.dialects.loop.memory import OffsetOp
 
 
+T = TypeVar("T")
+
+
 class SizeError(ValueError):
     """A value used as a size is not one the loop level can compute."""
 
 
-def _fold(value: SSAValue, leaf: Callable[[DimOp], tuple[int, int]]) -> tuple[int, int]:
+def fold_size(value: SSAValue, dim: Callable[[DimOp], T], const: Callable[[int], T],
+              add_term: Callable[[T, T, int], T]) -> T:
+    """A size interpreted over ``T``: a ``loop.dim`` is ``dim(op)``, an integer constant
+    ``const(n)``, a ``loop.offset`` its constant then ``add_term(acc, term, coefficient)`` per
+    term.  The memory plan folds ranges, the runtime integers, the code generator LLVM values."""
     owner = value.owner
     if isinstance(owner, DimOp):
-        return leaf(owner)
+        return dim(owner)
     if isinstance(owner, OffsetOp):
-        low = high = owner.const
+        acc = const(owner.const)
         for term, coeff in zip(owner.indices, owner.coefficients, strict=True):
-            a, b = _fold(term, leaf)
-            low += min(coeff * a, coeff * b)
-            high += max(coeff * a, coeff * b)
-        return low, high
+            acc = add_term(acc, fold_size(term, dim, const, add_term), coeff)
+        return acc
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        n = int(owner.value.value.data)
-        return n, n
+        return const(int(owner.value.value.data))
     raise SizeError(f"{value.name_hint or value} is not a run-time size (loop.dim, loop.offset or a constant)")
 
 
 def size_range(value: SSAValue) -> tuple[int, int]:
     """The least and greatest value of a size over its inputs' declared ranges."""
-    return _fold(value, lambda dim: dim.bounds)
+    def add_term(acc: tuple[int, int], term: tuple[int, int], c: int) -> tuple[int, int]:
+        return acc[0] + min(c * term[0], c * term[1]), acc[1] + max(c * term[0], c * term[1])
+
+    return fold_size(value, lambda d: d.bounds, lambda n: (n, n), add_term)
 
 
 def evaluate_size(value: SSAValue, dim_of: Callable[[DimOp], int]) -> int:
     """A size at a call; ``dim_of`` reads a ``loop.dim`` from the call's inputs."""
-    def leaf(dim: DimOp) -> tuple[int, int]:
-        n = dim_of(dim)
-        return n, n
-
-    return _fold(value, leaf)[0]
+    return fold_size(value, dim_of, lambda n: n, lambda acc, term, c: acc + c * term)
 
 
 def largest_shape(buffer: SSAValue) -> list[int]:

@@ -31,6 +31,7 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID, instr
 from ziggurat.backends.cpu.memory_plan import MemoryPlan
 from ziggurat.dialects import loop
+from ziggurat.dialects.loop.sizes import SizeError, fold_size
 
 _GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp, loop.DimOp, loop.OffsetOp)
 
@@ -295,22 +296,20 @@ class ModuleCodegen:
             """A run-time size of the function level: a ``loop.dim``, an affine ``loop.offset``
             of sizes, or an index constant."""
             hit = sizes.get(v)
-            if hit is not None:
-                return hit
-            owner = v.owner
-            if isinstance(owner, loop.DimOp):
-                slot = self.abi.dims.index((self.abi.inputs.index(owner.source), owner.dim))
-                value: ir.Value = instr(b.load(b.gep(dims, [I64(slot)])))
-            elif isinstance(owner, loop.OffsetOp):
-                value = I64(owner.const)
-                for term, coeff in zip(owner.indices, owner.coefficients, strict=True):
-                    value = llvm_ir.add(b, value, llvm_ir.mul(b, size(term), I64(coeff)))
-            elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-                value = I64(int(owner.value.value.data))
-            else:
-                raise CodegenError(f"run-time size {v.name_hint or v} is not a loop.dim, loop.offset or constant")
-            sizes[v] = value
-            return value
+            if hit is None:
+                try:
+                    hit = sizes[v] = fold_size(v, dim, I64, lambda acc, term, c: llvm_ir.add(
+                        b, acc, llvm_ir.mul(b, term, I64(c))))
+                except SizeError as e:
+                    raise CodegenError(str(e)) from None
+            return hit
+
+        def dim(op: loop.DimOp) -> ir.Value:
+            hit = sizes.get(op.result)
+            if hit is None:
+                slot = self.abi.dims.index((self.abi.inputs.index(op.source), op.dim))
+                hit = sizes[op.result] = instr(b.load(b.gep(dims, [I64(slot)])))
+            return hit
 
         def pointer(v: SSAValue) -> ir.Value:
             hit = cache.get(v)
