@@ -163,14 +163,16 @@ class DynamicCompiledModule(torch.nn.Module):
 
     # -- builds ------------------------------------------------------------------------------------
     def lowering(self, values: dict[str, int], shapes: Sequence[Sequence[int]], start: float,
-                 options: CompileOptions | None = None) -> Lowered:
+                 options: CompileOptions | None = None, sampled: bool = False) -> Lowered:
         """The exported graph imported at ``values`` (the symbols' sizes; ``shapes``: the inputs')
-        and taken through the backend's static pipeline (``options``: the module's by default)."""
+        and taken through the backend's static pipeline (``options``: the module's by default).
+        ``sampled``: a lowering a range build compares with others, where nothing whose shape
+        follows the sizes is constant-folded."""
         sizes = {self._sympy[name]: value for name, value in values.items()}
         examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
         label = ", ".join(f"{k}={v}" for k, v in values.items())
         try:
-            module = ExportImporter(self._program, sizes).import_program(examples, input_names=self._input_names)
+            module = ExportImporter(self._program, sizes, mark_sized=sampled).import_program(examples, input_names=self._input_names)
         except ZigguratError as e:
             raise ModelImportError(f"specializing to {label}: {e.message}", op=e.op, schema=e.schema,
                                    location=e.location) from None
@@ -202,7 +204,7 @@ class DynamicCompiledModule(torch.nn.Module):
                 if options.passes is None:
                     options = replace(options, passes=backend.range_pipeline(options))
                 return sampled_range_lowering(
-                    self.symbols, self._static, lambda values, at: self.lowering(values, at, start, options), backend,
+                    self.symbols, self._static, lambda values, at: self.lowering(values, at, start, options, sampled=True), backend,
                     list(fn.function_type.inputs.data), self.ir["torch"], floor=self.range_floor)
             module = self.module_ir.clone()
             values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt

@@ -21,6 +21,10 @@ from ziggurat.ir.errors import InputError
 
 #: the function attribute holding :meth:`ShapeSymbols.to_json` (a dynamic-shape ``torch`` level)
 SHAPE_SYMBOLS_ATTR = "ziggurat.shape_symbols"
+#: on an op of a specialized import whose result's shape follows the symbols (an import for a
+#: range build, ``ExportImporter(mark_sized=True)``): constant folding leaves it, so the
+#: lowerings at different sizes differ only in sizes, never in a folded constant
+SIZED_ATTR = "ziggurat.sized"
 
 #: the expressions this module evaluates: integers, symbol names, + - * // and parentheses
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|[-+*()]))")

@@ -3,7 +3,9 @@ constants (transposed weights, reshaped biases, dtype casts of weights, ...).
 
 Each folded op becomes ``torch.literal``(s). The pass records how many ops it folded and
 how many bytes of constants it produced (``ziggurat-opt --pass-statistics``).
-Ops with side effects or randomness (not ``Pure``) are never folded, nor ops whose result
+Ops with side effects or randomness (not ``Pure``) are never folded, nor ops marked
+``ziggurat.sized`` (a range build's lowering: a result whose shape follows the symbols stays
+an op, so the lowerings at sampled sizes differ in sizes, not in literals), nor ops whose result
 is larger than ``max_bytes`` (folding a ``zeros`` of 1 GB would bloat the module), nor ops
 with a complex, float8 or quantized result (only torch reads those; a quantized tensor has no
 literal form).  An op reading such constants into a native result (``view_as_real`` of a
@@ -30,6 +32,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from ziggurat.dialects.torch import LiteralOp, TorchOp
 from ziggurat.ir.interpreter.torch_functions import call_torch
 from ziggurat.ir.rewriting import StaticShapesOnly, replace_with_literal
+from ziggurat.ir.shape_symbols import SIZED_ATTR
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
 from ziggurat.passes.torch_canonicalize import feeds_storage_reader
@@ -58,7 +61,7 @@ class FoldConstantOp(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TorchOp, rewriter: PatternRewriter) -> None:
-        if not op.has_trait(Pure) or not op.results:
+        if not op.has_trait(Pure) or not op.results or SIZED_ATTR in op.attributes:
             return
         if not all(isinstance(v.owner, LiteralOp) for v in op.operands):
             return

@@ -55,6 +55,7 @@ from ziggurat.dialects import loop
 from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 from ziggurat.ir.signature import forward_function
 from ziggurat.dialects.loop.syntax import int_values
+from ziggurat.backends.cpu.size_poly import SizePoly, fit_polys, grid_basis
 
 #: where an integer sits in the loop level: (op index in walk order, what, position...)
 Slot = tuple[int | str, ...]
@@ -62,23 +63,6 @@ Slot = tuple[int | str, ...]
 
 class SymbolizeDeclined(Exception):
     """The sampled lowerings differ in a way the loop level cannot take as run-time sizes."""
-
-
-@dataclass(frozen=True)
-class Affine:
-    """``sum(coeffs[i] * symbol_i) + const``."""
-
-    coeffs: tuple[int, ...]
-    const: int
-
-    def at(self, values: Sequence[int]) -> int:
-        return self.const + sum(c * v for c, v in zip(self.coeffs, values, strict=True))
-
-    def text(self, names: Sequence[str]) -> str:
-        terms = [f"{c}*{n}" if c != 1 else n for c, n in zip(self.coeffs, names, strict=True) if c]
-        if self.const or not terms:
-            terms.append(str(self.const))
-        return " + ".join(terms)
 
 
 @dataclass(frozen=True)
@@ -198,39 +182,111 @@ def diff(template: ModuleOp, other: ModuleOp) -> dict[Slot, tuple[int, int]]:
 
 # -- fitting ---------------------------------------------------------------------------------------
 
+class _Samples:
+    """The lowerings' integers by point: each point's differences from the template, made
+    once per point (a lowering is dropped as soon as it is compared)."""
+
+    def __init__(self, template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
+                 names: Sequence[str]) -> None:
+        self.template, self.at, self.lower, self.names = template, list(at), lower, names
+        self.found: dict[tuple[int, ...], dict[Slot, tuple[int, int]]] = {tuple(at): {}}
+        self.base: dict[Slot, int] = {}  # each slot's value in the template
+
+    def diff(self, point: Sequence[int]) -> dict[Slot, tuple[int, int]]:
+        key = tuple(point)
+        hit = self.found.get(key)
+        if hit is None:
+            hit = self.found[key] = _diff_at(self.template, self.lower(point), self.names, point)
+            self.base.update({slot: t for slot, (t, _o) in hit.items()})
+        return hit
+
+    def value(self, slot: Slot, point: Sequence[int]) -> int:
+        hit = self.found[tuple(point)].get(slot)
+        return hit[1] if hit is not None else self.base[slot]
+
+
+def _grid_sizes(at: Sequence[int], variants: Mapping[int, Sequence[int]], symbols: Sequence[SymbolRange],
+                degree: int) -> list[list[int]]:
+    """Per symbol, the sizes of the fitting grid: the template's, then steps down as the
+    variant's (as far as the range goes), ``degree + 1`` in all; one size for a symbol
+    without a variant."""
+    out: list[list[int]] = []
+    for s, (t, sym) in enumerate(zip(at, symbols, strict=True)):
+        point = variants.get(s)
+        if point is None:
+            out.append([t])
+            continue
+        step = t - point[s]
+        sizes = [t - i * step for i in range(degree + 1)]
+        out.append([v for v in sizes if v >= sym.low] or [t])
+    return out
+
+
 def fit(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
         symbols: Sequence[SymbolRange], variants: Mapping[int, Sequence[int]],
-        checks: Sequence[Sequence[int]]) -> dict[Slot, Affine]:
-    """Each differing integer as an affine function of the symbols: fitted from the template
-    (lowered at ``at``) and, per symbol, its lowering at ``variants[s]`` (``at`` with that
-    symbol moved; ``lower(point)`` makes it), then confirmed at every check point.  Each
-    lowering is compared as soon as it is made, so a graph that declines costs two."""
+        checks: Sequence[Sequence[int]]) -> dict[Slot, SizePoly]:
+    """Each differing integer as a polynomial of the symbols, confirmed at every check point.
+
+    First affine (``c * batch + d``): fitted from the template (lowered at ``at``) and, per
+    symbol, its lowering at ``variants[s]`` (``at`` with that symbol moved; ``lower(point)``
+    makes it).  Where that does not hold at the checks (a size ``batch * seq``, a stride
+    ``seq * seq``) and there are at most two symbols, the lowerings on a grid of three sizes
+    per symbol fit it with each symbol up to degree 2 (``backends/cpu/size_poly.py``).  Each
+    lowering is compared as soon as it is made, so a graph that declines early costs two."""
     names = [s.name for s in symbols]
-    seen: dict[Slot, int] = {}
-    coeffs: dict[Slot, list[int]] = {}
-    for s, point in variants.items():
-        step = at[s] - point[s]
-        for slot, (t, o) in _diff_at(template, lower(point), names, point).items():
-            if (t - o) % step:
-                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {t} at {_point_text(names, at)} and {o} at "
-                                        f"{_point_text(names, point)}: not a whole multiple of '{names[s]}'")
-            seen[slot] = t
-            coeffs.setdefault(slot, [0] * len(symbols))[s] = (t - o) // step
-    table = {slot: Affine(tuple(c), seen[slot] - sum(ci * h for ci, h in zip(c, at, strict=True)))
-             for slot, c in coeffs.items()}
-    for point in checks:
-        found = _diff_at(template, lower(point), names, point)
+    samples = _Samples(template, at, lower, names)
+    for point in variants.values():
+        samples.diff(point)
+    affine = _fit_grid(samples, _grid_sizes(at, variants, symbols, 1), linear=True)
+    try:
+        return _confirm(samples, affine, checks, names)
+    except SymbolizeDeclined:
+        if len(symbols) > 2 or not variants:
+            raise
+    return _confirm(samples, _fit_grid(samples, _grid_sizes(at, variants, symbols, 2), linear=False), checks, names)
+
+
+def _fit_grid(samples: _Samples, sizes: Sequence[Sequence[int]], linear: bool) -> dict[Slot, SizePoly]:
+    """Every slot seen so far fitted on the grid of ``sizes`` (``linear``: the template and
+    one point per moved symbol, for the affine terms only)."""
+    at = samples.at
+    if linear:
+        points = [list(at)] + [[v[1] if j == i else t for j, t in enumerate(at)]
+                                for i, v in enumerate(sizes) if len(v) > 1]
+        basis = [(0,) * len(at)] + [tuple(int(j == i) for j in range(len(at))) for i, v in enumerate(sizes) if len(v) > 1]
+    else:
+        points, basis = grid_basis(sizes)
+    for point in points:
+        samples.diff(point)
+    slots = sorted({slot for found in samples.found.values() for slot in found}, key=str)
+    polys = fit_polys(points, basis, [[samples.value(slot, p) for p in points] for slot in slots])
+    table: dict[Slot, SizePoly] = {}
+    for slot, poly in zip(slots, polys, strict=True):
+        if poly is None:
+            where = ", ".join(f"{samples.value(slot, p)} at {_point_text(samples.names, p)}" for p in points)
+            raise SymbolizeDeclined(f"{_slot_text(samples.template, slot)} is {where}: not a polynomial of the "
+                                    "sizes with whole coefficients")
+        table[slot] = poly
+    return table
+
+
+def _confirm(samples: _Samples, table: Mapping[Slot, SizePoly], checks: Sequence[Sequence[int]],
+             names: Sequence[str]) -> dict[Slot, SizePoly]:
+    """``table`` if it gives every slot's value at every point lowered and at ``checks``."""
+    at = samples.at
+    for point in [*checks, *[list(p) for p in samples.found]]:
+        found = samples.diff(point)
         for slot in found.keys() | table.keys():
             if slot not in table:
-                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {found[slot][0]} at {_point_text(names, at)} "
-                                        f"and {found[slot][1]} at {_point_text(names, point)}, but the same at the "
-                                        "sizes it was fitted at")
+                raise SymbolizeDeclined(f"{_slot_text(samples.template, slot)} is {found[slot][0]} at "
+                                        f"{_point_text(names, at)} and {found[slot][1]} at "
+                                        f"{_point_text(names, point)}, but the same at the sizes it was fitted at")
             want = table[slot].at(point)
-            got = found[slot][1] if slot in found else seen[slot]
+            got = samples.value(slot, point)
             if got != want:
-                raise SymbolizeDeclined(f"{_slot_text(template, slot)} is {got} at {_point_text(names, point)}, not "
-                                        f"{table[slot].text(names)} = {want}")
-    return table
+                raise SymbolizeDeclined(f"{_slot_text(samples.template, slot)} is {got} at {_point_text(names, point)}, "
+                                        f"not {table[slot].text(names)} = {want}")
+    return dict(table)
 
 
 def _diff_at(template: ModuleOp, other: ModuleOp, names: Sequence[str], point: Sequence[int]) -> dict[Slot, tuple[int, int]]:
@@ -262,17 +318,17 @@ def _dynamic_memref(ty: Attribute, dims: Sequence[int]) -> MemRefType:
 class _Builder:
     """Rewrites the template into the symbolic level (see the module doc)."""
 
-    def __init__(self, module: ModuleOp, table: Mapping[Slot, Affine], symbols: Sequence[SymbolRange]) -> None:
+    def __init__(self, module: ModuleOp, table: Mapping[Slot, SizePoly], symbols: Sequence[SymbolRange]) -> None:
         self.fn = forward_function(module)
         self.ops = list(self.fn.walk())
         self.table = table
         self.symbols = symbols
-        self.by_op: dict[int, list[tuple[Slot, Affine]]] = {}
+        self.by_op: dict[int, list[tuple[Slot, SizePoly]]] = {}
         for slot, aff in table.items():
             k = slot[0]
             assert isinstance(k, int)
             self.by_op.setdefault(k, []).append((slot, aff))
-        self.sizes: dict[Affine, SSAValue] = {}
+        self.sizes: dict[SizePoly, SSAValue] = {}
         self.head: list[Operation] = []
         #: each symbol's loop.dim (an input dim equal to it)
         self._sources: dict[int, SSAValue] = {}
@@ -315,54 +371,79 @@ class _Builder:
         self.fn.function_type = FunctionType.from_lists(
             [a.type for a in block.args], [v.type for v in ret.arguments])
 
-    def _dims(self, k: int, prefix: Slot) -> dict[int, Affine]:
+    def _dims(self, k: int, prefix: Slot) -> dict[int, SizePoly]:
         """The symbolized dims of the type at ``prefix`` of op ``k``: dim -> size."""
         return {int(slot[-1]): aff for slot, aff in self.by_op.get(k, []) if slot[1:-1] == prefix}
 
     def _inputs(self) -> None:
         block = self.fn.body.block
-        others: list[tuple[SSAValue, int, Affine]] = []
+        others: list[tuple[SSAValue, int, SizePoly]] = []
         for i, arg in enumerate(list(block.args)):
             dims = self._dims(0, ("arg", 0, 0, i))
             if not dims:
                 continue
             new = Rewriter.replace_value_with_new_type(arg, _dynamic_memref(arg.type, list(dims)))
             for d, aff in dims.items():
-                unit = [s for s, c in enumerate(aff.coeffs) if c]
-                if aff.const == 0 and len(unit) == 1 and aff.coeffs[unit[0]] == 1 and unit[0] not in self._sources:
-                    sym = self.symbols[unit[0]]
+                unit = aff.unit_symbol
+                if unit is not None and unit not in self._sources:
+                    sym = self.symbols[unit]
                     dim = loop.DimOp(new, d, sym.low, sym.high)
                     dim.result.name_hint = sym.name
                     self.head.append(dim)
-                    self._sources[unit[0]] = dim.result
+                    self._sources[unit] = dim.result
                 else:
                     others.append((new, d, aff))
-        self.sizes.update({Affine(tuple(int(s == t) for t in range(len(self.symbols))), 0): v
-                           for s, v in self._sources.items()})
+        self.sizes.update({SizePoly.symbol(s, len(self.symbols)): v for s, v in self._sources.items()})
         # every other ? input dim is checked at each call to be its size (another input's dim
         # declared equal, or derived: 2*batch), as the dynamic module checks before calling
         for source, d, aff in others:
-            low, high = sorted((aff.at([s.low for s in self.symbols]), aff.at([s.high for s in self.symbols])))
+            low, high = self._bounds(aff)
             dim = loop.DimOp(source, d, low, high, expected=self.size(aff))
             self.head.append(dim)
 
-    def size(self, aff: Affine) -> SSAValue:
-        """The function-level value of a size."""
+    def size(self, aff: SizePoly) -> SSAValue:
+        """The function-level value of a size: ``loop.offset`` of its monomials, each a symbol's
+        ``loop.dim`` or a product of them (``arith.muli``)."""
         hit = self.sizes.get(aff)
         if hit is not None:
             return hit
         terms: list[tuple[SSAValue | Operation, int]] = []
-        for s, c in enumerate(aff.coeffs):
-            if c:
-                source = self._sources.get(s)
-                if source is None:
-                    raise SymbolizeDeclined(f"no graph input has a dim equal to '{self.symbols[s].name}' to read it from")
-                terms.append((source, c))
+        for exps, coeff in aff.monomials:
+            terms.append((self._monomial(exps), coeff))
+        if len(terms) == 1 and terms[0][1] == 1 and aff.const == 0:
+            value = terms[0][0]
+            assert isinstance(value, SSAValue)
+            self.sizes[aff] = value
+            return value
         op = loop.OffsetOp(terms, aff.const)
         op.result.name_hint = "size"
         self.head.append(op)
         self.sizes[aff] = op.result
         return op.result
+
+    def _monomial(self, exps: Sequence[int]) -> SSAValue:
+        """``prod(symbol_i ** e_i)`` at the function level."""
+        key = SizePoly.of({tuple(exps): 1}, len(self.symbols))
+        hit = self.sizes.get(key)
+        if hit is not None:
+            return hit
+        factors: list[SSAValue] = []
+        for s, e in enumerate(exps):
+            source = self._sources.get(s)
+            if e and source is None:
+                raise SymbolizeDeclined(f"no graph input has a dim equal to '{self.symbols[s].name}' to read it from")
+            factors += [source] * e  # pyright: ignore[reportOperatorIssue]
+        value = factors[0]
+        for f in factors[1:]:
+            product = arith.MuliOp(value, f)
+            product.result.name_hint = "size"
+            self.head.append(product)
+            value = product.result
+        self.sizes[key] = value
+        return value
+
+    def _bounds(self, aff: SizePoly) -> tuple[int, int]:
+        return aff.bounds([s.low for s in self.symbols], [s.high for s in self.symbols])
 
     def _allocs(self) -> None:
         for k, op in enumerate(self.ops):
@@ -395,7 +476,7 @@ class _Builder:
                     dims = self._dims(k, ("arg", 0, 0, i))
                     if dims:
                         Rewriter.replace_value_with_new_type(arg, _dynamic_memref(arg.type, list(dims)))
-            needed: list[Affine] = []
+            needed: list[SizePoly] = []
             for j, _inner in inside:
                 for _slot, aff in self.by_op[j]:
                     if aff not in needed:
@@ -413,8 +494,8 @@ class _Builder:
             new.attributes.update(op.attributes)
             Rewriter.replace_op(op, new)
 
-    def _largest(self, aff: Affine) -> int:
-        return max(aff.at([s.low for s in self.symbols]), aff.at([s.high for s in self.symbols]))
+    def _largest(self, aff: SizePoly) -> int:
+        return self._bounds(aff)[1]
 
     def _gemms(self) -> None:
         """A GEMM whose ``m`` (unbatched) or batch count follows the sizes takes it at run time."""
@@ -434,14 +515,14 @@ class _Builder:
             new.attributes.update(op.attributes)
             Rewriter.replace_op(op, new)
 
-    def _name(self, aff: Affine) -> str:
+    def _name(self, aff: SizePoly) -> str:
         """``batch`` for a symbol itself, ``size`` for an expression of symbols."""
-        used = [s for s, c in enumerate(aff.coeffs) if c]
-        if aff.const == 0 and len(used) == 1 and aff.coeffs[used[0]] == 1:
-            return self.symbols[used[0]].name
+        unit = aff.unit_symbol
+        if unit is not None:
+            return self.symbols[unit].name
         return "size"
 
-    def _rebound(self, k: int, op: Operation, args: Mapping[Affine, SSAValue]) -> None:
+    def _rebound(self, k: int, op: Operation, args: Mapping[SizePoly, SSAValue]) -> None:
         """A loop with run-time upper bounds (the kernel's size arguments)."""
         slots = dict(self.by_op[k])
         if isinstance(op, loop.OffsetOp):
@@ -507,7 +588,7 @@ def _in_kernel(op: Operation) -> bool:
 
 def symbolize(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], ModuleOp],
               symbols: Sequence[SymbolRange], variants: Mapping[int, Sequence[int]],
-              checks: Sequence[Sequence[int]]) -> dict[Slot, Affine]:
+              checks: Sequence[Sequence[int]]) -> dict[Slot, SizePoly]:
     """Rewrite ``template`` (the lowering at the sizes ``at``) into one loop level for every
     size in the ranges, from the lowerings ``lower`` makes at the variants and at ``checks``;
     returns the fitted sizes.  Raises :class:`SymbolizeDeclined`."""
@@ -517,4 +598,4 @@ def symbolize(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[i
     return table
 
 
-__all__ = ["Affine", "SymbolRange", "SymbolizeDeclined", "diff", "fit", "symbolize"]
+__all__ = ["SymbolRange", "SymbolizeDeclined", "diff", "fit", "symbolize"]

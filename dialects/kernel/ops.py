@@ -196,7 +196,9 @@ class ScanOp(KernelOp):
 @irdl_op_definition
 class GatherOp(KernelOp):
     """Reads input elements at indices held in an integer tensor, each index checked against
-    the bounds at run time (``index``, ``index_select``, ``embedding``, ``gather``)."""
+    the bounds at run time (``index``, ``index_select``, ``embedding``, ``gather``).  The
+    indices are an input, or computed in the body (``kernel-fuse`` merged their producer in:
+    ``embedding(table, arange(seq))`` where ``seq`` is a run-time size)."""
 
     name = "kernel.gather"
     KIND: ClassVar[str] = "gather"
@@ -205,9 +207,12 @@ class GatherOp(KernelOp):
     def verify_kind(self) -> None:
         from xdsl.dialects.builtin import IntegerType
 
-        if not any(isinstance(v.type, TensorType) and isinstance(v.type.get_element_type(), IntegerType)
-                   for v in self.inputs):
-            raise VerifyException("kernel.gather: no input holds integer indices")
+        def integers(v: SSAValue) -> bool:
+            return isinstance(v.type, TensorType) and isinstance(v.type.get_element_type(), IntegerType)
+
+        if not any(integers(v) for v in self.inputs) and not any(
+                integers(r) for op in self.computed_ops() for r in op.results):
+            raise VerifyException("kernel.gather: no input holds integer indices, and the body computes none")
 
 
 @irdl_op_definition

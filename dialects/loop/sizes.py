@@ -1,8 +1,8 @@
 """Run-time sizes of the loop level: what a size value is at a call, and its range.
 
 A size is an ``index`` value of ``@forward`` defined by ``loop.dim`` (a dim of a graph input,
-with its declared range), by ``loop.offset`` (an affine expression of sizes) or by an
-integer ``arith.constant``.  ``size_range`` bounds it over the declared ranges (what the
+with its declared range), by ``loop.offset`` (an affine expression of sizes), by
+``arith.muli`` of two sizes (``batch * seq``) or by an integer ``arith.constant``.  ``size_range`` bounds it over the declared ranges (what the
 memory plan sizes a buffer for); ``evaluate_size`` computes it from a call's inputs.
 """
 
@@ -27,21 +27,25 @@ class SizeError(ValueError):
 
 
 def fold_size(value: SSAValue, dim: Callable[[DimOp], T], const: Callable[[int], T],
-              add_term: Callable[[T, T, int], T]) -> T:
+              add_term: Callable[[T, T, int], T], mul: Callable[[T, T], T]) -> T:
     """A size interpreted over ``T``: a ``loop.dim`` is ``dim(op)``, an integer constant
     ``const(n)``, a ``loop.offset`` its constant then ``add_term(acc, term, coefficient)`` per
-    term.  The memory plan folds ranges, the runtime integers, the code generator LLVM values."""
+    term, an ``arith.muli`` ``mul(lhs, rhs)``.  The memory plan folds ranges, the runtime
+    integers, the code generator LLVM values."""
     owner = value.owner
     if isinstance(owner, DimOp):
         return dim(owner)
     if isinstance(owner, OffsetOp):
         acc = const(owner.const)
         for term, coeff in zip(owner.indices, owner.coefficients, strict=True):
-            acc = add_term(acc, fold_size(term, dim, const, add_term), coeff)
+            acc = add_term(acc, fold_size(term, dim, const, add_term, mul), coeff)
         return acc
+    if isinstance(owner, arith.MuliOp):
+        return mul(fold_size(owner.lhs, dim, const, add_term, mul), fold_size(owner.rhs, dim, const, add_term, mul))
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return const(int(owner.value.value.data))
-    raise SizeError(f"{value.name_hint or value} is not a run-time size (loop.dim, loop.offset or a constant)")
+    raise SizeError(f"{value.name_hint or value} is not a run-time size (loop.dim, loop.offset, arith.muli or a "
+                    "constant)")
 
 
 def size_range(value: SSAValue) -> tuple[int, int]:
@@ -49,12 +53,16 @@ def size_range(value: SSAValue) -> tuple[int, int]:
     def add_term(acc: tuple[int, int], term: tuple[int, int], c: int) -> tuple[int, int]:
         return acc[0] + min(c * term[0], c * term[1]), acc[1] + max(c * term[0], c * term[1])
 
-    return fold_size(value, lambda d: d.bounds, lambda n: (n, n), add_term)
+    def mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+
+    return fold_size(value, lambda d: d.bounds, lambda n: (n, n), add_term, mul)
 
 
 def evaluate_size(value: SSAValue, dim_of: Callable[[DimOp], int]) -> int:
     """A size at a call; ``dim_of`` reads a ``loop.dim`` from the call's inputs."""
-    return fold_size(value, dim_of, lambda n: n, lambda acc, term, c: acc + c * term)
+    return fold_size(value, dim_of, lambda n: n, lambda acc, term, c: acc + c * term, lambda a, b: a * b)
 
 
 def largest_shape(buffer: SSAValue) -> list[int]:

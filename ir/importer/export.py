@@ -21,7 +21,7 @@ from torch.export.graph_signature import OutputKind
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, StringAttr, TensorType, f64, i1, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, StringAttr, TensorType, UnitAttr, f64, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ziggurat.dialects.torch import TorchOp
@@ -37,7 +37,7 @@ from ziggurat.ir.importer.values import Dynamic, TensorConstant
 from ziggurat.ir.locations import describe_location, make_location, user_frame, user_line
 from ziggurat.ir.call_signature import CallSignature
 from ziggurat.ir.signature import format_structure, set_call_signature, set_input_writes, set_signature
-from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR, ShapeSymbols
+from ziggurat.ir.shape_symbols import SHAPE_SYMBOLS_ATTR, SIZED_ATTR, ShapeSymbols
 from ziggurat.ir.structure import Ref
 from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
@@ -69,15 +69,19 @@ def _location(node: torch.fx.Node) -> Any:
 
 class ExportImporter:
     def __init__(self, program: Any, sizes: Mapping[Any, int] | None = None,
-                 symbols: ShapeSymbols | None = None) -> None:
+                 symbols: ShapeSymbols | None = None, mark_sized: bool = False) -> None:
         """``sizes``: a value for each symbol of a program exported with dynamic shapes (its
         sympy symbols), which specializes the import to those sizes; without them its sizes are
         ``?`` and its size arithmetic is run-time scalars, and ``symbols`` (recorded on the
-        function) declares them."""
+        function) declares them.  ``mark_sized``: with ``sizes``, each op whose result's shape
+        follows the symbols carries ``ziggurat.sized`` (:data:`SIZED_ATTR`), which keeps
+        constant folding from baking a size into a literal (a range build's lowerings must
+        differ only in sizes, not in constants: ``embedding(pos, arange(seq))``)."""
         self.program = program
         self.values: dict[torch.fx.Node, Any] = {}
         self.sizes: dict[Any, int] = dict(sizes or {})
         self.symbols = symbols
+        self.mark_sized = mark_sized
 
     def import_program(self, example_inputs: Sequence[Any], example_kwargs: Mapping[str, Any] | None = None,
                        input_names: Sequence[str] | None = None) -> ModuleOp:
@@ -161,9 +165,11 @@ class ExportImporter:
             self._check_metadata(node, args, schema.text)
             return
         val = node.meta.get("val")
+        sized = False
         if self.sizes:
             if self._specialized(node, target, args, val):
                 return
+            sized = _has_symbolic_shape(val)
             val = self._concrete(val)
         examples = list(val) if isinstance(val, list | tuple) else [val]
         if not schema.returns:  # aten._assert_scalar: an op for its effect only
@@ -180,6 +186,8 @@ class ExportImporter:
                 op.detach()
                 op.erase()
                 op = build_aten_op(self.builder, schema, args, quantized, _location(node), self.literals)
+        if sized and self.mark_sized:
+            op.attributes[SIZED_ATTR] = UnitAttr()
         results = [Dynamic(r, e) for r, e in zip(op.results, examples, strict=True)]
         if len(results) == 1 and not isinstance(val, list | tuple):
             results[0].ssa.name_hint = ssa_name(node.name)
@@ -296,6 +304,13 @@ class ExportImporter:
     def _error(self, node: torch.fx.Node, message: str, schema: str | None = None) -> ModelImportError:
         return ModelImportError(message, op=str(node.target), schema=schema,
                                 location=describe_location(_location(node)))
+
+
+def _has_symbolic_shape(val: Any) -> bool:
+    """A node's fake result (or one of its results) has a dim that is an expression of symbols."""
+    if isinstance(val, list | tuple):
+        return any(_has_symbolic_shape(v) for v in val)  # pyright: ignore[reportUnknownVariableType]
+    return isinstance(val, torch.Tensor) and not all(isinstance(d, int) for d in val.shape)
 
 
 def _symbolic_result_type(example: Any) -> Attribute:

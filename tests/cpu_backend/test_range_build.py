@@ -258,6 +258,36 @@ def test_convolutions_take_the_batch_at_run_time(isa: str) -> None:
     assert SPECIALIZED not in compiled.report.stats
 
 
+class Positions(torch.nn.Module):
+    """Linear rows ``batch * seq`` (a product of two symbols), a learned position table sliced
+    to the sequence (folded into a literal per size by a static build), a transpose and a
+    reduction over the sequence."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj, self.pos = torch.nn.Linear(16, 24), torch.nn.Embedding(40, 24)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = self.proj(x) + self.pos(torch.arange(x.shape[1]))
+        return torch.softmax(y.transpose(1, 2), -1), y.sum(1)
+
+
+def test_products_of_two_symbols_and_sliced_positions(isa: str) -> None:
+    """``batch * seq`` rows are a product of sizes (``arith.muli``), fitted on a grid of sampled
+    sizes; the position rows stay a kernel over the table (nothing sized is constant-folded)."""
+    torch.manual_seed(0)
+    model = Positions().eval()
+    compiled = ziggurat.compile(model, (_rand(3, 7, 16),), backend="cpu", isa=isa,
+                                dynamic_shapes=({0: Dim("batch", min=1, max=9), 1: Dim("seq", min=1, max=40)},))
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    assert "arith.muli %batch, %seq : index" in compiled.ir["loop"]
+    for b, t in ((2, 2), (9, 40), (5, 13), (2, 39), (8, 3), (4, 16)):
+        x = _rand(b, t, 16)
+        for got, want in zip(compiled(x), model(x), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert SPECIALIZED not in compiled.report.stats
+
+
 def test_what_the_range_build_cannot_take_is_built_per_size() -> None:
     """A dynamic sequence length changes attention's N and K and its mask kernels: declined,
     with the first difference in the report, and every size is right from its own build."""

@@ -33,7 +33,7 @@ from ziggurat.backends.cpu.memory_plan import MemoryPlan
 from ziggurat.dialects import loop
 from ziggurat.dialects.loop.sizes import SizeError, fold_size
 
-_GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp, loop.DimOp, loop.OffsetOp)
+_GRAPH_OPS = (loop.AllocOp, loop.ConstantOp, arith.ConstantOp, loop.DimOp, loop.OffsetOp, arith.MuliOp)
 
 
 @dataclass
@@ -294,12 +294,12 @@ class ModuleCodegen:
 
         def size(v: SSAValue) -> ir.Value:
             """A run-time size of the function level: a ``loop.dim``, an affine ``loop.offset``
-            of sizes, or an index constant."""
+            of sizes, a product of two, or an index constant."""
             hit = sizes.get(v)
             if hit is None:
                 try:
                     hit = sizes[v] = fold_size(v, dim, I64, lambda acc, term, c: llvm_ir.add(
-                        b, acc, llvm_ir.mul(b, term, I64(c))))
+                        b, acc, llvm_ir.mul(b, term, I64(c))), lambda x, y: llvm_ir.mul(b, x, y))
                 except SizeError as e:
                     raise CodegenError(str(e)) from None
             return hit
