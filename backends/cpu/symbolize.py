@@ -55,6 +55,7 @@ from ziggurat.dialects import loop
 from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 from ziggurat.ir.signature import forward_function
 from ziggurat.dialects.loop.syntax import int_values
+from ziggurat.backends.cpu.kernels.gemm_spec import RUNTIME_FIELDS
 from ziggurat.backends.cpu.size_poly import SizePoly, fit_polys, grid_basis
 
 #: where an integer sits in the loop level: (op index in walk order, what, position...)
@@ -343,7 +344,7 @@ class _Builder:
                 if isinstance(op, loop.GemmOp):
                     kernel = op.spec.data.get("kernel")
                     ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and "bf16_kernel" not in op.spec.data and (
-                        slot[3] in ("m", "batch") if kernel is None
+                        slot[3] in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
                         else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
                 elif isinstance(op, arith.ConstantOp):
                     ok = _in_kernel(op) and (slot[1:] == ("prop", "value", "float") or (
@@ -498,20 +499,36 @@ class _Builder:
         return self._bounds(aff)[1]
 
     def _gemms(self) -> None:
-        """A GEMM whose ``m`` (unbatched) or batch count follows the sizes takes it at run time."""
+        """A GEMM whose ``m`` or batch count follows the sizes takes it at run time, and so do
+        ``n``, ``k``, its leading dims and batch strides (attention over a dynamic sequence),
+        where the spec allows (``GemmSpec.runtime``: a plain B, no bias or binary epilogue)."""
         for k, op in enumerate(self.ops):
             if not isinstance(op, loop.GemmOp) or k not in self.by_op:
                 continue
             fields = {str(slot[3]): aff for slot, aff in self.by_op[k]}
             spec = dict(op.spec.data)
             batch = spec.get("batch")
-            if len(fields) != 1 or ("m" in fields and isinstance(batch, IntegerAttr) and int(batch.value.data) > 1):
-                raise SymbolizeDeclined(f"{_op_label(op)}: {' and '.join(sorted(fields))} follow the sizes; a GEMM "
-                                        "takes a run-time m (unbatched) or a run-time batch count, one of them")
-            (name, aff), = fields.items()
-            spec[name] = IntegerAttr(self._largest(aff), i64)
-            spec[f"{name}_runtime"] = IntegerAttr(1, IntegerType(1))
-            new = loop.GemmOp(op.gemm_name, op.a, op.b, op.c, op.bias, op.other, spec, [self.size(aff)])
+            batched = "batch" in fields or (isinstance(batch, IntegerAttr) and int(batch.value.data) > 1)
+            others = [f for f in RUNTIME_FIELDS if f in fields]
+            plain = _flag(spec, "b_packed", True) is False and not _flag(spec, "b_transposed", False) \
+                and op.bias is None and op.other is None and "kernel" not in spec
+            if others and not plain:
+                raise SymbolizeDeclined(f"{_op_label(op)}: {' and '.join(others)} follow the sizes; a GEMM takes them "
+                                        "at run time only with a plain B and no bias or binary epilogue")
+            if "m" in fields and batched and not {"batch_stride_a", "batch_stride_c"} <= fields.keys():
+                raise SymbolizeDeclined(f"{_op_label(op)}: m follows the sizes but a batch stride does not")
+            sizes: list[SSAValue] = []
+            for name in ("m", "batch"):
+                if name in fields:
+                    spec[name] = IntegerAttr(self._largest(fields[name]), i64)
+                    spec[f"{name}_runtime"] = IntegerAttr(1, IntegerType(1))
+                    sizes.append(self.size(fields[name]))
+            for name in others:
+                spec[name] = IntegerAttr(self._largest(fields[name]), i64)
+                sizes.append(self.size(fields[name]))
+            if others:
+                spec["runtime"] = ArrayAttr([StringAttr(f) for f in others])
+            new = loop.GemmOp(op.gemm_name, op.a, op.b, op.c, op.bias, op.other, spec, sizes)
             new.attributes.update(op.attributes)
             Rewriter.replace_op(op, new)
 
@@ -573,6 +590,11 @@ class _Builder:
             raise SymbolizeDeclined(f"{op.name} depends on the sizes")
         new.attributes.update(op.attributes)
         Rewriter.replace_op(op, new)
+
+
+def _flag(spec: Mapping[str, Attribute], name: str, default: bool) -> bool:
+    value = spec.get(name)
+    return bool(value.value.data) if isinstance(value, IntegerAttr) else default  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _enclosing_kernel(op: Operation) -> loop.KernelOp | None:

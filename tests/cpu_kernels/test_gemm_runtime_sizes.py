@@ -74,5 +74,69 @@ def test_runtime_batch_count(isa: Isa, force_threads: None) -> None:
 
 
 def test_runtime_m_of_a_batched_gemm_is_refused() -> None:
-    with pytest.raises(GemmSpecError, match="only an unbatched GEMM takes a run-time m"):
+    with pytest.raises(GemmSpecError, match="a batched GEMM takes a run-time m only with run-time batch strides"):
         GemmSpec(m=8, n=8, k=8, batch=2, m_runtime=True)
+
+
+def test_runtime_strides_need_a_plain_b_and_no_epilogue() -> None:
+    with pytest.raises(GemmSpecError, match="plain, not transposed B"):
+        GemmSpec(m=8, n=8, k=8, runtime=("n",))
+    with pytest.raises(GemmSpecError, match="plain, not transposed B"):
+        GemmSpec(m=8, n=8, k=8, b_packed=False, bias=True, runtime=("n",))
+    with pytest.raises(GemmSpecError, match="each at most once"):
+        GemmSpec(m=8, n=8, k=8, b_packed=False, runtime=("n", "m"))
+
+
+_SEQ = {"m", "batch", "n", "k", "lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"}
+
+
+def _attention_spec(isa: Isa, threads: int, which: str, top: int, heads: int, d: int, unary: str | None) -> GemmSpec:
+    """Q @ K^T (``[s, d] @ [d, s]``) or P @ V (``[s, s] @ [s, d]``) over ``heads`` matrices
+    whose ``s`` (and batch) come at run time, planned for ``top``."""
+    if which == "qk":
+        return GemmSpec(m=top, n=top, k=d, lda=d, ldc=top, ldb=top, isa=isa, threads=threads, b_packed=False,
+                        batch=heads, batch_stride_a=top * d, batch_stride_b=d * top, batch_stride_c=top * top,
+                        unary=unary, m_runtime=True, batch_runtime=True,
+                        runtime=("n", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"))
+    return GemmSpec(m=top, n=d, k=top, lda=top, ldc=d, ldb=d, isa=isa, threads=threads, b_packed=False,
+                    batch=heads, batch_stride_a=top * top, batch_stride_b=top * d, batch_stride_c=top * d,
+                    unary=unary, m_runtime=True, batch_runtime=True,
+                    runtime=("k", "lda", "batch_stride_a", "batch_stride_b", "batch_stride_c"))
+
+
+@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which, top, d, unary", [("qk", 77, 24, None), ("pv", 77, 24, None), ("qk", 300, 64, "relu"),
+                                                  ("pv", 700, 40, "gelu_erf"), ("qk", 50, 700, "tanh")],
+                         ids=["qk", "pv", "qk-big", "pv-long-k", "qk-staged-k-blocks"])
+def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: int, d: int, unary: str | None,
+                                       force_threads: None) -> None:
+    """A dynamic sequence: ``n``/``ldb``/``ldc`` (Q @ K^T) or ``k``/``lda`` (P @ V) and every batch
+    stride at run time, with ``m`` and the batch count, at sizes around the tile width and the
+    K block, against torch; the columns past ``n`` of a staged tile are never written."""
+    heads = 5
+    spec = _attention_spec(isa, threads, which, top, heads, d, unary)
+    plan = make_plan(spec)
+    assert set(spec.runtime_sizes) <= _SEQ and plan.pack_b
+    if d == 700:
+        assert plan.kc < d  # more than one K block: a staged tile is copied back in
+    _lib, fn = _compile(spec)
+    ws = _workspace(spec)
+    torch.manual_seed(1)
+    act = {None: lambda x: x, "relu": torch.relu, "gelu_erf": torch.nn.functional.gelu, "tanh": torch.tanh}[unary]
+    for s in sorted({1, 2, 3, 15, 16, 17, 31, 33, 47, 49, top // 2 + 1, top - 1, top}):
+        for batch in (1, 3, heads):
+            if which == "qk":
+                x, y = torch.randn(batch, s, d), torch.randn(batch, d, s)
+                c = torch.full((batch, s, s + 1), float("nan"))[..., :s].contiguous()
+                sizes = (s, batch, s, s, s, s * d, d * s, s * s)
+            else:
+                x, y = torch.randn(batch, s, s), torch.randn(batch, s, d)
+                c = torch.full((batch, s, d), float("nan"))
+                sizes = (s, batch, s, s, s * s, s * d, s * d)
+            guard = torch.full((c.numel() + 64,), 7.0)
+            guard[:c.numel()] = float("nan")
+            fn(x.data_ptr(), y.data_ptr(), guard.data_ptr(), 0, 0, (ws.data_ptr() + 63) // 64 * 64, *sizes)
+            got = guard[:c.numel()].view(c.shape)
+            assert_close_to(got, act(x @ y), y.shape[1])
+            assert bool((guard[c.numel():] == 7.0).all()), f"s={s}, batch={batch}: wrote past C"

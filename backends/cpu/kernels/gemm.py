@@ -4,12 +4,16 @@
 
     void <spec.symbol>(const float *a, const float *b, float *c,
                        const float *bias, const float *other, float *workspace
-                       [, int64_t m] [, int64_t batch]);
+                       [, int64_t m] [, int64_t batch] [, int64_t <spec.runtime field>]...);
 
 (``m`` with ``spec.m_runtime``, ``batch`` with ``spec.batch_runtime``: at most the spec's
 value, for which the blocking and the workspace are planned; a run-time ``m`` is split into as
 many row tasks as the plan's, and its row tail runs the microkernel of that many rows: one of
-each row count below the main tile, so that B is read once for a small ``m``.)
+each row count below the main tile, so that B is read once for a small ``m``.  The fields of
+``spec.runtime`` (``n``, ``k``, leading dims, batch strides) follow: column tasks and K
+blocks are counted at run time, B is packed into zero-padded panels, A is packed when ``lda``
+is given, and with a run-time ``n`` or ``ldc`` each tile is computed into the workspace and
+copied to C under a run-time column mask.)
 
 ``bias`` / ``other`` may be null when the spec has no bias / binary op;
 ``workspace`` must point to ``gemm_workspace_bytes(spec)`` bytes (64-byte
@@ -83,6 +87,9 @@ class _GemmEmitter:
         self.plan = plan
         self.vec = VecOps(module, spec.isa)  # type: ignore[arg-type]
         self.sym = spec.symbol
+        #: the run-time fields of the function being emitted (the entry's or the task body's)
+        self.rt: dict[str, ir.Value] = {}
+        self.ws_c: ir.Value = ir.Constant(F32P, None)
         # Streaming prefetch of the next B micro-panel (see GemmPlan.prefetch_stream).
         self.stream = (plan.prefetch_stream and plan.cols_outer and spec.b_packed and plan.tw == spec.nr
                        and plan.unroll > 1)
@@ -94,12 +101,13 @@ class _GemmEmitter:
             a_rs, a_ks = 1, p.mr
         else:
             a_rs, a_ks = s.lda, 1  # type: ignore[assignment]
+        ldc = p.tw if s.stages_c else s.ldc
         if s.b_packed:
             nr = s.nr
             assert nr is not None
-            return TileAccess(a_rs, a_ks, b_ks=nr, b_nr=nr, b_panel_stride=s.k * nr, b_padded=True, ldc=s.ldc)  # type: ignore[arg-type]
+            return TileAccess(a_rs, a_ks, b_ks=nr, b_nr=nr, b_panel_stride=s.k * nr, b_padded=True, ldc=ldc)  # type: ignore[arg-type]
         if p.pack_b:
-            return TileAccess(a_rs, a_ks, b_ks=p.tw, b_nr=p.tw, b_panel_stride=p.kc * p.tw, b_padded=True, ldc=s.ldc)  # type: ignore[arg-type]
+            return TileAccess(a_rs, a_ks, b_ks=p.tw, b_nr=p.tw, b_panel_stride=p.kc * p.tw, b_padded=True, ldc=ldc)  # type: ignore[arg-type]
         return TileAccess(a_rs, a_ks, b_ks=s.ldb, b_nr=p.tw, b_panel_stride=p.tw, b_padded=False, ldc=s.ldc)  # type: ignore[arg-type]
 
     def _tail_rows(self) -> list[int]:
@@ -114,7 +122,7 @@ class _GemmEmitter:
         """Keyed by (rows, n tail)."""
         s, p = self.spec, self.plan
         access = self._access()
-        ntail = s.n % p.tw
+        ntail = 0 if "n" in s.runtime else s.n % p.tw  # a run-time tail: the full tile, staged
         uks: dict[tuple[int, bool], ir.Function] = {}
         for rows in [p.mr, *self._tail_rows()]:
             for n_is_tail in (False, True):
@@ -148,41 +156,59 @@ class _GemmEmitter:
             arg.name = nm
         fn.attributes.add("nounwind")
         self.uks = self._microkernels()
-        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, s.lda, tuple(self._tail_rows())) \
+        lda = None if "lda" in s.runtime else s.lda
+        self.pack_a_fn = self._shared(emit_pack_a, "packa", p.mr, p.kc, lda, tuple(self._tail_rows())) \
             if p.pack_a else None
         self.pack_b_fn = None
         if p.pack_b:
             emitter = emit_pack_b_nk if s.b_transposed else emit_pack_b_kn
             kind = "packbt" if s.b_transposed else "packb"
-            self.pack_b_fn = self._shared(emitter, kind, p.tw, p.kc, s.ldb, s.n % p.tw)
+            ldb = None if "ldb" in s.runtime else s.ldb
+            self.pack_b_fn = self._shared(emitter, kind, p.tw, p.kc, ldb, None if "n" in s.runtime else s.n % p.tw)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         sizes = dict(zip(runtime, fn.args[6:]))
         if not runtime:
             n_tasks: int | ir.Value = s.batch * p.tasks_m * p.tasks_n
             serial_when = None
         else:
+            self.rt = sizes
             tasks_m = self._row_split(b, sizes["m"])[1] if "m" in sizes else i64(p.tasks_m)
             batch = sizes.get("batch", i64(s.batch))
-            n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), i64(p.tasks_n))
+            n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), self._tasks_n(b))
             # as the plan of a static GEMM of this size would: one thread below its flops floor
             rows = llvm_ir.mul(b, batch, sizes.get("m", i64(s.m)))
-            flops = llvm_ir.mul(b, rows, i64(2 * s.n * s.k))
+            flops = llvm_ir.mul(b, llvm_ir.mul(b, rows, self._f("n")), llvm_ir.mul(b, self._f("k"), i64(2)))
             serial_when = b.icmp_signed("<", flops, i64(2 * TUNING.min_flops_per_thread))
         emit_parallel_for(self.module, b, n_tasks, self._task_body, num_threads=p.threads,
                           captures=list(fn.args), name=f"{self.sym}.par", serial_when=serial_when)
         b.ret_void()
         return fn
 
+    def _f(self, name: str) -> ir.Value:
+        """A spec field's value: the run-time argument of the function being emitted, or the
+        spec's constant."""
+        hit = self.rt.get(name)
+        return hit if hit is not None else i64(getattr(self.spec, name))
+
+    def _tasks_n(self, b: ir.IRBuilder) -> ir.Value:
+        """Column tasks: the plan's, or with a run-time ``n`` as many of its width as ``n`` needs."""
+        if "n" not in self.rt:
+            return i64(self.plan.tasks_n)
+        nt = i64(self.plan.nt)
+        return llvm_ir.udiv(b, llvm_ir.add(b, self.rt["n"], llvm_ir.sub(b, nt, i64(1))), nt)
+
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
         s, p = self.spec, self.plan
         a, bmat, c, bias, other, ws = caps[:6]
         sizes = dict(zip(s.runtime_sizes, caps[6:]))
+        self.rt = sizes
         m_val = sizes.get("m", i64(s.m))
         mt, tasks_m = self._row_split(b, m_val) if "m" in sizes else (i64(p.mt), i64(p.tasks_m))
         ws_t = gep(b, ws, llvm_ir.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
         ws_a = ws_t
         ws_b = gep(b, ws_t, p.ws_a_floats)
-        per_batch = llvm_ir.mul(b, tasks_m, i64(p.tasks_n))
+        self.ws_c = gep(b, ws_t, p.ws_a_floats + p.ws_b_floats)
+        per_batch = llvm_ir.mul(b, tasks_m, self._tasks_n(b))
         with for_range(b, begin, end, name="task") as t:
             bi = llvm_ir.udiv(b, t, per_batch)
             rem = llvm_ir.urem(b, t, per_batch)
@@ -191,11 +217,11 @@ class _GemmEmitter:
             m0 = llvm_ir.mul(b, mi, mt)
             n0 = llvm_ir.mul(b, ni, i64(p.nt))
             mcnt = _umin(b, mt, llvm_ir.sub(b, m_val, m0))
-            ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, i64(s.n), n0))
+            ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, self._f("n"), n0))
             ops = _Operands(
-                a=gep(b, a, llvm_ir.mul(b, bi, i64(s.batch_stride_a))),  # type: ignore[arg-type]
-                b=gep(b, bmat, llvm_ir.mul(b, bi, i64(s.batch_stride_b))),  # type: ignore[arg-type]
-                c=gep(b, c, llvm_ir.mul(b, bi, i64(s.batch_stride_c))),  # type: ignore[arg-type]
+                a=gep(b, a, llvm_ir.mul(b, bi, self._f("batch_stride_a"))),
+                b=gep(b, bmat, llvm_ir.mul(b, bi, self._f("batch_stride_b"))),
+                c=gep(b, c, llvm_ir.mul(b, bi, self._f("batch_stride_c"))),
                 bias=bias,
                 other=gep(b, other, llvm_ir.mul(b, bi, i64(s.other_batch_stride))) if s.binary else other,
                 ws_a=ws_a,
@@ -220,39 +246,46 @@ class _GemmEmitter:
 
     def _k_block_params(self, b: ir.IRBuilder, kb: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
         """``(pc, kcur, flags)`` of K block ``kb``."""
-        s, p = self.spec, self.plan
-        nkb = -(-s.k // p.kc)
+        p = self.plan
         pc = llvm_ir.mul(b, kb, i64(p.kc))
-        kcur = _umin(b, i64(p.kc), llvm_ir.sub(b, i64(s.k), pc))
+        kcur = _umin(b, i64(p.kc), llvm_ir.sub(b, self._f("k"), pc))
         not_first = llvm_ir.zext(b, b.icmp_unsigned("!=", kb, i64(0)), I32)
-        last = llvm_ir.zext(b, b.icmp_unsigned("==", kb, i64(nkb - 1)), I32)
+        last = llvm_ir.zext(b, b.icmp_unsigned("==", kb, llvm_ir.sub(b, self._k_blocks_count(b), i64(1))), I32)
         flags = llvm_ir.or_(b, llvm_ir.mul(b, not_first, I32(FLAG_ACCUMULATE)), llvm_ir.mul(b, last, I32(FLAG_FINAL)))
         return pc, kcur, flags
+
+    def _k_blocks_count(self, b: ir.IRBuilder) -> ir.Value:
+        kc = self.plan.kc
+        if "k" not in self.rt:
+            return i64(-(-self.spec.k // kc))
+        return llvm_ir.udiv(b, llvm_ir.add(b, self.rt["k"], i64(kc - 1)), i64(kc))
 
     def _pack_b(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, pc: ir.Value,
                 kcur: ir.Value) -> None:
         s = self.spec
         if self.pack_b_fn is None:
             return
+        ldb = self._f("ldb")
         if s.b_transposed:
-            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, jc, i64(s.ldb)), pc))  # type: ignore[arg-type]
+            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, jc, ldb), pc))
         else:
-            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, pc, i64(s.ldb)), jc))  # type: ignore[arg-type]
-        b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur])
+            src = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, pc, ldb), jc))
+        b.call(self.pack_b_fn, [src, ops.ws_b, ncur, kcur] + ([ldb] if "ldb" in self.rt else []))
 
     def _pack_a(self, b: ir.IRBuilder, ops: _Operands, ic: ir.Value, mcur: ir.Value, pc: ir.Value,
                 kcur: ir.Value) -> None:
         if self.pack_a_fn is None:
             return
-        src = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, ic, i64(self.spec.lda)), pc))  # type: ignore[arg-type]
-        b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur])
+        lda = self._f("lda")
+        src = gep(b, ops.a, llvm_ir.add(b, llvm_ir.mul(b, ic, lda), pc))
+        b.call(self.pack_a_fn, [src, ops.ws_a, mcur, kcur] + ([lda] if "lda" in self.rt else []))
 
     def _a_once(self, b: ir.IRBuilder, ops: _Operands, m0: ir.Value, mcnt: ir.Value, n0: ir.Value,
                 ncnt: ir.Value) -> None:
         """All task rows fit one A block: pack it once per K block and sweep
         every column block with it (pc -> jc order)."""
-        s, p = self.spec, self.plan
-        nkb = -(-s.k // p.kc)
+        p = self.plan
+        nkb = self._k_blocks_count(b)
         n_end = llvm_ir.add(b, n0, ncnt)
         with for_range(b, 0, nkb, name="kb") as kb:
             pc, kcur, flags = self._k_block_params(b, kb)
@@ -264,8 +297,8 @@ class _GemmEmitter:
 
     def _k_blocks(self, b: ir.IRBuilder, ops: _Operands, jc: ir.Value, ncur: ir.Value, m0: ir.Value, mcnt: ir.Value) -> None:
         """BLIS order for one column block: pc -> (pack B) -> ic -> (pack A) -> tiles."""
-        s, p = self.spec, self.plan
-        nkb = -(-s.k // p.kc)
+        p = self.plan
+        nkb = self._k_blocks_count(b)
         with for_range(b, 0, nkb, name="kb") as kb:
             pc, kcur, flags = self._k_block_params(b, kb)
             self._pack_b(b, ops, jc, ncur, pc, kcur)
@@ -309,12 +342,12 @@ class _GemmEmitter:
             if uk is not None:
                 with for_range(b, 0, n_full, name="jr") as jr:
                     j = llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw)))
-                    self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags)
-            uk_t = self.uks.get((rows, True))
+                    self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, rows=rows)
+            uk_t = self._tail_uk(rows)
             if uk_t is not None:
                 with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
                     j = llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw)))
-                    self._call_uk(b, uk_t, ops, a_tile, i, j, jc, pc, kcur, flags)
+                    self._call_uk(b, uk_t, ops, a_tile, i, j, jc, pc, kcur, flags, rows=rows)
 
         if p.cols_outer:
             self._tiles_cols_outer(b, ops, ic, mcur, jc, ncur, pc, kcur, flags)
@@ -335,29 +368,59 @@ class _GemmEmitter:
 
         def column_of_tiles(j: ir.Value, n_tail: bool) -> None:
             def tile(ir_idx: ir.Value, rows: int, skip: ir.Value) -> None:
-                uk = self.uks.get((rows, n_tail))
+                uk = self._tail_uk(rows) if n_tail else self.uks.get((rows, False))
                 if uk is None:
                     return
                 i, a_tile = self._a_tile(b, ops, ic, ir_idx, skip, pc)
-                self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, ir_idx)
+                self._call_uk(b, uk, ops, a_tile, i, j, jc, pc, kcur, flags, ir_idx, rows=rows)
 
             with for_range(b, 0, m_full, name="ir") as ir_idx:
                 tile(ir_idx, p.mr, i64(0))
             for rows, skip, present in tails:
-                if (rows, n_tail) in self.uks:
+                if (self._tail_uk(rows) if n_tail else self.uks.get((rows, False))) is not None:
                     with b.if_then(present):
                         tile(m_full, rows, skip)
 
         if any(not n_tail for _rows, n_tail in self.uks):
             with for_range(b, 0, n_full, name="jr") as jr:
                 column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, jr, i64(p.tw))), False)
-        if any(n_tail for _rows, n_tail in self.uks):
+        if any(n_tail for _rows, n_tail in self.uks) or "n" in self.spec.runtime:
             with b.if_then(b.icmp_unsigned("!=", llvm_ir.urem(b, ncur, i64(p.tw)), i64(0))):
                 column_of_tiles(llvm_ir.add(b, jc, llvm_ir.mul(b, n_full, i64(p.tw))), True)
 
+    def _tail_uk(self, rows: int) -> ir.Function | None:
+        """The microkernel of a column tail: its own (static ``n``), or with a run-time ``n``
+        the full-width one, staged (its columns past ``n`` read zero-padded B and are not
+        copied out)."""
+        if "n" in self.spec.runtime:
+            return self.uks.get((rows, False))
+        return self.uks.get((rows, True))
+
+    def _staged(self, b: ir.IRBuilder, uk: ir.Function, args: list[ir.Value], c_tile: ir.Value, j: ir.Value,
+                flags: ir.Value, rows: int) -> None:
+        """The tile computed into the workspace (``ldc`` = tile width) and its columns below
+        ``n`` copied to C (``ldc`` and ``n`` at run time); a later K block first copies the
+        partial tile back in."""
+        p, vec = self.plan, self.vec
+        w = vec.width
+        ldc = self._f("ldc")
+        cols = _umin(b, i64(p.tw), llvm_ir.sub(b, self._f("n"), j))
+
+        def each(copy: Callable[[ir.Value, ir.Value, ir.Value], None]) -> None:
+            for r in range(rows):
+                row = gep(b, c_tile, llvm_ir.mul(b, i64(r), ldc))
+                for v in range(p.nvec):
+                    copy(gep(b, row, v * w), gep(b, self.ws_c, r * p.tw + v * w), llvm_ir.sub(b, cols, i64(v * w)))
+
+        accumulate = b.icmp_unsigned("!=", llvm_ir.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
+        with b.if_then(accumulate):
+            each(lambda c, t, n: vec.copy_lanes(b, c, t, n))
+        b.call(uk, args[:2] + [self.ws_c] + args[3:])
+        each(lambda c, t, n: vec.copy_lanes(b, t, c, n))
+
     def _call_uk(self, b: ir.IRBuilder, uk: ir.Function, ops: _Operands, a_tile: ir.Value, i: ir.Value,
                  j: ir.Value, jc: ir.Value, pc: ir.Value, kcur: ir.Value, flags: ir.Value,
-                 row_tile: ir.Value | None = None) -> None:
+                 row_tile: ir.Value | None = None, rows: int = 0) -> None:
         s, p = self.spec, self.plan
         if s.b_packed:
             nr = s.nr
@@ -368,7 +431,7 @@ class _GemmEmitter:
             b_tile = gep(b, ops.ws_b, llvm_ir.mul(b, llvm_ir.udiv(b, llvm_ir.sub(b, j, jc), i64(p.tw)), i64(p.kc * p.tw)))
         else:
             b_tile = gep(b, ops.b, llvm_ir.add(b, llvm_ir.mul(b, pc, i64(s.ldb)), j))  # type: ignore[arg-type]
-        c_tile = gep(b, ops.c, llvm_ir.add(b, llvm_ir.mul(b, i, i64(s.ldc)), j))  # type: ignore[arg-type]
+        c_tile = gep(b, ops.c, llvm_ir.add(b, llvm_ir.mul(b, i, self._f("ldc")), j))
         bias_tile = gep(b, ops.bias, j) if s.bias else ops.bias
         if s.binary:
             ors, ocs = s.other_strides  # type: ignore[misc]
@@ -383,6 +446,9 @@ class _GemmEmitter:
             share = llvm_ir.urem(b, row_tile, i64(q)) if row_tile is not None else i64(0)
             per_call = llvm_ir.mul(b, llvm_ir.udiv(b, kcur, i64(p.unroll)), i64(32))
             args.append(gep(b, b_tile, llvm_ir.add(b, i64(s.k * s.nr), llvm_ir.mul(b, share, per_call))))  # type: ignore[operator]
+        if s.stages_c:
+            self._staged(b, uk, args, c_tile, j, flags, rows)
+            return
         b.call(uk, args)
 
 

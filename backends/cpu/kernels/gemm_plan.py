@@ -124,6 +124,8 @@ class GemmPlan:
     # With cols_outer and prepacked B (tile width = panel width): the row tiles of one
     # column each prefetch a share of the next column's B micro-panel into L2.
     prefetch_stream: bool = False
+    # A C tile staged in the workspace (a run-time n or ldc: GemmSpec.stages_c), mr x tw floats.
+    ws_c_floats: int = 0
 
     @property
     def tasks(self) -> int:
@@ -140,7 +142,7 @@ class GemmPlan:
     @property
     def ws_thread_floats(self) -> int:
         """Workspace floats per thread, rounded to 64 bytes."""
-        total = self.ws_a_floats + self.ws_b_floats
+        total = self.ws_a_floats + self.ws_b_floats + self.ws_c_floats
         return -(-total // 16) * 16
 
 
@@ -206,6 +208,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
 
     pack_b = (not spec.b_packed) and (
         spec.b_transposed or (m > tune.pack_b_min_rows * mr_main and n > tune.pack_b_min_tiles * tw)
+        or any(f in spec.runtime for f in ("n", "k", "ldb"))  # zero-padded panels of a run-time B
     )
 
     # Forking a team costs microseconds; do not split tiny problems.
@@ -213,6 +216,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     worth = max(spec.flops // max(1, tune.min_flops_per_thread), b_bytes // max(1, tune.min_b_bytes_per_thread))
     threads = max(1, min(spec.threads, worth))
     pack_a = _auto_pack_a(spec, mr, mr_main, tw, threads) if spec.pack_a is None else spec.pack_a
+    pack_a = pack_a or "lda" in spec.runtime
     sm, sn = _split(spec, mr, tw, nc, pack_a, pack_b, threads)
     mt = _round_up(-(-m // sm), mr)
     nt = _round_up(-(-n // sn), tw)
@@ -225,7 +229,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
         pack_a=pack_a, pack_b=pack_b, unroll=unroll, prefetch_b=tune.prefetch_b if width > 1 else 0,
         mt=mt, nt=nt, tasks_m=tasks_m, tasks_n=tasks_n, a_once=a_once,
         threads=max(1, min(threads, tasks_m * tasks_n * spec.batch)),
-        cols_outer=stream, prefetch_stream=stream,
+        cols_outer=stream, prefetch_stream=stream, ws_c_floats=mr * tw if spec.stages_c else 0,
     )
 
 

@@ -14,6 +14,13 @@
   argument each, after the pointers, in that order), up to the spec's value, which the
   blocking, the thread split and the workspace are planned for (one build serving a
   dynamic range);
+* ``runtime``: more fields given at each call, after those (in :data:`RUNTIME_FIELDS`
+  order): ``n``, ``k`` (at most the spec's), the leading dims and the batch strides, as
+  attention over a dynamic sequence needs (``Q @ K^T`` has ``n = ldc = seq``, ``P @ V`` has
+  ``k = lda = seq``, their batch strides ``seq * 64`` and ``seq * seq``).  Such a GEMM reads a
+  plain (not transposed) ``B``, packed on the fly, packs ``A`` when ``lda`` is given at run
+  time, stages each C tile in the workspace when ``n`` or ``ldc`` is (the tile's columns
+  copied out under a run-time mask), and has no bias or binary epilogue;
 * the epilogue: ``+ bias[j]``, then ``unary``, then ``binary`` with ``other``
   (``x + alpha*other`` / ``x - alpha*other``), or binary before unary with
   ``binary_first``.  ``other[b, i, j]`` is at
@@ -38,6 +45,10 @@ from ziggurat.dialects.fused.pack import GemmPackedLayout
 
 class GemmSpecError(ValueError):
     """A GEMM specification is inconsistent."""
+
+
+#: the fields ``GemmSpec.runtime`` may name, in the order the entry takes them
+RUNTIME_FIELDS = ("n", "k", "lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c")
 
 
 def _positive(name: str, v: object) -> int:
@@ -115,6 +126,7 @@ class GemmSpec:
     pack_a: bool | None = None
     m_runtime: bool = False
     batch_runtime: bool = False
+    runtime: tuple[str, ...] = ()
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -167,9 +179,18 @@ class GemmSpec:
                 raise GemmSpecError(f"GemmSpec.other_strides must be (row, col), got {self.other_strides!r}")
             s(self, "other_strides", (_nonneg("other_strides[0]", strides[0]), _nonneg("other_strides[1]", strides[1])))
             _nonneg("other_batch_stride", self.other_batch_stride)
-        if self.m_runtime and (self.batch > 1 or self.batch_runtime):
-            raise GemmSpecError("GemmSpec.m_runtime: only an unbatched GEMM takes a run-time m (a batch's "
-                                "strides would follow it)")
+        runtime = tuple(self.runtime)
+        unknown = [f for f in runtime if f not in RUNTIME_FIELDS]
+        if unknown or len(set(runtime)) != len(runtime):
+            raise GemmSpecError(f"GemmSpec.runtime names {list(runtime)}: each at most once, of {list(RUNTIME_FIELDS)}")
+        s(self, "runtime", tuple(f for f in RUNTIME_FIELDS if f in runtime))
+        if runtime and (self.b_packed or self.b_transposed or self.bias or self.binary is not None):
+            raise GemmSpecError("GemmSpec.runtime: a GEMM with run-time n, k or strides reads a plain, not "
+                                "transposed B and has no bias or binary epilogue")
+        if self.m_runtime and (self.batch > 1 or self.batch_runtime) and not (
+                "batch_stride_a" in runtime and "batch_stride_c" in runtime):
+            raise GemmSpecError("GemmSpec.m_runtime: a batched GEMM takes a run-time m only with run-time batch "
+                                "strides of A and C (they follow it)")
         if self.pack_a not in (None, True, False):
             raise GemmSpecError(f"GemmSpec.pack_a must be True, False or None (auto), got {self.pack_a!r}")
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
@@ -211,7 +232,12 @@ class GemmSpec:
     @property
     def runtime_sizes(self) -> tuple[str, ...]:
         """The sizes the entry takes as ``i64`` arguments, in order."""
-        return tuple(name for name, on in (("m", self.m_runtime), ("batch", self.batch_runtime)) if on)
+        return tuple(name for name, on in (("m", self.m_runtime), ("batch", self.batch_runtime)) if on) + self.runtime
+
+    @property
+    def stages_c(self) -> bool:
+        """C tiles are staged in the workspace (a run-time ``n`` or ``ldc``)."""
+        return "n" in self.runtime or "ldc" in self.runtime
 
     @property
     def flops(self) -> int:

@@ -42,17 +42,19 @@ def transpose(b: ir.IRBuilder, vec: VecOps, rows: list[ir.Value]) -> list[ir.Val
     return r
 
 
-def _new_fn(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
-    fn = ir.Function(module, ir.FunctionType(VOID, [F32P, F32P, I64, I64]), name=name)
+def _new_fn(module: ir.Module, name: str, runtime_ld: bool = False) -> tuple[ir.Function, ir.IRBuilder]:
+    """``pack(src, dst, count, kc[, ld])``: with ``runtime_ld`` the source's leading dim is
+    the fifth argument (a GEMM with run-time strides)."""
+    fn = ir.Function(module, ir.FunctionType(VOID, [F32P, F32P, I64, I64] + [I64] * runtime_ld), name=name)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    for arg, nm in zip(fn.args, ("src", "dst", "count", "kc")):
+    for arg, nm in zip(fn.args, ("src", "dst", "count", "kc", "ld")):
         arg.name = nm
     return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
 
 def _transposed_panel(
-    b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int, nrows: int, dst: ir.Value, dst_ld: int,
+    b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int | ir.Value, nrows: int, dst: ir.Value, dst_ld: int,
     kc: ir.Value,
 ) -> None:
     """``dst[k*dst_ld + r] = src[r*src_ld + k]`` for ``r < nrows``, ``k < kc``;
@@ -84,30 +86,33 @@ def _transposed_panel(
     with for_range(b, kstart, kc, name="kt") as k:
         for r in range(dst_ld):
             if r < nrows:
-                x = b.load(gep(b, src, llvm_ir.add(b, i64(r * src_ld), k)), align=4)
+                x = b.load(gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k)), align=4)
             else:
                 x = ir.Constant(F32, 0.0)
             b.store(x, gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, k, i64(dst_ld)), i64(r))), align=4)
 
 
-def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int,
+def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int, lda: int | None,
                 tails: tuple[int, ...]) -> ir.Function:
-    """``pack(src=A[ic, pc], dst, rows, kc)``; ``rows % mr`` is 0 or one of ``tails`` (the
-    static tail, or every count below ``mr`` for a run-time ``m``)."""
-    fn, b = _new_fn(module, name)
-    src, dst, rows, kc = fn.args
+    """``pack(src=A[ic, pc], dst, rows, kc[, lda])``; ``rows % mr`` is 0 or one of ``tails``
+    (the static tail, or every count below ``mr`` for a run-time ``m``); ``lda`` None: given
+    at run time."""
+    fn, b = _new_fn(module, name, runtime_ld=lda is None)
+    src, dst, rows, kc = fn.args[:4]
+    ld: int | ir.Value = fn.args[4] if lda is None else lda
+    panel_stride = llvm_ir.mul(b, i64(mr), i64(ld))
     panels = llvm_ir.udiv(b, rows, i64(mr))
     with for_range(b, 0, panels, name="p") as p:
-        s = gep(b, src, llvm_ir.mul(b, p, i64(mr * lda)))
+        s = gep(b, src, llvm_ir.mul(b, p, panel_stride))
         d = gep(b, dst, llvm_ir.mul(b, p, i64(mr * kc_max)))
-        _transposed_panel(b, vec, s, lda, mr, d, mr, kc)
+        _transposed_panel(b, vec, s, ld, mr, d, mr, kc)
     rem = llvm_ir.urem(b, rows, i64(mr))
     for tail in tails:
         present = b.icmp_unsigned("==" if len(tails) > 1 else "!=", rem, i64(tail if len(tails) > 1 else 0))
         with b.if_then(present):
-            s = gep(b, src, llvm_ir.mul(b, panels, i64(mr * lda)))
+            s = gep(b, src, llvm_ir.mul(b, panels, panel_stride))
             d = gep(b, dst, llvm_ir.mul(b, panels, i64(mr * kc_max)))
-            _transposed_panel(b, vec, s, lda, tail, d, mr, kc)
+            _transposed_panel(b, vec, s, ld, tail, d, mr, kc)
     b.ret_void()
     return fn
 
@@ -131,28 +136,36 @@ def emit_pack_b_nk(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: i
     return fn
 
 
-def emit_pack_b_kn(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int, ntail: int) -> ir.Function:
-    """``pack(src=B[pc, jc], dst, cols, kc)`` for a row-major ``[K, N]`` B."""
-    fn, b = _new_fn(module, name)
-    src, dst, cols, kc = fn.args
+def emit_pack_b_kn(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int | None,
+                   ntail: int | None) -> ir.Function:
+    """``pack(src=B[pc, jc], dst, cols, kc[, ldb])`` for a row-major ``[K, N]`` B; ``ldb``
+    None: given at run time; ``ntail`` None: the column tail is any count (run-time ``n``),
+    read under a run-time mask."""
+    fn, b = _new_fn(module, name, runtime_ld=ldb is None)
+    src, dst, cols, kc = fn.args[:4]
+    ld: int | ir.Value = fn.args[4] if ldb is None else ldb
     w = vec.width
     nvec = tw // w
     panels = llvm_ir.udiv(b, cols, i64(tw))
 
-    def copy_panel(s: ir.Value, d: ir.Value, valid: int) -> None:
+    def copy_panel(s: ir.Value, d: ir.Value, valid: int | ir.Value) -> None:
         with for_range(b, 0, kc, name="k") as k:
-            srow = gep(b, s, llvm_ir.mul(b, k, i64(ldb)))
+            srow = gep(b, s, llvm_ir.mul(b, k, i64(ld)))
             drow = gep(b, d, llvm_ir.mul(b, k, i64(tw)))
             for v in range(nvec):
-                lanes = min(w, valid - v * w)
-                x = vec.load(b, gep(b, srow, v * w), lanes) if lanes > 0 else vec.zero()
+                if isinstance(valid, int):
+                    lanes = min(w, valid - v * w)
+                    x = vec.load(b, gep(b, srow, v * w), lanes) if lanes > 0 else vec.zero()
+                else:
+                    x = vec.load_lanes(b, gep(b, srow, v * w), llvm_ir.sub(b, valid, i64(v * w)))
                 vec.store(b, x, gep(b, drow, v * w))
 
     with for_range(b, 0, panels, name="q") as q:
         copy_panel(gep(b, src, llvm_ir.mul(b, q, i64(tw))), gep(b, dst, llvm_ir.mul(b, q, i64(tw * kc_max))), tw)
-    if ntail:
-        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, cols, i64(tw)), i64(0))
-        with b.if_then(has_tail):
-            copy_panel(gep(b, src, llvm_ir.mul(b, panels, i64(tw))), gep(b, dst, llvm_ir.mul(b, panels, i64(tw * kc_max))), ntail)
+    if ntail is None or ntail:
+        rem = llvm_ir.urem(b, cols, i64(tw))
+        with b.if_then(b.icmp_unsigned("!=", rem, i64(0))):
+            copy_panel(gep(b, src, llvm_ir.mul(b, panels, i64(tw))), gep(b, dst, llvm_ir.mul(b, panels, i64(tw * kc_max))),
+                       rem if ntail is None else ntail)
     b.ret_void()
     return fn

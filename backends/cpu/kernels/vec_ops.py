@@ -123,6 +123,50 @@ class VecOps:
         """``min(x, y)``; a NaN in ``x`` propagates."""
         return b.select(b.fcmp_unordered("<", x, y), x, y)
 
+    # -- run-time lane counts ----------------------------------------------
+    def copy_lanes(self, b: ir.IRBuilder, src: ir.Value, dst: ir.Value, count: ir.Value) -> None:
+        """``dst[l] = src[l]`` for ``l < count`` (an ``i64`` known only at run time, at most
+        the width; nothing outside those lanes is read or written).  ``count <= 0`` copies
+        nothing."""
+        if self.width == 1:
+            with b.if_then(b.icmp_signed(">", count, ir.Constant(count.type, 0))):
+                b.store(b.load(src, align=4), dst, align=4)
+            return
+        mask = self.runtime_mask(b, count)
+        vt = ir.VectorType(I1, self.width)
+        load = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
+                       self.ty, [self.ptr_ty, I32, vt, self.ty])
+        store = declare(self.module, f"llvm.masked.store.v{self.width}f32.p0v{self.width}f32",
+                        VOID, [self.ty, self.ptr_ty, I32, vt])
+        x = b.call(load, [b.bitcast(src, self.ptr_ty), I32(4), mask, self.zero()])
+        b.call(store, [x, b.bitcast(dst, self.ptr_ty), I32(4), mask])
+
+    def load_lanes(self, b: ir.IRBuilder, ptr: ir.Value, count: ir.Value) -> ir.Value:
+        """The first ``count`` floats at ``ptr`` (a run-time ``i64``), the other lanes 0."""
+        if self.width == 1:
+            return self._scalar_load(b, ptr, count)
+        fn = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
+                     self.ty, [self.ptr_ty, I32, ir.VectorType(I1, self.width), self.ty])
+        return b.call(fn, [b.bitcast(ptr, self.ptr_ty), I32(4), self.runtime_mask(b, count), self.zero()])
+
+    def _scalar_load(self, b: ir.IRBuilder, ptr: ir.Value, count: ir.Value) -> ir.Value:
+        pre = b.block
+        with b.if_then(b.icmp_signed(">", count, ir.Constant(count.type, 0))):
+            loaded = b.load(ptr, align=4)
+            then = b.block
+        phi = b.phi(F32)
+        phi.add_incoming(ir.Constant(F32, 0.0), pre)
+        phi.add_incoming(loaded, then)
+        return phi
+
+    def runtime_mask(self, b: ir.IRBuilder, count: ir.Value) -> ir.Value:
+        """Lanes ``l < count`` on (``count`` an ``i64``; none when it is <= 0)."""
+        iota = ir.Constant(ir.VectorType(ir.IntType(64), self.width), list(range(self.width)))
+        undef = _UndefVector(ir.VectorType(ir.IntType(64), self.width), ir.Undefined)
+        v = b.insert_element(undef, count, I32(0))
+        splat = b.shuffle_vector(v, undef, _ZeroMask(ir.VectorType(I32, self.width), [0] * self.width))
+        return b.icmp_signed("<", iota, splat)
+
     def _check_lanes(self, lanes: int) -> None:
         if not 1 <= lanes <= self.width:
             raise ValueError(f"lanes must be in 1..{self.width}, got {lanes}")
