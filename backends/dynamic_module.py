@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from ziggurat.backends.compiled_module import CompiledModule, forward_function
 from ziggurat.backends.driver import Lowered, build_lowered, lower_module
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.options import CompileOptions
-from ziggurat.backends.sampled_range import sampled_range_lowering
+from ziggurat.backends.sampled_range import sampled_range_lowering, served_box
 from ziggurat.ir.errors import InputError, ModelImportError, ZigguratError
 from ziggurat.ir.importer import fresh_examples
 from ziggurat.ir.importer.autocast import autocast_for
@@ -51,6 +51,23 @@ SPECIALIZED = "size specializations built"
 MAX_SPECIALIZATIONS = 8
 #: ``report.stats`` key: whether one build serves the whole ranges
 RANGE_BUILD = "range build"
+#: the report line of a range build serving every declared size (from ``range_floor``)
+ONE_BUILD = "one build serves every size in the ranges"
+#: stats: range builds made for calls with a symbol below the range build's lows
+PINNED_RANGE_BUILDS = "range builds with pinned sizes"
+
+
+@dataclass(frozen=True)
+class PinnedRangeBuild:
+    """A range build for calls with some symbols below the main range build's lows: those
+    pinned to one size (``pinned``, None for a symbol that ranges), the others from ``lows``."""
+
+    pinned: tuple[int | None, ...]
+    lows: list[int]
+    build: CompiledModule
+
+    def serves(self, key: Sequence[int]) -> bool:
+        return all(v == p if p is not None else v >= low for v, p, low in zip(key, self.pinned, self.lows, strict=True))
 
 
 def annotate_symbolic_shapes(symbolic_ir: ModuleOp) -> str:
@@ -109,6 +126,12 @@ class DynamicCompiledModule(torch.nn.Module):
         #: lowerings (``sampled_range_builds``) leaves size 1 (broadcasts, dropped dims) to a
         #: build of its own
         self.range_floor = 2 if _samples_lowerings(options.backend) else 0
+        #: per symbol, the smallest size the range build serves (its declared low, the floor, or
+        #: higher where the lowerings change structure at small sizes); None: ``range_floor``
+        self.range_lows: list[int] | None = None
+        #: range builds for calls below ``range_lows``: those symbols pinned to the call's sizes,
+        #: the others over their range (None where the backend declined one)
+        self._pinned: dict[tuple[int | None, ...], PinnedRangeBuild | None] = {}
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
         self.report.stats[SYMBOLIC_SHAPES] = annotate_symbolic_shapes(symbolic_ir)
@@ -124,9 +147,13 @@ class DynamicCompiledModule(torch.nn.Module):
         """The build for flat inputs of ``shapes`` (made now if it is new)."""
         self._check_static(shapes)
         values = self.symbols.bind(shapes)
-        if self.range_build is not None and all(v >= self.range_floor for v in values.values()):
-            return self.range_build
         key = tuple(values[s.name] for s in self.symbols.symbols)
+        if self.range_build is not None and all(
+                v >= low for v, low in zip(key, self.range_lows or [self.range_floor] * len(key), strict=True)):
+            return self.range_build
+        pinned = self._pinned_range_build(key)
+        if pinned is not None:
+            return pinned
         built = self._specializations.get(key)
         if built is not None:
             self._specializations.move_to_end(key)
@@ -185,8 +212,8 @@ class DynamicCompiledModule(torch.nn.Module):
     def build_range(self, shapes: Sequence[Sequence[int]]) -> None:
         """One build of the symbolic level for every size in the ranges, where the backend
         builds ``?`` dims (``range_builds``: the reference interpreter, TensorRT segments with
-        optimization profiles); any failure leaves the per-size builds, with the reason in the
-        report."""
+        optimization profiles) or samples its lowerings (``sampled_range_builds``: the CPU
+        backend); any failure leaves the per-size builds, with the reason in the report."""
         from ziggurat.backends.registry import get_backend
 
         backend = get_backend(self.options.backend)
@@ -196,34 +223,94 @@ class DynamicCompiledModule(torch.nn.Module):
             return
         start = time.perf_counter()
         examples = tuple(torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True))
-
-        def lowering() -> Lowered:
-            if sampled:
-                fn = forward_function(self.module_ir)
-                options = self.options
-                if options.passes is None:
-                    options = replace(options, passes=backend.range_pipeline(options))
-                return sampled_range_lowering(
-                    self.symbols, self._static, lambda values, at: self.lowering(values, at, start, options, sampled=True), backend,
-                    list(fn.function_type.inputs.data), self.ir["torch"], floor=self.range_floor)
-            module = self.module_ir.clone()
-            values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt
-            forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = example_sizes_attr(values)
-            return lower_module(module, examples, self.options, start)
-
+        served: list[int] = []
         try:
-            built = build_lowered(lowering, self.options)
+            if sampled:
+                lows, tops = served_box(self.symbols, self.range_floor)
+                built, served = self._sampled_build(lows, tops, start)
+            else:
+                def lowering() -> Lowered:
+                    module = self.module_ir.clone()
+                    values = self.symbols.bind(shapes)  # the example's sizes: the TensorRT profiles' opt
+                    forward_function(module).attributes[EXAMPLE_SIZES_ATTR] = example_sizes_attr(values)
+                    return lower_module(module, examples, self.options, start)
+
+                built = build_lowered(lowering, self.options)
         except ZigguratError as e:
             log.warning("no range build for %s, building per size: %s", self._model_name, e)
             self.report.stats[RANGE_BUILD] = f"not made ({e.message}): one build per size"
             return
         self.range_build = built
+        if sampled:
+            self.range_lows = served
         for name in ("native_ops", "fallback_ops", "unsupported", "pass_stats"):
             setattr(self.report, name, getattr(built.report, name))
         self.report.stats.update({k: v for k, v in built.report.stats.items() if k not in self.report.stats})
-        self.report.stats[RANGE_BUILD] = "one build serves every size in the ranges"
+        self.report.stats[RANGE_BUILD] = self._range_text()
         self.report.pass_times.append(("range build", time.perf_counter() - start))
         self.ir.update({k: v for k, v in built.ir.items() if k != "torch"})
+
+    def _range_text(self) -> str:
+        """The report line of the range build: what it serves."""
+        if self.range_lows is None or all(
+                low == max(s.low, self.range_floor) for low, s in zip(self.range_lows, self.symbols.symbols, strict=True)):
+            return ONE_BUILD
+        raised = ", ".join(f"{s.name} from {low}" for low, s in zip(self.range_lows, self.symbols.symbols, strict=True)
+                           if low > max(s.low, self.range_floor))
+        return (f"one build serves every size in the ranges with {raised} (the lowerings change structure below: "
+                "smaller sizes get range builds of their own)")
+
+    def _sampled_build(self, lows: Sequence[int], tops: Sequence[int], start: float) -> tuple[CompiledModule, list[int]]:
+        """A build for the box ``lows``..``tops`` from lowerings at sampled sizes, and the lows
+        it serves (``sampled_range_lowering``)."""
+        from ziggurat.backends.registry import get_backend
+
+        backend = get_backend(self.options.backend)
+        fn = forward_function(self.module_ir)
+        options = self.options
+        if options.passes is None:
+            options = replace(options, passes=backend.range_pipeline(options))
+        served: list[int] = []
+
+        def lowering() -> Lowered:
+            lowered, box = sampled_range_lowering(
+                self.symbols, self._static, lambda values, at: self.lowering(values, at, start, options, sampled=True),
+                backend, list(fn.function_type.inputs.data), self.ir["torch"], lows, tops)
+            served[:] = box
+            return lowered
+
+        built = build_lowered(lowering, self.options)
+        return built, list(served)
+
+    def _pinned_range_build(self, key: tuple[int, ...]) -> CompiledModule | None:
+        """For a call below the range build's lows: a range build with those symbols pinned to
+        the call's sizes (``batch = 1`` over every ``seq``), made at the first such call; None
+        where there is none to make or the backend declined it."""
+        if self.range_build is None or self.range_lows is None:
+            return None
+        pinned = tuple(v if v < low else None for v, low in zip(key, self.range_lows, strict=True))
+        if all(p is not None for p in pinned):
+            return None
+        if pinned not in self._pinned:
+            self._pinned[pinned] = self._make_pinned(pinned)
+        box = self._pinned[pinned]
+        return box.build if box is not None and box.serves(key) else None
+
+    def _make_pinned(self, pinned: tuple[int | None, ...]) -> PinnedRangeBuild | None:
+        assert self.range_lows is not None
+        start = time.perf_counter()
+        lows = [p if p is not None else low for p, low in zip(pinned, self.range_lows, strict=True)]
+        tops = [p if p is not None else int(s.high or 0) for p, s in zip(pinned, self.symbols.symbols, strict=True)]
+        label = ", ".join(f"{s.name}={p}" for p, s in zip(pinned, self.symbols.symbols, strict=True) if p is not None)
+        try:
+            built, served = self._sampled_build(lows, tops, start)
+        except ZigguratError as e:
+            log.info("no range build for %s at %s, building per size: %s", self._model_name, label, e.message)
+            return None
+        stats = self.report.stats
+        stats[PINNED_RANGE_BUILDS] = stats.get(PINNED_RANGE_BUILDS, 0) + 1
+        self.report.pass_times.append((f"range build {label}", time.perf_counter() - start))
+        return PinnedRangeBuild(pinned, served, built)
 
     def _build(self, values: dict[str, int], shapes: list[list[int]]) -> CompiledModule:
         start = time.perf_counter()

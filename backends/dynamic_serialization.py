@@ -11,8 +11,9 @@ signature, the output structure, the input names, the model's name, each special
 sizes and, per section, its length and sha256.  Loading checks the magic, the versions, the
 header against ``HEADER_SHAPE``, the lengths and the hashes before anything is used, checks
 the symbols against those the program declares (dims, relations, ranges), loads each
-specialization (and the one ``range`` build, where the backend makes one for the whole ranges)
-without recompiling and re-imports the symbolic ``torch`` level; a call at
+specialization (and the one ``range`` build, where the backend makes one for the whole ranges,
+with the smallest size of each symbol it serves, ``range_lows``; range builds for calls below
+those are made again at the first such call) without recompiling and re-imports the symbolic ``torch`` level; a call at
 sizes not saved builds from the program, as after ``compile``.  Whatever is wrong with a file,
 loading it raises :class:`LoadError`.
 """
@@ -64,6 +65,7 @@ HEADER_SHAPE = {
     "model_name": str,
     "specializations": [dict],
     "range_build": OptionalKey((bool,)),
+    "range_lows": OptionalKey((list, type(None))),
     "sections": [{"name": str, "length": int, "sha256": str}],
 }
 
@@ -115,6 +117,7 @@ def dumps(compiled: DynamicCompiledModule) -> bytes:
         "model_name": model_name,
         "specializations": [dict(zip(names, key, strict=True)) for key, _ in specializations],
         "range_build": compiled.range_build is not None,
+        "range_lows": compiled.range_lows,
         "sections": [{"name": name, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                      for name, data in sections.items()],
     }
@@ -321,6 +324,12 @@ def loads(data: bytes, path: Path) -> DynamicCompiledModule:
     compiled._specializations.update(built)
     if header.get("range_build") is True:
         compiled.range_build = _range_build(sections[RANGE_SECTION], module, header["backend"], path)
+        lows = header.get("range_lows")
+        if lows is not None:
+            if len(lows) != len(names) or not all(type(v) is int and v >= s.low
+                                                  for v, s in zip(lows, symbols.symbols, strict=False)):
+                raise _corrupt(path, f"header.range_lows is {lows}, not a size of each of {names} in its range")
+            compiled.range_lows = list(lows)
     compiled.report.stats["loaded from"] = str(path)
     return compiled
 

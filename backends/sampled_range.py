@@ -7,7 +7,9 @@ the backend's ``symbolize_range`` fits the sizes that differ and rewrites the te
 one build for every size (``backends/cpu/symbolize.py``), or declines with the first
 difference it cannot take, and the caller builds one size at a time.  Size 1 is left out
 (``floor``): lowerings treat a dim of 1 as a broadcast and drop it, so the build serves sizes
-from 2 and a call with a symbol at 1 gets a build of its own.
+from 2 and a call with a symbol at 1 gets a build of its own (a range build over the other
+symbols with that one pinned, ``DynamicCompiledModule``).  Where the lowerings change
+structure at small sizes, a symbol's floor is raised (``FLOOR_STEPS``).
 """
 
 from __future__ import annotations
@@ -47,14 +49,8 @@ def _odd_at_most(n: int) -> int:
     return n if n % 2 else n - 1
 
 
-def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
-    """The template and the variants at odd sizes near the top: a lowering specializes a size
-    that is a multiple of its vector width (no masked tail), an odd size is a multiple of none,
-    so the template is the general code.  The checks start at the very bottom of the ranges:
-    a size that is a min or a max of a symbol and a constant (a diagonal's length is
-    ``min(n, 3)``) is constant near the top and only differs below its kink, so a kink
-    anywhere above the bottom shows up as a difference there (fuzz seed 25, program 309: a
-    range [2, 5] sampled at 5 and 3 only returned 3 diagonal elements for ``n = 2``)."""
+def served_box(symbols: ShapeSymbols, floor: int) -> tuple[list[int], list[int]]:
+    """Each symbol's served range: its declared one from ``floor`` up, to its declared top."""
     tops: list[int] = []
     lows: list[int] = []
     for s in symbols.symbols:
@@ -66,6 +62,19 @@ def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
                                 op="compile")
         tops.append(s.high)
         lows.append(max(s.low, floor))
+    return lows, tops
+
+
+def sample_points(lows: Sequence[int], tops: Sequence[int]) -> SamplePoints:
+    """The template and the variants at odd sizes near the top of the box ``lows``..``tops``
+    (a symbol with ``low == top`` is pinned): a lowering specializes a size that is a
+    multiple of its vector width (no masked tail), an odd size is a multiple of none, so the
+    template is the general code.  The checks start at the very bottom of the ranges: a size
+    that is a min or a max of a symbol and a constant (a diagonal's length is ``min(n, 3)``) is
+    constant near the top and only differs below its kink, so a kink anywhere above the bottom
+    shows up as a difference there (fuzz seed 25, program 309: a range [2, 5] sampled at 5
+    and 3 only returned 3 diagonal elements for ``n = 2``)."""
+    lows, tops = list(lows), list(tops)
     template = [max(low, _odd_at_most(top)) for low, top in zip(lows, tops, strict=True)]
     variants: dict[int, list[int]] = {}
     for i, (low, t) in enumerate(zip(lows, template, strict=True)):
@@ -76,7 +85,7 @@ def sample_points(symbols: ShapeSymbols, floor: int) -> SamplePoints:
     points = [list(lows), [low if low % 2 else min(low + 1, t) for low, t in zip(lows, template, strict=True)],
               [max(low, min(t, _odd_at_most((low + t) // 2))) for low, t in zip(lows, template, strict=True)]]
     for i, (low, top) in enumerate(zip(lows, tops, strict=True)):
-        if top - low + 1 <= SMALL_RANGE:
+        if 1 < top - low + 1 <= SMALL_RANGE:
             points += [[n if j == i else v for j, v in enumerate(template)] for n in range(low, top + 1)]
     checks: list[list[int]] = []
     for point in points:
@@ -95,20 +104,64 @@ def input_shapes(symbols: ShapeSymbols, static: Sequence[Sequence[int | None]], 
 
 def sampled_range_lowering(symbols: ShapeSymbols, static: Sequence[Sequence[int | None]],
                            lower_at: Callable[[dict[str, int], list[list[int]]], Lowered],
-                           backend: Any, input_types: Sequence[Any], torch_ir: str, floor: int) -> Lowered:
-    """The template's lowering rewritten into one for every size (``backend.symbolize_range``),
-    or a :class:`ZigguratError` saying why not."""
+                           backend: Any, input_types: Sequence[Any], torch_ir: str, lows: Sequence[int],
+                           tops: Sequence[int]) -> tuple[Lowered, list[int]]:
+    """The template's lowering rewritten into one for every size of the box ``lows``..``tops``
+    (``backend.symbolize_range``), and the lows it serves, or a :class:`ZigguratError` saying
+    why not.
+
+    Where the lowerings differ in structure at small sizes (a reduction vectorized across its
+    outputs near the top, along its own dim at 2; a broadcast the lowering spells as a
+    constant), each symbol's floor is raised to the smallest of :data:`FLOOR_STEPS` at which
+    the lowering, with that symbol moved there alone, has the template's structure
+    (``backend.same_structure``), and the box is tried again from those floors: sizes below
+    them get builds of their own."""
     names = [s.name for s in symbols.symbols]
-    points = sample_points(symbols, floor)
 
     def at(point: Sequence[int]) -> Lowered:
         values = dict(zip(names, point, strict=True))
         return lower_at(values, input_shapes(symbols, static, values))
 
-    template = at(points.template)
-    ranges = [(s.name, low, top) for s, low, top in zip(symbols.symbols, points.lows, points.tops, strict=True)]
-    backend.symbolize_range(template.module, points.template, lambda point: at(point).module, ranges,
-                            points.variants, points.checks)
+    def attempt(box_lows: Sequence[int]) -> Lowered:
+        points = sample_points(box_lows, tops)
+        template = at(points.template)
+        ranges = [(n, low, top) for n, low, top in zip(names, points.lows, points.tops, strict=True)]
+        backend.symbolize_range(template.module, points.template, lambda point: at(point).module, ranges,
+                                points.variants, points.checks)
+        return template
+
+    served = list(lows)
+    try:
+        template = attempt(served)
+    except ZigguratError:
+        raised = _raised_floors(served, tops, at, backend)
+        if raised == served:
+            raise
+        served = raised
+        template = attempt(served)
     ir = dict(template.ir)
     ir["torch"] = torch_ir
-    return replace(template, ir=ir, input_types=list(input_types))
+    return replace(template, ir=ir, input_types=list(input_types)), served
+
+
+#: the floors a symbol's served range may be raised to, lowest first (past the vector widths
+#: and the small-size choices of the lowering)
+FLOOR_STEPS = (3, 5, 9, 17, 33, 65)
+
+
+def _raised_floors(lows: Sequence[int], tops: Sequence[int], at: Callable[[Sequence[int]], Lowered],
+                   backend: Any) -> list[int]:
+    """Per symbol, the lowest of its low and :data:`FLOOR_STEPS` below the template at which
+    its lowering (that symbol moved alone) has the template's structure."""
+    template = sample_points(lows, tops).template
+    base = at(template).module
+    out = list(lows)
+    for i, low in enumerate(lows):
+        candidates = [low] + [c for c in FLOOR_STEPS if low < c < template[i]]
+        if len(candidates) == 1 and low == template[i]:
+            continue
+        for c in candidates:
+            if backend.same_structure(base, at([c if j == i else v for j, v in enumerate(template)]).module):
+                out[i] = c
+                break
+    return out

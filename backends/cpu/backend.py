@@ -140,6 +140,17 @@ class CpuBackend:
         except SymbolizeDeclined as e:
             raise ZigguratError(f"the lowerings at sampled sizes differ: {e}", op="compile") from None
 
+    @staticmethod
+    def same_structure(a: ModuleOp, b: ModuleOp) -> bool:
+        """Two loop levels of one graph differ at most in integers (``symbolize.diff``)."""
+        from ziggurat.backends.cpu.symbolize import SymbolizeDeclined, diff
+
+        try:
+            diff(a, b)
+        except SymbolizeDeclined:
+            return False
+        return True
+
     def range_pipeline(self, options: CompileOptions) -> str:
         """The pipeline of a range build's sampled lowerings: the default one, its loops
         scheduled for every size of the range (``convert-kernel-to-loop{range_schedule}``)."""

@@ -4,25 +4,30 @@ The CPU pipeline lowers a graph of static shapes.  A dynamic-shape compile lower
 few points of the declared ranges (``backends/sampled_range.py`` picks them): the *template*,
 one *variant* per symbol (that symbol moved), and check points.  ``symbolize`` compares them
 op by op: they must have the same ops, the same dataflow and the same attributes, except
-integers that are affine in the symbols (``c * batch + d``, fitted from the template and the
-variants and confirmed at every check point).  Those integers become run-time sizes, where
-the loop level takes them:
+integers that are polynomials of the symbols (``c * batch + d``, fitted from the template
+and the variants and confirmed at every check point; where that fails, ``batch * seq`` or
+``seq * seq``, fitted on a grid: ``backends/cpu/size_poly.py``).  Those integers become
+run-time sizes (``loop.offset`` of ``loop.dim`` values and their products), where the loop
+level takes them:
 
 * memref dims of graph inputs, of ``loop.alloc`` buffers and of kernel arguments become
   ``?`` (an input dim equal to a symbol is read by ``loop.dim`` with the symbol's range; a
   buffer is allocated with ``loop.alloc(%size)`` and planned at the top of the ranges);
 * upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
-  kernel takes (``sizes(...)``), computed by ``loop.offset`` from the symbols;
+  kernel takes (``sizes(...)``);
 * coefficients and constants of ``loop.offset`` in a kernel (a stride that is a size: the
-  index times the kernel's size);
+  index times the kernel's size), and the lane step of ``loop.vindex`` (``times %size``);
 * a float constant that is a size (a mean's divisor) becomes the kernel's size converted
   (``loop.cast "sitofp"``), an index constant the size itself;
-* the ``m`` of an unbatched f32 ``loop.gemm``, or the batch count of a batched one or of an
-  implicit-GEMM convolution, becomes a run-time size of the call (``m_runtime``/
-  ``batch_runtime``; the spec keeps the largest, which the call is planned for).
+* the ``m`` and batch count of an f32 ``loop.gemm`` (``m_runtime``/``batch_runtime``), and
+  with a plain B and no bias or binary epilogue its ``n``, ``k``, leading dims and batch
+  strides (``runtime``: attention over a dynamic sequence), and the batch count of an
+  implicit-GEMM convolution, become run-time sizes of the call (the spec keeps the largest,
+  which the call is planned for).
 
-Anything else that differs (a GEMM's ``n``, ``k`` or offsets, a depthwise convolution's
-batch, a vector index step, a bounds check's size, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
+Anything else that differs (a GEMM's offsets, or its ``n`` or ``k`` with a packed B or an
+epilogue, a depthwise convolution's batch, a bounds check's size, a torch fallback's tensor
+type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -55,7 +60,7 @@ from ziggurat.dialects import loop
 from ziggurat.dialects.loop.loops import TASK_ELEMENTS_ATTR
 from ziggurat.ir.signature import forward_function
 from ziggurat.dialects.loop.syntax import int_values
-from ziggurat.backends.cpu.kernels.gemm_spec import RUNTIME_FIELDS
+from ziggurat.backends.cpu.kernels.gemm_spec import OTHER_FIELDS, RUNTIME_FIELDS
 from ziggurat.backends.cpu.size_poly import SizePoly, fit_polys, grid_basis
 
 #: where an integer sits in the loop level: (op index in walk order, what, position...)
@@ -343,14 +348,17 @@ class _Builder:
             for slot, _aff in slots:
                 if isinstance(op, loop.GemmOp):
                     kernel = op.spec.data.get("kernel")
-                    ok = slot[1:3] == ("prop", "spec") and len(slot) == 4 and "bf16_kernel" not in op.spec.data and (
-                        slot[3] in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
-                        else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
+                    ok = slot[1:3] == ("prop", "spec") and _gemm_field(slot) is not None \
+                        and "bf16_kernel" not in op.spec.data and (
+                            _gemm_field(slot) in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
+                            else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
                 elif isinstance(op, arith.ConstantOp):
                     ok = _in_kernel(op) and (slot[1:] == ("prop", "value", "float") or (
                         slot[1:] == ("prop", "value") and isinstance(op.result.type, IndexType | IntegerType)))
                 elif isinstance(op, loop.OffsetOp):
                     ok = slot[1:3] in (("prop", "coeffs"), ("prop", "constant")) and _in_kernel(op)
+                elif isinstance(op, loop.VIndexOp):
+                    ok = slot[1:] == ("prop", "step") and op.scale is None and _in_kernel(op)
                 else:
                     ok = kind is not None and slot[1] == kind and (kind != "prop" or slot[2] in ("upper", "upper_bounds"))
                 if not ok:
@@ -430,10 +438,12 @@ class _Builder:
             return hit
         factors: list[SSAValue] = []
         for s, e in enumerate(exps):
+            if not e:
+                continue
             source = self._sources.get(s)
-            if e and source is None:
+            if source is None:
                 raise SymbolizeDeclined(f"no graph input has a dim equal to '{self.symbols[s].name}' to read it from")
-            factors += [source] * e  # pyright: ignore[reportOperatorIssue]
+            factors += [source] * e
         value = factors[0]
         for f in factors[1:]:
             product = arith.MuliOp(value, f)
@@ -505,26 +515,34 @@ class _Builder:
         for k, op in enumerate(self.ops):
             if not isinstance(op, loop.GemmOp) or k not in self.by_op:
                 continue
-            fields = {str(slot[3]): aff for slot, aff in self.by_op[k]}
+            fields = {str(_gemm_field(slot)): aff for slot, aff in self.by_op[k]}
             spec = dict(op.spec.data)
+            others = [f for f in RUNTIME_FIELDS if f in fields]
+            plain = _flag(spec, "b_packed", True) is False and op.bias is None and op.other is None \
+                and "kernel" not in spec
+            if any(f not in OTHER_FIELDS for f in others) and not plain:
+                raise SymbolizeDeclined(f"{_op_label(op)}: {' and '.join(others)} follow the sizes; a GEMM takes them "
+                                        "at run time only with a B that is not prepacked and no bias or binary epilogue")
             batch = spec.get("batch")
             batched = "batch" in fields or (isinstance(batch, IntegerAttr) and int(batch.value.data) > 1)
-            others = [f for f in RUNTIME_FIELDS if f in fields]
-            plain = _flag(spec, "b_packed", True) is False and not _flag(spec, "b_transposed", False) \
-                and op.bias is None and op.other is None and "kernel" not in spec
-            if others and not plain:
-                raise SymbolizeDeclined(f"{_op_label(op)}: {' and '.join(others)} follow the sizes; a GEMM takes them "
-                                        "at run time only with a plain B and no bias or binary epilogue")
-            if "m" in fields and batched and not {"batch_stride_a", "batch_stride_c"} <= fields.keys():
-                raise SymbolizeDeclined(f"{_op_label(op)}: m follows the sizes but a batch stride does not")
+            if "m" in fields and batched and not {"batch_stride_a", "batch_stride_c"} <= spec.keys():
+                raise SymbolizeDeclined(f"{_op_label(op)}: m follows the sizes and the batch strides are not given")
             sizes: list[SSAValue] = []
             for name in ("m", "batch"):
                 if name in fields:
                     spec[name] = IntegerAttr(self._largest(fields[name]), i64)
                     spec[f"{name}_runtime"] = IntegerAttr(1, IntegerType(1))
                     sizes.append(self.size(fields[name]))
+            strides = spec.get("other_strides")
             for name in others:
-                spec[name] = IntegerAttr(self._largest(fields[name]), i64)
+                top = IntegerAttr(self._largest(fields[name]), i64)
+                if name in ("other_row_stride", "other_col_stride") and isinstance(strides, ArrayAttr):
+                    items = list(strides.data)  # pyright: ignore[reportUnknownArgumentType]
+                    items[0 if name == "other_row_stride" else 1] = top
+                    strides = ArrayAttr(items)  # pyright: ignore[reportUnknownArgumentType]
+                    spec["other_strides"] = strides
+                else:
+                    spec[name] = top
                 sizes.append(self.size(fields[name]))
             if others:
                 spec["runtime"] = ArrayAttr([StringAttr(f) for f in others])
@@ -573,6 +591,11 @@ class _Builder:
             new.result.name_hint = op.result.name_hint
             Rewriter.replace_op(op, new)
             return
+        if isinstance(op, loop.VIndexOp):  # lanes a size apart (a transposing read)
+            new_index = loop.VIndexOp(op.base, 1, op.result.type.get_shape()[0], scale=args[slots[(k, "prop", "step")]])
+            new_index.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, new_index)
+            return
         if isinstance(op, loop.ForOp | loop.VForOp):
             aff = slots.get((k, "prop", "upper"))
             if aff is None or len(slots) != 1:
@@ -590,6 +613,15 @@ class _Builder:
             raise SymbolizeDeclined(f"{op.name} depends on the sizes")
         new.attributes.update(op.attributes)
         Rewriter.replace_op(op, new)
+
+
+def _gemm_field(slot: Slot) -> str | None:
+    """The ``GemmSpec`` field a slot of a ``loop.gemm`` spec is: ``m``, ``other_col_stride``..."""
+    if len(slot) == 4:
+        return str(slot[3])
+    if len(slot) == 5 and slot[3] == "other_strides" and slot[4] in (0, 1):
+        return "other_row_stride" if slot[4] == 0 else "other_col_stride"
+    return None
 
 
 def _flag(spec: Mapping[str, Attribute], name: str, default: bool) -> bool:

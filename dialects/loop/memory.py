@@ -255,19 +255,22 @@ class VStoreOp(IRDLOperation):
 
 @irdl_op_definition
 class VIndexOp(IRDLOperation):
-    """``%v = loop.vindex %off step 2 : vector<16xi64>``: lane ``l`` holds ``%off + 2 * l``."""
+    """``%v = loop.vindex %off step 2 : vector<16xi64>``: lane ``l`` holds ``%off + 2 * l``;
+    ``loop.vindex %off step 1 times %n``: ``%off + %n * l`` (a run-time size: the stride of a
+    transposing read in a range build)."""
 
     name = "loop.vindex"
 
     base = operand_def(IndexType)
+    scale = opt_operand_def(IndexType)
     step = prop_def(IntegerAttr[I64])
     result = result_def(VectorType)
 
     traits = traits_def(Pure())
-    assembly_format = "$base `step` $step attr-dict `:` type($result)"
+    assembly_format = "$base `step` $step (`times` $scale^)? attr-dict `:` type($result)"
 
-    def __init__(self, base: SSAValue | Operation, step: int, width: int) -> None:
-        super().__init__(operands=[base], result_types=[VectorType(i64, [width])],
+    def __init__(self, base: SSAValue | Operation, step: int, width: int, scale: SSAValue | None = None) -> None:
+        super().__init__(operands=[base, [scale] if scale is not None else []], result_types=[VectorType(i64, [width])],
                          properties={"step": IntegerAttr(step, i64)})
 
 

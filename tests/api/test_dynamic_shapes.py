@@ -9,7 +9,7 @@ import torch
 from torch.export import Dim
 
 import ziggurat
-from ziggurat.backends.dynamic_module import SPECIALIZED
+from ziggurat.backends.dynamic_module import PINNED_RANGE_BUILDS, SPECIALIZED
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.shape_symbols import DimSymbol, InputDim, ShapeSymbols, evaluate
 
@@ -60,9 +60,10 @@ def test_attention_serves_batch_and_sequence_ranges(backend: str) -> None:
     for n, t in [(1, 1), (8, 64), (3, 17), (5, 2), (2, 16)]:
         x, mask = torch.randn(n, t, 32), torch.randn(n, 1, t, t)
         _close(compiled(x, mask=mask), model(x, mask=mask))
-    if backend == "cpu":  # one build per size tuple
-        assert compiled.specializations[-1] == {"batch": 2, "seq": 16}
-        assert compiled.report.stats[SPECIALIZED] == 5  # the example's sizes, then four new ones
+    if backend == "cpu":  # one range build for batch >= 2, seq >= its floor; (5, 2) a range build over
+        # the batch for seq 2 (pinned); (1, 1) below both floors: a build of its own
+        assert compiled.range_build is not None and compiled.specializations == [{"batch": 1, "seq": 1}]
+        assert compiled.report.stats[PINNED_RANGE_BUILDS] == 1
     else:  # one build for the ranges (tests/tensorrt_backend/test_dynamic_profiles.py)
         assert compiled.range_build is not None and SPECIALIZED not in compiled.report.stats
 

@@ -5,9 +5,10 @@ sizes and the loop level made symbolic where they differ by affine sizes
 Numerics against eager at the served range's ends and odd, even and prime sizes between, on
 every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; linear layers,
 attention's batched matmuls and implicit-GEMM convolutions take their rows or batch count at
-run time; what the range build
-cannot take yet (a sequence length: attention's N and K) is declined with the reason and built
-per size; save/load keeps the range build.
+run time, attention over a dynamic sequence its GEMMs' ``n``, ``k`` and strides; sizes are
+polynomials of the symbols (``batch * seq``); what the range build cannot take (a depthwise
+convolution's batch) is declined with the reason and built per size; save/load keeps the
+range build and the sizes it serves.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 from torch.export import Dim
 
 import ziggurat
-from ziggurat.backends.dynamic_module import RANGE_BUILD, SPECIALIZED, DynamicCompiledModule
+from ziggurat.backends.dynamic_module import PINNED_RANGE_BUILDS, RANGE_BUILD, SPECIALIZED, DynamicCompiledModule
 from ziggurat.ir.errors import InputError
 
 ONE_BUILD = "one build serves every size in the ranges"
@@ -288,19 +289,44 @@ def test_products_of_two_symbols_and_sliced_positions(isa: str) -> None:
     assert SPECIALIZED not in compiled.report.stats
 
 
-def test_what_the_range_build_cannot_take_is_built_per_size() -> None:
-    """A dynamic sequence length changes attention's N and K and its mask kernels: declined,
-    with the first difference in the report, and every size is right from its own build."""
+def test_a_sequence_through_attention_is_one_build(isa: str) -> None:
+    """A dynamic batch and sequence through attention: Q @ K^T takes ``n``, its leading dim and
+    ``seq * seq`` batch strides at run time, P @ V its ``k``; the lowerings change structure
+    at very short sequences, so the build serves them from a raised floor and a shorter one
+    gets a range build of its own over the batch (pinned), as does batch 1 over the sequence."""
     torch.manual_seed(0)
     model = Attention().eval()
-    compiled = ziggurat.compile(model, (_rand(2, 16, 32),), backend="cpu",
-                                dynamic_shapes=({1: Dim("seq", min=1, max=64)},))
-    reason = compiled.report.stats[RANGE_BUILD]
-    assert reason.startswith("not made (the lowerings at sampled sizes differ: at seq="), reason
-    for t in (1, 5, 64):
-        x = _rand(2, t, 32)
+    compiled = ziggurat.compile(model, (_rand(3, 20, 32),), backend="cpu", isa=isa,
+                                dynamic_shapes=({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=64)},))
+    text = compiled.report.stats[RANGE_BUILD]
+    assert text.startswith(ONE_BUILD), text
+    loop_ir = compiled.ir["loop"]
+    assert 'runtime = ["n", ' in loop_ir and 'runtime = ["k", "lda", ' in loop_ir
+    assert "arith.muli %seq, %seq : index" in loop_ir or "arith.muli %batch, %seq : index" in loop_ir
+    floor = compiled.range_lows[1] if compiled.range_lows else 2
+    for b, t in ((2, 2), (3, 64), (5, 33), (8, 47), (2, floor), (4, max(2, floor - 1)), (1, 5), (1, 40), (6, 3)):
+        x = _rand(b, t, 32)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    assert compiled.report.stats[SPECIALIZED] == 4
+    # pinned: seq 2, seq floor - 1 and seq 3 (each over the batch), batch 1 (over the sequence);
+    # (1, 5) is below both floors: a build of its own
+    assert compiled.report.stats[PINNED_RANGE_BUILDS] == 4 and compiled.report.stats[SPECIALIZED] == 1
+
+
+def test_what_the_range_build_cannot_take_is_built_per_size() -> None:
+    """A depthwise convolution's batch: the library call has no run-time batch, so the range
+    build is declined, with the first difference in the report, and every size is right from
+    its own build."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.ReLU()).eval()
+    compiled = ziggurat.compile(model, (_rand(3, 8, 9, 9),), backend="cpu",
+                                dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
+    reason = compiled.report.stats[RANGE_BUILD]
+    assert reason.startswith("not made (the lowerings at sampled sizes differ:") and "depthwise" in reason, reason
+    with torch.no_grad():
+        for n in (1, 5, 16):
+            x = _rand(n, 8, 9, 9)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.report.stats[SPECIALIZED] == 4  # the example's, 1, 5 and 16
 
 
 def test_save_and_load_keep_the_range_build(tmp_path: Path) -> None:
@@ -314,3 +340,20 @@ def test_save_and_load_keep_the_range_build(tmp_path: Path) -> None:
         x = _rand(n, 19)
         torch.testing.assert_close(loaded(x, y), model(x, y), rtol=1e-5, atol=1e-5)
     assert SPECIALIZED not in loaded.report.stats
+
+
+def test_save_and_load_keep_the_served_floors(tmp_path: Path) -> None:
+    """A range build serving a sequence from a raised floor keeps that floor through save/load;
+    a shorter sequence after loading gets its pinned range build again."""
+    torch.manual_seed(0)
+    model = Attention().eval()
+    compiled = ziggurat.compile(model, (_rand(3, 20, 32),), backend="cpu",
+                                dynamic_shapes=({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=64)},))
+    assert compiled.range_lows is not None and compiled.range_lows[1] > 2
+    compiled.save(tmp_path / "attention.zig")
+    loaded = ziggurat.load(tmp_path / "attention.zig")
+    assert loaded.range_lows == compiled.range_lows
+    for b, t in ((2, 2), (7, 61)):
+        x = _rand(b, t, 32)
+        torch.testing.assert_close(loaded(x), model(x), rtol=1e-4, atol=1e-5)
+    assert loaded.report.stats.get(PINNED_RANGE_BUILDS) == 1 and SPECIALIZED not in loaded.report.stats

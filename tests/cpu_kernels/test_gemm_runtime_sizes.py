@@ -74,14 +74,14 @@ def test_runtime_batch_count(isa: Isa, force_threads: None) -> None:
 
 
 def test_runtime_m_of_a_batched_gemm_is_refused() -> None:
-    with pytest.raises(GemmSpecError, match="a batched GEMM takes a run-time m only with run-time batch strides"):
+    with pytest.raises(GemmSpecError, match="a batched GEMM takes a run-time m only with the batch strides"):
         GemmSpec(m=8, n=8, k=8, batch=2, m_runtime=True)
 
 
 def test_runtime_strides_need_a_plain_b_and_no_epilogue() -> None:
-    with pytest.raises(GemmSpecError, match="plain, not transposed B"):
+    with pytest.raises(GemmSpecError, match="plain \\(not prepacked\\) B"):
         GemmSpec(m=8, n=8, k=8, runtime=("n",))
-    with pytest.raises(GemmSpecError, match="plain, not transposed B"):
+    with pytest.raises(GemmSpecError, match="plain \\(not prepacked\\) B"):
         GemmSpec(m=8, n=8, k=8, b_packed=False, bias=True, runtime=("n",))
     with pytest.raises(GemmSpecError, match="each at most once"):
         GemmSpec(m=8, n=8, k=8, b_packed=False, runtime=("n", "m"))
@@ -98,6 +98,11 @@ def _attention_spec(isa: Isa, threads: int, which: str, top: int, heads: int, d:
                         batch=heads, batch_stride_a=top * d, batch_stride_b=d * top, batch_stride_c=top * top,
                         unary=unary, m_runtime=True, batch_runtime=True,
                         runtime=("n", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"))
+    if which == "qkt":  # K read in place, [s, d] rows: B transposed
+        return GemmSpec(m=top, n=top, k=d, lda=d, ldc=top, ldb=d, isa=isa, threads=threads, b_packed=False,
+                        b_transposed=True, batch=heads, batch_stride_a=top * d, batch_stride_b=top * d,
+                        batch_stride_c=top * top, unary=unary, m_runtime=True, batch_runtime=True,
+                        runtime=("n", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"))
     return GemmSpec(m=top, n=d, k=top, lda=top, ldc=d, ldb=d, isa=isa, threads=threads, b_packed=False,
                     batch=heads, batch_stride_a=top * top, batch_stride_b=top * d, batch_stride_c=top * d,
                     unary=unary, m_runtime=True, batch_runtime=True,
@@ -107,8 +112,9 @@ def _attention_spec(isa: Isa, threads: int, which: str, top: int, heads: int, d:
 @pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("which, top, d, unary", [("qk", 77, 24, None), ("pv", 77, 24, None), ("qk", 300, 64, "relu"),
-                                                  ("pv", 700, 40, "gelu_erf"), ("qk", 50, 700, "tanh")],
-                         ids=["qk", "pv", "qk-big", "pv-long-k", "qk-staged-k-blocks"])
+                                                  ("pv", 700, 40, "gelu_erf"), ("qk", 50, 700, "tanh"), ("qkt", 77, 24, None),
+                                                  ("qkt", 70, 33, "relu")],
+                         ids=["qk", "pv", "qk-big", "pv-long-k", "qk-staged-k-blocks", "qkt", "qkt-odd-d"])
 def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: int, d: int, unary: str | None,
                                        force_threads: None) -> None:
     """A dynamic sequence: ``n``/``ldb``/``ldc`` (Q @ K^T) or ``k``/``lda`` (P @ V) and every batch
@@ -130,6 +136,17 @@ def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: 
                 x, y = torch.randn(batch, s, d), torch.randn(batch, d, s)
                 c = torch.full((batch, s, s + 1), float("nan"))[..., :s].contiguous()
                 sizes = (s, batch, s, s, s, s * d, d * s, s * s)
+            elif which == "qkt":
+                x, key = torch.randn(batch, s, d), torch.randn(batch, s, d)
+                y = key.transpose(1, 2)
+                c = torch.full((batch, s, s), float("nan"))
+                sizes = (s, batch, s, s, s * d, s * d, s * s)
+                guard = torch.full((c.numel() + 64,), 7.0)
+                guard[:c.numel()] = float("nan")
+                fn(x.data_ptr(), key.data_ptr(), guard.data_ptr(), 0, 0, (ws.data_ptr() + 63) // 64 * 64, *sizes)
+                assert_close_to(guard[:c.numel()].view(c.shape), act(x @ y), d)
+                assert bool((guard[c.numel():] == 7.0).all()), f"s={s}, batch={batch}: wrote past C"
+                continue
             else:
                 x, y = torch.randn(batch, s, s), torch.randn(batch, s, d)
                 c = torch.full((batch, s, d), float("nan"))
@@ -140,3 +157,34 @@ def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: 
             got = guard[:c.numel()].view(c.shape)
             assert_close_to(got, act(x @ y), y.shape[1])
             assert bool((guard[c.numel():] == 7.0).all()), f"s={s}, batch={batch}: wrote past C"
+
+
+@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
+@pytest.mark.parametrize("binary_first, unary", [(True, "relu"), (False, "silu"), (False, None)])
+def test_runtime_strides_of_the_residual(isa: Isa, binary_first: bool, unary: str | None, force_threads: None) -> None:
+    """A linear layer over ``seq`` rows whose residual is stored transposed (``[hidden, seq]``:
+    row stride 1, column stride ``seq``), both at run time, with a prepacked B and a bias."""
+    top, n, k = 45, 40, 24
+    spec = GemmSpec(m=top, n=n, k=k, isa=isa, threads=2, bias=True, unary=unary, binary="add", alpha=0.5,
+                    binary_first=binary_first, other_strides=(1, top), m_runtime=True,
+                    runtime=("other_row_stride", "other_col_stride"))
+    assert spec.epilogue.other_runtime and spec.runtime_sizes == ("m", "other_row_stride", "other_col_stride")
+    _lib, fn = _compile(spec)
+    torch.manual_seed(2)
+    w, bias = torch.randn(k, n), torch.randn(n)
+    packed = pack_gemm_b(w, spec.b_layout.nr)
+    ws = _workspace(spec)
+    act = {None: lambda x: x, "relu": torch.relu, "silu": torch.nn.functional.silu}[unary]
+    for m in (1, 2, 7, 16, 17, 31, top):
+        a, residual = torch.randn(m, k), torch.randn(n, m)
+        c = torch.full((m, n), float("nan"))
+        fn(a.data_ptr(), packed.data_ptr(), c.data_ptr(), bias.data_ptr(), residual.data_ptr(),
+           (ws.data_ptr() + 63) // 64 * 64, m, 1, m)
+        y = a @ w + bias
+        want = act(y + 0.5 * residual.t()) if binary_first else act(y) + 0.5 * residual.t()
+        assert_close_to(c, want, k)
+        # and a contiguous residual through the same function: column stride 1
+        contiguous = residual.t().contiguous()
+        fn(a.data_ptr(), packed.data_ptr(), c.data_ptr(), bias.data_ptr(), contiguous.data_ptr(),
+           (ws.data_ptr() + 63) // 64 * 64, m, n, 1)
+        assert_close_to(c, want, k)

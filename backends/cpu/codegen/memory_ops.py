@@ -75,7 +75,10 @@ def _vindex(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(ty, ir.VectorType)
     step = int(op.step.value.data)
     base = splat(em.b, em.get(op.base), ty)
-    em.set(op.result, llvm_ir.add(em.b, base, ir.Constant(ty, [step * i for i in range(ty.count)])))
+    lanes = ir.Constant(ty, [step * i for i in range(ty.count)])
+    if op.scale is not None:  # a run-time stride: step * scale * l
+        lanes = llvm_ir.mul(em.b, lanes, splat(em.b, em.get(op.scale), ty))
+    em.set(op.result, llvm_ir.add(em.b, base, lanes))
 
 
 @handles(loop.LoadOp)
@@ -229,7 +232,7 @@ def _span_step(em: FunctionEmitter, op: loop.VGatherOp, sty: ir.VectorType) -> i
     ``s``, where a masked load of the span is one instruction per register (AVX-512 masks
     every element width; AVX2 only 32/64-bit elements)."""
     owner = op.offsets.owner
-    if not isinstance(owner, loop.VIndexOp):
+    if not isinstance(owner, loop.VIndexOp) or owner.scale is not None:
         return None
     step = int(owner.step.value.data)
     width = sty.element.width if isinstance(sty.element, ir.IntType) else (64 if sty.element == F64 else 32)

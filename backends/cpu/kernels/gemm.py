@@ -171,7 +171,7 @@ class _GemmEmitter:
             n_tasks: int | ir.Value = s.batch * p.tasks_m * p.tasks_n
             serial_when = None
         else:
-            self.rt = sizes
+            self.rt = {k: v for k, v in sizes.items()}
             tasks_m = self._row_split(b, sizes["m"])[1] if "m" in sizes else i64(p.tasks_m)
             batch = sizes.get("batch", i64(s.batch))
             n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), self._tasks_n(b))
@@ -188,7 +188,13 @@ class _GemmEmitter:
         """A spec field's value: the run-time argument of the function being emitted, or the
         spec's constant."""
         hit = self.rt.get(name)
-        return hit if hit is not None else i64(getattr(self.spec, name))
+        if hit is not None:
+            return hit
+        s = self.spec
+        if name in ("other_row_stride", "other_col_stride"):
+            assert s.other_strides is not None
+            return i64(s.other_strides[0 if name == "other_row_stride" else 1])
+        return i64(getattr(s, name))
 
     def _tasks_n(self, b: ir.IRBuilder) -> ir.Value:
         """Column tasks: the plan's, or with a run-time ``n`` as many of its width as ``n`` needs."""
@@ -223,7 +229,7 @@ class _GemmEmitter:
                 b=gep(b, bmat, llvm_ir.mul(b, bi, self._f("batch_stride_b"))),
                 c=gep(b, c, llvm_ir.mul(b, bi, self._f("batch_stride_c"))),
                 bias=bias,
-                other=gep(b, other, llvm_ir.mul(b, bi, i64(s.other_batch_stride))) if s.binary else other,
+                other=gep(b, other, llvm_ir.mul(b, bi, self._f("other_batch_stride"))) if s.binary else other,
                 ws_a=ws_a,
                 ws_b=ws_b,
             )
@@ -434,8 +440,8 @@ class _GemmEmitter:
         c_tile = gep(b, ops.c, llvm_ir.add(b, llvm_ir.mul(b, i, self._f("ldc")), j))
         bias_tile = gep(b, ops.bias, j) if s.bias else ops.bias
         if s.binary:
-            ors, ocs = s.other_strides  # type: ignore[misc]
-            other_tile = gep(b, ops.other, llvm_ir.add(b, llvm_ir.mul(b, i, i64(ors)), llvm_ir.mul(b, j, i64(ocs))))
+            ors, ocs = self._f("other_row_stride"), self._f("other_col_stride")
+            other_tile = gep(b, ops.other, llvm_ir.add(b, llvm_ir.mul(b, i, ors), llvm_ir.mul(b, j, ocs)))
         else:
             other_tile = ops.other
         args = [a_tile, b_tile, c_tile, kcur, flags, bias_tile, other_tile]
@@ -446,6 +452,8 @@ class _GemmEmitter:
             share = llvm_ir.urem(b, row_tile, i64(q)) if row_tile is not None else i64(0)
             per_call = llvm_ir.mul(b, llvm_ir.udiv(b, kcur, i64(p.unroll)), i64(32))
             args.append(gep(b, b_tile, llvm_ir.add(b, i64(s.k * s.nr), llvm_ir.mul(b, share, per_call))))  # type: ignore[operator]
+        if s.epilogue.other_runtime:
+            args += [self._f("other_row_stride"), self._f("other_col_stride")]
         if s.stages_c:
             self._staged(b, uk, args, c_tile, j, flags, rows)
             return

@@ -18,7 +18,7 @@
   order): ``n``, ``k`` (at most the spec's), the leading dims and the batch strides, as
   attention over a dynamic sequence needs (``Q @ K^T`` has ``n = ldc = seq``, ``P @ V`` has
   ``k = lda = seq``, their batch strides ``seq * 64`` and ``seq * seq``).  Such a GEMM reads a
-  plain (not transposed) ``B``, packed on the fly, packs ``A`` when ``lda`` is given at run
+  plain (not prepacked) ``B``, packed on the fly, packs ``A`` when ``lda`` is given at run
   time, stages each C tile in the workspace when ``n`` or ``ldc`` is (the tile's columns
   copied out under a run-time mask), and has no bias or binary epilogue;
 * the epilogue: ``+ bias[j]``, then ``unary``, then ``binary`` with ``other``
@@ -47,8 +47,12 @@ class GemmSpecError(ValueError):
     """A GEMM specification is inconsistent."""
 
 
-#: the fields ``GemmSpec.runtime`` may name, in the order the entry takes them
-RUNTIME_FIELDS = ("n", "k", "lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c")
+#: the fields ``GemmSpec.runtime`` may name, in the order the entry takes them: the sizes and
+#: strides of A, B and C (a plain B and no bias or binary epilogue), then ``other``'s strides
+#: (``other_strides`` as a row and a column stride, and its batch stride)
+RUNTIME_FIELDS = ("n", "k", "lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c",
+                  "other_row_stride", "other_col_stride", "other_batch_stride")
+OTHER_FIELDS = RUNTIME_FIELDS[-3:]
 
 
 def _positive(name: str, v: object) -> int:
@@ -160,6 +164,7 @@ class GemmSpec:
                 what = "k (B given as [N, K])" if self.b_transposed else "n"
                 raise GemmSpecError(f"GemmSpec.ldb={self.ldb} is smaller than {what}={inner}")
             natural_b = (n if self.b_transposed else k) * self.ldb  # type: ignore[operator]
+        given_strides = next((f for f in ("batch_stride_a", "batch_stride_c") if getattr(self, f) is None), None)
         s(self, "batch_stride_a", m * self.lda if self.batch_stride_a is None  # type: ignore[operator]
           else _nonneg("batch_stride_a", self.batch_stride_a))
         s(self, "batch_stride_b", natural_b if self.batch_stride_b is None
@@ -184,13 +189,15 @@ class GemmSpec:
         if unknown or len(set(runtime)) != len(runtime):
             raise GemmSpecError(f"GemmSpec.runtime names {list(runtime)}: each at most once, of {list(RUNTIME_FIELDS)}")
         s(self, "runtime", tuple(f for f in RUNTIME_FIELDS if f in runtime))
-        if runtime and (self.b_packed or self.b_transposed or self.bias or self.binary is not None):
-            raise GemmSpecError("GemmSpec.runtime: a GEMM with run-time n, k or strides reads a plain, not "
-                                "transposed B and has no bias or binary epilogue")
-        if self.m_runtime and (self.batch > 1 or self.batch_runtime) and not (
-                "batch_stride_a" in runtime and "batch_stride_c" in runtime):
-            raise GemmSpecError("GemmSpec.m_runtime: a batched GEMM takes a run-time m only with run-time batch "
-                                "strides of A and C (they follow it)")
+        plain = [f for f in runtime if f not in OTHER_FIELDS]
+        if plain and (self.b_packed or self.bias or self.binary is not None):
+            raise GemmSpecError("GemmSpec.runtime: a GEMM with run-time n, k or strides reads a plain (not "
+                                "prepacked) B and has no bias or binary epilogue")
+        if any(f in OTHER_FIELDS for f in runtime) and self.binary is None:
+            raise GemmSpecError("GemmSpec.runtime: other's strides need a binary epilogue")
+        if self.m_runtime and (self.batch > 1 or self.batch_runtime) and given_strides is not None:
+            raise GemmSpecError("GemmSpec.m_runtime: a batched GEMM takes a run-time m only with the batch strides "
+                                f"of A and C given (their defaults follow the planned m): {given_strides} is not")
         if self.pack_a not in (None, True, False):
             raise GemmSpecError(f"GemmSpec.pack_a must be True, False or None (auto), got {self.pack_a!r}")
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
@@ -216,6 +223,7 @@ class GemmSpec:
             other_rs=other_rs,
             other_cs=other_cs,
             binary_first=self.binary_first,
+            other_runtime="other_row_stride" in self.runtime or "other_col_stride" in self.runtime,
         )
 
     @property

@@ -58,6 +58,9 @@ class Epilogue:
     other_rs: int = 0
     other_cs: int = 1
     binary_first: bool = False
+    #: ``other``'s strides come at run time (two ``i64`` arguments after the others; a
+    #: residual laid out along a dynamic dim in a range build); ``other_rs``/``other_cs`` are unused
+    other_runtime: bool = False
 
     @property
     def is_identity(self) -> bool:
@@ -126,14 +129,17 @@ def emit_microkernel(
     b_lanes = [w if access.b_padded else n for n in lanes]
     b_offs = [access.b_offset(v * w) for v in range(nvec)]
 
-    fnty = ir.FunctionType(VOID, [F32P, F32P, F32P, I64, I32, F32P, F32P] + ([F32P] if prefetch_stream else []))
+    fnty = ir.FunctionType(VOID, [F32P, F32P, F32P, I64, I32, F32P, F32P] + ([F32P] if prefetch_stream else [])
+                           + [I64, I64] * epilogue.other_runtime)
     fn = ir.Function(module, fnty, name=name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     fn.attributes.add("nounwind")
     a, bp, c, kc, flags, bias, other = fn.args[:7]
-    for arg, nm in zip(fn.args, ("a", "b", "c", "kc", "flags", "bias", "other", "pf")):
+    for arg, nm in zip(fn.args, ("a", "b", "c", "kc", "flags", "bias", "other", *(["pf"] * prefetch_stream),
+                                 "other_rs", "other_cs")):
         arg.name = nm
+    strides = (fn.args[-2], fn.args[-1]) if epilogue.other_runtime else None
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     if prefetch_c:
@@ -180,7 +186,8 @@ def emit_microkernel(
         # activation) into the accumulators; later blocks add the partial C.
         first_block = b.icmp_unsigned("==", llvm_ir.and_(b, flags, I32(FLAG_ACCUMULATE)), I32(0))
         accs = if_update(b, first_block, accs,
-                         lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue), name="epi0")
+                         lambda vals: _early_epilogue(b, vec, vals, mr, lanes, bias, other, epilogue, strides),
+                         name="epi0")
     accs = if_update(b, accumulate, accs, add_c, name="accc")
 
     def store_all(vals: list[ir.Value]) -> None:
@@ -194,7 +201,7 @@ def emit_microkernel(
         final = b.icmp_unsigned("!=", llvm_ir.and_(b, flags, I32(FLAG_FINAL)), I32(0))
         with b.if_else(final) as (then, otherwise):
             with then:
-                _late_epilogue_store(b, vec, accs, mr, lanes, other, epilogue, c_ptr)
+                _late_epilogue_store(b, vec, accs, mr, lanes, other, epilogue, c_ptr, strides)
             with otherwise:
                 store_all(accs)
     else:
@@ -254,8 +261,15 @@ def _k_loop(
     return out_accs, out_ptrs
 
 
+Strides = tuple[ir.Value, ir.Value] | None
+
+
 def _binary(b: ir.IRBuilder, vec: VecOps, x: ir.Value, other: ir.Value, i: int | ir.Value, v: int, lanes: int,
-            epi: Epilogue) -> ir.Value:
+            epi: Epilogue, strides: Strides = None) -> ir.Value:
+    if strides is not None:  # run-time strides (Epilogue.other_runtime)
+        rs, cs = strides
+        optr = gep(b, other, llvm_ir.add(b, llvm_ir.mul(b, i64(i), rs), llvm_ir.mul(b, i64(v * vec.width), cs)))
+        return combine_binary(b, vec, epi, x, vec.load_strided_runtime(b, optr, cs, lanes))
     optr = gep(b, gep(b, other, mul_const(b, i, epi.other_rs)), v * vec.width * epi.other_cs)
     return combine_binary(b, vec, epi, x, vec.load_strided(b, optr, epi.other_cs, lanes))
 
@@ -269,7 +283,7 @@ def combine_binary(b: ir.IRBuilder, vec: VecOps, epi: Epilogue, x: ir.Value, oth
 
 def _early_epilogue(
     b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
-    bias: ir.Value, other: ir.Value, epi: Epilogue,
+    bias: ir.Value, other: ir.Value, epi: Epilogue, strides: Strides = None,
 ) -> list[ir.Value]:
     """Bias, and the binary op when no activation precedes it (first K block)."""
     w = vec.width
@@ -282,14 +296,14 @@ def _early_epilogue(
             if epi.bias:
                 x = llvm_ir.fadd(b, x, bias_v[v])
             if epi.binary_is_early:
-                x = _binary(b, vec, x, other, i, v, lanes[v], epi)
+                x = _binary(b, vec, x, other, i, v, lanes[v], epi, strides)
             out.append(x)
     return out
 
 
 def _late_epilogue_store(
     b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], mr: int, lanes: list[int],
-    other: ir.Value, epi: Epilogue, c_ptr: Callable[[int | ir.Value, int], ir.Value],
+    other: ir.Value, epi: Epilogue, c_ptr: Callable[[int | ir.Value, int], ir.Value], strides: Strides = None,
 ) -> None:
     """The activation, then a binary op that follows it (last K block); each
     result is stored as soon as it is ready (a transcendental activation runs
@@ -302,7 +316,7 @@ def _late_epilogue_store(
 
     def post(x: ir.Value, i: int | ir.Value, v: int) -> ir.Value:
         if epi.binary is not None and not epi.binary_is_early:
-            x = _binary(b, vec, x, other, i, v, lanes[v], epi)
+            x = _binary(b, vec, x, other, i, v, lanes[v], epi, strides)
         return x
 
     def store(x: ir.Value, i: int | ir.Value, v: int) -> None:

@@ -53,15 +53,33 @@ def _new_fn(module: ir.Module, name: str, runtime_ld: bool = False) -> tuple[ir.
     return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
 
+def _load_if(b: ir.IRBuilder, cond: ir.Value, ptr: ir.Value) -> ir.Value:
+    """``*ptr`` where ``cond`` holds, else 0.0, reading nothing otherwise."""
+    pre = b.block
+    with b.if_then(cond):
+        x = b.load(ptr, align=4)
+        then = b.block
+    phi = b.phi(F32)
+    phi.add_incoming(ir.Constant(F32, 0.0), pre)
+    phi.add_incoming(x, then)
+    return phi
+
+
 def _transposed_panel(
-    b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int | ir.Value, nrows: int, dst: ir.Value, dst_ld: int,
-    kc: ir.Value,
+    b: ir.IRBuilder, vec: VecOps, src: ir.Value, src_ld: int | ir.Value, nrows: int | ir.Value, dst: ir.Value,
+    dst_ld: int, kc: ir.Value,
 ) -> None:
     """``dst[k*dst_ld + r] = src[r*src_ld + k]`` for ``r < nrows``, ``k < kc``;
     lanes ``nrows..dst_ld`` of each dst row are written as zeros when
-    ``dst_ld > nrows`` (panel padding)."""
+    ``dst_ld > nrows`` (panel padding).  ``nrows`` may be a run-time ``i64`` (at most
+    ``dst_ld``): each row is then read only where it is below it."""
+    static_rows = nrows if isinstance(nrows, int) else dst_ld
+
+    def present(r: int) -> ir.Value | None:
+        return None if isinstance(nrows, int) else b.icmp_signed("<", i64(r), nrows)
+
     w = vec.width
-    groups = -(-max(nrows, dst_ld) // w) if w > 1 else 0
+    groups = -(-max(static_rows, dst_ld) // w) if w > 1 else 0
     if w > 1:
         kblocks = llvm_ir.udiv(b, kc, i64(w))
         with for_range(b, 0, kblocks, name="kb") as kb:
@@ -69,8 +87,11 @@ def _transposed_panel(
             for g in range(groups):
                 rows = []
                 for r in range(g * w, g * w + w):
-                    if r < nrows:
-                        rows.append(vec.load(b, gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k0))))
+                    if r < static_rows:
+                        ptr = gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k0))
+                        cond = present(r)
+                        rows.append(vec.load(b, ptr) if cond is None
+                                    else vec.load_lanes(b, ptr, b.select(cond, i64(w), i64(0))))
                     else:
                         rows.append(vec.zero())
                 cols = transpose(b, vec, rows)
@@ -85,8 +106,10 @@ def _transposed_panel(
         kstart = i64(0)
     with for_range(b, kstart, kc, name="kt") as k:
         for r in range(dst_ld):
-            if r < nrows:
-                x = b.load(gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k)), align=4)
+            if r < static_rows:
+                ptr = gep(b, src, llvm_ir.add(b, llvm_ir.mul(b, i64(r), i64(src_ld)), k))
+                cond = present(r)
+                x = b.load(ptr, align=4) if cond is None else _load_if(b, cond, ptr)
             else:
                 x = ir.Constant(F32, 0.0)
             b.store(x, gep(b, dst, llvm_ir.add(b, llvm_ir.mul(b, k, i64(dst_ld)), i64(r))), align=4)
@@ -117,21 +140,25 @@ def emit_pack_a(module: ir.Module, vec: VecOps, name: str, mr: int, kc_max: int,
     return fn
 
 
-def emit_pack_b_nk(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int, ntail: int) -> ir.Function:
-    """``pack(src=Bt[jc, pc], dst, cols, kc)`` for B stored ``[N, K]``."""
-    fn, b = _new_fn(module, name)
-    src, dst, cols, kc = fn.args
+def emit_pack_b_nk(module: ir.Module, vec: VecOps, name: str, tw: int, kc_max: int, ldb: int | None,
+                   ntail: int | None) -> ir.Function:
+    """``pack(src=Bt[jc, pc], dst, cols, kc[, ldb])`` for B stored ``[N, K]``; ``ldb`` None:
+    given at run time; ``ntail`` None: the column tail is any count (run-time ``n``)."""
+    fn, b = _new_fn(module, name, runtime_ld=ldb is None)
+    src, dst, cols, kc = fn.args[:4]
+    ld: int | ir.Value = fn.args[4] if ldb is None else ldb
+    panel_stride = llvm_ir.mul(b, i64(tw), i64(ld))
     panels = llvm_ir.udiv(b, cols, i64(tw))
     with for_range(b, 0, panels, name="q") as q:
-        s = gep(b, src, llvm_ir.mul(b, q, i64(tw * ldb)))
+        s = gep(b, src, llvm_ir.mul(b, q, panel_stride))
         d = gep(b, dst, llvm_ir.mul(b, q, i64(tw * kc_max)))
-        _transposed_panel(b, vec, s, ldb, tw, d, tw, kc)
-    if ntail:
-        has_tail = b.icmp_unsigned("!=", llvm_ir.urem(b, cols, i64(tw)), i64(0))
-        with b.if_then(has_tail):
-            s = gep(b, src, llvm_ir.mul(b, panels, i64(tw * ldb)))
+        _transposed_panel(b, vec, s, ld, tw, d, tw, kc)
+    if ntail is None or ntail:
+        rem = llvm_ir.urem(b, cols, i64(tw))
+        with b.if_then(b.icmp_unsigned("!=", rem, i64(0))):
+            s = gep(b, src, llvm_ir.mul(b, panels, panel_stride))
             d = gep(b, dst, llvm_ir.mul(b, panels, i64(tw * kc_max)))
-            _transposed_panel(b, vec, s, ldb, ntail, d, tw, kc)
+            _transposed_panel(b, vec, s, ld, rem if ntail is None else ntail, d, tw, kc)
     b.ret_void()
     return fn
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
-from ziggurat.backends.cpu.llvm_ir import F32, I1, I32, VOID, declare, gep
+from ziggurat.backends.cpu.llvm_ir import F32, I1, I32, I64, VOID, declare, gep, mul
 
 
 class _ZeroMask(ir.Constant):
@@ -106,6 +106,30 @@ class VecOps:
             v = b.insert_element(v, x, I32(lane))
         return v
 
+    def load_strided_runtime(self, b: ir.IRBuilder, ptr: ir.Value, stride: ir.Value, lanes: int | None = None) -> ir.Value:
+        """Lanes ``ptr[0], ptr[stride], ...`` with ``stride`` an ``i64`` known at run time: a
+        vector load where it is 1, else lane by lane."""
+        lanes = self.width if lanes is None else lanes
+        self._check_lanes(lanes)
+        if self.width == 1:
+            return b.load(ptr, align=4)
+        pre = b.block
+        with b.if_else(b.icmp_signed("==", stride, ir.Constant(I64, 1))) as (unit, other):
+            with unit:
+                contiguous = self.load(b, ptr, lanes)
+                unit_end = b.block
+            with other:
+                v = self.zero()
+                for lane in range(lanes):
+                    x = b.load(gep(b, ptr, mul(b, stride, ir.Constant(I64, lane))), align=4)
+                    v = b.insert_element(v, x, I32(lane))
+                other_end = b.block
+        del pre
+        phi = b.phi(self.ty)
+        phi.add_incoming(contiguous, unit_end)
+        phi.add_incoming(v, other_end)
+        return phi
+
     # -- arithmetic ------------------------------------------------------
     def fma(self, b: ir.IRBuilder, x: ir.Value, y: ir.Value, acc: ir.Value) -> ir.Value:
         """``x * y + acc``: a true FMA on the vector ISAs, ``llvm.fmuladd`` on
@@ -129,7 +153,7 @@ class VecOps:
         the width; nothing outside those lanes is read or written).  ``count <= 0`` copies
         nothing."""
         if self.width == 1:
-            with b.if_then(b.icmp_signed(">", count, ir.Constant(count.type, 0))):
+            with b.if_then(b.icmp_signed(">", count, ir.Constant(I64, 0))):
                 b.store(b.load(src, align=4), dst, align=4)
             return
         mask = self.runtime_mask(b, count)
@@ -151,7 +175,7 @@ class VecOps:
 
     def _scalar_load(self, b: ir.IRBuilder, ptr: ir.Value, count: ir.Value) -> ir.Value:
         pre = b.block
-        with b.if_then(b.icmp_signed(">", count, ir.Constant(count.type, 0))):
+        with b.if_then(b.icmp_signed(">", count, ir.Constant(I64, 0))):
             loaded = b.load(ptr, align=4)
             then = b.block
         phi = b.phi(F32)
