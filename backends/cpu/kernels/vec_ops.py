@@ -148,38 +148,41 @@ class VecOps:
         return b.select(b.fcmp_unordered("<", x, y), x, y)
 
     # -- run-time lane counts ----------------------------------------------
+    # A lane count known only at run time is a branch around the masked access where it is 0:
+    # a masked load or store whose lanes are all off still costs a microcode assist on AMD
+    # (Zen 5) when its address is on a page not yet touched (the rows of a buffer planned for
+    # the top of a range, past the run's end), about 10 us per GEMM call in a range build.
     def copy_lanes(self, b: ir.IRBuilder, src: ir.Value, dst: ir.Value, count: ir.Value) -> None:
         """``dst[l] = src[l]`` for ``l < count`` (an ``i64`` known only at run time, at most
         the width; nothing outside those lanes is read or written).  ``count <= 0`` copies
         nothing."""
-        if self.width == 1:
-            with b.if_then(b.icmp_signed(">", count, ir.Constant(I64, 0))):
+        with b.if_then(b.icmp_signed(">", count, ir.Constant(I64, 0))):
+            if self.width == 1:
                 b.store(b.load(src, align=4), dst, align=4)
-            return
-        mask = self.runtime_mask(b, count)
-        vt = ir.VectorType(I1, self.width)
-        load = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
-                       self.ty, [self.ptr_ty, I32, vt, self.ty])
-        store = declare(self.module, f"llvm.masked.store.v{self.width}f32.p0v{self.width}f32",
-                        VOID, [self.ty, self.ptr_ty, I32, vt])
-        x = b.call(load, [b.bitcast(src, self.ptr_ty), I32(4), mask, self.zero()])
-        b.call(store, [x, b.bitcast(dst, self.ptr_ty), I32(4), mask])
+                return
+            mask = self.runtime_mask(b, count)
+            vt = ir.VectorType(I1, self.width)
+            load = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
+                           self.ty, [self.ptr_ty, I32, vt, self.ty])
+            store = declare(self.module, f"llvm.masked.store.v{self.width}f32.p0v{self.width}f32",
+                            VOID, [self.ty, self.ptr_ty, I32, vt])
+            x = b.call(load, [b.bitcast(src, self.ptr_ty), I32(4), mask, self.zero()])
+            b.call(store, [x, b.bitcast(dst, self.ptr_ty), I32(4), mask])
 
     def load_lanes(self, b: ir.IRBuilder, ptr: ir.Value, count: ir.Value) -> ir.Value:
-        """The first ``count`` floats at ``ptr`` (a run-time ``i64``), the other lanes 0."""
-        if self.width == 1:
-            return self._scalar_load(b, ptr, count)
-        fn = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
-                     self.ty, [self.ptr_ty, I32, ir.VectorType(I1, self.width), self.ty])
-        return b.call(fn, [b.bitcast(ptr, self.ptr_ty), I32(4), self.runtime_mask(b, count), self.zero()])
-
-    def _scalar_load(self, b: ir.IRBuilder, ptr: ir.Value, count: ir.Value) -> ir.Value:
+        """The first ``count`` floats at ``ptr`` (a run-time ``i64``), the other lanes 0;
+        nothing is read where ``count <= 0``."""
         pre = b.block
         with b.if_then(b.icmp_signed(">", count, ir.Constant(I64, 0))):
-            loaded = b.load(ptr, align=4)
+            if self.width == 1:
+                loaded = b.load(ptr, align=4)
+            else:
+                fn = declare(self.module, f"llvm.masked.load.v{self.width}f32.p0v{self.width}f32",
+                             self.ty, [self.ptr_ty, I32, ir.VectorType(I1, self.width), self.ty])
+                loaded = b.call(fn, [b.bitcast(ptr, self.ptr_ty), I32(4), self.runtime_mask(b, count), self.zero()])
             then = b.block
-        phi = b.phi(F32)
-        phi.add_incoming(ir.Constant(F32, 0.0), pre)
+        phi = b.phi(self.ty)
+        phi.add_incoming(self.zero(), pre)
         phi.add_incoming(loaded, then)
         return phi
 
