@@ -282,6 +282,11 @@ class DynamicCompiledModule(torch.nn.Module):
         built = build_lowered(lowering, self.options)
         return built, list(served)
 
+    @property
+    def pinned_builds(self) -> list[PinnedRangeBuild]:
+        """The range builds made so far for calls below ``range_lows`` (oldest first)."""
+        return [b for b in self._pinned.values() if b is not None]
+
     def _pinned_range_build(self, key: tuple[int, ...]) -> CompiledModule | None:
         """For a call below the range build's lows: a range build with those symbols pinned to
         the call's sizes (``batch = 1`` over every ``seq``), made at the first such call; None

@@ -13,11 +13,14 @@ every output is checked against eager (max relative error); then the four run in
 What the dynamic module is: it exports once (the ``export`` time is paid once per model).
 Where the CPU backend makes a range build (``report.stats["range build"]``: the graph lowered
 at sampled sizes and made symbolic, ``backends/sampled_range.py``), one build made during the
-compile serves every shape from 2 up (``dyn build s`` reads ``range``; its seconds are in the
-per-model line).  Where it declines (the reason is in the per-model line), each new size tuple
-is served by a static build of the exported graph specialized to it: the ``dyn build s``
-column is that build, the honest per-shape cost.  Size 1 of a symbol always gets its own
-build.  The compile's example is the first listed shape whose dynamic dims are all >= 2
+compile serves every shape from each symbol's served floor up (``dyn build s`` reads
+``range``; its seconds and the floors are in the per-model line: 2, or higher where the
+lowerings change structure at small sizes).  A shape with a symbol below its floor (batch 1, a
+very short sequence) is served by a range build over the other symbols with that size pinned,
+made at its first call (``range, batch=1``, with its seconds where this shape made it).  Where
+the range build is declined (the reason is in the per-model line), or every symbol is below
+its floor, each new size tuple is served by a static build of the exported graph specialized
+to it: the ``dyn build s`` column is that build, the honest per-shape cost.  The compile's example is the first listed shape whose dynamic dims are all >= 2
 (torch.export needs that).
 
 Builds are cold: every Ziggurat compile (the dynamic module, each static one) gets its own
@@ -179,7 +182,8 @@ class ShapeRow:
     errors: dict[str, str] = field(default_factory=dict)
     samples_ms: dict[str, list[float]] = field(default_factory=dict)
     dyn_build_s: float | None = None  # the dynamic module's specialization for this shape
-    dyn_built_at: str = ""  # "compile" (the example), "call" (first call at this shape)
+    dyn_pinned: str = ""  # the sizes a pinned range build serving this shape holds ("batch=1")
+    dyn_built_at: str = ""  # "compile" (the example), "call" (first call at this shape), "range", "pinned"
     static_compile_s: float | None = None  # a fresh ziggurat.compile of this shape, wall clock
     inductor_first_call_s: float | None = None  # Inductor's first call at this shape (compiles if Dynamo does)
     inductor_new_graphs: int | None = None  # Dynamo graphs compiled at this shape
@@ -201,6 +205,8 @@ class ModelSummary:
     range_build: str = ""  # report.stats["range build"]: made, or why not
     range_build_s: float | None = None  # the range build's seconds (sampled lowerings + one backend build)
     specializations: list[dict[str, int]] = field(default_factory=list)
+    range_lows: dict[str, int] = field(default_factory=dict)  # the smallest size per symbol the range build serves
+    pinned: list[str] = field(default_factory=list)  # range builds with sizes pinned (below those lows)
     inductor_graphs: int | None = None
     error: str | None = None
 
@@ -213,10 +219,10 @@ def _unique_graphs() -> int:
     return int(counters["stats"]["unique_graphs"])
 
 
-def _build_seconds(dyn: Any, label: str) -> float | None:
-    """The seconds of the dynamic module's latest build named ``specialize <label>``."""
+def _build_seconds(dyn: Any, label: str, prefix: str = "specialize") -> float | None:
+    """The seconds of the dynamic module's latest build named ``<prefix> <label>``."""
     for name, seconds in reversed(dyn.report.pass_times):
-        if name == f"specialize {label}":
+        if name == f"{prefix} {label}":
             return float(seconds)
     return None
 
@@ -276,13 +282,22 @@ def bench_shape(case: Case, shape: tuple[int, ...], model: nn.Module, inductor: 
 
     try:
         built_before = dyn.report.stats.get(SPECIALIZED, 0)
+        pinned_before = len(dyn.pinned_builds)
         first[DYNAMIC] = snapshot(dyn(x))
-        if dyn.report.stats.get(SPECIALIZED, 0) > built_before:
+        if dyn.report.stats.get(SPECIALIZED, 0) > built_before or len(dyn.pinned_builds) > pinned_before:
             row.dyn_built_at = "call"
         else:
             row.dyn_built_at = "compile"
-        if dyn.range_build is not None and dyn.specialization([list(x.shape)]) is dyn.range_build:
+        served = dyn.specialization([list(x.shape)])
+        pinned = next((p for p in dyn.pinned_builds if p.build is served), None)
+        if dyn.range_build is not None and served is dyn.range_build:
             row.dyn_built_at = "range"
+        elif pinned is not None:
+            # a range build over the other symbols with these sizes pinned (batch 1, a short sequence)
+            label = _label({s.name: v for s, v in zip(dyn.symbols.symbols, pinned.pinned) if v is not None})
+            row.dyn_built_at = "pinned" if row.dyn_built_at == "compile" else "pinned-call"
+            row.dyn_build_s = _build_seconds(dyn, label, prefix="range build")
+            row.dyn_pinned = label
         else:
             row.dyn_build_s = _build_seconds(dyn, _label(dyn.specializations[-1]))
         runners[DYNAMIC] = dyn
@@ -351,6 +366,9 @@ def bench_case(case: Case, args: argparse.Namespace, caches: ColdCaches, log: Te
     summary.range_build = str(dyn.report.stats.get(RANGE_BUILD, ""))
     summary.range_build_s = dict(dyn.report.pass_times).get("range build")
     summary.specializations = dyn.specializations
+    summary.range_lows = dict(zip((s.name for s in dyn.symbols.symbols), dyn.range_lows or []))
+    summary.pinned = [_label({s.name: v for s, v in zip(dyn.symbols.symbols, p.pinned) if v is not None})
+                      for p in dyn.pinned_builds]
     return summary, rows
 
 
@@ -428,8 +446,10 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         "The dynamic module (zig-dyn) exports once. Where the CPU backend makes a range build, one build serves",
-        "every size from 2 (`dyn build s` = range); where it declines (reason below), each new size tuple is a",
-        "static build specialized to it, and `dyn build s` (that build) is the honest per-shape cost.",
+        "every size from each symbol's floor (`dyn build s` = range; floors below); a size below a floor is served",
+        "by a range build with it pinned (`range, batch=1`, seconds where that shape made it); where the range",
+        "build is declined (reason below), each new size tuple is a static build specialized to it, and",
+        "`dyn build s` (that build) is the honest per-shape cost.",
         "dyn/static = zig-dyn ms / zig-static ms; x ind-dyn = inductor-dyn ms / zig-dyn ms; ind 1st s = Inductor's",
         "first call at the shape (a Dynamo (re)compile where it made one); static compile s = a fresh",
         "ziggurat.compile of that shape, wall clock. Object-code and Inductor caches are cold.",
@@ -440,8 +460,13 @@ def render(report: dict[str, Any]) -> str:
     ]
     for r in report["rows"]:
         row = ShapeRow(**r)
-        build = "range" if row.dyn_built_at == "range" else \
-            _num(row.dyn_build_s, ".2f") + (" (at compile)" if row.dyn_built_at == "compile" else "")
+        if row.dyn_built_at == "range":
+            build = "range"
+        elif row.dyn_built_at.startswith("pinned"):
+            first_made = row.dyn_built_at == "pinned-call"
+            build = f"range, {row.dyn_pinned}" + (f": {_num(row.dyn_build_s, '.2f')}" if first_made else "")
+        else:
+            build = _num(row.dyn_build_s, ".2f") + (" (at compile)" if row.dyn_built_at == "compile" else "")
         ind_first = _num(row.inductor_first_call_s, ".2f")
         if row.inductor_new_graphs:
             ind_first += f" ({row.inductor_new_graphs} graph{'s' if row.inductor_new_graphs > 1 else ''})"
@@ -456,7 +481,11 @@ def render(report: dict[str, Any]) -> str:
             continue
         specs = "; ".join(_label(d) for d in s["specializations"])
         made = s.get("range_build", "").startswith("one build")
-        range_text = (f"range build {_num(s.get('range_build_s'), '.2f', ' s')} serves every size from 2"
+        lows = s.get("range_lows") or {}
+        served = ", ".join(f"{k} from {v}" for k, v in lows.items()) or "every size from 2"
+        pinned = s.get("pinned") or []
+        range_text = (f"range build {_num(s.get('range_build_s'), '.2f', ' s')} serves {served}"
+                      + (f", and range builds with {'; '.join(pinned)} pinned the sizes below" if pinned else "")
                       if made else f"range build {s.get('range_build') or '-'}")
         lines.append(
             f"- {s['model']} ({s['description']}; dynamic {', '.join(s['dynamic_dims'])}): {range_text}; zig-dyn made "
