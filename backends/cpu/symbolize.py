@@ -16,7 +16,8 @@ level takes them:
 * upper bounds of ``loop.for``, ``loop.vfor`` and ``loop.parallel`` become values the
   kernel takes (``sizes(...)``);
 * coefficients and constants of ``loop.offset`` in a kernel (a stride that is a size: the
-  index times the kernel's size), and the lane step of ``loop.vindex`` (``times %size``);
+  index times the kernel's size), the lane step of ``loop.vindex`` (``times %size``) and the
+  dimension an index is checked against (``loop.check_index ... bound(%size)``);
 * a float constant that is a size (a mean's divisor) becomes the kernel's size converted
   (``loop.cast "sitofp"``), an index constant the size itself;
 * the ``m`` and batch count of an f32 ``loop.gemm`` (``m_runtime``/``batch_runtime``), and
@@ -26,8 +27,7 @@ level takes them:
   which the call is planned for).
 
 Anything else that differs (a GEMM's offsets, or its ``n`` or ``k`` with a packed B or an
-epilogue, a depthwise convolution's batch, a bounds check's size, a torch fallback's tensor
-type, a different op) declines with the first such difference: the caller then builds one
+epilogue, a depthwise convolution's batch, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -359,6 +359,8 @@ class _Builder:
                     ok = slot[1:3] in (("prop", "coeffs"), ("prop", "constant")) and _in_kernel(op)
                 elif isinstance(op, loop.VIndexOp):
                     ok = slot[1:] == ("prop", "step") and op.scale is None and _in_kernel(op)
+                elif isinstance(op, loop.CheckIndexOp):
+                    ok = slot[1:] == ("prop", "size") and op.bound is None and _in_kernel(op)
                 else:
                     ok = kind is not None and slot[1] == kind and (kind != "prop" or slot[2] in ("upper", "upper_bounds"))
                 if not ok:
@@ -595,6 +597,12 @@ class _Builder:
             new_index = loop.VIndexOp(op.base, 1, op.result.type.get_shape()[0], scale=args[slots[(k, "prop", "step")]])
             new_index.result.name_hint = op.result.name_hint
             Rewriter.replace_op(op, new_index)
+            return
+        if isinstance(op, loop.CheckIndexOp):  # an index checked against a dimension that is a size
+            check = loop.CheckIndexOp(op.value, 0, int(op.site.value.data), op.lanes,
+                                      bound=args[slots[(k, "prop", "size")]])
+            check.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, check)
             return
         if isinstance(op, loop.ForOp | loop.VForOp):
             aff = slots.get((k, "prop", "upper"))

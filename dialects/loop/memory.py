@@ -277,26 +277,30 @@ class VIndexOp(IRDLOperation):
 @irdl_op_definition
 class CheckIndexOp(IRDLOperation):
     """``%i = loop.check_index %v, 1000 site 3 : i64 -> index`` (see the module doc); on
-    vectors, ``lanes(%n)`` limits the check to the valid lanes of a tail iteration."""
+    vectors, ``lanes(%n)`` limits the check to the valid lanes of a tail iteration;
+    ``bound(%n)``: the dimension's size is that run-time size (``size`` is then unused, 0)."""
 
     name = "loop.check_index"
 
     value = operand_def()
     lanes = opt_operand_def(IndexType)
+    bound = opt_operand_def(IndexType)
     size = prop_def(IntegerAttr[I64])
     site = prop_def(IntegerAttr[I64])
     result = result_def()
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$value `,` $size (`lanes` `(` $lanes^ `)`)? `site` $site attr-dict `:` type($value) `->` type($result)"
+        "$value `,` $size (`bound` `(` $bound^ `)`)? (`lanes` `(` $lanes^ `)`)? `site` $site attr-dict `:` "
+        "type($value) `->` type($result)"
     )
 
     def __init__(self, value: SSAValue | Operation, size: int, site: int,
-                 lanes: SSAValue | Operation | None = None) -> None:
+                 lanes: SSAValue | Operation | None = None, bound: SSAValue | None = None) -> None:
         ty = SSAValue.get(value).type
         result: Attribute = ty if isinstance(ty, VectorType) else IndexType()
-        super().__init__(operands=[value, [lanes] if lanes else []], result_types=[result],
+        super().__init__(operands=[value, [lanes] if lanes else [], [bound] if bound is not None else []],
+                         result_types=[result],
                          properties={"size": IntegerAttr(size, i64), "site": IntegerAttr(site, i64)})
 
     def verify_(self) -> None:

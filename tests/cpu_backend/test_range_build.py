@@ -357,3 +357,28 @@ def test_save_and_load_keep_the_served_floors(tmp_path: Path) -> None:
         x = _rand(b, t, 32)
         torch.testing.assert_close(loaded(x), model(x), rtol=1e-4, atol=1e-5)
     assert loaded.report.stats.get(PINNED_RANGE_BUILDS) == 1 and SPECIALIZED not in loaded.report.stats
+
+
+class Lookup(torch.nn.Module):
+    """Rows of a table whose length is the dynamic dim, picked by indices given at run time."""
+
+    def forward(self, table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return torch.index_select(table, 0, idx) * 2 + torch.gather(table, 0, idx[:, None].expand(-1, 5))
+
+
+def test_indices_are_checked_against_a_run_time_size(isa: str) -> None:
+    """``index_select``/``gather`` into a table of ``n`` rows: each index is checked against the
+    run-time ``n`` (``loop.check_index ... bound``), and one past it is an InputError naming
+    the op at every size of the range."""
+    model = Lookup()
+    idx = torch.tensor([0, 1, 1, 0, 1, 0, 0])
+    compiled = ziggurat.compile(model, (_rand(9, 5), idx), backend="cpu", isa=isa,
+                                dynamic_shapes=({0: Dim("n", min=2, max=40)}, None))
+    assert compiled.report.stats[RANGE_BUILD].startswith(ONE_BUILD), compiled.report.stats[RANGE_BUILD]
+    assert "bound(%" in compiled.ir["loop"]
+    for n in (2, 3, 17, 40):
+        table = _rand(n, 5)
+        far = torch.tensor([0, n - 1, 1, n // 2, 0, 1, n - 2])
+        torch.testing.assert_close(compiled(table, far), model(table, far))
+        with pytest.raises(InputError, match="(index_select|gather): index out of range for its dimension"):
+            compiled(table, torch.tensor([0, 1, n, 0, 1, 0, 0]))

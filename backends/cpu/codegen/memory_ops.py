@@ -316,9 +316,12 @@ def _check_index(em: FunctionEmitter, op: Operation) -> None:
     def c(x: int) -> ir.Constant:
         return ir.Constant(ty, [x] * count) if vec else ir.Constant(ty, x)
 
+    # the dimension's size: the op's, or a run-time size (a range build)
+    bound: ir.Value = c(size) if op.bound is None else (
+        splat(b, em.get(op.bound), ty) if isinstance(ty, ir.VectorType) else em.get(op.bound))
     neg = b.icmp_signed("<", v, c(0))
-    w = b.select(neg, b.add(v, c(size)), v)
-    ok = b.and_(b.icmp_signed(">=", w, c(0)), b.icmp_signed("<", w, c(size)))
+    w = b.select(neg, b.add(v, bound), v)
+    ok = b.and_(b.icmp_signed(">=", w, c(0)), b.icmp_signed("<", w, bound))
     bool_ty = ir.VectorType(I1, count) if vec else I1  # the type of ok
     bad = b.xor(ok, ir.Constant(bool_ty, [1] * count) if vec else ir.Constant(I1, 1))
     if vec:

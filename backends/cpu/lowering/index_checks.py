@@ -26,10 +26,12 @@ I64 = torch.int64
 
 
 def index_site(ctx: LoweringContext, args: LoweringArgs, size: int, what: str = "index") -> int:
-    """An error site: ``what`` of the op out of range for a dimension of ``size``."""
+    """An error site: ``what`` of the op out of range for a dimension of ``size`` (a lowering
+    for a range build leaves the size out: one build serves every size, and its sites are
+    the same text at every size it was sampled at)."""
     where_ = op_location(args.op)
-    return ctx.error_site(f"{args.key}: {what} out of range for a dimension of size {size}"
-                          + (f" at {where_}" if where_ else ""))
+    dimension = "its dimension" if ctx.options.range_schedule else f"a dimension of size {size}"
+    return ctx.error_site(f"{args.key}: {what} out of range for {dimension}" + (f" at {where_}" if where_ else ""))
 
 
 def checked_value(value: Value, size: int, wrap: bool) -> Value:

@@ -2,7 +2,8 @@
 // Run-time sizes at the loop level: a graph input's dynamic dim read with its range
 // (loop.dim), affine size arithmetic (loop.offset) and a product of sizes (arith.muli), a
 // buffer allocated with a run-time dim, a kernel taking the sizes it uses, loop.parallel/for/
-// vfor with run-time upper bounds, and lanes a run-time size apart (loop.vindex ... times).
+// vfor with run-time upper bounds, lanes a run-time size apart (loop.vindex ... times) and an
+// index checked against a run-time size (loop.check_index ... bound).
 
 builtin.module {
   func.func @forward(%x: memref<?x19xf32>, %y: memref<?xf32>) -> memref<?x19xf32> {
@@ -19,6 +20,7 @@ builtin.module {
           %v = loop.vload %a[%j] lanes(%lanes) : memref<?x19xf32> -> vector<16xf32>
           loop.vstore %v, %o[%j] lanes(%lanes) : vector<16xf32>, memref<?x19xf32>
           %g = loop.vindex %j step 1 times %rows : vector<16xi64>
+          %c = loop.check_index %g, 0 bound(%rows) lanes(%lanes) site 1 : vector<16xi64> -> vector<16xi64>
         }
         %s = arith.constant 0.000000e+00 : f32
         %r = loop.for %t = 0 to %rows step 1 iter_args(%acc = %s) -> (f32) {
@@ -41,4 +43,5 @@ builtin.module {
 // CHECK-NEXT:   loop.parallel %i = 0 to %rows, %k = 0 to 2 {
 // CHECK-NEXT:     loop.vfor %j, %lanes = 0 to %total step 16 {
 // CHECK:            %g = loop.vindex %j step 1 times %rows : vector<16xi64>
+// CHECK-NEXT:       %c = loop.check_index %g, 0 bound(%rows) lanes(%lanes) site 1 : vector<16xi64> -> vector<16xi64>
 // CHECK:          %r = loop.for %t = 0 to %rows step 1 iter_args(%acc = %s) -> (f32) {
