@@ -117,14 +117,22 @@ def sampled_range_lowering(symbols: ShapeSymbols, static: Sequence[Sequence[int 
     (``backend.same_structure``), and the box is tried again from those floors: sizes below
     them get builds of their own."""
     names = [s.name for s in symbols.symbols]
+    made: dict[tuple[int, ...], Lowered] = {}
 
     def at(point: Sequence[int]) -> Lowered:
-        values = dict(zip(names, point, strict=True))
-        return lower_at(values, input_shapes(symbols, static, values))
+        """The lowering at ``point``, made once (a second attempt from raised floors reuses the
+        template, the variants and the grid of the first)."""
+        key = tuple(point)
+        hit = made.get(key)
+        if hit is None:
+            values = dict(zip(names, point, strict=True))
+            hit = made[key] = lower_at(values, input_shapes(symbols, static, values))
+        return hit
 
     def attempt(box_lows: Sequence[int]) -> Lowered:
         points = sample_points(box_lows, tops)
-        template = at(points.template)
+        shared = at(points.template)
+        template = replace(shared, module=shared.module.clone())  # symbolize rewrites it in place
         ranges = [(n, low, top) for n, low, top in zip(names, points.lows, points.tops, strict=True)]
         backend.symbolize_range(template.module, points.template, lambda point: at(point).module, ranges,
                                 points.variants, points.checks)

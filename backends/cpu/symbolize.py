@@ -238,10 +238,11 @@ def fit(template: ModuleOp, at: Sequence[int], lower: Callable[[Sequence[int]], 
     makes it).  Where that does not hold at the checks (a size ``batch * seq``, a stride
     ``seq * seq``) and there are at most two symbols, the lowerings on a grid of three sizes
     per symbol fit it with each symbol up to degree 2 (``backends/cpu/size_poly.py``).  Each
-    lowering is compared as soon as it is made, so a graph that declines early costs two."""
+    lowering is compared as soon as it is made, and the check points before any fitting, so a
+    graph whose structure changes (at small sizes) declines before the grid is lowered."""
     names = [s.name for s in symbols]
     samples = _Samples(template, at, lower, names)
-    for point in variants.values():
+    for point in [*variants.values(), *checks]:
         samples.diff(point)
     affine = _fit_grid(samples, _grid_sizes(at, variants, symbols, 1), linear=True)
     try:

@@ -36,7 +36,7 @@ from typing import Any
 from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir
-from ziggurat.backends.cpu.kernels.gemm_plan import TUNING, GemmPlan, make_plan
+from ziggurat.backends.cpu.kernels.gemm_plan import TUNING, GemmPlan, make_plan, split_table
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec, GemmSpecError
 from ziggurat.backends.cpu.kernels.microkernel import FLAG_ACCUMULATE, FLAG_FINAL, TileAccess, emit_microkernel
 from ziggurat.backends.cpu.kernels.pack_ir import emit_pack_a, emit_pack_b_kn, emit_pack_b_nk
@@ -90,6 +90,11 @@ class _GemmEmitter:
         #: the run-time fields of the function being emitted (the entry's or the task body's)
         self.rt: dict[str, ir.Value] = {}
         self.ws_c: ir.Value = ir.Constant(F32P, None)
+        #: a run-time m's thread split per bound on m (gemm_plan.split_table)
+        self.splits = split_table(spec, plan)
+        #: the row splits and columns per task of the function being emitted
+        self.sm: ir.Value = i64(plan.tasks_m)
+        self.nt: ir.Value = i64(plan.nt)
         # Streaming prefetch of the next B micro-panel (see GemmPlan.prefetch_stream).
         self.stream = (plan.prefetch_stream and plan.cols_outer and spec.b_packed and plan.tw == spec.nr
                        and plan.unroll > 1)
@@ -172,6 +177,7 @@ class _GemmEmitter:
             serial_when = None
         else:
             self.rt = {k: v for k, v in sizes.items()}
+            self._choose_split(b)
             tasks_m = self._row_split(b, sizes["m"])[1] if "m" in sizes else i64(p.tasks_m)
             batch = sizes.get("batch", i64(s.batch))
             n_tasks = llvm_ir.mul(b, llvm_ir.mul(b, batch, tasks_m), self._tasks_n(b))
@@ -196,18 +202,31 @@ class _GemmEmitter:
             return i64(s.other_strides[0 if name == "other_row_stride" else 1])
         return i64(getattr(s, name))
 
+    def _choose_split(self, b: ir.IRBuilder) -> None:
+        """``self.sm``/``self.nt`` for this call: the plan's, or from the split table by the
+        run-time ``m`` (the first bound at or above it)."""
+        self.sm, self.nt = i64(self.plan.tasks_m), i64(self.plan.nt)
+        m = self.rt.get("m")
+        if m is None:
+            return
+        for bound, sm, nt in reversed(self.splits):
+            below = b.icmp_unsigned("<=", m, i64(bound))
+            self.sm, self.nt = b.select(below, i64(sm), self.sm), b.select(below, i64(nt), self.nt)
+
     def _tasks_n(self, b: ir.IRBuilder) -> ir.Value:
-        """Column tasks: the plan's, or with a run-time ``n`` as many of its width as ``n`` needs."""
-        if "n" not in self.rt:
+        """Column tasks: the plan's, or as many of this call's width as ``n`` needs (a run-time
+        ``n``, or a split chosen by the run-time ``m``)."""
+        if "n" not in self.rt and not self.splits:
             return i64(self.plan.tasks_n)
-        nt = i64(self.plan.nt)
-        return llvm_ir.udiv(b, llvm_ir.add(b, self.rt["n"], llvm_ir.sub(b, nt, i64(1))), nt)
+        n = self._f("n")
+        return llvm_ir.udiv(b, llvm_ir.add(b, n, llvm_ir.sub(b, self.nt, i64(1))), self.nt)
 
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
         s, p = self.spec, self.plan
         a, bmat, c, bias, other, ws = caps[:6]
         sizes = dict(zip(s.runtime_sizes, caps[6:]))
         self.rt = sizes
+        self._choose_split(b)
         m_val = sizes.get("m", i64(s.m))
         mt, tasks_m = self._row_split(b, m_val) if "m" in sizes else (i64(p.mt), i64(p.tasks_m))
         ws_t = gep(b, ws, llvm_ir.mul(b, tid, i64(p.ws_thread_floats))) if p.ws_thread_floats else ws
@@ -221,9 +240,9 @@ class _GemmEmitter:
             ni = llvm_ir.udiv(b, rem, tasks_m)
             mi = llvm_ir.urem(b, rem, tasks_m)
             m0 = llvm_ir.mul(b, mi, mt)
-            n0 = llvm_ir.mul(b, ni, i64(p.nt))
+            n0 = llvm_ir.mul(b, ni, self.nt)
             mcnt = _umin(b, mt, llvm_ir.sub(b, m_val, m0))
-            ncnt = _umin(b, i64(p.nt), llvm_ir.sub(b, self._f("n"), n0))
+            ncnt = _umin(b, self.nt, llvm_ir.sub(b, self._f("n"), n0))
             ops = _Operands(
                 a=gep(b, a, llvm_ir.mul(b, bi, self._f("batch_stride_a"))),
                 b=gep(b, bmat, llvm_ir.mul(b, bi, self._f("batch_stride_b"))),
@@ -242,10 +261,11 @@ class _GemmEmitter:
                     self._k_blocks(b, ops, jc, ncur, m0, mcnt)
 
     def _row_split(self, b: ir.IRBuilder, m: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(rows per task, row tasks) of a run-time ``m``: as many row tasks as the plan has
-        (its split of the largest ``m``), each a multiple of MR rows (at least one tile)."""
+        """(rows per task, row tasks) of a run-time ``m``: as many row tasks as this call's split
+        (the plan's for the largest ``m``, or the split table's), each a multiple of MR rows (at
+        least one tile)."""
         p = self.plan
-        per = llvm_ir.udiv(b, llvm_ir.add(b, m, i64(p.tasks_m - 1)), i64(p.tasks_m))
+        per = llvm_ir.udiv(b, llvm_ir.add(b, m, llvm_ir.sub(b, self.sm, i64(1))), self.sm)
         mt = llvm_ir.mul(b, llvm_ir.udiv(b, llvm_ir.add(b, per, i64(p.mr - 1)), i64(p.mr)), i64(p.mr))
         mt = b.select(b.icmp_unsigned("==", mt, i64(0)), i64(p.mr), mt)
         return mt, llvm_ir.udiv(b, llvm_ir.add(b, m, llvm_ir.sub(b, mt, i64(1))), mt)

@@ -16,6 +16,8 @@ a small cost model (padded flops + packing) to balance the threads.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -223,7 +225,7 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     tasks_m, tasks_n = -(-m // mt), -(-n // nt)
     nc = min(nc, nt)
     a_once = mt <= mc
-    stream = tune.stream_b and spec.b_packed and a_once and tw == spec.nr and width > 1 and unroll > 1
+    stream = tune.stream_b and spec.b_packed and (a_once or spec.m_runtime) and tw == spec.nr and width > 1 and unroll > 1
     return GemmPlan(
         width=width, mr=mr, nvec=nvec, tw=tw, kc=kc, mc=mc, nc=nc,
         pack_a=pack_a, pack_b=pack_b, unroll=unroll, prefetch_b=tune.prefetch_b if width > 1 else 0,
@@ -231,6 +233,24 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
         threads=max(1, min(threads, tasks_m * tasks_n * spec.batch)),
         cols_outer=stream, prefetch_stream=stream, ws_c_floats=mr * tw if spec.stages_c else 0,
     )
+
+
+def split_table(spec: GemmSpec, plan: GemmPlan) -> list[tuple[int, int, int]]:
+    """For a run-time ``m`` (``m_runtime``, a static ``n``) on several threads: per bound
+    ``mr * 2**i`` below the planned ``m``, ``(bound, row splits, columns per task)`` as
+    :func:`make_plan` would split a GEMM of ``bound`` rows with this plan's tiles and blocks
+    (few rows split the columns, so each thread streams its share of B once); the entry picks
+    the first bound at or above each call's ``m``, and the plan's own split above them all."""
+    if not spec.m_runtime or "n" in spec.runtime or plan.threads == 1:
+        return []
+    table: list[tuple[int, int, int]] = []
+    bound = plan.mr
+    while bound < spec.m:
+        at = dataclasses.replace(spec, m=bound, m_runtime=False)
+        sm, sn = _split(at, plan.mr, plan.tw, plan.nc, plan.pack_a, plan.pack_b, plan.threads)
+        table.append((bound, sm, _round_up(-(-spec.n // sn), plan.tw)))
+        bound *= 2
+    return table
 
 
 def _auto_pack_a(spec: GemmSpec, mr: int, mr_main: int, tw: int, threads: int) -> bool:
