@@ -23,11 +23,11 @@ level takes them:
 * the ``m`` and batch count of an f32 ``loop.gemm`` (``m_runtime``/``batch_runtime``), and
   with a plain B and no bias or binary epilogue its ``n``, ``k``, leading dims and batch
   strides (``runtime``: attention over a dynamic sequence), and the batch count of an
-  implicit-GEMM convolution, become run-time sizes of the call (the spec keeps the largest,
+  implicit-GEMM or depthwise convolution, become run-time sizes of the call (the spec keeps the largest,
   which the call is planned for).
 
 Anything else that differs (a GEMM's offsets, or its ``n`` or ``k`` with a packed B or an
-epilogue, a depthwise convolution's batch, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
+epilogue, a torch fallback's tensor type, a different op) declines with the first such difference: the caller then builds one
 size at a time.  The template is rewritten in place into the symbolic level.
 """
 
@@ -352,7 +352,7 @@ class _Builder:
                     ok = slot[1:3] == ("prop", "spec") and _gemm_field(slot) is not None \
                         and "bf16_kernel" not in op.spec.data and (
                             _gemm_field(slot) in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
-                            else slot[3] == "batch" and getattr(kernel, "data", None) == "igemm")
+                            else slot[3] == "batch" and getattr(kernel, "data", None) in ("igemm", "depthwise"))
                 elif isinstance(op, arith.ConstantOp):
                     ok = _in_kernel(op) and (slot[1:] == ("prop", "value", "float") or (
                         slot[1:] == ("prop", "value") and isinstance(op.result.type, IndexType | IntegerType)))

@@ -6,8 +6,9 @@ Numerics against eager at the served range's ends and odd, even and prime sizes 
 every ISA; size 1 (a broadcast to the lowerings) gets a build of its own; linear layers,
 attention's batched matmuls and implicit-GEMM convolutions take their rows or batch count at
 run time, attention over a dynamic sequence its GEMMs' ``n``, ``k`` and strides; sizes are
-polynomials of the symbols (``batch * seq``); what the range build cannot take (a depthwise
-convolution's batch) is declined with the reason and built per size; save/load keeps the
+polynomials of the symbols (``batch * seq``); depthwise convolutions take their batch at run
+time; what the range build cannot take (a GEMM with a run-time ``n`` and a fused residual) is
+declined with the reason and built per size; save/load keeps the
 range build and the sizes it serves.
 """
 
@@ -312,21 +313,43 @@ def test_a_sequence_through_attention_is_one_build(isa: str) -> None:
     assert compiled.report.stats[PINNED_RANGE_BUILDS] == 4 and compiled.report.stats[SPECIALIZED] == 1
 
 
+class GramPlusResidual(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x @ x.t() + y
+
+
 def test_what_the_range_build_cannot_take_is_built_per_size() -> None:
-    """A depthwise convolution's batch: the library call has no run-time batch, so the range
-    build is declined, with the first difference in the report, and every size is right from
-    its own build."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.ReLU()).eval()
-    compiled = ziggurat.compile(model, (_rand(3, 8, 9, 9),), backend="cpu",
-                                dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
+    """A GEMM whose ``n`` follows the sizes with a residual fused into its epilogue (the staged
+    C tile would read the residual past ``n``): the range build is declined, with the first
+    difference in the report, and every size is right from its own build."""
+    n = Dim("n", min=2, max=40)
+    model = GramPlusResidual()
+    compiled = ziggurat.compile(model, (_rand(9, 8), _rand(9, 9)), backend="cpu",
+                                dynamic_shapes=({0: n}, {0: n, 1: n}))
     reason = compiled.report.stats[RANGE_BUILD]
-    assert reason.startswith("not made (the lowerings at sampled sizes differ:") and "depthwise" in reason, reason
+    assert reason.startswith("not made (the lowerings at sampled sizes differ:") and "binary epilogue" in reason, reason
+    for size in (2, 5, 40):
+        x, y = _rand(size, 8), _rand(size, size)
+        torch.testing.assert_close(compiled(x, y), model(x, y), rtol=1e-4, atol=1e-5)
+    assert compiled.report.stats[SPECIALIZED] == 4  # the example's, 2, 5 and 40
+
+
+def test_depthwise_convolutions_take_the_batch_at_run_time(isa: str) -> None:
+    """A MobileNet-style block (1x1, a strided depthwise 3x3, relu6, 1x1): the depthwise call
+    takes its batch at run time (``batch_runtime``) as the implicit-GEMM ones do."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 24, 1), torch.nn.Conv2d(24, 24, 3, padding=1, groups=24, stride=2),
+                                torch.nn.ReLU6(), torch.nn.Conv2d(24, 8, 1)).eval()
+    compiled = ziggurat.compile(model, (_rand(3, 8, 19, 17),), backend="cpu", isa=isa,
+                                dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD
+    if isa == "avx512":
+        assert 'kernel = "depthwise"' in compiled.ir["loop"]
     with torch.no_grad():
-        for n in (1, 5, 16):
-            x = _rand(n, 8, 9, 9)
+        for n in (2, 3, 7, 16):
+            x = _rand(n, 8, 19, 17)
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    assert compiled.report.stats[SPECIALIZED] == 4  # the example's, 1, 5 and 16
+    assert SPECIALIZED not in compiled.report.stats
 
 
 def test_save_and_load_keep_the_range_build(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ class ConvSpec:
     other_pixel: int = 0  # 0: out_channels
     binary_first: bool = False
     #: the batch is given at each call (an ``i64`` after the pointers), up to ``batch``, which
-    #: the thread split is planned for (igemm only: one build serving a dynamic batch)
+    #: the thread split is planned for (igemm and depthwise: one build serving a dynamic batch)
     batch_runtime: bool = False
     name: str | None = None
 
@@ -101,7 +101,7 @@ class ConvSpec:
                                                           (self.in_w, self.out_w, self.kw, self.sw, self.pw, self.dw))):
             if (n_in + 2 * p - dl * (k - 1) - 1) // st + 1 != n_out:
                 raise ConvSpecError(f"ConvSpec: output size {n_out} does not match dim {d} geometry")
-        if self.batch_runtime and self.kind != "igemm":
+        if self.batch_runtime and self.kind not in ("igemm", "depthwise"):
             raise ConvSpecError(f"ConvSpec.batch_runtime: a {self.kind} call has a static batch")
         if self.kind == "depthwise" and self.channels != self.out_channels:
             raise ConvSpecError("ConvSpec: a depthwise call has as many output as input channels")

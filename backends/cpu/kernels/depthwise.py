@@ -27,7 +27,7 @@ from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lan
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32P, VOID, for_range, gep, i64, if_update
+from ziggurat.backends.cpu.llvm_ir import F32P, I64, VOID, for_range, gep, i64, if_update
 
 MAX_TILE = 8
 
@@ -77,15 +77,23 @@ class _DepthwiseEmitter:
         s = self.spec
         from ziggurat.backends.cpu.threads import emit_parallel_for
 
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=s.symbol)
-        for arg, nm in zip(fn.args, ("x", "w", "c", "bias", "other", "workspace")):
+        runtime = ["batch"] if s.batch_runtime else []
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * len(runtime)), name=s.symbol)
+        for arg, nm in zip(fn.args, ("x", "w", "c", "bias", "other", "workspace", *runtime)):
             arg.name = nm
         fn.attributes.add("nounwind")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        tasks = s.batch * s.out_h * self.blocks
-        threads = max(1, min(s.threads, tasks, s.flops // (1 << 20) or 1))
+        per_image = s.out_h * self.blocks
+        threads = max(1, min(s.threads, s.batch * per_image, s.flops // (1 << 20) or 1))
+        if s.batch_runtime:  # a dynamic batch, up to the spec's (the thread count is planned for it)
+            tasks: int | ir.Value = llvm_ir.mul(b, fn.args[6], i64(per_image))
+            # one thread where a static call of this size would have one (below 2^21 flops)
+            flops = llvm_ir.mul(b, fn.args[6], i64(s.flops // s.batch))
+            serial_when: ir.Value | None = b.icmp_signed("<", flops, i64(2 << 20))
+        else:
+            tasks, serial_when = s.batch * per_image, None
         emit_parallel_for(self.module, b, tasks, self._task_body, num_threads=threads,
-                          captures=list(fn.args[:5]), name=f"{s.symbol}.par")
+                          captures=list(fn.args[:5]), name=f"{s.symbol}.par", serial_when=serial_when)
         b.ret_void()
         return fn
 
