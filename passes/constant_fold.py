@@ -30,6 +30,7 @@ from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch import LiteralOp, TorchOp
+from ziggurat.dialects.torch.ops_base import OperatorOp
 from ziggurat.ir.interpreter.torch_functions import call_torch
 from ziggurat.ir.rewriting import StaticShapesOnly, replace_with_literal
 from ziggurat.ir.shape_symbols import SIZED_ATTR
@@ -52,6 +53,17 @@ def _result_bytes(op: TorchOp) -> int:
     return total
 
 
+#: Namespaces of ``torch.operator`` ops that are pure functions of their operands (PT2E's
+#: quantize/dequantize: a weight's dequantization folds into a float32 literal).
+PURE_NAMESPACES = ("quantized_decomposed::",)
+
+
+def _pure(op: TorchOp) -> bool:
+    if isinstance(op, OperatorOp):
+        return op.op_name.data.startswith(PURE_NAMESPACES) and op.schema_text is not None
+    return op.has_trait(Pure)
+
+
 @dataclass
 class FoldConstantOp(RewritePattern):
     """Any pure torch op of constants, typed or ``torch.operator``: the generic path by design,
@@ -61,7 +73,7 @@ class FoldConstantOp(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TorchOp, rewriter: PatternRewriter) -> None:
-        if not op.has_trait(Pure) or not op.results or SIZED_ATTR in op.attributes:
+        if not _pure(op) or not op.results or SIZED_ATTR in op.attributes:
             return
         if not all(isinstance(v.owner, LiteralOp) for v in op.operands):
             return

@@ -1,6 +1,7 @@
 """``graph-opt``: the default graph-level pipeline both backends consume, target-independent.
 
-    torch-canonicalize -> decompose (big fused torch ops) -> decompose-rnn (LSTM/GRU) -> constant-fold
+    torch-canonicalize -> decompose (big fused torch ops) -> decompose-rnn (LSTM/GRU)
+    -> decompose-quantize (PT2E's quantize/dequantize pairs) -> constant-fold
     -> fold-batchnorm -> fuse-post-ops -> fuse-sibling-linears -> torch-canonicalize
 
 Option: ``duplicate`` (for fuse-post-ops).  Weight prepacking is the CPU backend's
@@ -19,6 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
 
 from ziggurat.passes.constant_fold import ConstantFoldPass
+from ziggurat.passes.decompose_quantize import DecomposeQuantizePass
 from ziggurat.passes.decompose_rnn import DecomposeRnnPass
 from ziggurat.passes.fold_batchnorm import FoldBatchNormPass
 from ziggurat.passes.fuse_post_ops import FusePostOpsPass
@@ -34,7 +36,7 @@ def graph_opt_passes(duplicate: bool = False) -> list[ModulePass]:
     from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
 
     passes.append(DecomposeTorchOpsPass())
-    passes += [DecomposeRnnPass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
+    passes += [DecomposeRnnPass(), DecomposeQuantizePass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
                FuseSiblingLinearsPass(), TorchCanonicalizePass()]
     return passes
 

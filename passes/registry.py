@@ -11,4 +11,5 @@ register_pass("fuse-sibling-linears", "fuse_sibling_linears:FuseSiblingLinearsPa
 register_pass("graph-opt", "graph_opt:GraphOptPass")
 register_pass("decompose-torch-ops", "decompose_torch_ops:DecomposeTorchOpsPass")
 register_pass("decompose-rnn", "decompose_rnn:DecomposeRnnPass")
+register_pass("decompose-quantize", "decompose_quantize:DecomposeQuantizePass")
 register_pass("annotate-symbolic-shapes", "annotate_symbolic_shapes:AnnotateSymbolicShapesPass")

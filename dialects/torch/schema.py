@@ -8,6 +8,8 @@ reference interpreter, the TensorRT converter registry) reads schemas through
 
 from __future__ import annotations
 
+import importlib
+
 import keyword
 import re
 from dataclasses import dataclass
@@ -249,8 +251,16 @@ def parse_schema(text: str) -> OpSchema:
     )
 
 
+#: Namespaces whose ops torch registers only when a Python module is imported (PT2E's
+#: quantize/dequantize ops, which a saved or printed module holds without that import).
+NAMESPACE_MODULES = {"quantized_decomposed": "torch.ao.quantization.fx._decomposed"}
+
+
 def torch_overload(schema: OpSchema) -> Any:
     """``torch.ops.<ns>.<name>.<overload>`` of ``schema``, or None when torch has none."""
+    module = NAMESPACE_MODULES.get(schema.namespace)
+    if module is not None:
+        importlib.import_module(module)
     try:
         packet = getattr(getattr(torch.ops, schema.namespace), schema.base_name)
         return getattr(packet, schema.overload or "default")

@@ -29,6 +29,7 @@ from ziggurat.dialects.torch.meta_eval import first_line
 from ziggurat.dialects.torch.result_types import cpu_result_types, involves_quantized
 from ziggurat.dialects.torch.schema import parse_schema
 from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
+from ziggurat.ir.importer.eval_mode import eval_mode
 from ziggurat.ir.importer.hidden_writes import check_exported, decompositions, node_hidden_writes
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
 from ziggurat.ir.importer.op_builder import build_aten_op, result_type
@@ -45,15 +46,10 @@ from ziggurat.ir.types import UnsupportedTypeError, tensor_type_of
 
 def export(model: torch.nn.Module, example_inputs: Sequence[Any],
            example_kwargs: Mapping[str, Any] | None = None, dynamic_shapes: Any = None) -> Any:
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return torch.export.export(model, tuple(example_inputs), dict(example_kwargs or {}),
-                                       dynamic_shapes=dynamic_shapes)
-    finally:
-        model.train(was_training)
+    with eval_mode(model), torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.export.export(model, tuple(example_inputs), dict(example_kwargs or {}),
+                                   dynamic_shapes=dynamic_shapes)
 
 
 def _location(node: torch.fx.Node) -> Any:

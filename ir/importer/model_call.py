@@ -47,6 +47,19 @@ def _traced_number(t: torch.Tensor) -> bool:
         return False
 
 
+class _FlatGraphModule(torch.nn.Module):
+    """A ``torch.fx.GraphModule`` (a PT2E-quantized model, an exported program's module) called
+    with flat tensors: the module holding it is what the frontend traces."""
+
+    def __init__(self, model: torch.fx.GraphModule, flat_forward: Any) -> None:
+        super().__init__()
+        self.model = model
+        self.flat_forward = flat_forward
+
+    def forward(self, *flat: Any) -> Any:
+        return self.flat_forward(*flat)
+
+
 class ModelCall:
     """``model(*args, **kwargs)`` with example inputs, over flat tensors; with ``autocast``,
     the call runs under it and its floating outputs come back in the model's dtype."""
@@ -117,7 +130,8 @@ class ModelCall:
         model.__dict__.update({name: type(hooks)() for name, hooks in self._held.items()})
         self._own_forward = self._swap_forward(self._flat_forward)
         try:
-            yield model
+            # torch.export traces a GraphModule's graph, not its forward: it gets a wrapper.
+            yield _FlatGraphModule(model, self._flat_forward) if isinstance(model, torch.fx.GraphModule) else model
         finally:
             self._swap_forward(self._own_forward)
             model.__dict__.update(self._held)

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute
 
 from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
 from ziggurat.ir.importer.graph_importer import GraphImporter
+from ziggurat.ir.importer.eval_mode import eval_mode
 from ziggurat.ir.importer.trace_guard import Specialization, watch_conversions
 from ziggurat.ir.locations import user_line
 from ziggurat.ir.types import UnsupportedTypeError, example_tensor, tensor_type
@@ -59,10 +60,8 @@ _DISCONNECTED = ("won't connect any uses of this value with its current trace",)
 
 
 def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Graph:
-    was_training = model.training
-    model.eval()
     try:
-        with torch.no_grad(), warnings.catch_warnings(record=True) as caught, watch_conversions() as specialized:
+        with eval_mode(model), torch.no_grad(), warnings.catch_warnings(record=True) as caught, watch_conversions() as specialized:
             warnings.simplefilter("always")
             traced = torch.jit.trace(model, tuple(example_inputs), check_trace=False, strict=False)
     except ZigguratError:
@@ -70,8 +69,6 @@ def _trace(model: torch.nn.Module, example_inputs: Sequence[Any]) -> torch._C.Gr
     except Exception as e:
         raise ModelImportError(f"torch.jit.trace failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
                                op=type(model).__name__, location=user_line(e)) from None
-    finally:
-        model.train(was_training)
     if specialized:
         raise _specialization_error(specialized[0], model)
     for record in caught:

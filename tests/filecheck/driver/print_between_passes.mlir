@@ -7,6 +7,7 @@
 // CHECK:        torch.aten.conv2d
 // CHECK:      IR after graph-opt/decompose-torch-ops:
 // CHECK:      IR after graph-opt/decompose-rnn:
+// CHECK:      IR after graph-opt/decompose-quantize:
 // CHECK:      IR after graph-opt/constant-fold:
 // CHECK:        torch.aten.batch_norm
 // CHECK:      IR after graph-opt/fold-batchnorm:

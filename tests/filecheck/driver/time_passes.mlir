@@ -11,6 +11,7 @@
 // CHECK-NEXT:   {{ *[0-9]+\.[0-9]+ \( *[0-9]+\.[0-9]%\)}}    torch-canonicalize
 // CHECK-NEXT:   {{.*%\)}}    decompose-torch-ops
 // CHECK-NEXT:   {{.*%\)}}    decompose-rnn
+// CHECK-NEXT:   {{.*%\)}}    decompose-quantize
 // CHECK-NEXT:   {{.*%\)}}    constant-fold
 // CHECK-NEXT:   {{.*%\)}}    fold-batchnorm
 // CHECK-NEXT:   {{.*%\)}}    fuse-post-ops

@@ -1,0 +1,146 @@
+"""PT2E-quantized models (issue 17, INT8): their quantize/dequantize ops run natively as the
+float32 arithmetic they are (``decompose-quantize``), the weights' dequantizations fold into
+float32 literals, and the results are eager's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
+import ziggurat
+
+qd = torch.ops.quantized_decomposed
+BACKENDS = [("reference", {}), ("tensorrt-reference", {}), ("cpu", {"isa": "avx512"}),
+            ("cpu", {"isa": "avx2"}), ("cpu", {"isa": "scalar"})]
+IDS = ["reference", "tensorrt-reference", "cpu-avx512", "cpu-avx2", "cpu-scalar"]
+
+
+class FakeQuant(torch.nn.Module):
+    """quantize -> dequantize pairs as PT2E writes them: uint8 with a zero point, int8
+    symmetric, and a wide int16 one."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.05, 3, 0, 255, torch.uint8), 0.05, 3, 0, 255, torch.uint8)
+        b = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.1, 0, -128, 127, torch.int8), 0.1, 0, -128, 127, torch.int8)
+        c = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.003, -7, -32768, 32767, torch.int16), 0.003, -7, -32768, 32767, torch.int16)
+        return a, b, c
+
+
+def _edge_values(rows: int, cols: int) -> torch.Tensor:
+    """Normal values, the ties of round-half-even (k + 0.5 quanta), both zeros, values just
+    outside the bounds, the infinities and NaN."""
+    x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0)) * 4
+    special = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -0.01, 0.025, 0.075, 0.125, -0.025,
+               0.05 * 252.5, 0.05 * 253.5, 1e30, -1e30, 0.15, 12.6, -12.8, -12.85]
+    n = min(len(special), rows * cols)
+    x.view(-1)[:n] = torch.tensor(special[:n])
+    return x
+
+
+@pytest.mark.parametrize(("backend", "options"), BACKENDS, ids=IDS)
+@pytest.mark.parametrize("shape", [(3, 37), (1, 1), (2, 5, 17)], ids=["3x37", "1x1", "2x5x17"])
+def test_quantize_dequantize_pair_is_eager_bit_for_bit(backend: str, options: dict[str, Any], shape: tuple[int, ...]) -> None:
+    x = _edge_values(shape[0], int(torch.tensor(shape[1:]).prod())).reshape(shape)
+    compiled = ziggurat.compile(FakeQuant(), (x,), backend=backend, **options)
+    if backend == "cpu":
+        assert not compiled.report.fallback_ops, compiled.report.format()
+    for got, want in zip(compiled(x), FakeQuant()(x), strict=True):
+        assert got.dtype == want.dtype
+        assert torch.equal(got.view(torch.int32), want.view(torch.int32)), (got - want).abs().max()
+
+
+class QuantizedNet(torch.nn.Module):
+    """What ``convert_pt2e`` makes of conv -> relu -> linear: int8 per-channel weights
+    dequantized in the graph, uint8 activations between quantize/dequantize pairs."""
+
+    wc: torch.Tensor
+    sc: torch.Tensor
+    bc: torch.Tensor
+    wl: torch.Tensor
+    sl: torch.Tensor
+    zero: torch.Tensor
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        self.register_buffer("wc", torch.randint(-128, 128, (8, 3, 3, 3), dtype=torch.int8, generator=g))
+        self.register_buffer("sc", torch.rand(8, generator=g) * 0.002 + 0.001)
+        self.register_buffer("bc", torch.randn(8, generator=g) * 0.1)
+        self.register_buffer("wl", torch.randint(-128, 128, (5, 8 * 5 * 7), dtype=torch.int8, generator=g))
+        self.register_buffer("sl", torch.rand(5, generator=g) * 0.001 + 0.0005)
+        self.register_buffer("zero", torch.zeros(8, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.03, 128, 0, 255, torch.uint8), 0.03, 128, 0, 255, torch.uint8)
+        w = qd.dequantize_per_channel(self.wc, self.sc, self.zero, 0, -128, 127, torch.int8)
+        y = torch.relu(torch.nn.functional.conv2d(x, w, self.bc))
+        y = qd.dequantize_per_tensor(qd.quantize_per_tensor(y, 0.01, 0, 0, 255, torch.uint8), 0.01, 0, 0, 255, torch.uint8)
+        wl = qd.dequantize_per_channel(self.wl, self.sl, self.zero[:5], 0, -128, 127, torch.int8)
+        return torch.nn.functional.linear(y.flatten(1), wl)
+
+
+@pytest.mark.parametrize(("backend", "options"), BACKENDS, ids=IDS)
+def test_quantized_net_runs_natively_within_one_quantum(backend: str, options: dict[str, Any]) -> None:
+    """Weights fold to float32 literals, so the convolution and the linear run on the float32
+    kernels.  Their sums run in another order than eager's, so a value that sits on a
+    rounding boundary of the next quantize can land one quantum (0.01) away: the output may
+    differ by one quantum times a weight row's largest scale, and must elsewhere be eager's
+    to float32 rounding."""
+    model = QuantizedNet()
+    x = torch.randn(3, 3, 7, 9, generator=torch.Generator().manual_seed(2))
+    compiled = ziggurat.compile(model, (x,), backend=backend, **options)
+    if backend == "cpu":
+        assert not compiled.report.fallback_ops, compiled.report.format()
+        assert "quantized_decomposed" not in str(compiled.ir["graph"])
+    got, want = compiled(x), model(x)
+    assert isinstance(got, torch.Tensor)
+    quantum_effect = 0.01 * float(model.sl.max()) * 128
+    err = (got - want).abs()
+    assert float(err.max()) <= 4 * quantum_effect, float(err.max())
+    assert float((err > 1e-5).float().mean()) < 0.2
+
+
+def test_quantized_module_saves_and_loads(tmp_path: object) -> None:
+    import pathlib
+
+    path = pathlib.Path(str(tmp_path)) / "q.zig"
+    x = _edge_values(2, 19)
+    compiled = ziggurat.compile(FakeQuant(), (x,), backend="cpu")
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    for got, want in zip(loaded(x), FakeQuant()(x), strict=True):
+        assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+
+
+def _pt2e_quantized(model: torch.nn.Module, x: torch.Tensor) -> torch.nn.Module:
+    pt2e = pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e",
+                               reason="torchao (the test extra) holds PT2E quantization since torch 2.10")
+    xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
+    exported = torch.export.export(model.eval(), (x,)).module()
+    quantizer = xiq.X86InductorQuantizer()
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    prepared = pt2e.prepare_pt2e(exported, quantizer)
+    prepared(x)
+    return pt2e.convert_pt2e(prepared)
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "tensorrt-reference"])
+def test_pt2e_x86_inductor_quantizer_model(backend: str) -> None:
+    """The GraphModule ``convert_pt2e`` returns (whose ``eval()`` raises) compiles; no op of
+    it runs in torch on the CPU backend."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.ReLU(), torch.nn.Conv2d(16, 8, 3, padding=1),
+                                torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 10))
+    x = torch.randn(2, 3, 8, 8)
+    quantized = _pt2e_quantized(model, x)
+    compiled = ziggurat.compile(quantized, (x,), backend=backend)
+    if backend == "cpu":
+        assert not compiled.report.fallback_ops, compiled.report.format()
+    got, want = compiled(x), quantized(x)
+    got, want = got.detach(), want.detach()
+    scale = float(want.abs().max())
+    assert float((got - want).abs().max()) <= 0.02 * scale
+    assert float((got - model(x)).abs().max()) <= 0.1 * scale  # still the float model, roughly
