@@ -156,9 +156,9 @@ def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...
     ``precision`` ``"bf16"``/``"fp16"``: eager and Inductor run the model under autocast,
     Ziggurat compiles it with ``precision=``."""
     builder = _BUILDERS[name]
-    if name == ZIGGURAT:
-        builder = functools.partial(_build_ziggurat, precision=precision)
-    elif precision != "fp32":
+    if name == ZIGGURAT:  # int8: the model is already quantized (bench/quantize.py)
+        builder = functools.partial(_build_ziggurat, precision="fp32" if precision == "int8" else precision)
+    elif precision in AUTOCAST_DTYPES:
         model = AutocastEntry(model, AUTOCAST_DTYPES[precision])
     if name not in _BUILDERS:
         raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")

@@ -43,6 +43,7 @@ from ziggurat.bench.backends import (
     warm_up_inductor_toolchain,
 )
 from ziggurat.bench.models import select_models
+from ziggurat.bench.quantize import INT8, quantize_x86
 from ziggurat.bench.results import STATUS_NA, STATUS_OK, BackendResult, fill_speedups, summarize
 from ziggurat.bench.spec import TAG_SMOKE, TAG_ZOO, ModelSpec
 from ziggurat.bench.sysinfo import host_info, load_average
@@ -51,7 +52,7 @@ from ziggurat.bench.timing import measure_interleaved
 
 #: Max relative error (against eager fp32) a low-precision column may have before it is flagged;
 #: eager's own autocast error is in the eager column, measured the same way.
-PRECISION_TOLERANCE = {"bf16": 5e-2, "fp16": 1e-2}
+PRECISION_TOLERANCE = {"bf16": 5e-2, "fp16": 1e-2, "int8": 5e-2}
 DEFAULT_ROUNDS = 20
 DEFAULT_WARMUP = 3
 DEFAULT_TARGET_MS = 5.0
@@ -77,9 +78,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="cold",
         help="cold (default): a fresh TORCHINDUCTOR_CACHE_DIR for this run, so compile times are not disk-cache hits",
     )
-    p.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
-                   help="bf16/fp16: eager and Inductor under torch.autocast, Ziggurat with precision=; errors "
-                        "against eager fp32, flagged past PRECISION_TOLERANCE")
+    p.add_argument("--precision", choices=("fp32", "bf16", "fp16", INT8), default="fp32",
+                   help="bf16/fp16: eager and Inductor under torch.autocast, Ziggurat with precision=; int8: "
+                        "every column runs the model quantized with PT2E and X86InductorQuantizer (bench/quantize.py); "
+                        "errors against eager fp32, flagged past PRECISION_TOLERANCE")
     p.add_argument("--list", action="store_true", help="list the zoo and exit")
     args = p.parse_args(argv)
 
@@ -123,6 +125,10 @@ def bench_model(spec: ModelSpec, backends: list[str], args: argparse.Namespace, 
     pristine = tuple(t.clone() for t in inputs)
     reference = snapshot(model(*inputs))  # eager output: what every backend is compared with
     print(f"[{spec.name}] built in {time.perf_counter() - t0:.1f}s", file=log, flush=True)
+    if args.precision == INT8:
+        t0 = time.perf_counter()
+        model = quantize_x86(model, inputs)
+        print(f"[{spec.name}] quantized (PT2E, X86InductorQuantizer) in {time.perf_counter() - t0:.1f}s", file=log, flush=True)
 
     prepared: dict[str, PreparedBackend] = {}
     for name in backends:
@@ -253,6 +259,9 @@ def _precision_line(config: dict[str, object]) -> str:
     if precision == "fp32":
         return "fp32"
     tol = PRECISION_TOLERANCE[str(precision)]
+    if precision == INT8:
+        return ("int8: every column runs the model quantized with PT2E (X86InductorQuantizer, calibrated on the "
+                f"example); errors against eager fp32, flagged past max({tol:g}, 2 x the quantized eager model's)")
     return (f"{precision}: eager and Inductor under torch.autocast, ziggurat precision={precision!r}; "
             f"errors against eager fp32, flagged past max({tol:g}, 2 x eager autocast's)")
 
