@@ -36,6 +36,7 @@ from ziggurat.ir.rewriting import StaticShapesOnly, replace_with_literal
 from ziggurat.ir.shape_symbols import SIZED_ATTR
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, shape_of, torch_only_reason
+from ziggurat.passes.decompose_quantize import ROW_SCALES_ATTR, row_scales_attr
 from ziggurat.passes.torch_canonicalize import feeds_storage_reader
 
 NAME = "constant-fold"
@@ -88,9 +89,13 @@ class FoldConstantOp(RewritePattern):
             # a folded view is a fresh row-major literal: an as_strided behind it would read that
             # instead of the storage it shares with its base (the literal it views)
             return
-        values = call_torch(op, tuple(v.owner.tensor() for v in op.operands))  # pyright: ignore
+        operands = tuple(v.owner.tensor() for v in op.operands)  # pyright: ignore
+        values = call_torch(op, operands)
         name = (op.results[0].name_hint or op.op_schema.base_name) + "_folded"
-        replace_with_literal(rewriter, op, list(values), name)
+        scales = row_scales_attr(op, operands) if isinstance(op, OperatorOp) else None
+        literals = replace_with_literal(rewriter, op, list(values), name)
+        if scales is not None:  # an int8 weight's dequantization: the CPU backend takes it back
+            literals[0].attributes[ROW_SCALES_ATTR] = scales
         record(NAME, "folded ops")
         record(NAME, "bytes of constants produced", size)
 

@@ -13,8 +13,14 @@ quant_max]``, which float32 holds exactly, so the pair is, bit for bit as torch 
 
 element-wise float32 ops that fuse and vectorize, where the pair would run in torch.  Only a
 quantize whose every use is a dequantize with the same parameters is rewritten (a quantized
-value that leaves the graph or feeds another op keeps its ops).  The weights' dequantizations
-(``dequantize_per_channel`` of constant int8 tensors) are folded by ``constant-fold``.
+value that leaves the graph or feeds another op keeps its ops).  The last op of the pair
+carries ``ziggurat.dequantized = [scale, zero_point, quant_min, quant_max]``: its values are
+integers of that range times the scale, which an int8 kernel may requantize exactly.
+
+``constant-fold`` folds a weight's dequantization (``dequantize_per_channel`` of constants)
+into the float32 literal eager computes; for a 2-D int8 weight along axis 0 with zero zero
+points the literal carries its rows' scales (``ziggurat.row_scales``, :func:`row_scales_attr`),
+so that the CPU backend can take the int8 weight back (``prepack-weights``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,17 @@ from typing import Any
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -45,14 +61,19 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenSubScalarOp,
     AtenWhereScalarOtherOp,
 )
-from ziggurat.dialects.torch.ops_base import OperatorOp
+from ziggurat.dialects.torch.ops_base import LiteralOp, OperatorOp
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, element_type
 
 NAME = "decompose-quantize"
+#: On the last op of a decomposed pair: ``[scale, zero_point, quant_min, quant_max]``.
+DEQUANTIZED_ATTR = "ziggurat.dequantized"
+#: On a folded per-row dequantized weight: its rows' float32 scales.
+ROW_SCALES_ATTR = "ziggurat.row_scales"
 
 QUANTIZE = "quantized_decomposed::quantize_per_tensor"
 DEQUANTIZE = "quantized_decomposed::dequantize_per_tensor"
+DEQUANTIZE_PER_CHANNEL = "quantized_decomposed::dequantize_per_channel"
 #: The integer dtypes the pair may round through (the bounds float32 holds exactly).
 QUANTIZED_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32)
 _PARAMETERS = ("scale", "zero_point", "quant_min", "quant_max", "dtype")
@@ -120,10 +141,47 @@ class DecomposeQuantizePair(RewritePattern):
         q = emit(AtenWhereScalarOtherOp, f32, condition=not_nan, self=q, other=0.0)
         y = emit(AtenSubScalarOp, f32, self=q, other=zero_point, alpha=1)
         y = emit(AtenMulScalarOp, f32, self=y, other=scale)
+        ops[-1].attributes[DEQUANTIZED_ATTR] = ArrayAttr([
+            FloatAttr(scale, f64), IntegerAttr(zero_point, i64),
+            IntegerAttr(params["quant_min"], i64), IntegerAttr(params["quant_max"], i64)])
         rewriter.replace(dequantize, ops, [y])
         if not quantize.outputs[0].uses:  # a torch.operator is not Pure: DCE keeps it
             rewriter.erase(quantize)
         record(NAME, "quantize-dequantize pairs decomposed")
+
+
+def row_scales_attr(op: OperatorOp, operands: tuple[torch.Tensor, ...]) -> Attribute | None:
+    """For ``constant-fold``: the ``ziggurat.row_scales`` its literal of ``op`` carries, when
+    ``op`` dequantizes a constant 2-D int8 weight along axis 0 with zero zero points."""
+    if _operator(op, DEQUANTIZE_PER_CHANNEL) is None or len(operands) != 3:
+        return None
+    weight, scales, zero_points = operands
+    bound = op.arguments().values
+    if (weight.dtype != torch.int8 or weight.dim() != 2 or bound.get("axis") != 0
+            or bound.get("out_dtype") not in (None, torch.float32) or scales.dtype != torch.float32
+            or tuple(scales.shape) != (weight.shape[0],) or bool(zero_points.ne(0).any())):
+        return None
+    return DenseIntOrFPElementsAttr.from_list(TensorType(f32, [int(weight.shape[0])]), [float(v) for v in scales.tolist()])
+
+
+def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | None:
+    """``(scale, zero_point, quant_min, quant_max)`` of a value a decomposed pair produced."""
+    attr = value.owner.attributes.get(DEQUANTIZED_ATTR) if isinstance(value.owner, Operation) else None
+    if not isinstance(attr, ArrayAttr) or len(attr.data) != 4:
+        return None
+    scale, zero_point, low, high = attr.data  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(scale, FloatAttr) or not all(isinstance(v, IntegerAttr) for v in (zero_point, low, high)):
+        return None
+    return (float(scale.value.data), int(zero_point.value.data), int(low.value.data), int(high.value.data))  # pyright: ignore
+
+
+def row_scales(value: SSAValue) -> torch.Tensor | None:
+    """The float32 row scales of a folded int8 weight (:class:`FoldWeightDequantize`)."""
+    owner = value.owner
+    attr = owner.attributes.get(ROW_SCALES_ATTR) if isinstance(owner, LiteralOp) else None
+    if not isinstance(attr, DenseIntOrFPElementsAttr):
+        return None
+    return torch.tensor([float(v) for v in attr.get_values()], dtype=torch.float32)  # pyright: ignore
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``prepack-weights{isa=auto|avx512|avx2|scalar}``: constant weights of fused linear/matmul/conv
+"""``prepack-weights{isa=auto|avx512|avx2|scalar int8=true|false}``: constant weights of fused linear/matmul/conv
 ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
 
 * ``fused.linear`` weight ``W[N, K]`` and ``fused.matmul`` constant right operand ``B[K, N]``
@@ -6,6 +6,13 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   width of ``isa`` (32 on AVX-512, 16 on AVX2);
 * ``fused.conv2d`` weight ``[O, I/g, kh, kw]`` -> per-group panels ``KN{nr}n`` over
   ``K = kh*kw*I/g`` (implicit GEMM on NHWC activations).  Depthwise convs keep their weights.
+
+* with ``int8`` (by default: when the ISA is avx512 and the host has AVX512-VNNI), a ``fused.linear``
+  of a PT2E-quantized uint8 input (``ziggurat.dequantized``, ``decompose-quantize``) whose
+  weight is an int8 tensor times its row scales (``ziggurat.row_scales``) -> ``KN32n4k``, the
+  int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
+  the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
+  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``).
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
 bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
@@ -20,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, StringAttr, f64, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -33,7 +40,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.backends.cpu.isa import IsaError, parse_isa
+from ziggurat.backends.cpu.isa import Isa, IsaError, parse_isa
 from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp, pack
 from ziggurat.ir.errors import ZigguratError
@@ -101,11 +108,75 @@ class PackWeight(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
+#: On a ``fused.linear`` packed as ``KN32n4k``: ``[scale, zero_point]`` of its uint8 input.
+INPUT_QUANTIZATION_ATTR = "ziggurat.input_quantization"
+
+
+def int8_weight(weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor | None:
+    """The int8 ``W`` with ``W * scales[:, None] == weight`` in float32, or None."""
+    if weight.dtype != torch.float32 or weight.dim() != 2 or scales.shape != (weight.shape[0],) or not bool((scales > 0).all()):
+        return None
+    w = torch.round(weight.double() / scales.double()[:, None])
+    if not bool(((w >= -128) & (w <= 127)).all()):
+        return None
+    w8 = w.to(torch.int8)
+    return w8 if torch.equal(w8.to(torch.float32) * scales[:, None], weight) else None
+
+
+@dataclass
+class PackInt8Linear(RewritePattern):
+    """A ``fused.linear`` of a uint8-quantized input and an int8-times-scales weight ->
+    ``KN32n4k`` (see the module's docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LinearOp, rewriter: PatternRewriter) -> None:
+        from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
+        from ziggurat.dialects.fused.pack_int8 import LAYOUT, pack_quantized_linear
+        from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
+
+        if op.weight_layout is not None:
+            return
+        quantization = dequantized_parameters(op.input)
+        scales = row_scales(op.weight)
+        weight = literal_value(op.weight)
+        if quantization is None or scales is None or weight is None:
+            return
+        a_scale, zero_point, low, high = quantization
+        if not (0 <= low <= zero_point <= high <= 255) or weight.shape[1] > MAX_K:
+            return
+        w8 = int8_weight(weight, scales)
+        if w8 is None:
+            return
+        try:
+            packed = pack_quantized_linear(w8, scales, a_scale, zero_point)
+        except ValueError:  # the zero point's correction would overflow int32
+            return
+        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{LAYOUT}")
+        rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
+        op.operands[1] = literal.result
+        op.properties["weight_layout"] = StringAttr(LAYOUT)
+        op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
+        op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
+        rewriter.notify_op_modified(op)
+        record(NAME, "int8 weights packed")
+        record(NAME, "bytes packed", packed.numel())
+
+
+def _int8_enabled(option: bool | None, isa: Isa) -> bool:
+    if option is None:  # auto
+        from ziggurat.backends.cpu.isa import host_features
+
+        return isa == Isa.AVX512 and bool(host_features().get("avx512vnni"))
+    return option
+
+
 @dataclass(frozen=True)
 class PrepackWeightsPass(ModulePass):
     name = NAME
 
     isa: str = "auto"
+    #: None: when the ISA is avx512 and the host has AVX512-VNNI
+    int8: bool | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -113,7 +184,9 @@ class PrepackWeightsPass(ModulePass):
         except IsaError as e:
             raise ZigguratError(str(e), op=NAME) from None
         nr = choose_nr(isa)
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([PackWeight(nr)]))).rewrite_module(op)
+        patterns: list[RewritePattern] = [PackInt8Linear()] if _int8_enabled(self.int8, isa) else []
+        patterns.append(PackWeight(nr))
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for conv in op.walk():
             if isinstance(conv, Conv2dOp) and conv.weight_layout is None and _is_depthwise(conv):

@@ -350,7 +350,7 @@ class _Builder:
                 if isinstance(op, loop.GemmOp):
                     kernel = op.spec.data.get("kernel")
                     ok = slot[1:3] == ("prop", "spec") and _gemm_field(slot) is not None \
-                        and "bf16_kernel" not in op.spec.data and (
+                        and "bf16_kernel" not in op.spec.data and "int8_kernel" not in op.spec.data and (
                             _gemm_field(slot) in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
                             else slot[3] == "batch" and getattr(kernel, "data", None) in ("igemm", "depthwise"))
                 elif isinstance(op, arith.ConstantOp):

@@ -8,7 +8,10 @@ data) and chosen by ``backends/cpu/prepack_weights.py``; the verifier only needs
   ``[O, I/g, kh, kw]`` becomes, per group, the panels over ``K = kh*kw*I/g``:
   ``[groups, ceil(O/g/nr), kh*kw*I/g, nr]``;
 * ``OIhw{ib}i{ob}o``, blocked conv weights: ``[O, I, kh, kw]`` ->
-  ``[ceil(O/ob), ceil(I/ib), kh, kw, ib, ob]``.
+  ``[ceil(O/ob), ceil(I/ib), kh, kw, ib, ob]``;
+* ``KN32n4k``, a ``fused.linear``'s int8 weight with one scale per row (``pack_int8.py``): one
+  flat int8 operand, the epilogue table then the VNNI-4 panels; the logical weight is the
+  float32 one (int8 times its row's scale).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Sequence
 
 _GEMM = re.compile(r"KN([1-9][0-9]{0,5})n")
 _BLOCKED = re.compile(r"OIhw([1-9][0-9]{0,5})i([1-9][0-9]{0,5})o")
+#: The int8 linear weight's layout (``pack_int8.LAYOUT``).
+INT8_LINEAR = "KN32n4k"
 
 
 class LayoutError(ValueError):
@@ -43,6 +48,10 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
         raise LayoutError(f"weight_shape of a packed {base} weight must have {rank} dimensions, got {list(shape)}")
     if any(d < 1 for d in shape):
         raise LayoutError(f"weight_shape must be positive, got {list(shape)}")
+    if layout == INT8_LINEAR and base == "linear":
+        from ziggurat.dialects.fused.pack_int8 import packed_operand_bytes
+
+        return (packed_operand_bytes(shape[1], shape[0]),)
     if (gemm := _GEMM.fullmatch(layout)) is not None:
         nr = int(gemm.group(1))
         if base == "linear":
@@ -57,8 +66,8 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
         ib, ob = int(blocked.group(1)), int(blocked.group(2))
         o, i, kh, kw = shape
         return (_ceil_div(o, ob), _ceil_div(i, ib), kh, kw, ib, ob)
-    known = "KN{nr}n, OIhw{ib}i{ob}o" if base == "conv2d" else "KN{nr}n"
+    known = "KN{nr}n, OIhw{ib}i{ob}o" if base == "conv2d" else "KN{nr}n, KN32n4k" if base == "linear" else "KN{nr}n"
     raise LayoutError(f"unknown weight layout '{layout}' for {base} (known: {known})")
 
 
-__all__ = ["LayoutError", "packed_shape"]
+__all__ = ["INT8_LINEAR", "LayoutError", "packed_shape"]

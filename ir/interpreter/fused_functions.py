@@ -65,13 +65,15 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
     """The weight in its original layout (unpacking a prepacked one)."""
     if op.weight_layout is None:
         return weight
-    from ziggurat.dialects.fused import pack
+    from ziggurat.dialects.fused import pack, pack_int8
 
     layout = op.weight_layout.data
     if op.weight_shape is None:
         raise ZigguratError(f"packed weight layout '{op.weight_layout.data}' without weight_shape",
                             op=op.name, location=op_location(op))
     shape = [int(v) for v in op.weight_shape.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
+    if layout == pack_int8.LAYOUT and isinstance(op, LinearOp):
+        return pack_int8.unpack_quantized_linear(weight, int(shape[0]), int(shape[1]))
     if layout.startswith("KN") and isinstance(op, LinearOp):
         return pack.unpack_linear_weight(weight, int(shape[0]))
     if layout.startswith("KN") and isinstance(op, MatmulOp):

@@ -144,3 +144,105 @@ def test_pt2e_x86_inductor_quantizer_model(backend: str) -> None:
     scale = float(want.abs().max())
     assert float((got - want).abs().max()) <= 0.02 * scale
     assert float((got - model(x)).abs().max()) <= 0.1 * scale  # still the float model, roughly
+
+
+class QuantizedMlp(torch.nn.Module):
+    """Two PT2E-style quantized linears with a relu between (fused into the first) and a residual-free head."""
+
+    w1: torch.Tensor
+    s1: torch.Tensor
+    b1: torch.Tensor
+    w2: torch.Tensor
+    s2: torch.Tensor
+    zero: torch.Tensor
+
+    def __init__(self, k: int = 133, hidden: int = 70, n: int = 45) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(5)
+        self.register_buffer("w1", torch.randint(-128, 128, (hidden, k), dtype=torch.int8, generator=g))
+        self.register_buffer("s1", torch.rand(hidden, generator=g) * 0.002 + 0.001)
+        self.register_buffer("b1", torch.randn(hidden, generator=g) * 0.1)
+        self.register_buffer("w2", torch.randint(-128, 128, (n, hidden), dtype=torch.int8, generator=g))
+        self.register_buffer("s2", torch.rand(n, generator=g) * 0.002 + 0.001)
+        self.register_buffer("zero", torch.zeros(hidden, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.03, 128, 0, 255, torch.uint8), 0.03, 128, 0, 255, torch.uint8)
+        w1 = qd.dequantize_per_channel(self.w1, self.s1, self.zero, 0, -128, 127, torch.int8)
+        y = torch.relu(torch.nn.functional.linear(x, w1, self.b1))
+        y = qd.dequantize_per_tensor(qd.quantize_per_tensor(y, 0.02, 0, 0, 255, torch.uint8), 0.02, 0, 0, 255, torch.uint8)
+        w2 = qd.dequantize_per_channel(self.w2, self.s2, self.zero[: self.w2.shape[0]], 0, -128, 127, torch.int8)
+        return torch.nn.functional.linear(y, w2)
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@pytest.mark.parametrize("shape", [(1, 133), (3, 7, 133), (65, 133)], ids=["1", "3x7", "65"])
+def test_quantized_linears_take_the_int8_kernel_where_the_host_has_vnni(isa: str, shape: tuple[int, ...]) -> None:
+    """On avx512 with AVX512-VNNI the linears run on the int8 kernel (exact int32 sums); on
+    avx2 on the float32 one.  Either way the result is eager's up to float32 rounding (and a
+    flip of the middle quantize where a value sits on a rounding boundary)."""
+    from ziggurat.backends.cpu.isa import host_features
+
+    model = QuantizedMlp()
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(6))
+    compiled = ziggurat.compile(model, (x,), backend="cpu", isa=isa)
+    assert not compiled.report.fallback_ops, compiled.report.format()
+    int8 = isa == "avx512" and bool(host_features().get("avx512vnni"))
+    assert ("int8 weights packed 2" in compiled.report.format()) == int8, compiled.report.format()
+    got, want = compiled(x), model(x)
+    assert isinstance(got, torch.Tensor)
+    err = (got - want).abs()
+    assert float(err.max()) <= 0.02 * float(model.s2.max()) * 128 * 2, float(err.max())
+    assert float((err > 1e-5).float().mean()) < 0.05
+
+
+def test_int8_packing_is_visible_and_the_interpreter_runs_it() -> None:
+    """``prepack-weights{int8=true}`` packs the weights as ``KN32n4k`` with the input's
+    quantization on the op (on any host: the lowering checks for VNNI); the reference
+    interpreter runs that IR on the float32 weights the operand holds, as eager."""
+    from ziggurat.backends.passes import parse_pipeline
+    from ziggurat.ir.importer import import_model
+    from ziggurat.ir.interpreter import run
+    from ziggurat.ir.pipeline import run_pipeline
+
+    model, x = QuantizedMlp(), torch.randn(3, 133)
+    module = import_model(model, (x,))
+    run_pipeline(module, parse_pipeline("graph-opt,prepack-weights{isa=avx512 int8=true}"))
+    text = str(module)
+    assert text.count('weight_layout = "KN32n4k"') == 2 and "ziggurat.input_quantization" in text
+    (got,) = run(module, [x])
+    err = (got - model(x)).abs()
+    assert float(err.max()) <= 0.02 * float(model.s2.max()) * 128 * 2
+    assert float((err > 1e-5).float().mean()) < 0.05
+
+
+def test_int8_module_saves_loads_and_profiles(tmp_path: object) -> None:
+    import pathlib
+
+    from ziggurat.backends.cpu.profile import profile
+
+    model, x = QuantizedMlp(), torch.randn(5, 133)
+    compiled = ziggurat.compile(model, (x,), backend="cpu", profile=True)
+    path = pathlib.Path(str(tmp_path)) / "int8.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    assert torch.equal(loaded(x), compiled(x))
+    shapes = [row.entry.shape for row in profile(compiled).rows if row.entry.kind == "gemm"]
+    from ziggurat.backends.cpu.isa import host_features
+
+    if host_features().get("avx512vnni") and compiled.report.stats.get("isa") == "avx512":
+        assert shapes == ["5x70x133 int8 avx512vnni relu", "5x45x70 int8 avx512vnni"], shapes
+
+
+def test_dynamic_batch_of_an_int8_model_builds_per_size() -> None:
+    """The int8 kernel takes static sizes: a dynamic batch builds per size (said in the log),
+    each correct."""
+    from torch.export import Dim
+
+    model = QuantizedMlp()
+    compiled = ziggurat.compile(model, (torch.randn(4, 133),), backend="cpu",
+                                dynamic_shapes={"x": {0: Dim("b", min=1, max=64)}})
+    for b in (1, 2, 17, 64):
+        x = torch.randn(b, 133, generator=torch.Generator().manual_seed(b))
+        err = (compiled(x) - model(x)).abs()
+        assert float(err.max()) <= 0.02 * float(model.s2.max()) * 128 * 2

@@ -26,6 +26,7 @@ from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
+from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec, emit_int8_gemm
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.llvm_ir import F32P, I8, I8P, I64, I64P, VOID, instr
@@ -108,6 +109,8 @@ def call_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[Any, dict[str, i
         return conv_call_spec(raw, isa, threads, f"zg_{op.gemm_name}")
     if "bf16_kernel" in op.spec.data:
         return bf16_gemm_spec(op, threads)
+    if "int8_kernel" in op.spec.data:
+        return int8_gemm_spec(op, threads)
     return gemm_spec(op, isa, threads)
 
 
@@ -126,6 +129,12 @@ def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[st
     raw, offsets = _raw_spec(op)
     kernel = raw.pop("bf16_kernel")
     return Bf16GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
+
+
+def int8_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Int8GemmSpec, dict[str, int]]:
+    raw, offsets = _raw_spec(op)
+    raw.pop("int8_kernel")
+    return Int8GemmSpec(threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
 def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
@@ -175,6 +184,10 @@ def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
         shape = f"{spec.m}x{spec.n}x{spec.k} bf16 {spec.kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
         return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
                             spec.flops, shape)
+    if isinstance(spec, Int8GemmSpec):
+        shape = f"{spec.m}x{spec.n}x{spec.k} int8 avx512vnni" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
+        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
+                            spec.flops, shape)
     if not isinstance(spec, GemmSpec):
         from ziggurat.backends.cpu.kernels.conv_library import conv_profile_shape
 
@@ -198,6 +211,7 @@ class ModuleCodegen:
         self.profile = profiling_enabled(fn)
         self.profile_entries: list[ProfileEntry] = []
         self.specs: list[GemmSpec] = []
+        self.workspaces: list[int] = []  # bytes of scratch the other kernels need (int8: requantized A)
         self.fn = fn
         self.plan = plan
         self.isa = isa
@@ -207,7 +221,7 @@ class ModuleCodegen:
         self.gemms: dict[str, tuple[ir.Function, dict[str, int], Any]] = {}
         #: kernels and GEMMs already emitted, by what their code depends on (not their names)
         self.kernel_fns: dict[tuple[Any, ...], ir.Function] = {}
-        self.gemm_fns: dict[GemmSpec | Bf16GemmSpec, ir.Function] = {}
+        self.gemm_fns: dict[GemmSpec | Bf16GemmSpec | Int8GemmSpec, ir.Function] = {}
         self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
@@ -251,7 +265,7 @@ class ModuleCodegen:
                 abi.segments.append(Segment("torch", ops=[op]))
         if segment or not abi.segments:
             self._native_segment(segment)
-        abi.workspace_bytes = max((gemm_workspace_bytes(s) for s in self.specs), default=0)
+        abi.workspace_bytes = max([gemm_workspace_bytes(s) for s in self.specs] + self.workspaces, default=0)
         if self.profiler is not None:
             self.profiler.finish()
             abi.profile = list(self.profiler.entries)
@@ -269,6 +283,8 @@ class ModuleCodegen:
                     spec = call_spec(op, self.isa, self.threads)[0]
                     if isinstance(spec, GemmSpec):
                         self.specs.append(spec)
+                    elif isinstance(spec, Int8GemmSpec):
+                        self.workspaces.append(spec.workspace_bytes)
                     self.profile_entries.append(_gemm_entry(op, spec))
                 elif isinstance(op, loop.KernelOp):
                     self.profile_entries.append(_kernel_entry(op))
@@ -400,6 +416,11 @@ class ModuleCodegen:
         elif isinstance(spec, Bf16GemmSpec):
             same = self.gemm_fns.get(spec)
             fn = same if same is not None else emit_bf16_gemm(self.module, spec)
+            self.gemm_fns[spec] = fn
+        elif isinstance(spec, Int8GemmSpec):
+            self.workspaces.append(spec.workspace_bytes)
+            same = self.gemm_fns.get(spec)
+            fn = same if same is not None else emit_int8_gemm(self.module, spec)
             self.gemm_fns[spec] = fn
         else:
             from ziggurat.backends.cpu.kernels.conv_library import emit_conv_call

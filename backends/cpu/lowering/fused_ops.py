@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import torch
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
@@ -19,6 +20,7 @@ from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, float32_or_
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
+from ziggurat.dialects.fused.layouts import INT8_LINEAR
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.loop.syntax import int_values
 
@@ -66,6 +68,9 @@ def _logical_shape(op: Operation) -> tuple[int, ...]:
 
 
 def _validate(args: LoweringArgs) -> str | None:
+    layout = args.op.properties.get("weight_layout")
+    if isinstance(layout, StringAttr) and layout.data == INT8_LINEAR:
+        return None  # the int8 kernel's operands (lowering/gemm_int8.py checks them)
     return float32_or_bf16(args)
 
 
@@ -77,6 +82,10 @@ def fused_linear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     w = args.value_of(op.weight)
     epi = epilogue_of(op, args)
     epi.bias = args.value_of(op.bias)
+    if op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR:
+        from ziggurat.backends.cpu.lowering.gemm_int8 import int8_linear
+
+        return int8_linear(ctx, op, x, w, _logical_shape(op)[0], args.out_shape, epi)
     packed = packed_operand(op, w)
     n = _logical_shape(op)[0] if packed is not None else w.shape[0]
     return linear(ctx, x, packed or w, n, args.out_shape, epi)

@@ -188,7 +188,7 @@ func.func @layout_unknown(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor
   %0 = fused.linear %x, %p {weight_layout = "OIhw8i8o", weight_shape = array<i64: 40, 8>} : (tensor<3x8xf32>, tensor<2x8x32xf32>) -> tensor<3x40xf32>
   func.return %0 : tensor<3x40xf32>
 }
-// CHECK: fused.linear: unknown weight layout 'OIhw8i8o' for linear (known: KN{nr}n)
+// CHECK: fused.linear: unknown weight layout 'OIhw8i8o' for linear (known: KN{nr}n, KN32n4k)
 
 // -----
 func.func @layout_zero_panel(%x: tensor<3x8xf32>, %p: tensor<2x8x32xf32>) -> tensor<3x40xf32> {

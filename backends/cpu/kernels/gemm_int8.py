@@ -1,0 +1,307 @@
+"""int8 GEMM on AVX512-VNNI (``vpdpbusd``): uint8 activations times int8 weights, int32 sums.
+
+:func:`emit_int8_gemm` adds one externally visible function with the float32 GEMM's C ABI::
+
+    void <symbol>(const float *a, const int8_t *b_packed, float *c,
+                  const float *bias, const float *other, void *workspace);
+
+``a`` holds dequantized activations, ``(u - zero_point) * a_scale`` for uint8 ``u`` (what a
+PT2E ``quantize -> dequantize`` pair computes).  The kernel first requantizes them into the
+workspace (``u = round(a / a_scale) + zero_point``: exact, as ``a`` is an integer times the
+scale), one row of ``ldq`` bytes per row of A, then computes ``sum_k u[i, k] * B[k, j]`` in
+int32 with ``vpdpbusd`` over the packed ``B`` (``dialects/fused/pack_int8.py``: the epilogue
+table, then panels of 4 k per lane).  The epilogue subtracts the zero point's correction,
+scales by ``a_scale * w_scale[j]`` (both from the table), adds the bias, applies the post-ops
+in float32 and stores float32.  The sums are exact, so the result is eager's ``linear`` of the dequantized operands
+up to float32 rounding (eager rounds every product and partial sum; here one product of the
+exact sum and the scale is rounded).
+
+Tasks are (32-column panel, group of up to 8 rows), panel-major, run in parallel; a task
+holds 16 int32 accumulators in registers over the whole K.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from llvmlite import ir
+
+from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.kernels.gemm import gc_paused
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError, checked_epilogue, checked_leading_dims, checked_positive
+from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, TABLE_ROWS, padded_k, panels, table_floats
+from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.vec_ops import VecOps
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64
+from ziggurat.backends.cpu.llvm_ir import instr as _i
+from ziggurat.backends.cpu.threads import default_threads, emit_parallel_for
+
+I8 = ir.IntType(8)
+V16F = ir.VectorType(F32, 16)
+V16I32 = ir.VectorType(I32, 16)
+V16I8 = ir.VectorType(I8, 16)
+V64I8 = ir.VectorType(I8, 64)
+V16I1 = ir.VectorType(I1, 16)
+ROW_GROUP = 8  # rows of accumulators a task holds (2 vectors each)
+#: ``K * 255 * 128`` must fit an int32 sum.
+MAX_K = 65536
+
+
+@dataclass(frozen=True)
+class Int8GemmSpec:
+    """``C[i, j] = epilogue(a_scale * w_scale[j] * sum_k (u[i, k] - zp) * B[k, j] + bias[j])``."""
+
+    m: int
+    n: int
+    k: int
+    a_scale: float
+    a_zero_point: int
+    lda: int | None = None
+    ldc: int | None = None
+    threads: int | None = None
+    unary: str | None = None
+    unary_params: Mapping[str, float | None] | tuple[tuple[str, float | None], ...] = ()
+    binary: str | None = None
+    alpha: float = 1.0
+    other_strides: tuple[int, int] | None = None
+    binary_first: bool = False
+    bias: bool = False
+    name: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        for what in ("m", "n", "k"):
+            checked_positive("Int8GemmSpec", what, getattr(self, what))
+        if self.k > MAX_K:
+            raise GemmSpecError(f"Int8GemmSpec: K={self.k} > {MAX_K} could overflow the int32 sums")
+        lda, ldc = checked_leading_dims("Int8GemmSpec", self.lda, self.ldc, self.k, self.n)
+        s(self, "lda", lda)
+        s(self, "ldc", ldc)
+        s(self, "threads", default_threads() if self.threads is None else checked_positive("Int8GemmSpec", "threads", self.threads))
+        if not (isinstance(self.a_scale, float) and math.isfinite(self.a_scale) and self.a_scale > 0):
+            raise GemmSpecError(f"Int8GemmSpec.a_scale must be a positive finite float, got {self.a_scale!r}")
+        if not isinstance(self.a_zero_point, int) or not 0 <= self.a_zero_point <= 255:
+            raise GemmSpecError(f"Int8GemmSpec.a_zero_point must be a uint8, got {self.a_zero_point!r}")
+        params, alpha = checked_epilogue("Int8GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
+        s(self, "unary_params", params)
+        s(self, "alpha", alpha)
+        if self.binary is None:
+            if self.other_strides is not None:
+                raise GemmSpecError("Int8GemmSpec.other_strides given without a binary op")
+        else:
+            rs, cs = (self.n, 1) if self.other_strides is None else tuple(self.other_strides)
+            if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
+                raise GemmSpecError(f"Int8GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
+            s(self, "other_strides", (rs, cs))
+        if self.binary_first and (self.binary is None or self.unary is None):
+            s(self, "binary_first", False)
+
+    @property
+    def symbol(self) -> str:
+        if self.name is not None:
+            return self.name
+        text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
+        return "zig_int8_gemm_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def ldq(self) -> int:
+        """Bytes per requantized row of A in the workspace (K rounded up to 16)."""
+        return -(-self.k // 16) * 16
+
+    @property
+    def workspace_bytes(self) -> int:
+        return self.m * self.ldq + 64
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+
+def emit_int8_gemm(module: ir.Module, spec: Int8GemmSpec) -> ir.Function:
+    if not isinstance(spec, Int8GemmSpec):
+        raise GemmSpecError(f"emit_int8_gemm expects an Int8GemmSpec, got {type(spec).__name__}")
+    if spec.symbol in module.globals:
+        raise GemmSpecError(f"module already has a symbol named {spec.symbol!r}")
+    with gc_paused():
+        return _Emitter(module, spec).emit()
+
+
+class _Emitter:
+    def __init__(self, module: ir.Module, spec: Int8GemmSpec) -> None:
+        self.module = module
+        self.spec = spec
+        self.vec = VecOps(module, Isa.AVX512)
+        self.lda: int = spec.lda if spec.lda is not None else spec.k
+        self.ldc: int = spec.ldc if spec.ldc is not None else spec.n
+        self.groups = padded_k(spec.k) // K_GROUP
+        self.row_groups = -(-spec.m // ROW_GROUP)
+
+    def emit(self) -> ir.Function:
+        s = self.spec
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=s.symbol)
+        for arg in fn.args[:3]:
+            arg.add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        a, c, bias, other = fn.args[0], fn.args[2], fn.args[3], fn.args[4]
+        operand = _i(b.bitcast(fn.args[1], I8P))
+        table = _i(b.bitcast(operand, F32P))
+        bp = gep(b, operand, 4 * table_floats(s.n))
+        ws = _i(b.bitcast(fn.args[5], I8P))
+        emit_parallel_for(self.module, b, s.m, self._quantize_rows, s.threads or 1,
+                          captures=[a, ws], name=f"{s.symbol}.quantize")
+        emit_parallel_for(self.module, b, panels(s.n) * self.row_groups, self._task, s.threads or 1,
+                          captures=[ws, bp, c, table, bias, other], name=f"{s.symbol}.tasks")
+        b.ret_void()
+        return fn
+
+    # -- phase 1: A -> uint8 ------------------------------------------------------------------
+    def _quantize_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                       caps: list[ir.Value]) -> None:
+        del tid
+        s, vec = self.spec, self.vec
+        a, ws = caps
+        inv = vec.const(float(_f32(1.0 / s.a_scale)))
+        zp = vec.const(float(s.a_zero_point))
+        lo, hi = vec.const(0.0), vec.const(255.0)
+        rnd = declare(self.module, "llvm.roundeven.v16f32", V16F, [V16F])
+        full, tail = s.k // 16, s.k % 16
+
+        def one(row_a: ir.Value, row_q: ir.Value, kk: ir.Value | int, lanes: int | None) -> None:
+            x = vec.load(b, gep(b, row_a, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16), lanes)
+            u = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, inv)])), zp)
+            u = vec.min(b, vec.max(b, u, lo), hi)
+            q = _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
+            at = gep(b, row_q, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16)
+            b.store(q, _i(b.bitcast(at, V16I8.as_pointer())), align=1)
+
+        with for_range(b, begin, end, name="qrow") as row:
+            row_a = gep(b, a, llvm_ir.mul(b, row, i64(self.lda)))
+            row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            if full:
+                with for_range(b, 0, full, name="qk") as kk:
+                    one(row_a, row_q, kk, None)
+            if tail:
+                one(row_a, row_q, full, tail)
+
+    # -- phase 2: products and epilogue --------------------------------------------------------
+    def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        del tid
+        s = self.spec
+        ws, bp, c, table, bias, other = caps
+        rem = s.m % ROW_GROUP
+        with for_range(b, begin, end, name="task") as t:
+            panel = llvm_ir.udiv(b, t, i64(self.row_groups))
+            group = llvm_ir.urem(b, t, i64(self.row_groups))
+            row0 = llvm_ir.mul(b, group, i64(ROW_GROUP))
+            b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
+            col0 = llvm_ir.mul(b, panel, i64(PANEL))
+            if not rem:
+                self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            elif self.row_groups == 1:
+                self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+            else:
+                last = _i(b.icmp_signed("==", group, i64(self.row_groups - 1)))
+                with b.if_else(last) as (then, otherwise):
+                    with then:
+                        self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+                    with otherwise:
+                        self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+
+    def _rows(self, b: ir.IRBuilder, rows: int, row0: ir.Value, ws: ir.Value, b_panel: ir.Value, c: ir.Value,
+              table: ir.Value, bias: ir.Value, other: ir.Value, col0: ir.Value) -> None:
+        s = self.spec
+        dp = declare(self.module, "llvm.x86.avx512.vpdpbusd.512", V16I32, [V16I32, V64I8, V64I8])
+        q_rows = gep(b, ws, llvm_ir.mul(b, row0, i64(s.ldq)))
+        v64p = V64I8.as_pointer()
+        i32p = I32.as_pointer()
+
+        def step(accs: list[ir.Value], g: ir.Value) -> list[ir.Value]:
+            bk = gep(b, b_panel, llvm_ir.mul(b, g, i64(PANEL * K_GROUP)))
+            bv = [_i(b.load(_i(b.bitcast(gep(b, bk, 64 * h), v64p)), align=1)) for h in range(2)]
+            out = list(accs)
+            for i in range(rows):
+                at = gep(b, q_rows, llvm_ir.add(b, i64(i * s.ldq), llvm_ir.mul(b, g, i64(K_GROUP))))
+                word = _i(b.load(_i(b.bitcast(at, i32p)), align=1))
+                av = _i(b.bitcast(_splat_i32(b, word), V64I8))
+                for h in range(2):
+                    out[i * 2 + h] = _i(b.call(dp, [out[i * 2 + h], av, bv[h]]))
+            return out
+
+        zero = ir.Constant(V16I32, None)
+        accs = llvm_ir.counted_loop(b, 0, self.groups, [zero] * (2 * rows), step, name="g")
+        self._epilogue(b, rows, row0, accs, c, table, bias, other, col0)
+
+    def _epilogue(self, b: ir.IRBuilder, rows: int, row0: ir.Value, accs: list[ir.Value], c: ir.Value,
+                  table: ir.Value, bias: ir.Value, other: ir.Value, col0: ir.Value) -> None:
+        s, vec = self.spec, self.vec
+        np_ = panels(s.n) * PANEL
+        lanes = ir.Constant(V16I32, list(range(16)))
+        cols = llvm_ir.sub(b, i64(s.n), col0)
+        masks: list[ir.Value] = []
+        zc: list[ir.Value] = []
+        sc: list[ir.Value] = []
+        bias_v: list[ir.Value | None] = []
+        for h in range(2):
+            left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
+            masks.append(_i(b.icmp_signed("<", lanes, _splat_i32(b, left))))
+            col = llvm_ir.add(b, col0, i64(16 * h))
+            zc.append(_i(b.bitcast(vec.load(b, gep(b, table, col)), V16I32)))
+            sc.append(vec.load(b, gep(b, table, llvm_ir.add(b, col, i64(np_)))))
+            bias_v.append(_masked_load(self.module, b, gep(b, bias, col), masks[h]) if s.bias else None)
+        params = dict(s.unary_params)
+        rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
+        for i in range(rows):
+            row = llvm_ir.add(b, row0, i64(i))
+            for h in range(2):
+                x = llvm_ir.fmul(b, _i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16F)), sc[h])
+                bh = bias_v[h]
+                if bh is not None:
+                    x = llvm_ir.fadd(b, x, bh)
+                col = llvm_ir.add(b, col0, i64(16 * h))
+                if s.binary is not None and s.binary_first:
+                    x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
+                if s.unary is not None:
+                    x = emit_unary(b, vec, s.unary, x, params)
+                if s.binary is not None and not s.binary_first:
+                    x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
+                dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
+                _masked_store(self.module, b, x, dst, masks[h])
+
+    def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
+                rs: int, ocs: int, mask: ir.Value) -> ir.Value:
+        s = self.spec
+        off = llvm_ir.add(b, llvm_ir.mul(b, row, i64(rs)), col if ocs else i64(0))
+        ptr = gep(b, other, off)
+        o = _masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
+        if s.alpha != 1.0:
+            o = llvm_ir.fmul(b, o, self.vec.const(s.alpha))
+        return llvm_ir.fadd(b, x, o) if s.binary == "add" else llvm_ir.fsub(b, x, o)
+
+
+def _f32(x: float) -> float:
+    import struct
+
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    undef = ir.Constant(V16I32, ir.Undefined)
+    v = _i(b.insert_element(undef, x, I32(0)))
+    return _i(b.shuffle_vector(v, undef, ir.Constant(V16I32, [0] * 16)))
+
+
+def _masked_load(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+    fn = declare(module, "llvm.masked.load.v16f32.p0v16f32", V16F, [V16F.as_pointer(), I32, V16I1, V16F])
+    return _i(b.call(fn, [_i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask, ir.Constant(V16F, None)]))
+
+
+def _masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
+    fn = declare(module, "llvm.masked.store.v16f32.p0v16f32", VOID, [V16F, V16F.as_pointer(), I32, V16I1])
+    b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
+
+
+__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "TABLE_ROWS"]

@@ -1,0 +1,75 @@
+"""``fused.linear`` with an int8 weight (``KN32n4k``, ``prepack-weights``) as a ``loop.gemm``
+call of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the dequantized uint8
+input is requantized exactly, the products summed in int32, the epilogue (scales, bias,
+activation, residual) run in float32.  A host or ISA without AVX512-VNNI runs the op in torch,
+on the float32 weight the operand holds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr
+from xdsl.ir import Operation
+
+from ziggurat.backends.cpu.isa import Isa, host_features
+from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.gemm_bf16 import float32_bias
+from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
+from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
+from ziggurat.backends.cpu.lowering.registry import NotLowerable
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
+from ziggurat.backends.cpu.lowering.views import reshape
+from ziggurat.backends.cpu.prepack_weights import INPUT_QUANTIZATION_ATTR
+
+KERNEL = "avx512vnni"
+
+
+def input_quantization(op: Operation) -> tuple[float, int]:
+    attr = op.attributes.get(INPUT_QUANTIZATION_ATTR)
+    if (not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not isinstance(attr.data[0], FloatAttr)
+            or not isinstance(attr.data[1], IntegerAttr)):
+        raise NotLowerable(f"an int8 fused.linear needs {INPUT_QUANTIZATION_ATTR} = [scale, zero_point]")
+    return float(attr.data[0].value.data), int(attr.data[1].value.data)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, n: int,
+                out_shape: Sequence[int], epi: Any) -> TensorValue:
+    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
+        raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
+    if x.dtype != torch.float32 or w.buffer is None:
+        raise NotLowerable("an int8 fused.linear takes a float32 input and a constant packed weight")
+    a_scale, zero_point = input_quantization(op)
+    k = x.shape[-1]
+    m = math.prod(x.shape[:-1])
+    if min(m, n, k) < 1:
+        raise NotLowerable("an int8 GEMM with an empty dimension")
+    a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
+    av = matrix_view(ctx, a, (), allow_transposed=False)
+    spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n,
+                            "a_scale": a_scale, "a_zero_point": zero_point}
+    bias_operand = None
+    if epi.bias is not None:
+        bias_operand = GemmOperand(float32_bias(ctx, epi.bias, n))
+        spec["bias"] = True
+    if epi.unary is not None:
+        spec["unary"] = epi.unary
+        params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
+        if params:
+            spec["unary_params"] = params
+    other_operand = None
+    if epi.binary is not None and epi.other is not None:
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import _other  # pyright: ignore[reportPrivateUsage]
+
+        if epi.other.dtype != torch.float32:
+            raise NotLowerable(f"an int8 GEMM's residual must be float32, got {epi.other.dtype}")
+        other_operand, rs, cs, _ = _other(ctx, epi.other, (), m, n, out_shape)
+        spec.update(binary=epi.binary, alpha=float(epi.alpha), other_strides=(rs, cs))
+        if epi.binary_first:
+            spec["binary_first"] = True
+    out = ctx.new_buffer(out_shape, torch.float32, "mm")
+    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), av.operand, GemmOperand(w.buffer),
+                              GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))
+    return BufferValue(out)

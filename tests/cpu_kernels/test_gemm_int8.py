@@ -1,0 +1,98 @@
+"""The AVX512-VNNI int8 GEMM (``kernels/gemm_int8.py``) against the exact sum in float64 and
+against eager's float32 ``linear`` of the dequantized operands: odd sizes (row-group, panel,
+K-group and 16-lane tails), zero points, every epilogue, one and two threads.  The packing runs
+on every host; the kernel where the host has AVX512-VNNI."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ziggurat.backends.cpu.isa import host_features
+from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
+from ziggurat.dialects.fused.pack_int8 import (
+    pack_quantized_linear,
+    pack_weight_int8,
+    unpack_quantized_linear,
+    unpack_weight_int8,
+)
+
+needs_vnni = pytest.mark.skipif(not host_features().get("avx512vnni"),
+                                reason="this host has no AVX512-VNNI (the int8 kernel's vpdpbusd)")
+
+
+def _operands(m: int, n: int, k: int, a_scale: float, zp: int, seed: int = 0):  # type: ignore[no-untyped-def]
+    g = torch.Generator().manual_seed(seed)
+    u = torch.randint(0, 256, (m, k), generator=g)
+    a = (u - zp).to(torch.float32) * torch.tensor(a_scale, dtype=torch.float32)  # dequantize_per_tensor
+    w = torch.randint(-128, 128, (n, k), generator=g, dtype=torch.int8)
+    w_scales = torch.rand(n, generator=g) * 0.01 + 1e-4
+    return u, a, w, w_scales
+
+
+@pytest.mark.parametrize(("n", "k"), [(1, 1), (31, 5), (33, 64), (45, 133), (70, 1000)])
+def test_packing_round_trips(n: int, k: int) -> None:
+    _, _, w, w_scales = _operands(1, n, k, 0.1, 3)
+    assert torch.equal(unpack_weight_int8(pack_weight_int8(w), n, k), w)
+    assert torch.equal(unpack_quantized_linear(pack_quantized_linear(w, w_scales, 0.1, 3), n, k),
+                       w.to(torch.float32) * w_scales[:, None])
+
+
+@needs_vnni
+@pytest.mark.parametrize(("m", "n", "k"), [(1, 1, 1), (7, 31, 3), (8, 32, 4), (9, 33, 5), (17, 45, 133), (64, 70, 784)])
+@pytest.mark.parametrize("zp", [0, 128, 255])
+def test_products_are_exact_sums_scaled(m: int, n: int, k: int, zp: int) -> None:
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    a_scale = 0.0173
+    u, a, w, w_scales = _operands(m, n, k, a_scale, zp, seed=m * 1000 + n + k)
+    bias = torch.randn(n)
+    spec = Int8GemmSpec(m=m, n=n, k=k, a_scale=a_scale, a_zero_point=zp, bias=True)
+    got = int8_gemm_callable(spec)(a, pack_quantized_linear(w, w_scales, a_scale, zp), bias)
+    exact = ((u - zp).double() @ w.double().t()) * (torch.tensor(a_scale, dtype=torch.float32).double()
+                                                      * w_scales.double()) + bias.double()
+    eager = F.linear(a, w.to(torch.float32) * w_scales[:, None], bias)
+    ours, theirs = (got.double() - exact).abs().max(), (eager.double() - exact).abs().max()
+    assert float(ours) <= max(float(theirs), 1e-6 * float(exact.abs().max()) + 1e-12), (ours, theirs)
+
+
+@needs_vnni
+@pytest.mark.parametrize("unary", [None, "relu", "gelu_erf", "hardtanh"])
+@pytest.mark.parametrize("binary", [None, "add", "sub-broadcast"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_epilogues(unary: str | None, binary: str | None, threads: int) -> None:
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    m, n, k, a_scale, zp = 19, 37, 70, 0.05, 7
+    _, a, w, w_scales = _operands(m, n, k, a_scale, zp, seed=3)
+    params = {"min_val": -0.5, "max_val": 0.5} if unary == "hardtanh" else {}
+    other = torch.randn(m, n) if binary == "add" else torch.randn(1, n)
+    kind = None if binary is None else binary.split("-")[0]
+    strides = None if binary is None else ((n, 1) if binary == "add" else (0, 1))
+    spec = Int8GemmSpec(m=m, n=n, k=k, a_scale=a_scale, a_zero_point=zp, threads=threads, unary=unary,
+                        unary_params=params, binary=kind, alpha=0.5 if kind else 1.0, other_strides=strides)
+    got = int8_gemm_callable(spec)(a, pack_quantized_linear(w, w_scales, a_scale, zp), None,
+                                   other.contiguous() if binary else None)
+    y = F.linear(a.double(), (w.to(torch.float32) * w_scales[:, None]).double())
+    if unary == "relu":
+        y = torch.relu(y)
+    elif unary == "gelu_erf":
+        y = F.gelu(y)
+    elif unary == "hardtanh":
+        y = F.hardtanh(y, -0.5, 0.5)
+    if kind == "add":
+        y = y + 0.5 * other.double()
+    elif kind == "sub":
+        y = y - 0.5 * other.double()
+    torch.testing.assert_close(got.double(), y, rtol=1e-5, atol=1e-5)
+
+
+def test_spec_refuses_what_the_kernel_cannot_do() -> None:
+    with pytest.raises(GemmSpecError, match="overflow"):
+        Int8GemmSpec(m=1, n=1, k=70000, a_scale=0.1, a_zero_point=0)
+    with pytest.raises(GemmSpecError, match="uint8"):
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=300)
+    with pytest.raises(GemmSpecError, match="positive finite"):
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=float("nan"), a_zero_point=0)

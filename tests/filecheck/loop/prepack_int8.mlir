@@ -1,0 +1,42 @@
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512 int8=true}' --elide-resources | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512 int8=false}' --elide-resources | filecheck %s --check-prefix=FLOAT
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512 int8=true}' | ziggurat-opt -p 'convert-fused-to-kernel' | filecheck %s --check-prefix=ROUNDTRIP
+
+// A linear of a PT2E-quantized uint8 input (the decomposed pair's last op says so:
+// ziggurat.dequantized) and a weight folded from int8 times its row scales
+// (ziggurat.row_scales) takes the int8 weight back, packed as KN32n4k: the epilogue table
+// (zero point x column sums, a_scale x w_scale, w_scale; 3 rows of 32 float32 words) then the
+// VNNI-4 panels (1 panel x 4 k x 32 columns): 384 + 128 bytes. The input's scale and zero point
+// go on the op. A linear of a float input keeps the float32 panels; int8=false packs float32.
+
+// CHECK-LABEL: func.func @quantized
+// CHECK:         %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<512xi8>
+// CHECK:         fused.linear %{{.*}}, %[[P]] {ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64], post_ops = [#fused.unary<relu>], weight_layout = "KN32n4k", weight_shape = array<i64: 2, 3>} : (tensor<4x3xf32>, tensor<512xi8>) -> tensor<4x2xf32>
+// FLOAT-LABEL: func.func @quantized
+// FLOAT:         weight_layout = "KN32n"
+// FLOAT-NOT:     KN32n4k
+// ROUNDTRIP-LABEL: func.func @quantized
+// ROUNDTRIP:       weight_layout = "KN32n4k"
+func.func @quantized(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = torch.literal dense<[[3, -7, 1], [-128, 127, 0]]> : tensor<2x3xi8>
+  %s = torch.literal dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  %z = torch.literal dense<0> : tensor<2xi64>
+  %q = torch.operator "quantized_decomposed::quantize_per_tensor"(%x) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x3xf32>) -> tensor<4x3xui8>
+  %dq = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x3xui8>) -> tensor<4x3xf32>
+  %wd = torch.operator "quantized_decomposed::dequantize_per_channel"(%w, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %y = torch.aten.linear %dq, %wd : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %r = torch.aten.relu %y : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  func.return %r : tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func.func @float_input
+// CHECK:         weight_layout = "KN32n"
+// CHECK-NOT:     KN32n4k
+func.func @float_input(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = torch.literal dense<[[3, -7, 1], [-128, 127, 0]]> : tensor<2x3xi8>
+  %s = torch.literal dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  %z = torch.literal dense<0> : tensor<2xi64>
+  %wd = torch.operator "quantized_decomposed::dequantize_per_channel"(%w, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %y = torch.aten.linear %x, %wd : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %y : tensor<4x2xf32>
+}
