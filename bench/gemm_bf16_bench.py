@@ -99,6 +99,35 @@ exit:
 """
 
 
+def _vnni_peak_ir(chains: int = 24) -> str:
+    """24 independent ``vpdpbusd`` chains (uint8 x int8 -> int32, 64 multiply-adds each)."""
+    phis = "\n".join(f"  %a{i} = phi <16 x i32> [zeroinitializer, %entry], [%n{i}, %loop]" for i in range(chains))
+    dps = "\n".join(f"  %n{i} = call <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32> %a{i}, "
+                    f"<64 x i8> %x, <64 x i8> %y)" for i in range(chains))
+    sums = "\n".join(f"  %s{i} = add <16 x i32> %s{i - 1}, %n{i}" for i in range(1, chains))
+    return f"""
+declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <64 x i8>, <64 x i8>)
+define void @peak(i64 %n, ptr %out, ptr %in) {{
+entry:
+  %x = load <64 x i8>, ptr %in
+  %y = load <64 x i8>, ptr %in
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+{phis}
+{dps}
+  %i1 = add i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %s0 = add <16 x i32> %n0, zeroinitializer
+{sums}
+  store <16 x i32> %s{chains - 1}, ptr %out
+  ret void
+}}
+"""
+
+
 class PeakProbe:
     """The kernel's instruction at full rate: the JIT'd loop runs in ``threads`` Python threads
     at once (a ctypes call releases the GIL), one per core."""
@@ -108,7 +137,10 @@ class PeakProbe:
             granted, why = amx.request_tile_permission()
             if not granted:
                 raise RuntimeError(f"AMX peak probe: the OS refused the tile permission ({why})")
-        text, self.flops = (_AMX_PEAK, _AMX_FLOPS_PER_ITER) if kernel == "amx" else (_dp_peak_ir(), 24 * 16 * 2 * 2)
+        if kernel == "avx512vnni":  # int8: operations (multiply + add) per iteration
+            text, self.flops = _vnni_peak_ir(), 24 * 16 * 4 * 2
+        else:
+            text, self.flops = (_AMX_PEAK, _AMX_FLOPS_PER_ITER) if kernel == "amx" else (_dp_peak_ir(), 24 * 16 * 2 * 2)
         self.fn = compile_ir(text, Isa.AVX512).ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p,
                                                                                 ctypes.c_void_p])
         self.buf, self.out = torch.zeros(1024), torch.zeros(1024)
