@@ -18,6 +18,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
     sys.path.pop(0)
@@ -71,17 +72,18 @@ _AMX_FLOPS_PER_ITER = 4 * 16 * 16 * 32 * 2
 PROBE_SECONDS = 0.05
 
 
-def _dp_peak_ir(chains: int = 24) -> str:
-    phis = "\n".join(f"  %a{i} = phi <16 x float> [zeroinitializer, %entry], [%n{i}, %loop]" for i in range(chains))
-    dps = "\n".join(f"  %n{i} = call <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float> %a{i}, "
-                    f"<32 x bfloat> %x, <32 x bfloat> %y)" for i in range(chains))
-    sums = "\n".join(f"  %s{i} = fadd <16 x float> %s{i - 1}, %n{i}" for i in range(1, chains))
+def _dot_peak_ir(intrinsic: str, acc: str, operand: str, add: str, chains: int = 24) -> str:
+    """A loop of ``chains`` independent ``intrinsic(acc, x, y)`` calls (``acc`` the accumulator
+    vector type, ``operand`` the sources', ``add`` the instruction summing the chains)."""
+    phis = "\n".join(f"  %a{i} = phi {acc} [zeroinitializer, %entry], [%n{i}, %loop]" for i in range(chains))
+    dps = "\n".join(f"  %n{i} = call {acc} @{intrinsic}({acc} %a{i}, {operand} %x, {operand} %y)" for i in range(chains))
+    sums = "\n".join(f"  %s{i} = {add} {acc} %s{i - 1}, %n{i}" for i in range(1, chains))
     return f"""
-declare <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float>, <32 x bfloat>, <32 x bfloat>)
+declare {acc} @{intrinsic}({acc}, {operand}, {operand})
 define void @peak(i64 %n, ptr %out, ptr %in) {{
 entry:
-  %x = load <32 x bfloat>, ptr %in
-  %y = load <32 x bfloat>, ptr %in
+  %x = load {operand}, ptr %in
+  %y = load {operand}, ptr %in
   br label %loop
 loop:
   %i = phi i64 [0, %entry], [%i1, %loop]
@@ -91,41 +93,22 @@ loop:
   %done = icmp eq i64 %i1, %n
   br i1 %done, label %exit, label %loop
 exit:
-  %s0 = fadd <16 x float> %n0, zeroinitializer
+  %s0 = {add} {acc} %n0, zeroinitializer
 {sums}
-  store <16 x float> %s{chains - 1}, ptr %out
+  store {acc} %s{chains - 1}, ptr %out
   ret void
 }}
 """
+
+
+def _dp_peak_ir(chains: int = 24) -> str:
+    """``vdpbf16ps``: 16 lanes x 2 bf16 products."""
+    return _dot_peak_ir("llvm.x86.avx512bf16.dpbf16ps.512", "<16 x float>", "<32 x bfloat>", "fadd", chains)
 
 
 def _vnni_peak_ir(chains: int = 24) -> str:
-    """24 independent ``vpdpbusd`` chains (uint8 x int8 -> int32, 64 multiply-adds each)."""
-    phis = "\n".join(f"  %a{i} = phi <16 x i32> [zeroinitializer, %entry], [%n{i}, %loop]" for i in range(chains))
-    dps = "\n".join(f"  %n{i} = call <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32> %a{i}, "
-                    f"<64 x i8> %x, <64 x i8> %y)" for i in range(chains))
-    sums = "\n".join(f"  %s{i} = add <16 x i32> %s{i - 1}, %n{i}" for i in range(1, chains))
-    return f"""
-declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <64 x i8>, <64 x i8>)
-define void @peak(i64 %n, ptr %out, ptr %in) {{
-entry:
-  %x = load <64 x i8>, ptr %in
-  %y = load <64 x i8>, ptr %in
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %loop]
-{phis}
-{dps}
-  %i1 = add i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  %s0 = add <16 x i32> %n0, zeroinitializer
-{sums}
-  store <16 x i32> %s{chains - 1}, ptr %out
-  ret void
-}}
-"""
+    """``vpdpbusd``: 16 lanes x 4 uint8 x int8 products into int32."""
+    return _dot_peak_ir("llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "<64 x i8>", "add", chains)
 
 
 class PeakProbe:
@@ -171,6 +154,29 @@ class PeakProbe:
         return iters * self.flops * threads / (time.perf_counter() - t) / 1e9
 
 
+def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
+                candidates: dict[str, Callable[[], object]]) -> tuple[list[float], dict[str, list[float]]]:
+    """Per round: a peak sample, then each candidate timed (G-operations per second, ``ops``
+    a call); after one untimed call of each."""
+    reps = max(1, int(0.02 * 1e12 / max(ops, 1)))
+
+    def timed(fn: Callable[[], object]) -> float:
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        return ops * reps / (time.perf_counter() - t) / 1e9
+
+    for fn in candidates.values():
+        timed(fn)
+    peaks: list[float] = []
+    rates: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(rounds):
+        peaks.append(probe.sample(threads))
+        for name, fn in candidates.items():
+            rates[name].append(timed(fn))
+    return peaks, rates
+
+
 def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds: int) -> list[dict[str, object]]:
     torch.set_num_threads(threads)
     probe = PeakProbe(kernel)
@@ -180,22 +186,9 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
         packed = pack_b_bf16(b)
         out_ours, out_torch = torch.empty(m, n, dtype=torch.bfloat16), torch.empty(m, n, dtype=torch.bfloat16)
         ours = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, threads=threads))
-        flops = 2 * m * n * k
-        reps = max(1, int(0.02 * 1e12 / max(flops, 1)))
-
-        def timed(fn) -> float:  # type: ignore[no-untyped-def]
-            t = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            return flops * reps / (time.perf_counter() - t) / 1e9
-
-        timed(lambda: ours(a, packed, out=out_ours))
-        timed(lambda: torch.mm(a, b, out=out_torch))
-        peaks, mine, theirs = [], [], []
-        for _ in range(rounds):
-            peaks.append(probe.sample(threads))
-            mine.append(timed(lambda: ours(a, packed, out=out_ours)))
-            theirs.append(timed(lambda: torch.mm(a, b, out=out_torch)))
+        peaks, rates = interleaved(probe, threads, 2 * m * n * k, rounds, {
+            "ours": lambda: ours(a, packed, out=out_ours), "torch": lambda: torch.mm(a, b, out=out_torch)})
+        mine, theirs = rates["ours"], rates["torch"]
         share = statistics.median(x / p for x, p in zip(mine, peaks, strict=True))
         share_torch = statistics.median(x / p for x, p in zip(theirs, peaks, strict=True))
         rows.append({"kernel": kernel, "threads": threads, "m": m, "n": n, "k": k,

@@ -14,7 +14,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 
 if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
     sys.path.pop(0)
@@ -24,7 +23,7 @@ import torch
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
-from ziggurat.bench.gemm_bf16_bench import SHAPES, PeakProbe
+from ziggurat.bench.gemm_bf16_bench import SHAPES, PeakProbe, interleaved
 from ziggurat.dialects.fused.pack_int8 import pack_quantized_linear
 
 
@@ -39,25 +38,9 @@ def bench(threads: int, shapes: list[tuple[int, int, int]], rounds: int) -> list
         packed = pack_quantized_linear(w, torch.rand(n) * 0.01 + 1e-3, a_scale, zp)
         ours = int8_gemm_callable(Int8GemmSpec(m=m, n=n, k=k, a_scale=a_scale, a_zero_point=zp, threads=threads))
         wf, a8, w8t = w.float().t().contiguous(), torch.randint(-128, 128, (m, k), dtype=torch.int8), w.t()
-        ops = 2 * m * n * k
-        reps = max(1, int(0.02 * 1e12 / max(ops, 1)))
-
-        def timed(fn) -> float:  # type: ignore[no-untyped-def]
-            t = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            return ops * reps / (time.perf_counter() - t) / 1e9
-
-        candidates = {"ours": lambda: ours(a, packed), "torch_fp32": lambda: torch.mm(a, wf),
-                      "torch_int_mm": lambda: torch._int_mm(a8, w8t)}
-        for fn in candidates.values():
-            timed(fn)
-        peaks: list[float] = []
-        got: dict[str, list[float]] = {name: [] for name in candidates}
-        for _ in range(rounds):
-            peaks.append(probe.sample(threads))
-            for name, fn in candidates.items():
-                got[name].append(timed(fn))
+        peaks, got = interleaved(probe, threads, 2 * m * n * k, rounds, {
+            "ours": lambda: ours(a, packed), "torch_fp32": lambda: torch.mm(a, wf),
+            "torch_int_mm": lambda: torch._int_mm(a8, w8t)})  # pyright: ignore[reportPrivateImportUsage]
         row: dict[str, object] = {"threads": threads, "m": m, "n": n, "k": k, "peak_gops": round(max(peaks), 1)}
         for name, values in got.items():
             row[f"{name}_gops"] = round(statistics.median(values), 1)

@@ -27,16 +27,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
     checked_positive,
     checked_epilogue,
     checked_leading_dims,
+    checked_other_strides,
+    spec_symbol,
 )
 from ziggurat.backends.cpu.threads import default_threads
 
@@ -94,14 +95,7 @@ class Bf16GemmSpec:
         params, alpha = checked_epilogue("Bf16GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
         s(self, "unary_params", params)
         s(self, "alpha", alpha)
-        if self.binary is None:
-            if self.other_strides is not None:
-                raise GemmSpecError("Bf16GemmSpec.other_strides given without a binary op")
-        else:
-            rs, cs = (n, 1) if self.other_strides is None else tuple(self.other_strides)
-            if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
-                raise GemmSpecError(f"Bf16GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
-            s(self, "other_strides", (rs, cs))
+        s(self, "other_strides", checked_other_strides("Bf16GemmSpec", self.binary, self.other_strides, n))
         if self.bias_rows and not self.bias:
             raise GemmSpecError("Bf16GemmSpec.bias_rows needs bias=True")
         _positive("batch", self.batch)
@@ -140,10 +134,7 @@ class Bf16GemmSpec:
 
     @property
     def symbol(self) -> str:
-        if self.name is not None:
-            return self.name
-        text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
-        return "zig_bf16_gemm_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        return self.name if self.name is not None else spec_symbol("zig_bf16_gemm_", self)
 
     @property
     def flops(self) -> int:

@@ -22,17 +22,23 @@ holds 16 int32 accumulators in registers over the whole K.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
-from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError, checked_epilogue, checked_leading_dims, checked_positive
+from ziggurat.backends.cpu.kernels.gemm_spec import (
+    GemmSpecError,
+    checked_epilogue,
+    checked_leading_dims,
+    checked_other_strides,
+    checked_positive,
+    spec_symbol,
+)
 from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, TABLE_ROWS, padded_k, panels, table_floats
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
@@ -89,23 +95,13 @@ class Int8GemmSpec:
         params, alpha = checked_epilogue("Int8GemmSpec", self.unary, self.unary_params, self.binary, self.alpha)
         s(self, "unary_params", params)
         s(self, "alpha", alpha)
-        if self.binary is None:
-            if self.other_strides is not None:
-                raise GemmSpecError("Int8GemmSpec.other_strides given without a binary op")
-        else:
-            rs, cs = (self.n, 1) if self.other_strides is None else tuple(self.other_strides)
-            if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
-                raise GemmSpecError(f"Int8GemmSpec.other_strides must be (row >= 0, 0 or 1), got {self.other_strides!r}")
-            s(self, "other_strides", (rs, cs))
+        s(self, "other_strides", checked_other_strides("Int8GemmSpec", self.binary, self.other_strides, self.n))
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
 
     @property
     def symbol(self) -> str:
-        if self.name is not None:
-            return self.name
-        text = repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "name"))
-        return "zig_int8_gemm_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        return self.name if self.name is not None else spec_symbol("zig_int8_gemm_", self)
 
     @property
     def ldq(self) -> int:

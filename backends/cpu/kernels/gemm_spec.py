@@ -82,6 +82,26 @@ def checked_positive(owner: str, name: str, v: object) -> int:
     return v
 
 
+def checked_other_strides(owner: str, binary: str | None, other_strides: tuple[int, int] | None,
+                          n: int) -> tuple[int, int] | None:
+    """The ``(row, column)`` strides of a binary post-op's operand (row-major ``[m, n]`` when
+    not given; the column stride 0 broadcasts a row), None without a binary op."""
+    if binary is None:
+        if other_strides is not None:
+            raise GemmSpecError(f"{owner}.other_strides given without a binary op")
+        return None
+    rs, cs = (n, 1) if other_strides is None else tuple(other_strides)
+    if not isinstance(rs, int) or rs < 0 or cs not in (0, 1):
+        raise GemmSpecError(f"{owner}.other_strides must be (row >= 0, 0 or 1), got {other_strides!r}")
+    return (rs, cs)
+
+
+def spec_symbol(prefix: str, spec: object) -> str:
+    """A kernel's symbol from its spec's fields (all but ``name``): equal specs, equal code."""
+    text = repr(tuple((f.name, getattr(spec, f.name)) for f in fields(spec) if f.name != "name"))  # pyright: ignore[reportArgumentType]
+    return prefix + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def checked_epilogue(owner: str, unary: str | None,
                      unary_params: Mapping[str, float | None] | tuple[tuple[str, float | None], ...],
                      binary: str | None, alpha: object) -> tuple[tuple[tuple[str, float | None], ...], float]:
