@@ -19,7 +19,7 @@ integers of that range times the scale, which an int8 kernel may requantize exac
 
 ``constant-fold`` folds a weight's dequantization (``dequantize_per_channel`` of constants)
 into the float32 literal eager computes; for a 2-D int8 weight along axis 0 with zero zero
-points the literal carries its rows' scales (``ziggurat.row_scales``, :func:`row_scales_attr`),
+points (a linear's or a convolution's) the literal carries its rows' scales (``ziggurat.row_scales``, :func:`row_scales_attr`),
 so that the CPU backend can take the int8 weight back (``prepack-weights``).
 """
 
@@ -152,12 +152,13 @@ class DecomposeQuantizePair(RewritePattern):
 
 def row_scales_attr(op: OperatorOp, operands: tuple[torch.Tensor, ...]) -> Attribute | None:
     """For ``constant-fold``: the ``ziggurat.row_scales`` its literal of ``op`` carries, when
-    ``op`` dequantizes a constant 2-D int8 weight along axis 0 with zero zero points."""
+    ``op`` dequantizes a constant int8 weight (a linear's ``[N, K]``, a convolution's
+    ``[O, I, kh, kw]``) along axis 0 with zero zero points."""
     if _operator(op, DEQUANTIZE_PER_CHANNEL) is None or len(operands) != 3:
         return None
     weight, scales, zero_points = operands
     bound = op.arguments().values
-    if (weight.dtype != torch.int8 or weight.dim() != 2 or bound.get("axis") != 0
+    if (weight.dtype != torch.int8 or weight.dim() < 2 or bound.get("axis") != 0
             or bound.get("out_dtype") not in (None, torch.float32) or scales.dtype != torch.float32
             or tuple(scales.shape) != (weight.shape[0],) or bool(zero_points.ne(0).any())):
         return None

@@ -12,7 +12,8 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   weight is an int8 tensor times its row scales (``ziggurat.row_scales``) -> ``KN32n4k``, the
   int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
   the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
-  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``).
+  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a 1x1 ``fused.conv2d`` (stride 1, no
+  padding, one group) of such an input and weight -> ``OI4i`` (``kernels/conv_int8.py``).
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
 bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
@@ -162,6 +163,47 @@ class PackInt8Linear(RewritePattern):
         record(NAME, "bytes packed", packed.numel())
 
 
+@dataclass
+class PackInt8Pointwise(RewritePattern):
+    """A 1x1 ``fused.conv2d`` (stride 1, no padding, one group) of a uint8-quantized input and
+    an int8-times-scales weight -> ``OI4i`` (``kernels/conv_int8.py``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
+        from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
+        from ziggurat.dialects.fused.pack_int8 import POINTWISE_LAYOUT, pack_quantized_pointwise
+        from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
+
+        if op.weight_layout is not None or int(op.groups.value.data) != 1:
+            return
+        if any(v != 1 for v in op.stride.get_values()) or any(v != 0 for v in op.padding.get_values()):  # pyright: ignore
+            return
+        quantization = dequantized_parameters(op.input)
+        scales = row_scales(op.weight)
+        weight = literal_value(op.weight)
+        if quantization is None or scales is None or weight is None or weight.dim() != 4 or tuple(weight.shape[2:]) != (1, 1):
+            return
+        a_scale, zero_point, low, high = quantization
+        if not (0 <= low <= zero_point <= high <= 255) or weight.shape[1] > MAX_K:
+            return
+        w8 = int8_weight(weight.reshape(weight.shape[0], -1), scales)
+        if w8 is None:
+            return
+        try:
+            packed = pack_quantized_pointwise(w8, scales, a_scale, zero_point)
+        except ValueError:  # the zero point's correction would overflow int32
+            return
+        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{POINTWISE_LAYOUT}")
+        rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
+        op.operands[1] = literal.result
+        op.properties["weight_layout"] = StringAttr(POINTWISE_LAYOUT)
+        op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
+        op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
+        rewriter.notify_op_modified(op)
+        record(NAME, "int8 weights packed")
+        record(NAME, "bytes packed", packed.numel())
+
+
 def _int8_enabled(option: bool | None, isa: Isa) -> bool:
     if option is None:  # auto
         from ziggurat.backends.cpu.isa import host_features
@@ -184,7 +226,7 @@ class PrepackWeightsPass(ModulePass):
         except IsaError as e:
             raise ZigguratError(str(e), op=NAME) from None
         nr = choose_nr(isa)
-        patterns: list[RewritePattern] = [PackInt8Linear()] if _int8_enabled(self.int8, isa) else []
+        patterns: list[RewritePattern] = [PackInt8Linear(), PackInt8Pointwise()] if _int8_enabled(self.int8, isa) else []
         patterns.append(PackWeight(nr))
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

@@ -24,6 +24,10 @@ import torch
 PANEL = 32  # columns per panel
 K_GROUP = 4  # k per 32-bit lane (vpdpbusd)
 LAYOUT = "KN32n4k"
+#: A 1x1 convolution's int8 weight: the table, then ``W[O, I]`` row-major, rows padded to a
+#: multiple of ``ROW_BLOCK``, channels to a multiple of 4 (``kernels/conv_int8.py``).
+POINTWISE_LAYOUT = "OI4i"
+ROW_BLOCK = 8
 TABLE_ROWS = 3
 
 
@@ -97,3 +101,28 @@ def unpack_quantized_linear(packed: torch.Tensor, n: int, k: int) -> torch.Tenso
     table = packed[: 4 * floats].view(torch.float32).view(TABLE_ROWS, -1)
     w = unpack_weight_int8(packed[4 * floats:], n, k)
     return w.to(torch.float32) * table[2, :n, None]
+
+
+def pointwise_operand_bytes(cout: int, cin: int) -> int:
+    """Bytes of a ``OI4i`` operand: the table, then the padded rows."""
+    return 4 * table_floats(cout) + -(-cout // ROW_BLOCK) * ROW_BLOCK * padded_k(cin)
+
+
+def pack_quantized_pointwise(w: torch.Tensor, w_scales: torch.Tensor, a_scale: float, a_zero_point: int) -> torch.Tensor:
+    """A 1x1 convolution's int8 ``W[O, I]`` (or ``[O, I, 1, 1]``) -> the ``OI4i`` operand."""
+    w = w.reshape(w.shape[0], -1)
+    if w.dtype != torch.int8:
+        raise ValueError(f"pack_quantized_pointwise expects an int8 weight, got {w.dtype}")
+    cout, cin = w.shape
+    rows = torch.zeros(-(-cout // ROW_BLOCK) * ROW_BLOCK, padded_k(cin), dtype=torch.int8)
+    rows[:cout, :cin] = w
+    table = epilogue_table(w, w_scales, a_scale, a_zero_point)
+    return torch.cat([table.view(torch.int8), rows.view(-1)])
+
+
+def unpack_quantized_pointwise(packed: torch.Tensor, cout: int, cin: int) -> torch.Tensor:
+    """The float32 ``[O, I, 1, 1]`` weight a ``OI4i`` operand holds (``W * w_scale``)."""
+    floats = table_floats(cout)
+    table = packed[: 4 * floats].view(torch.float32).view(TABLE_ROWS, -1)
+    rows = packed[4 * floats:].view(-1, padded_k(cin))[:cout, :cin]
+    return (rows.to(torch.float32) * table[2, :cout, None]).reshape(cout, cin, 1, 1)

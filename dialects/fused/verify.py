@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.dialects.fused.layouts import INT8_LINEAR, LayoutError, packed_shape
+from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, LayoutError, packed_shape
 from ziggurat.dialects.torch.meta_eval import Verdict, cached, check_static, evaluate, tensors
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.types import is_float_element
@@ -73,7 +73,7 @@ def logical_weight_type(op: FusedOp) -> Attribute:
         raise _Invalid(f"the weight packed as {op.weight_layout.data} from weight_shape {logical} has shape "
                        f"{list(expected)}, the operand is {packed}")
     assert isinstance(packed, TensorType)
-    if op.weight_layout.data == INT8_LINEAR:  # int8 times a scale per row: a float32 weight
+    if op.weight_layout.data in INT8_LAYOUTS:  # int8 times a scale per row: a float32 weight
         return TensorType(f32, logical)
     return TensorType(packed.get_element_type(), logical)  # pyright: ignore[reportUnknownArgumentType]
 

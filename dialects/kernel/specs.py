@@ -25,9 +25,9 @@ from xdsl.utils.exceptions import VerifyException
 
 #: Layouts of a GEMM's B operand: row-major [K, N], its transpose [N, K], or packed panels
 #: (``KN{nr}n``, ``dialects/fused/layouts.py``).
-GEMM_B_LAYOUTS = re.compile(r"KN|NK|KN[1-9][0-9]*n")
+GEMM_B_LAYOUTS = re.compile(r"KN|NK|KN[1-9][0-9]*n|KN32n4k")
 #: Layouts of a convolution weight: plain, or packed by ``prepack-weights``.
-CONV_WEIGHT_LAYOUTS = re.compile(r"OIhw|KN[1-9][0-9]*n|OIhw[1-9][0-9]*i[1-9][0-9]*o")
+CONV_WEIGHT_LAYOUTS = re.compile(r"OIhw|KN[1-9][0-9]*n|OIhw[1-9][0-9]*i[1-9][0-9]*o|OI4i")
 
 Field = int | tuple[int, ...] | str
 
@@ -134,7 +134,7 @@ class GemmSpecAttr(_KeyValueSpec):
     def verify(self) -> None:
         self._check_kinds(("batch", "m", "n", "k"), (), ("b",))
         if not GEMM_B_LAYOUTS.fullmatch(self.b.data):
-            raise VerifyException(f"kernel.gemm: unknown B layout {self.b.data!r}; known: KN, NK, KN{{nr}}n")
+            raise VerifyException(f"kernel.gemm: unknown B layout {self.b.data!r}; known: KN, NK, KN{{nr}}n, KN32n4k")
 
     @property
     def flops(self) -> int:
@@ -195,7 +195,7 @@ class ConvSpecAttr(_KeyValueSpec):
                     f"dilation {dilation[axis]} and a {k}-tap kernel over {size} give {expected}")
         if not CONV_WEIGHT_LAYOUTS.fullmatch(self.weight.data):
             raise VerifyException(f"kernel.conv: unknown weight layout {self.weight.data!r}; "
-                                  "known: OIhw, KN{nr}n, OIhw{ib}i{ob}o")
+                                  "known: OIhw, KN{nr}n, OIhw{ib}i{ob}o, OI4i")
 
     @property
     def flops(self) -> int:

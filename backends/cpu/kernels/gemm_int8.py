@@ -160,17 +160,11 @@ class _Emitter:
         del tid
         s, vec = self.spec, self.vec
         a, ws = caps
-        inv = vec.const(float(_f32(1.0 / s.a_scale)))
-        zp = vec.const(float(s.a_zero_point))
-        lo, hi = vec.const(0.0), vec.const(255.0)
-        rnd = declare(self.module, "llvm.roundeven.v16f32", V16F, [V16F])
         full, tail = s.k // 16, s.k % 16
 
         def one(row_a: ir.Value, row_q: ir.Value, kk: ir.Value | int, lanes: int | None) -> None:
             x = vec.load(b, gep(b, row_a, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16), lanes)
-            u = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, inv)])), zp)
-            u = vec.min(b, vec.max(b, u, lo), hi)
-            q = _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
+            q = quantize_u8(self.module, b, vec, x, s.a_scale, s.a_zero_point)
             at = gep(b, row_q, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16)
             b.store(q, _i(b.bitcast(at, V16I8.as_pointer())), align=1)
 
@@ -222,7 +216,7 @@ class _Emitter:
             for i in range(rows):
                 at = gep(b, q_rows, llvm_ir.add(b, i64(i * s.ldq), llvm_ir.mul(b, g, i64(K_GROUP))))
                 word = _i(b.load(_i(b.bitcast(at, i32p)), align=1))
-                av = _i(b.bitcast(_splat_i32(b, word), V64I8))
+                av = _i(b.bitcast(splat_i32(b, word), V64I8))
                 for h in range(2):
                     out[i * 2 + h] = _i(b.call(dp, [out[i * 2 + h], av, bv[h]]))
             return out
@@ -243,11 +237,11 @@ class _Emitter:
         bias_v: list[ir.Value | None] = []
         for h in range(2):
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
-            masks.append(_i(b.icmp_signed("<", lanes, _splat_i32(b, left))))
+            masks.append(_i(b.icmp_signed("<", lanes, splat_i32(b, left))))
             col = llvm_ir.add(b, col0, i64(16 * h))
             zc.append(_i(b.bitcast(vec.load(b, gep(b, table, col)), V16I32)))
             sc.append(vec.load(b, gep(b, table, llvm_ir.add(b, col, i64(np_)))))
-            bias_v.append(_masked_load(self.module, b, gep(b, bias, col), masks[h]) if s.bias else None)
+            bias_v.append(masked_load(self.module, b, gep(b, bias, col), masks[h]) if s.bias else None)
         params = dict(s.unary_params)
         rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
         for i in range(rows):
@@ -265,17 +259,28 @@ class _Emitter:
                 if s.binary is not None and not s.binary_first:
                     x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
                 dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
-                _masked_store(self.module, b, x, dst, masks[h])
+                masked_store(self.module, b, x, dst, masks[h])
 
     def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
                 rs: int, ocs: int, mask: ir.Value) -> ir.Value:
         s = self.spec
         off = llvm_ir.add(b, llvm_ir.mul(b, row, i64(rs)), col if ocs else i64(0))
         ptr = gep(b, other, off)
-        o = _masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
+        o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
         if s.alpha != 1.0:
             o = llvm_ir.fmul(b, o, self.vec.const(s.alpha))
         return llvm_ir.fadd(b, x, o) if s.binary == "add" else llvm_ir.fsub(b, x, o)
+
+
+def quantize_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value, a_scale: float,
+                zero_point: int) -> ir.Value:
+    """16 dequantized floats back to their uint8 values: ``round(x / a_scale) + zero_point``
+    (as ``x * float32(1 / a_scale)``, exact for ``x`` an integer times the scale), clamped."""
+    rnd = declare(module, "llvm.roundeven.v16f32", V16F, [V16F])
+    u = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(float(_f32(1.0 / a_scale))))])),
+                     vec.const(float(zero_point)))
+    u = vec.min(b, vec.max(b, u, vec.const(0.0)), vec.const(255.0))
+    return _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
 
 
 def _f32(x: float) -> float:
@@ -284,20 +289,20 @@ def _f32(x: float) -> float:
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def _splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+def splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     undef = ir.Constant(V16I32, ir.Undefined)
     v = _i(b.insert_element(undef, x, I32(0)))
     return _i(b.shuffle_vector(v, undef, ir.Constant(V16I32, [0] * 16)))
 
 
-def _masked_load(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+def masked_load(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
     fn = declare(module, "llvm.masked.load.v16f32.p0v16f32", V16F, [V16F.as_pointer(), I32, V16I1, V16F])
     return _i(b.call(fn, [_i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask, ir.Constant(V16F, None)]))
 
 
-def _masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
+def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
     fn = declare(module, "llvm.masked.store.v16f32.p0v16f32", VOID, [V16F, V16F.as_pointer(), I32, V16I1])
     b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "TABLE_ROWS"]
+__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "masked_load", "masked_store", "quantize_u8", "splat_i32"]

@@ -49,7 +49,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
     schedule_horizon,
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
-from ziggurat.dialects.fused.layouts import INT8_LINEAR
+from ziggurat.dialects.fused.layouts import INT8_LAYOUTS
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
@@ -138,11 +138,12 @@ def is_bf16_gemm(op: Operation) -> bool:
     return bool(types) and all(dtype_of(t) == torch.bfloat16 for t in types)
 
 
-def is_int8_linear(op: Operation) -> bool:
-    """A ``fused.linear`` whose weight ``prepack-weights`` packed as int8 (``KN32n4k``): its
-    int8 operand is read by the int8 kernel only (``lowering/gemm_int8.py``)."""
+def is_int8_gemm(op: Operation) -> bool:
+    """A ``fused.linear`` or 1x1 ``fused.conv2d`` whose weight ``prepack-weights`` packed as
+    int8 (``KN32n4k``, ``OI4i``): its int8 operand is read by the int8 kernels only
+    (``lowering/gemm_int8.py``)."""
     layout = op.properties.get("weight_layout")
-    return op.name == "fused.linear" and isinstance(layout, StringAttr) and layout.data == INT8_LINEAR
+    return op.name in ("fused.linear", "fused.conv2d") and isinstance(layout, StringAttr) and layout.data in INT8_LAYOUTS
 
 
 #: Ops that only move elements (views, layout changes, copies, concatenation): a bf16 element
@@ -175,7 +176,7 @@ def unlowerable_reason(op: Operation) -> str | None:
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
     native_bf16 = is_bf16_cast(op) or is_bf16_gemm(op) or is_bf16_move(op)
-    problem = None if native_bf16 or is_int8_linear(op) else type_problem(op, _native_dtype_problem)
+    problem = None if native_bf16 or is_int8_gemm(op) else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))
     return problem

@@ -1,7 +1,8 @@
-"""``fused.linear`` with an int8 weight (``KN32n4k``, ``prepack-weights``) as a ``loop.gemm``
-call of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the dequantized uint8
-input is requantized exactly, the products summed in int32, the epilogue (scales, bias,
-activation, residual) run in float32.  A host or ISA without AVX512-VNNI runs the op in torch,
+"""``fused.linear`` with an int8 weight (``KN32n4k``, ``prepack-weights``) and a 1x1
+``fused.conv2d`` with one (``OI4i``) as ``loop.gemm`` calls of the AVX512-VNNI kernels
+(``backends/cpu/kernels/gemm_int8.py``, ``conv_int8.py``): the dequantized uint8 input is
+requantized exactly, the products summed in int32, the epilogue (scales, bias, activation,
+residual) run in float32.  A host or ISA without AVX512-VNNI runs the op in torch,
 on the float32 weight the operand holds."""
 
 from __future__ import annotations
@@ -72,4 +73,44 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     out = ctx.new_buffer(out_shape, torch.float32, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), av.operand, GemmOperand(w.buffer),
                               GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))
+    return BufferValue(out)
+
+
+def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+                   w_shape: Sequence[int], out_shape: Sequence[int], epi: Any) -> TensorValue:
+    """A 1x1 convolution (stride 1, no padding, one group: ``prepack-weights`` packs no other)
+    with an ``OI4i`` weight on the pointwise int8 kernel, NCHW in and out."""
+    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
+        raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
+    if x.dtype != torch.float32 or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
+        raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed 1x1 weight")
+    a_scale, zero_point = input_quantization(op)
+    n, cin, h, wd = x.shape
+    cout = int(w_shape[0])
+    if tuple(out_shape) != (n, cout, h, wd):
+        raise NotLowerable("an int8 1x1 convolution keeps the input's spatial size")
+    spec: dict[str, Any] = {"int8_kernel": "pointwise", "batch": n, "cout": cout, "cin": cin, "pixels": h * wd,
+                            "a_scale": a_scale, "a_zero_point": zero_point}
+    bias_operand = None
+    if bias is not None:
+        bias_operand = GemmOperand(float32_bias(ctx, bias, cout))
+        spec["bias"] = True
+    if epi.unary is not None:
+        spec["unary"] = epi.unary
+        params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
+        if params:
+            spec["unary_params"] = params
+    other_operand = None
+    if epi.binary is not None and epi.other is not None:
+        other = epi.other
+        if other.dtype != torch.float32 or tuple(other.shape) != tuple(out_shape):
+            raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
+        other_operand = GemmOperand(ctx.realize(other, "other"))
+        spec.update(binary=epi.binary, alpha=float(epi.alpha))
+        if epi.binary_first:
+            spec["binary_first"] = True
+    out = ctx.new_buffer(out_shape, torch.float32, "conv")
+    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'conv'}"), GemmOperand(ctx.realize(x, "conv_input")),
+                              GemmOperand(w.buffer), GemmOperand(out), bias_operand, other_operand, spec,
+                              (ctx.current_origin,)))
     return BufferValue(out)

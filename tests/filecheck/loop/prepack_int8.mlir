@@ -40,3 +40,24 @@ func.func @float_input(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %y = torch.aten.linear %x, %wd : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
   func.return %y : tensor<4x2xf32>
 }
+
+// A 1x1 convolution (stride 1, no padding, one group) of a quantized input packs its int8
+// weight as OI4i: the table (3 x 32 words) then the rows padded to 8 x 4 channels: 384 + 32
+// bytes. A 3x3 one keeps the float32 panels.
+// CHECK-LABEL: func.func @pointwise
+// CHECK:         %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<416xi8>
+// CHECK:         fused.conv2d %{{.*}}, %[[P]] {{.*}}ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64]{{.*}}weight_layout = "OI4i", weight_shape = array<i64: 2, 3, 1, 1>
+// CHECK:         fused.conv2d {{.*}}weight_layout = "KN32n"
+func.func @pointwise(%x: tensor<1x3x4x5xf32>) -> (tensor<1x2x4x5xf32>, tensor<1x2x2x3xf32>) {
+  %w = torch.literal dense<[[[[3]], [[-7]], [[1]]], [[[-128]], [[127]], [[0]]]]> : tensor<2x3x1x1xi8>
+  %w3 = torch.literal dense<1> : tensor<2x3x3x3xi8>
+  %s = torch.literal dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  %z = torch.literal dense<0> : tensor<2xi64>
+  %q = torch.operator "quantized_decomposed::quantize_per_tensor"(%x) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xui8>
+  %dq = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<1x3x4x5xui8>) -> tensor<1x3x4x5xf32>
+  %wd = torch.operator "quantized_decomposed::dequantize_per_channel"(%w, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3x1x1xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3x1x1xf32>
+  %wd3 = torch.operator "quantized_decomposed::dequantize_per_channel"(%w3, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3x3x3xf32>
+  %y = torch.aten.conv2d %dq, %wd {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x5xf32>
+  %y3 = torch.aten.conv2d %dq, %wd3 {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x4x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x3xf32>
+  func.return %y, %y3 : tensor<1x2x4x5xf32>, tensor<1x2x2x3xf32>
+}
