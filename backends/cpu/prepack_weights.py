@@ -12,8 +12,8 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   weight is an int8 tensor times its row scales (``ziggurat.row_scales``) -> ``KN32n4k``, the
   int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
   the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
-  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a 1x1 ``fused.conv2d`` (stride 1, no
-  padding, one group) of such an input and weight -> ``OI4i`` (``kernels/conv_int8.py``).
+  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a 1x1 ``fused.conv2d`` (no padding,
+  one group) of such an input and weight -> ``OI4i`` (``kernels/conv_int8.py``).
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
 bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
@@ -165,8 +165,8 @@ class PackInt8Linear(RewritePattern):
 
 @dataclass
 class PackInt8Pointwise(RewritePattern):
-    """A 1x1 ``fused.conv2d`` (stride 1, no padding, one group) of a uint8-quantized input and
-    an int8-times-scales weight -> ``OI4i`` (``kernels/conv_int8.py``)."""
+    """A 1x1 ``fused.conv2d`` (no padding, one group; any stride) of a uint8-quantized input
+    and an int8-times-scales weight -> ``OI4i`` (``kernels/conv_int8.py``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -176,7 +176,7 @@ class PackInt8Pointwise(RewritePattern):
 
         if op.weight_layout is not None or int(op.groups.value.data) != 1:
             return
-        if any(v != 1 for v in op.stride.get_values()) or any(v != 0 for v in op.padding.get_values()):  # pyright: ignore
+        if any(v != 0 for v in op.padding.get_values()):  # pyright: ignore
             return
         quantization = dequantized_parameters(op.input)
         scales = row_scales(op.weight)

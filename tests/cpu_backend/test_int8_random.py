@@ -90,23 +90,25 @@ class QuantizedPointwiseCase(nn.Module):
         self.unary = rng.choice(sorted(UNARY))
         self.residual = rng.random() < 0.5
         self.q = (rng.choice([0.01, 0.03, 0.1]), rng.randint(0, 255))
+        self.stride = rng.choice([1, 1, 2, (2, 1)])
 
     def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         scale, zp = self.q
         x = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
         w = qd.dequantize_per_channel(self.w, self.s, self.z, 0, -128, 127, torch.int8)
-        y = UNARY[self.unary](nn.functional.conv2d(x, w, self.b if self.bias else None))
+        y = UNARY[self.unary](nn.functional.conv2d(x, w, self.b if self.bias else None, stride=self.stride))
         return y + r if self.residual else y
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_random_quantized_pointwise_convolution(seed: int) -> None:
-    """1x1 convolutions on the int8 pointwise kernel: odd channels, batches and images."""
+    """1x1 convolutions on the int8 pointwise kernel: odd channels, batches and images, strides."""
     rng = random.Random(1000 + seed)
     cin, cout = rng.choice(SIZES), rng.choice(SIZES)
     n, h, w = rng.choice((1, 2, 3)), rng.choice((1, 3, 7, 14)), rng.choice((1, 5, 7, 9))
     model = QuantizedPointwiseCase(rng, cin, cout)
-    x, r = torch.randn(n, cin, h, w) * 3, torch.randn(n, cout, h, w)
+    x = torch.randn(n, cin, h, w) * 3
+    r = torch.randn(model(x, torch.zeros(())).shape)
     compiled = ziggurat.compile(model, (x, r), backend="cpu", isa="avx512")
     report = compiled.report.format()
     assert "int8 weights packed 1" in report, report

@@ -152,7 +152,7 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if op.weight_layout is not None and op.weight_layout.data == INT8_POINTWISE:
         from ziggurat.backends.cpu.lowering.gemm_int8 import int8_pointwise
 
-        return int8_pointwise(ctx, op, x, w, bias, _logical_shape(op), args.out_shape, epi)
+        return int8_pointwise(ctx, op, x, w, bias, _logical_shape(op), int_values(op.stride), args.out_shape, epi)
     if args.out_dtype == torch.bfloat16:
         from ziggurat.backends.cpu.lowering.conv_bf16 import bf16_convolution
 

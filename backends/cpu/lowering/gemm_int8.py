@@ -22,7 +22,7 @@ from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
-from ziggurat.backends.cpu.lowering.views import reshape
+from ziggurat.backends.cpu.lowering.views import reshape, slice_dim
 from ziggurat.backends.cpu.prepack_weights import INPUT_QUANTIZATION_ATTR
 
 KERNEL = "avx512vnni"
@@ -77,14 +77,18 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
 
 
 def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, bias: TensorValue | None,
-                   w_shape: Sequence[int], out_shape: Sequence[int], epi: Any) -> TensorValue:
-    """A 1x1 convolution (stride 1, no padding, one group: ``prepack-weights`` packs no other)
-    with an ``OI4i`` weight on the pointwise int8 kernel, NCHW in and out."""
+                   w_shape: Sequence[int], stride: Sequence[int], out_shape: Sequence[int], epi: Any) -> TensorValue:
+    """A 1x1 convolution (no padding, one group: ``prepack-weights`` packs no other) with an
+    ``OI4i`` weight on the pointwise int8 kernel, NCHW in and out; a strided one reads every
+    s-th pixel, taken first (a copy of 1/s^2 of the input)."""
     if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
         raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
     if x.dtype != torch.float32 or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
         raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed 1x1 weight")
     a_scale, zero_point = input_quantization(op)
+    for d, s in enumerate(stride):
+        if s != 1:
+            x = slice_dim(ctx, x, 2 + d, 0, s, int(out_shape[2 + d]))
     n, cin, h, wd = x.shape
     cout = int(w_shape[0])
     if tuple(out_shape) != (n, cout, h, wd):
