@@ -13,7 +13,8 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
   the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
   the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a 1x1 ``fused.conv2d`` (no padding,
-  one group) of such an input and weight -> ``OI4i`` (``kernels/conv_int8.py``).
+  one group) of such an input and weight -> ``KN32n4k`` over ``W[O, I]``, the same GEMM over
+  the image's pixels, channels-last.
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
 bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
@@ -166,12 +167,13 @@ class PackInt8Linear(RewritePattern):
 @dataclass
 class PackInt8Pointwise(RewritePattern):
     """A 1x1 ``fused.conv2d`` (no padding, one group; any stride) of a uint8-quantized input
-    and an int8-times-scales weight -> ``OI4i`` (``kernels/conv_int8.py``)."""
+    and an int8-times-scales weight -> ``KN32n4k`` over ``W[O, I]``: the int8 GEMM over the
+    pixels, channels-last (``lowering/gemm_int8.int8_pointwise``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
         from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
-        from ziggurat.dialects.fused.pack_int8 import POINTWISE_LAYOUT, pack_quantized_pointwise
+        from ziggurat.dialects.fused.pack_int8 import LAYOUT, pack_quantized_linear
         from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
 
         if op.weight_layout is not None or int(op.groups.value.data) != 1:
@@ -190,13 +192,13 @@ class PackInt8Pointwise(RewritePattern):
         if w8 is None:
             return
         try:
-            packed = pack_quantized_pointwise(w8, scales, a_scale, zero_point)
+            packed = pack_quantized_linear(w8, scales, a_scale, zero_point)
         except ValueError:  # the zero point's correction would overflow int32
             return
-        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{POINTWISE_LAYOUT}")
+        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{LAYOUT}")
         rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
         op.operands[1] = literal.result
-        op.properties["weight_layout"] = StringAttr(POINTWISE_LAYOUT)
+        op.properties["weight_layout"] = StringAttr(LAYOUT)
         op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
         op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
         rewriter.notify_op_modified(op)

@@ -10,9 +10,9 @@ data) and chosen by ``backends/cpu/prepack_weights.py``; the verifier only needs
 * ``OIhw{ib}i{ob}o``, blocked conv weights: ``[O, I, kh, kw]`` ->
   ``[ceil(O/ob), ceil(I/ib), kh, kw, ib, ob]``;
 * ``KN32n4k``, a ``fused.linear``'s int8 weight with one scale per row (``pack_int8.py``): one
-  flat int8 operand, the epilogue table then the VNNI-4 panels; ``OI4i``, a 1x1
-  ``fused.conv2d``'s: the table then the padded rows.  The logical weight is the float32 one
-  (int8 times its row's scale).
+  flat int8 operand, the epilogue table then the VNNI-4 panels (a 1x1 ``fused.conv2d``'s
+  ``[O, I, 1, 1]`` as ``[O, I]``).  The logical weight is the float32 one (int8 times its
+  row's scale).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ _GEMM = re.compile(r"KN([1-9][0-9]{0,5})n")
 _BLOCKED = re.compile(r"OIhw([1-9][0-9]{0,5})i([1-9][0-9]{0,5})o")
 #: The int8 linear weight's layout (``pack_int8.LAYOUT``).
 INT8_LINEAR = "KN32n4k"
-#: The int8 1x1 convolution weight's layout (``pack_int8.POINTWISE_LAYOUT``).
-INT8_POINTWISE = "OI4i"
-INT8_LAYOUTS = (INT8_LINEAR, INT8_POINTWISE)
+INT8_LAYOUTS = (INT8_LINEAR,)
 
 
 class LayoutError(ValueError):
@@ -52,15 +50,11 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
         raise LayoutError(f"weight_shape of a packed {base} weight must have {rank} dimensions, got {list(shape)}")
     if any(d < 1 for d in shape):
         raise LayoutError(f"weight_shape must be positive, got {list(shape)}")
-    if layout == INT8_POINTWISE and base == "conv2d":
-        from ziggurat.dialects.fused.pack_int8 import pointwise_operand_bytes
-
-        if shape[2:] != (1, 1):
-            raise LayoutError(f"{layout} packs a 1x1 convolution's weight, the logical one is {list(shape)}")
-        return (pointwise_operand_bytes(shape[0], shape[1]),)
-    if layout == INT8_LINEAR and base == "linear":
+    if layout == INT8_LINEAR and base in ("linear", "conv2d"):
         from ziggurat.dialects.fused.pack_int8 import packed_operand_bytes
 
+        if base == "conv2d" and shape[2:] != (1, 1):
+            raise LayoutError(f"{layout} packs a 1x1 convolution's weight, the logical one is {list(shape)}")
         return (packed_operand_bytes(shape[1], shape[0]),)
     if (gemm := _GEMM.fullmatch(layout)) is not None:
         nr = int(gemm.group(1))
@@ -76,8 +70,8 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
         ib, ob = int(blocked.group(1)), int(blocked.group(2))
         o, i, kh, kw = shape
         return (_ceil_div(o, ob), _ceil_div(i, ib), kh, kw, ib, ob)
-    known = "KN{nr}n, OIhw{ib}i{ob}o, OI4i" if base == "conv2d" else "KN{nr}n, KN32n4k" if base == "linear" else "KN{nr}n"
+    known = "KN{nr}n, OIhw{ib}i{ob}o, KN32n4k (1x1)" if base == "conv2d" else "KN{nr}n, KN32n4k" if base == "linear" else "KN{nr}n"
     raise LayoutError(f"unknown weight layout '{layout}' for {base} (known: {known})")
 
 
-__all__ = ["INT8_LAYOUTS", "INT8_LINEAR", "INT8_POINTWISE", "LayoutError", "packed_shape"]
+__all__ = ["INT8_LAYOUTS", "INT8_LINEAR", "LayoutError", "packed_shape"]

@@ -1,8 +1,9 @@
 """The int8 GEMM's prepacked weight (layout ``KN32n4k``): its epilogue table, then its panels.
 
-A ``fused.linear`` of a uint8-quantized input (``ziggurat.input_quantization``) whose weight
-``W[N, K]`` is int8 times one scale per row takes it packed as one flat int8 operand: the
-table's bytes (float32 words) followed by the panels'.
+A ``fused.linear`` (or a 1x1 ``fused.conv2d``, ``W[O, I, 1, 1]`` as ``W[O, I]``) of a
+uint8-quantized input (``ziggurat.input_quantization``) whose weight ``W[N, K]`` is int8 times
+one scale per row takes it packed as one flat int8 operand: the table's bytes (float32 words)
+followed by the panels'.
 
 ``B[k, j]`` (``K x N`` int8, ``B = W^T`` for a linear's ``W[N, K]``) is stored as
 ``[N/32][Kp/4][32][4]``, ``Kp`` = K rounded up to a multiple of 4 and N to 32, zero padded:
@@ -24,10 +25,6 @@ import torch
 PANEL = 32  # columns per panel
 K_GROUP = 4  # k per 32-bit lane (vpdpbusd)
 LAYOUT = "KN32n4k"
-#: A 1x1 convolution's int8 weight: the table, then ``W[O, I]`` row-major, rows padded to a
-#: multiple of ``ROW_BLOCK``, channels to a multiple of 4 (``kernels/conv_int8.py``).
-POINTWISE_LAYOUT = "OI4i"
-ROW_BLOCK = 8
 TABLE_ROWS = 3
 
 
@@ -102,27 +99,3 @@ def unpack_quantized_linear(packed: torch.Tensor, n: int, k: int) -> torch.Tenso
     w = unpack_weight_int8(packed[4 * floats:], n, k)
     return w.to(torch.float32) * table[2, :n, None]
 
-
-def pointwise_operand_bytes(cout: int, cin: int) -> int:
-    """Bytes of a ``OI4i`` operand: the table, then the padded rows."""
-    return 4 * table_floats(cout) + -(-cout // ROW_BLOCK) * ROW_BLOCK * padded_k(cin)
-
-
-def pack_quantized_pointwise(w: torch.Tensor, w_scales: torch.Tensor, a_scale: float, a_zero_point: int) -> torch.Tensor:
-    """A 1x1 convolution's int8 ``W[O, I]`` (or ``[O, I, 1, 1]``) -> the ``OI4i`` operand."""
-    w = w.reshape(w.shape[0], -1)
-    if w.dtype != torch.int8:
-        raise ValueError(f"pack_quantized_pointwise expects an int8 weight, got {w.dtype}")
-    cout, cin = w.shape
-    rows = torch.zeros(-(-cout // ROW_BLOCK) * ROW_BLOCK, padded_k(cin), dtype=torch.int8)
-    rows[:cout, :cin] = w
-    table = epilogue_table(w, w_scales, a_scale, a_zero_point)
-    return torch.cat([table.view(torch.int8), rows.view(-1)])
-
-
-def unpack_quantized_pointwise(packed: torch.Tensor, cout: int, cin: int) -> torch.Tensor:
-    """The float32 ``[O, I, 1, 1]`` weight a ``OI4i`` operand holds (``W * w_scale``)."""
-    floats = table_floats(cout)
-    table = packed[: 4 * floats].view(torch.float32).view(TABLE_ROWS, -1)
-    rows = packed[4 * floats:].view(-1, padded_k(cin))[:cout, :cin]
-    return (rows.to(torch.float32) * table[2, :cout, None]).reshape(cout, cin, 1, 1)

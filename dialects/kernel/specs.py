@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 #: (``KN{nr}n``, ``dialects/fused/layouts.py``).
 GEMM_B_LAYOUTS = re.compile(r"KN|NK|KN[1-9][0-9]*n|KN32n4k")
 #: Layouts of a convolution weight: plain, or packed by ``prepack-weights``.
-CONV_WEIGHT_LAYOUTS = re.compile(r"OIhw|KN[1-9][0-9]*n|OIhw[1-9][0-9]*i[1-9][0-9]*o|OI4i")
+CONV_WEIGHT_LAYOUTS = re.compile(r"OIhw|KN[1-9][0-9]*n|OIhw[1-9][0-9]*i[1-9][0-9]*o|KN32n4k")
 
 Field = int | tuple[int, ...] | str
 
@@ -195,7 +195,7 @@ class ConvSpecAttr(_KeyValueSpec):
                     f"dilation {dilation[axis]} and a {k}-tap kernel over {size} give {expected}")
         if not CONV_WEIGHT_LAYOUTS.fullmatch(self.weight.data):
             raise VerifyException(f"kernel.conv: unknown weight layout {self.weight.data!r}; "
-                                  "known: OIhw, KN{nr}n, OIhw{ib}i{ob}o, OI4i")
+                                  "known: OIhw, KN{nr}n, OIhw{ib}i{ob}o, KN32n4k")
 
     @property
     def flops(self) -> int:

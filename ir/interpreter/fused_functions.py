@@ -74,8 +74,8 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
     shape = [int(v) for v in op.weight_shape.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
     if layout == pack_int8.LAYOUT and isinstance(op, LinearOp):
         return pack_int8.unpack_quantized_linear(weight, int(shape[0]), int(shape[1]))
-    if layout == pack_int8.POINTWISE_LAYOUT and isinstance(op, Conv2dOp):
-        return pack_int8.unpack_quantized_pointwise(weight, int(shape[0]), int(shape[1]))
+    if layout == pack_int8.LAYOUT and isinstance(op, Conv2dOp):
+        return pack_int8.unpack_quantized_linear(weight, int(shape[0]), int(shape[1])).reshape(shape)
     if layout.startswith("KN") and isinstance(op, LinearOp):
         return pack.unpack_linear_weight(weight, int(shape[0]))
     if layout.startswith("KN") and isinstance(op, MatmulOp):

@@ -26,7 +26,6 @@ from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
-from ziggurat.backends.cpu.kernels.conv_int8 import Int8PointwiseSpec, emit_int8_pointwise
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec, emit_int8_gemm
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpec
 from ziggurat.backends.cpu import llvm_ir
@@ -132,10 +131,9 @@ def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[st
     return Bf16GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
-def int8_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Int8GemmSpec | Int8PointwiseSpec, dict[str, int]]:
+def int8_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Int8GemmSpec, dict[str, int]]:
     raw, offsets = _raw_spec(op)
-    if raw.pop("int8_kernel") == "pointwise":
-        return Int8PointwiseSpec(threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
+    raw.pop("int8_kernel")
     return Int8GemmSpec(threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
@@ -186,10 +184,8 @@ def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
         shape = f"{spec.m}x{spec.n}x{spec.k} bf16 {spec.kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
         return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
                             spec.flops, shape)
-    if isinstance(spec, Int8GemmSpec | Int8PointwiseSpec):
-        dims = f"{spec.m}x{spec.n}x{spec.k}" if isinstance(spec, Int8GemmSpec) else \
-            f"{spec.batch}x{spec.cin}x{spec.pixels}->{spec.cout} 1x1"
-        shape = f"{dims} int8 avx512vnni" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
+    if isinstance(spec, Int8GemmSpec):
+        shape = f"{spec.m}x{spec.n}x{spec.k} int8 avx512vnni" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
         return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
                             spec.flops, shape)
     if not isinstance(spec, GemmSpec):
@@ -225,7 +221,7 @@ class ModuleCodegen:
         self.gemms: dict[str, tuple[ir.Function, dict[str, int], Any]] = {}
         #: kernels and GEMMs already emitted, by what their code depends on (not their names)
         self.kernel_fns: dict[tuple[Any, ...], ir.Function] = {}
-        self.gemm_fns: dict[GemmSpec | Bf16GemmSpec | Int8GemmSpec | Int8PointwiseSpec, ir.Function] = {}
+        self.gemm_fns: dict[GemmSpec | Bf16GemmSpec | Int8GemmSpec, ir.Function] = {}
         self.profiler = ProfileEmitter(self.module) if self.profile and not describe_only else None
 
     def run(self) -> tuple[ir.Module, ForwardAbi]:
@@ -287,7 +283,7 @@ class ModuleCodegen:
                     spec = call_spec(op, self.isa, self.threads)[0]
                     if isinstance(spec, GemmSpec):
                         self.specs.append(spec)
-                    elif isinstance(spec, Int8GemmSpec | Int8PointwiseSpec):
+                    elif isinstance(spec, Int8GemmSpec):
                         self.workspaces.append(spec.workspace_bytes)
                     self.profile_entries.append(_gemm_entry(op, spec))
                 elif isinstance(op, loop.KernelOp):
@@ -421,13 +417,11 @@ class ModuleCodegen:
             same = self.gemm_fns.get(spec)
             fn = same if same is not None else emit_bf16_gemm(self.module, spec)
             self.gemm_fns[spec] = fn
-        elif isinstance(spec, Int8GemmSpec | Int8PointwiseSpec):
+        elif isinstance(spec, Int8GemmSpec):
             self.workspaces.append(spec.workspace_bytes)
             same = self.gemm_fns.get(spec)
-            if same is None:
-                same = emit_int8_gemm(self.module, spec) if isinstance(spec, Int8GemmSpec) else \
-                    emit_int8_pointwise(self.module, spec)
-            fn = self.gemm_fns[spec] = same
+            fn = same if same is not None else emit_int8_gemm(self.module, spec)
+            self.gemm_fns[spec] = fn
         else:
             from ziggurat.backends.cpu.kernels.conv_library import emit_conv_call
 

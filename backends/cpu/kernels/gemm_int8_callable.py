@@ -1,5 +1,4 @@
-"""The int8 GEMM and 1x1 convolution compiled on their own and called on torch tensors (tests
-and benchmarks)."""
+"""An int8 GEMM compiled on its own and called on torch tensors (tests and benchmarks)."""
 
 from __future__ import annotations
 
@@ -12,9 +11,8 @@ from llvmlite import ir
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.jit import JitLibrary, compile_ir
 from ziggurat.backends.cpu.kernels.gemm_callable import generator_digest
-from ziggurat.backends.cpu.kernels.conv_int8 import Int8PointwiseSpec, emit_int8_pointwise
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec, emit_int8_gemm
-from ziggurat.dialects.fused.pack_int8 import packed_operand_bytes, pointwise_operand_bytes
+from ziggurat.dialects.fused.pack_int8 import packed_operand_bytes
 
 
 class Int8GemmKernel:
@@ -63,40 +61,3 @@ def int8_gemm_callable(spec: Int8GemmSpec) -> Int8GemmKernel:
     key = f"int8-gemm/{spec!r}/generator={generator_digest()}"
     return Int8GemmKernel(spec, compile_ir(build, Isa.AVX512, key_source=key))
 
-
-class Int8PointwiseKernel:
-    def __init__(self, spec: Int8PointwiseSpec, lib: JitLibrary) -> None:
-        self.spec = spec
-        self.lib = lib
-        self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
-
-    def __call__(self, x: torch.Tensor, w_packed: torch.Tensor, bias: torch.Tensor | None = None,
-                 other: torch.Tensor | None = None) -> torch.Tensor:
-        """``x``: ``[batch, cin, pixels]`` float32; ``w_packed``: ``pack_quantized_pointwise``."""
-        s = self.spec
-        _expect(x, "x", torch.float32, s.batch * s.cin * s.pixels)
-        _expect(w_packed, "w_packed", torch.int8, pointwise_operand_bytes(s.cout, s.cin))
-        if s.bias:
-            if bias is None:
-                raise ValueError("the spec has a bias; pass bias=")
-            _expect(bias, "bias", torch.float32, s.cout)
-        if s.binary is not None:
-            if other is None:
-                raise ValueError("the spec has a binary op; pass other=")
-            _expect(other, "other", torch.float32, s.batch * s.cout * s.pixels)
-        out = torch.empty(s.batch, s.cout, s.pixels, dtype=torch.float32)
-        workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
-        self._fn(x.data_ptr(), w_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
-                 other.data_ptr() if other is not None else None, workspace.data_ptr())
-        return out
-
-
-@lru_cache(maxsize=64)
-def int8_pointwise_callable(spec: Int8PointwiseSpec) -> Int8PointwiseKernel:
-    def build() -> str:
-        module = ir.Module(name=spec.symbol)
-        emit_int8_pointwise(module, spec)
-        return str(module)
-
-    key = f"int8-pointwise/{spec!r}/generator={generator_digest()}"
-    return Int8PointwiseKernel(spec, compile_ir(build, Isa.AVX512, key_source=key))

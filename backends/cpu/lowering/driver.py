@@ -140,7 +140,7 @@ def is_bf16_gemm(op: Operation) -> bool:
 
 def is_int8_gemm(op: Operation) -> bool:
     """A ``fused.linear`` or 1x1 ``fused.conv2d`` whose weight ``prepack-weights`` packed as
-    int8 (``KN32n4k``, ``OI4i``): its int8 operand is read by the int8 kernels only
+    int8 (``KN32n4k``): its int8 operand is read by the int8 kernel only
     (``lowering/gemm_int8.py``)."""
     layout = op.properties.get("weight_layout")
     return op.name in ("fused.linear", "fused.conv2d") and isinstance(layout, StringAttr) and layout.data in INT8_LAYOUTS

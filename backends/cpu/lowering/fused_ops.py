@@ -20,7 +20,7 @@ from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, float32_or_
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
-from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, INT8_LINEAR, INT8_POINTWISE
+from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, INT8_LINEAR
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.loop.syntax import int_values
 
@@ -149,7 +149,7 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     padding = int_values(op.padding)
     dilation = int_values(op.dilation)
     groups = int(op.groups.value.data)
-    if op.weight_layout is not None and op.weight_layout.data == INT8_POINTWISE:
+    if op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR:
         from ziggurat.backends.cpu.lowering.gemm_int8 import int8_pointwise
 
         return int8_pointwise(ctx, op, x, w, bias, _logical_shape(op), int_values(op.stride), args.out_shape, epi)

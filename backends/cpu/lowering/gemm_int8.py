@@ -1,8 +1,8 @@
-"""``fused.linear`` with an int8 weight (``KN32n4k``, ``prepack-weights``) and a 1x1
-``fused.conv2d`` with one (``OI4i``) as ``loop.gemm`` calls of the AVX512-VNNI kernels
-(``backends/cpu/kernels/gemm_int8.py``, ``conv_int8.py``): the dequantized uint8 input is
-requantized exactly, the products summed in int32, the epilogue (scales, bias, activation,
-residual) run in float32.  A host or ISA without AVX512-VNNI runs the op in torch,
+"""``fused.linear`` and 1x1 ``fused.conv2d`` with an int8 weight (``KN32n4k``,
+``prepack-weights``) as ``loop.gemm`` calls of the AVX512-VNNI kernel
+(``backends/cpu/kernels/gemm_int8.py``): the dequantized uint8 input is requantized exactly,
+the products summed in int32, the epilogue (scales, bias, activation, residual) run in
+float32.  A host or ISA without AVX512-VNNI runs the op in torch,
 on the float32 weight the operand holds."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
-from ziggurat.backends.cpu.lowering.views import reshape, slice_dim
+from ziggurat.backends.cpu.lowering.views import permute, reshape, slice_dim
 from ziggurat.backends.cpu.prepack_weights import INPUT_QUANTIZATION_ATTR
 
 KERNEL = "avx512vnni"
@@ -37,7 +37,9 @@ def input_quantization(op: Operation) -> tuple[float, int]:
 
 
 def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, n: int,
-                out_shape: Sequence[int], epi: Any) -> TensorValue:
+                out_shape: Sequence[int], epi: Any, bias: TensorValue | None = None) -> TensorValue:
+    """``x @ W^T`` (``bias``, when given, instead of the epilogue's) into a buffer of ``out_shape``
+    (``[..., n]``)."""
     if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
         raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
     if x.dtype != torch.float32 or w.buffer is None:
@@ -52,8 +54,9 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n,
                             "a_scale": a_scale, "a_zero_point": zero_point}
     bias_operand = None
-    if epi.bias is not None:
-        bias_operand = GemmOperand(float32_bias(ctx, epi.bias, n))
+    bias = bias if bias is not None else epi.bias
+    if bias is not None:
+        bias_operand = GemmOperand(float32_bias(ctx, bias, n))
         spec["bias"] = True
     if epi.unary is not None:
         spec["unary"] = epi.unary
@@ -78,43 +81,27 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
 
 def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, bias: TensorValue | None,
                    w_shape: Sequence[int], stride: Sequence[int], out_shape: Sequence[int], epi: Any) -> TensorValue:
-    """A 1x1 convolution (no padding, one group: ``prepack-weights`` packs no other) with an
-    ``OI4i`` weight on the pointwise int8 kernel, NCHW in and out; a strided one reads every
-    s-th pixel, taken first (a copy of 1/s^2 of the input)."""
+    """A 1x1 convolution (no padding, one group: ``prepack-weights`` packs no other) with a
+    ``KN32n4k`` weight: the int8 GEMM over the input's pixels as rows, channels-last as the
+    float32 1x1 path (``conv.conv_gemm``): ``[N*H*W, C] @ W^T`` into an NHWC buffer, read
+    through an NCHW view.  A strided one takes every s-th pixel first."""
     if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
         raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
     if x.dtype != torch.float32 or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
         raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed 1x1 weight")
-    a_scale, zero_point = input_quantization(op)
     for d, s in enumerate(stride):
         if s != 1:
             x = slice_dim(ctx, x, 2 + d, 0, s, int(out_shape[2 + d]))
     n, cin, h, wd = x.shape
     cout = int(w_shape[0])
     if tuple(out_shape) != (n, cout, h, wd):
-        raise NotLowerable("an int8 1x1 convolution keeps the input's spatial size")
-    spec: dict[str, Any] = {"int8_kernel": "pointwise", "batch": n, "cout": cout, "cin": cin, "pixels": h * wd,
-                            "a_scale": a_scale, "a_zero_point": zero_point}
-    bias_operand = None
-    if bias is not None:
-        bias_operand = GemmOperand(float32_bias(ctx, bias, cout))
-        spec["bias"] = True
-    if epi.unary is not None:
-        spec["unary"] = epi.unary
-        params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
-        if params:
-            spec["unary_params"] = params
-    other_operand = None
-    if epi.binary is not None and epi.other is not None:
-        other = epi.other
-        if other.dtype != torch.float32 or tuple(other.shape) != tuple(out_shape):
+        raise NotLowerable("an int8 1x1 convolution keeps the (strided) input's spatial size")
+    m = n * h * wd
+    rows = reshape(ctx, permute(ctx, x, [0, 2, 3, 1]), (m, cin))
+    residual = epi.other
+    if epi.binary is not None and residual is not None:
+        if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
             raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
-        other_operand = GemmOperand(ctx.realize(other, "other"))
-        spec.update(binary=epi.binary, alpha=float(epi.alpha))
-        if epi.binary_first:
-            spec["binary_first"] = True
-    out = ctx.new_buffer(out_shape, torch.float32, "conv")
-    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'conv'}"), GemmOperand(ctx.realize(x, "conv_input")),
-                              GemmOperand(w.buffer), GemmOperand(out), bias_operand, other_operand, spec,
-                              (ctx.current_origin,)))
-    return BufferValue(out)
+        epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (m, cout))
+    out = int8_linear(ctx, op, rows, w, cout, (m, cout), epi, bias=bias)
+    return permute(ctx, reshape(ctx, out, (n, h, wd, cout)), [0, 3, 1, 2])

@@ -41,12 +41,12 @@ func.func @float_input(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   func.return %y : tensor<4x2xf32>
 }
 
-// A 1x1 convolution (stride 1, no padding, one group) of a quantized input packs its int8
-// weight as OI4i: the table (3 x 32 words) then the rows padded to 8 x 4 channels: 384 + 32
-// bytes. A 3x3 one keeps the float32 panels.
+// A 1x1 convolution (no padding, one group) of a quantized input packs its int8 weight
+// [O, I, 1, 1] as the linear's [O, I] (KN32n4k: the GEMM over the pixels, channels-last):
+// 384 + 128 bytes. A 3x3 one keeps the float32 panels.
 // CHECK-LABEL: func.func @pointwise
-// CHECK:         %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<416xi8>
-// CHECK:         fused.conv2d %{{.*}}, %[[P]] {{.*}}ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64]{{.*}}weight_layout = "OI4i", weight_shape = array<i64: 2, 3, 1, 1>
+// CHECK:         %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<512xi8>
+// CHECK:         fused.conv2d %{{.*}}, %[[P]] {{.*}}ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64]{{.*}}weight_layout = "KN32n4k", weight_shape = array<i64: 2, 3, 1, 1>
 // CHECK:         fused.conv2d {{.*}}weight_layout = "KN32n"
 func.func @pointwise(%x: tensor<1x3x4x5xf32>) -> (tensor<1x2x4x5xf32>, tensor<1x2x2x3xf32>) {
   %w = torch.literal dense<[[[[3]], [[-7]], [[1]]], [[[-128]], [[127]], [[0]]]]> : tensor<2x3x1x1xi8>
