@@ -12,9 +12,9 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   weight is an int8 tensor times its row scales (``ziggurat.row_scales``) -> ``KN32n4k``, the
   int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
   the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
-  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a 1x1 ``fused.conv2d`` (no padding,
-  one group) of such an input and weight -> ``KN32n4k`` over ``W[O, I]``, the same GEMM over
-  the image's pixels, channels-last.
+  the ``vpdpbusd`` kernel (``kernels/gemm_int8.py``); a ``fused.conv2d`` of one group of such
+  an input and weight -> ``KN32n4k`` over ``W[O, kh*kw*I]``, the same GEMM over the output
+  pixels, channels-last (a KxK one on the implicit im2col of the input).
 
 The layout is visible in the IR (``weight_layout``, ``weight_shape``); the pass records the
 bytes it packed and the extra bytes the zero padding costs.  A pass of the CPU backend (the
@@ -165,30 +165,29 @@ class PackInt8Linear(RewritePattern):
 
 
 @dataclass
-class PackInt8Pointwise(RewritePattern):
-    """A 1x1 ``fused.conv2d`` (no padding, one group; any stride) of a uint8-quantized input
-    and an int8-times-scales weight -> ``KN32n4k`` over ``W[O, I]``: the int8 GEMM over the
-    pixels, channels-last (``lowering/gemm_int8.int8_pointwise``)."""
+class PackInt8Conv(RewritePattern):
+    """A ``fused.conv2d`` of one group (any kernel size, stride, padding, dilation) of a
+    uint8-quantized input and an int8-times-scales weight -> ``KN32n4k`` over
+    ``W[O, kh*kw*I]``: the int8 GEMM over the output pixels, channels-last, its A the implicit
+    im2col of the input (``lowering/gemm_int8.py``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
         from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
-        from ziggurat.dialects.fused.pack_int8 import LAYOUT, pack_quantized_linear
+        from ziggurat.dialects.fused.pack_int8 import LAYOUT, conv_rows, pack_quantized_linear
         from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
 
         if op.weight_layout is not None or int(op.groups.value.data) != 1:
             return
-        if any(v != 0 for v in op.padding.get_values()):  # pyright: ignore
-            return
         quantization = dequantized_parameters(op.input)
         scales = row_scales(op.weight)
         weight = literal_value(op.weight)
-        if quantization is None or scales is None or weight is None or weight.dim() != 4 or tuple(weight.shape[2:]) != (1, 1):
+        if quantization is None or scales is None or weight is None or weight.dim() != 4:
             return
         a_scale, zero_point, low, high = quantization
-        if not (0 <= low <= zero_point <= high <= 255) or weight.shape[1] > MAX_K:
+        if not (0 <= low <= zero_point <= high <= 255) or weight[0].numel() > MAX_K:
             return
-        w8 = int8_weight(weight.reshape(weight.shape[0], -1), scales)
+        w8 = int8_weight(conv_rows(weight), scales)
         if w8 is None:
             return
         try:
@@ -228,7 +227,7 @@ class PrepackWeightsPass(ModulePass):
         except IsaError as e:
             raise ZigguratError(str(e), op=NAME) from None
         nr = choose_nr(isa)
-        patterns: list[RewritePattern] = [PackInt8Linear(), PackInt8Pointwise()] if _int8_enabled(self.int8, isa) else []
+        patterns: list[RewritePattern] = [PackInt8Linear(), PackInt8Conv()] if _int8_enabled(self.int8, isa) else []
         patterns.append(PackWeight(nr))
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)

@@ -10,13 +10,14 @@ data) and chosen by ``backends/cpu/prepack_weights.py``; the verifier only needs
 * ``OIhw{ib}i{ob}o``, blocked conv weights: ``[O, I, kh, kw]`` ->
   ``[ceil(O/ob), ceil(I/ib), kh, kw, ib, ob]``;
 * ``KN32n4k``, a ``fused.linear``'s int8 weight with one scale per row (``pack_int8.py``): one
-  flat int8 operand, the epilogue table then the VNNI-4 panels (a 1x1 ``fused.conv2d``'s
-  ``[O, I, 1, 1]`` as ``[O, I]``).  The logical weight is the float32 one (int8 times its
-  row's scale).
+  flat int8 operand, the epilogue table then the VNNI-4 panels (a ``fused.conv2d``'s
+  ``[O, I, kh, kw]`` as ``[O, kh*kw*I]``, taps outer, channels inner, for an NHWC input).  The
+  logical weight is the float32 one (int8 times its row's scale).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -53,9 +54,9 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
     if layout == INT8_LINEAR and base in ("linear", "conv2d"):
         from ziggurat.dialects.fused.pack_int8 import packed_operand_bytes
 
-        if base == "conv2d" and shape[2:] != (1, 1):
-            raise LayoutError(f"{layout} packs a 1x1 convolution's weight, the logical one is {list(shape)}")
-        return (packed_operand_bytes(shape[1], shape[0]),)
+        if base == "conv2d" and groups != 1:
+            raise LayoutError(f"{layout} packs a convolution of one group, this one has {groups}")
+        return (packed_operand_bytes(math.prod(shape[1:]), shape[0]),)
     if (gemm := _GEMM.fullmatch(layout)) is not None:
         nr = int(gemm.group(1))
         if base == "linear":
@@ -70,7 +71,7 @@ def packed_shape(base: str, layout: str, logical: Sequence[int], groups: int = 1
         ib, ob = int(blocked.group(1)), int(blocked.group(2))
         o, i, kh, kw = shape
         return (_ceil_div(o, ob), _ceil_div(i, ib), kh, kw, ib, ob)
-    known = "KN{nr}n, OIhw{ib}i{ob}o, KN32n4k (1x1)" if base == "conv2d" else "KN{nr}n, KN32n4k" if base == "linear" else "KN{nr}n"
+    known = "KN{nr}n, OIhw{ib}i{ob}o, KN32n4k" if base == "conv2d" else "KN{nr}n, KN32n4k" if base == "linear" else "KN{nr}n"
     raise LayoutError(f"unknown weight layout '{layout}' for {base} (known: {known})")
 
 

@@ -1,7 +1,7 @@
 """The int8 GEMM's prepacked weight (layout ``KN32n4k``): its epilogue table, then its panels.
 
-A ``fused.linear`` (or a 1x1 ``fused.conv2d``, ``W[O, I, 1, 1]`` as ``W[O, I]``) of a
-uint8-quantized input (``ziggurat.input_quantization``) whose weight ``W[N, K]`` is int8 times
+A ``fused.linear`` (or a ``fused.conv2d``, ``W[O, I, kh, kw]`` as ``W[O, kh*kw*I]``: taps
+outer, channels inner, the order of an NHWC input's implicit im2col) of a uint8-quantized input (``ziggurat.input_quantization``) whose weight ``W[N, K]`` is int8 times
 one scale per row takes it packed as one flat int8 operand: the table's bytes (float32 words)
 followed by the panels'.
 
@@ -99,3 +99,15 @@ def unpack_quantized_linear(packed: torch.Tensor, n: int, k: int) -> torch.Tenso
     w = unpack_weight_int8(packed[4 * floats:], n, k)
     return w.to(torch.float32) * table[2, :n, None]
 
+
+
+def conv_rows(w: torch.Tensor) -> torch.Tensor:
+    """A convolution's ``W[O, I, kh, kw]`` as the GEMM's ``[O, kh*kw*I]`` (taps outer)."""
+    return w.permute(0, 2, 3, 1).reshape(w.shape[0], -1).contiguous()
+
+
+def unpack_quantized_conv(packed: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """The float32 ``[O, I, kh, kw]`` weight a convolution's ``KN32n4k`` operand holds."""
+    o, i, kh, kw = shape
+    rows = unpack_quantized_linear(packed, o, kh * kw * i)
+    return rows.reshape(o, kh, kw, i).permute(0, 3, 1, 2).contiguous()

@@ -75,7 +75,8 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
     if layout == pack_int8.LAYOUT and isinstance(op, LinearOp):
         return pack_int8.unpack_quantized_linear(weight, int(shape[0]), int(shape[1]))
     if layout == pack_int8.LAYOUT and isinstance(op, Conv2dOp):
-        return pack_int8.unpack_quantized_linear(weight, int(shape[0]), int(shape[1])).reshape(shape)
+        o, i, kh, kw = (int(v) for v in shape)
+        return pack_int8.unpack_quantized_conv(weight, (o, i, kh, kw))
     if layout.startswith("KN") and isinstance(op, LinearOp):
         return pack.unpack_linear_weight(weight, int(shape[0]))
     if layout.startswith("KN") and isinstance(op, MatmulOp):

@@ -1,4 +1,4 @@
-"""Seeded random PT2E-style quantized linears and 1x1 convolutions against eager: odd sizes and ranks, uint8 zero
+"""Seeded random PT2E-style quantized linears and convolutions against eager: odd sizes and ranks, uint8 zero
 points from 0 to 255, narrow and full quantization ranges, bias or none, every fused
 activation, residuals that broadcast.  On an avx512 host with AVX512-VNNI they run on the int8
 kernel; the result must be eager's to float32 rounding (no quantize follows the linear, so no
@@ -73,16 +73,16 @@ def test_random_quantized_linear(seed: int) -> None:
     assert float((got - want).abs().max()) <= 1e-5 * scale + 1e-6, (float((got - want).abs().max()), scale)
 
 
-class QuantizedPointwiseCase(nn.Module):
+class QuantizedConvCase(nn.Module):
     w: torch.Tensor
     s: torch.Tensor
     z: torch.Tensor
     b: torch.Tensor
 
-    def __init__(self, rng: random.Random, cin: int, cout: int) -> None:
+    def __init__(self, rng: random.Random, cin: int, cout: int, ksize: int = 1) -> None:
         super().__init__()
         g = torch.Generator().manual_seed(rng.randrange(1 << 30))
-        self.register_buffer("w", torch.randint(-128, 128, (cout, cin, 1, 1), dtype=torch.int8, generator=g))
+        self.register_buffer("w", torch.randint(-128, 128, (cout, cin, ksize, ksize), dtype=torch.int8, generator=g))
         self.register_buffer("s", torch.rand(cout, generator=g) * 0.01 + 1e-4)
         self.register_buffer("z", torch.zeros(cout, dtype=torch.int64))
         self.register_buffer("b", torch.randn(cout, generator=g))
@@ -91,22 +91,29 @@ class QuantizedPointwiseCase(nn.Module):
         self.residual = rng.random() < 0.5
         self.q = (rng.choice([0.01, 0.03, 0.1]), rng.randint(0, 255))
         self.stride = rng.choice([1, 1, 2, (2, 1)])
+        self.padding = 0 if ksize == 1 else rng.choice([0, 1, ksize // 2, (1, 0)])
+        self.dilation = 1 if ksize == 1 else rng.choice([1, 1, 2])
 
     def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         scale, zp = self.q
         x = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
         w = qd.dequantize_per_channel(self.w, self.s, self.z, 0, -128, 127, torch.int8)
-        y = UNARY[self.unary](nn.functional.conv2d(x, w, self.b if self.bias else None, stride=self.stride))
+        y = UNARY[self.unary](nn.functional.conv2d(x, w, self.b if self.bias else None, stride=self.stride,
+                                                   padding=self.padding, dilation=self.dilation))
         return y + r if self.residual else y
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_random_quantized_pointwise_convolution(seed: int) -> None:
-    """1x1 convolutions on the int8 pointwise kernel: odd channels, batches and images, strides."""
+@pytest.mark.parametrize("seed", range(20))
+def test_random_quantized_convolution(seed: int) -> None:
+    """Convolutions on the int8 GEMM: 1x1 over the pixels, 3x3 and 5x5 over the implicit
+    im2col (padding, strides, dilations); odd channels, batches and images."""
     rng = random.Random(1000 + seed)
     cin, cout = rng.choice(SIZES), rng.choice(SIZES)
-    n, h, w = rng.choice((1, 2, 3)), rng.choice((1, 3, 7, 14)), rng.choice((1, 5, 7, 9))
-    model = QuantizedPointwiseCase(rng, cin, cout)
+    n, h, w = rng.choice((1, 2, 3)), rng.choice((5, 7, 14)), rng.choice((5, 7, 9))
+    ksize = rng.choice((1, 1, 3, 3, 5))
+    model = QuantizedConvCase(rng, cin, cout, ksize=ksize)
+    reach = model.dilation * (ksize - 1) + 1  # the kernel's extent: the image holds it
+    h, w = max(h, reach), max(w, reach)
     x = torch.randn(n, cin, h, w) * 3
     r = torch.randn(model(x, torch.zeros(())).shape)
     compiled = ziggurat.compile(model, (x, r), backend="cpu", isa="avx512")

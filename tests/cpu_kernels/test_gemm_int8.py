@@ -96,3 +96,32 @@ def test_spec_refuses_what_the_kernel_cannot_do() -> None:
         Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=300)
     with pytest.raises(GemmSpecError, match="positive finite"):
         Int8GemmSpec(m=1, n=1, k=4, a_scale=float("nan"), a_zero_point=0)
+
+
+@needs_vnni
+@pytest.mark.parametrize(("n", "c", "h", "w", "o", "k", "s", "p", "d"),
+                         [(1, 3, 5, 6, 4, 3, 1, 1, 1), (2, 17, 9, 7, 33, 3, 2, 1, 1), (1, 16, 8, 8, 8, 3, 1, 0, 1),
+                          (2, 5, 11, 10, 7, 5, 2, 2, 2), (1, 64, 14, 14, 64, 3, 1, 1, 1), (1, 3, 20, 20, 16, 7, 2, 3, 1)])
+def test_implicit_im2col_convolution(n: int, c: int, h: int, w: int, o: int, k: int, s: int, p: int, d: int) -> None:
+    """``a_conv``: A gathered from an NHWC input's taps (the padding is the zero point), the
+    weight packed taps outer (``conv_rows``), against eager's convolution."""
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+    from ziggurat.dialects.fused.pack_int8 import conv_rows, unpack_quantized_conv
+
+    g = torch.Generator().manual_seed(n * 100 + c + o)
+    a_scale, zp = 0.02, 77
+    u = torch.randint(0, 256, (n, c, h, w), generator=g)
+    x = (u - zp).to(torch.float32) * torch.tensor(a_scale, dtype=torch.float32)
+    wt = torch.randint(-128, 128, (o, c, k, k), generator=g, dtype=torch.int8)
+    w_scales = torch.rand(o, generator=g) * 0.01 + 1e-3
+    bias = torch.randn(o, generator=g)
+    weight = wt.to(torch.float32) * w_scales[:, None, None, None]
+    want = F.conv2d(x, weight, bias, stride=s, padding=p, dilation=d)
+    oh, ow = want.shape[2:]
+    packed = pack_quantized_linear(conv_rows(wt), w_scales, a_scale, zp)
+    assert torch.equal(unpack_quantized_conv(packed, (o, c, k, k)), weight)
+    spec = Int8GemmSpec(m=n * oh * ow, n=o, k=c * k * k, a_scale=a_scale, a_zero_point=zp, bias=True, threads=2,
+                        a_conv=(h, w, c, k, k, s, s, p, p, d, d, oh, ow))
+    got = int8_gemm_callable(spec)(x.permute(0, 2, 3, 1).contiguous(), packed, bias)
+    got = got.reshape(n, oh, ow, o).permute(0, 3, 1, 2)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))

@@ -17,7 +17,9 @@ up to float32 rounding (eager rounds every product and partial sum; here one pro
 exact sum and the scale is rounded).
 
 Tasks are (32-column panel, group of up to 8 rows), panel-major, run in parallel; a task
-holds 16 int32 accumulators in registers over the whole K.
+holds 16 int32 accumulators in registers over the whole K.  With ``a_conv`` A is the implicit
+im2col of a convolution over an NHWC input: the requantizing pass gathers each output pixel's
+taps into its row (a tap in the padding is the zero point), so a KxK convolution is this GEMM.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ class Int8GemmSpec:
     other_strides: tuple[int, int] | None = None
     binary_first: bool = False
     bias: bool = False
+    #: A as the implicit im2col of a convolution over an NHWC float32 input:
+    #: ``(H, W, C, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)``; row ``i`` is the output pixel
+    #: ``(i // (OH*OW), i // OW % OH, i % OW)``, column ``k`` the tap ``k // C`` (row-major over
+    #: kh x kw) of channel ``k % C``; taps in the padding read 0.0.
+    a_conv: tuple[int, ...] | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +105,14 @@ class Int8GemmSpec:
         s(self, "other_strides", checked_other_strides("Int8GemmSpec", self.binary, self.other_strides, self.n))
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
+        if self.a_conv is not None:
+            conv = tuple(self.a_conv)
+            if len(conv) != 13 or not all(isinstance(v, int) and v >= 0 for v in conv):
+                raise GemmSpecError(f"Int8GemmSpec.a_conv must be 13 non-negative ints, got {self.a_conv!r}")
+            _, _, c, kh, kw, sh, sw, _, _, dh, dw, oh, ow = conv
+            if min(c, kh, kw, sh, sw, dh, dw, oh, ow) < 1 or self.k != c * kh * kw or self.m % (oh * ow):
+                raise GemmSpecError(f"Int8GemmSpec.a_conv {conv} does not fit m={self.m}, k={self.k}")
+            s(self, "a_conv", conv)
 
     @property
     def symbol(self) -> str:
@@ -147,8 +162,8 @@ class _Emitter:
         table = _i(b.bitcast(operand, F32P))
         bp = gep(b, operand, 4 * table_floats(s.n))
         ws = _i(b.bitcast(fn.args[5], I8P))
-        emit_parallel_for(self.module, b, s.m, self._quantize_rows, s.threads or 1,
-                          captures=[a, ws], name=f"{s.symbol}.quantize")
+        emit_parallel_for(self.module, b, s.m, self._quantize_rows if s.a_conv is None else self._gather_rows,
+                          s.threads or 1, captures=[a, ws], name=f"{s.symbol}.quantize")
         emit_parallel_for(self.module, b, panels(s.n) * self.row_groups, self._task, s.threads or 1,
                           captures=[ws, bp, c, table, bias, other], name=f"{s.symbol}.tasks")
         b.ret_void()
@@ -176,6 +191,62 @@ class _Emitter:
                     one(row_a, row_q, kk, None)
             if tail:
                 one(row_a, row_q, full, tail)
+
+    def _gather_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                     caps: list[ir.Value]) -> None:
+        """Implicit im2col (``a_conv``): each row's taps, ``C`` channels each, quantized from the
+        NHWC input; a tap in the padding is the zero point (the quantized 0.0)."""
+        del tid
+        s, vec = self.spec, self.vec
+        assert s.a_conv is not None
+        h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = s.a_conv
+        x, ws = caps
+        v16p = V16I8.as_pointer()
+        store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
+        zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
+        full, tail = c // 16, c % 16
+        tail_mask = ir.Constant(V16I1, [1 if i < tail else 0 for i in range(16)])
+
+        def put(value: ir.Value, at: ir.Value, lanes: int | None) -> None:
+            ptr = _i(b.bitcast(at, v16p))
+            if lanes is None:
+                b.store(value, ptr, align=1)
+            else:  # the next tap's bytes (or the next row's) are not this one's to write
+                b.call(store, [value, ptr, I32(1), tail_mask])
+
+        with for_range(b, begin, end, name="qrow") as row:
+            image = llvm_ir.udiv(b, row, i64(oh * ow))
+            oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
+            ox = llvm_ir.urem(b, row, i64(ow))
+            row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            for i in range(kh):
+                iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
+                for j in range(kw):
+                    ix = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(j * dw - pw))
+                    inside = _i(b.and_(_i(b.and_(_i(b.icmp_signed(">=", iy, i64(0))), _i(b.icmp_signed("<", iy, i64(h))))),
+                                       _i(b.and_(_i(b.icmp_signed(">=", ix, i64(0))), _i(b.icmp_signed("<", ix, i64(w)))))))
+                    dst = gep(b, row_q, (i * kw + j) * c)
+                    with b.if_else(inside) as (then, otherwise):
+                        with then:
+                            pixel = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.add(b, llvm_ir.mul(b, image, i64(h)), iy), i64(w)), ix)
+                            src = gep(b, x, llvm_ir.mul(b, pixel, i64(c)))
+
+                            def one(cc: ir.Value | int, lanes: int | None) -> None:
+                                off = llvm_ir.mul(b, cc, i64(16)) if not isinstance(cc, int) else cc * 16
+                                q = quantize_u8(self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
+                                put(q, gep(b, dst, off), lanes)
+
+                            if full:
+                                with for_range(b, 0, full, name="qc") as cc:
+                                    one(cc, None)
+                            if tail:
+                                one(full, tail)
+                        with otherwise:
+                            if full:
+                                with for_range(b, 0, full, name="zc") as cc:
+                                    put(zp_bytes, gep(b, dst, llvm_ir.mul(b, cc, i64(16))), None)
+                            if tail:
+                                put(zp_bytes, gep(b, dst, full * 16), tail)
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:

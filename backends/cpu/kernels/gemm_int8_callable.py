@@ -27,7 +27,11 @@ class Int8GemmKernel:
         s = self.spec
         lda = s.lda or s.k
         ldc = s.ldc or s.n
-        _expect(a, "a", torch.float32, (s.m - 1) * lda + s.k)
+        if s.a_conv is None:
+            _expect(a, "a", torch.float32, (s.m - 1) * lda + s.k)
+        else:  # the NHWC input
+            h, w, c, *_, oh, ow = s.a_conv
+            _expect(a, "a", torch.float32, s.m // (oh * ow) * h * w * c)
         _expect(b_packed, "b_packed", torch.int8, packed_operand_bytes(s.k, s.n))
         if s.bias:
             if bias is None:

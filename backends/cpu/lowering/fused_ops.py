@@ -150,9 +150,10 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     dilation = int_values(op.dilation)
     groups = int(op.groups.value.data)
     if op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR:
-        from ziggurat.backends.cpu.lowering.gemm_int8 import int8_pointwise
+        from ziggurat.backends.cpu.lowering.gemm_int8 import int8_conv
 
-        return int8_pointwise(ctx, op, x, w, bias, _logical_shape(op), int_values(op.stride), args.out_shape, epi)
+        return int8_conv(ctx, op, x, w, bias, _logical_shape(op), int_values(op.stride), int_values(op.padding),
+                         int_values(op.dilation), args.out_shape, epi)
     if args.out_dtype == torch.bfloat16:
         from ziggurat.backends.cpu.lowering.conv_bf16 import bf16_convolution
 

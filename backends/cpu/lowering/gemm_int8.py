@@ -37,22 +37,33 @@ def input_quantization(op: Operation) -> tuple[float, int]:
 
 
 def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, n: int,
-                out_shape: Sequence[int], epi: Any, bias: TensorValue | None = None) -> TensorValue:
+                out_shape: Sequence[int], epi: Any, bias: TensorValue | None = None,
+                a_conv: tuple[int, ...] | None = None, k: int | None = None, m: int | None = None) -> TensorValue:
     """``x @ W^T`` (``bias``, when given, instead of the epilogue's) into a buffer of ``out_shape``
-    (``[..., n]``)."""
+    (``[..., n]``); with ``a_conv``, ``x`` is the NHWC input of the convolution whose implicit
+    im2col (``m`` rows of ``k``) is A."""
     if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
         raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
     if x.dtype != torch.float32 or w.buffer is None:
         raise NotLowerable("an int8 fused.linear takes a float32 input and a constant packed weight")
     a_scale, zero_point = input_quantization(op)
-    k = x.shape[-1]
-    m = math.prod(x.shape[:-1])
+    if a_conv is None:
+        k = x.shape[-1]
+        m = math.prod(x.shape[:-1])
+    assert k is not None and m is not None
     if min(m, n, k) < 1:
         raise NotLowerable("an int8 GEMM with an empty dimension")
-    a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
-    av = matrix_view(ctx, a, (), allow_transposed=False)
-    spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n,
+    spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "ldc": n,
                             "a_scale": a_scale, "a_zero_point": zero_point}
+    if a_conv is None:
+        a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
+        av = matrix_view(ctx, a, (), allow_transposed=False)
+        a_operand = av.operand
+        spec["lda"] = av.row_stride
+    else:
+        assert x.buffer is not None
+        a_operand = GemmOperand(x.buffer)
+        spec["a_conv"] = a_conv
     bias_operand = None
     bias = bias if bias is not None else epi.bias
     if bias is not None:
@@ -74,7 +85,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
         if epi.binary_first:
             spec["binary_first"] = True
     out = ctx.new_buffer(out_shape, torch.float32, "mm")
-    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), av.operand, GemmOperand(w.buffer),
+    ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a_operand, GemmOperand(w.buffer),
                               GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)
 
@@ -105,3 +116,32 @@ def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: Tenso
         epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (m, cout))
     out = int8_linear(ctx, op, rows, w, cout, (m, cout), epi, bias=bias)
     return permute(ctx, reshape(ctx, out, (n, h, wd, cout)), [0, 3, 1, 2])
+
+
+def int8_conv(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+              w_shape: Sequence[int], stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+              out_shape: Sequence[int], epi: Any) -> TensorValue:
+    """A convolution of one group with a ``KN32n4k`` weight: a 1x1 one without padding on
+    :func:`int8_pointwise`, any other on the int8 GEMM over the implicit im2col of the NHWC
+    input (``Int8GemmSpec.a_conv``), its output NHWC read through an NCHW view."""
+    kh, kw = int(w_shape[2]), int(w_shape[3])
+    if (kh, kw) == (1, 1) and not any(padding):
+        return int8_pointwise(ctx, op, x, w, bias, w_shape, stride, out_shape, epi)
+    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
+        raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
+    if x.dtype != torch.float32 or w.buffer is None or x.rank != 4:
+        raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed weight")
+    n, cin, h, wd = x.shape
+    cout, oh, ow = int(w_shape[0]), int(out_shape[2]), int(out_shape[3])
+    m = n * oh * ow
+    nhwc = ctx.realize(permute(ctx, x, [0, 2, 3, 1]), "nhwc")
+    residual = epi.other
+    if epi.binary is not None and residual is not None:
+        if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
+            raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
+        epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (m, cout))
+    conv = (h, wd, cin, kh, kw, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
+            int(dilation[0]), int(dilation[1]), oh, ow)
+    out = int8_linear(ctx, op, BufferValue(nhwc), w, cout, (m, cout), epi, bias=bias, a_conv=conv,
+                      k=cin * kh * kw, m=m)
+    return permute(ctx, reshape(ctx, out, (n, oh, ow, cout)), [0, 3, 1, 2])

@@ -41,13 +41,14 @@ func.func @float_input(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   func.return %y : tensor<4x2xf32>
 }
 
-// A 1x1 convolution (no padding, one group) of a quantized input packs its int8 weight
-// [O, I, 1, 1] as the linear's [O, I] (KN32n4k: the GEMM over the pixels, channels-last):
-// 384 + 128 bytes. A 3x3 one keeps the float32 panels.
+// A convolution of one group of a quantized input packs its int8 weight [O, I, kh, kw] as
+// the GEMM's [O, kh*kw*I] (KN32n4k: the GEMM over the output pixels, channels-last, a KxK
+// one on the implicit im2col): 1x1: 384 + 1 panel x 4 k x 32 bytes; 3x3: 384 + 28 x 32.
 // CHECK-LABEL: func.func @pointwise
-// CHECK:         %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<512xi8>
+// CHECK-DAG:     %[[P:.*]] = torch.literal dense_resource<{{.*}}> : tensor<512xi8>
+// CHECK-DAG:     %[[P3:.*]] = torch.literal dense_resource<{{.*}}> : tensor<1280xi8>
 // CHECK:         fused.conv2d %{{.*}}, %[[P]] {{.*}}ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64]{{.*}}weight_layout = "KN32n4k", weight_shape = array<i64: 2, 3, 1, 1>
-// CHECK:         fused.conv2d {{.*}}weight_layout = "KN32n"
+// CHECK:         fused.conv2d %{{.*}}, %[[P3]] {{.*}}weight_layout = "KN32n4k", weight_shape = array<i64: 2, 3, 3, 3>
 func.func @pointwise(%x: tensor<1x3x4x5xf32>) -> (tensor<1x2x4x5xf32>, tensor<1x2x2x3xf32>) {
   %w = torch.literal dense<[[[[3]], [[-7]], [[1]]], [[[-128]], [[127]], [[0]]]]> : tensor<2x3x1x1xi8>
   %w3 = torch.literal dense<1> : tensor<2x3x3x3xi8>
