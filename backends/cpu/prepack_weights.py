@@ -125,6 +125,41 @@ def int8_weight(weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor | No
     return w8 if torch.equal(w8.to(torch.float32) * scales[:, None], weight) else None
 
 
+def _pack_int8(op: LinearOp | Conv2dOp, rewriter: PatternRewriter) -> None:
+    """``op``'s weight packed as ``KN32n4k`` when its input is uint8-quantized and its weight an
+    int8 tensor times its row scales (a convolution's as ``[O, kh*kw*I]``); else unchanged."""
+    from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
+    from ziggurat.dialects.fused.pack_int8 import LAYOUT, conv_rows, pack_quantized_linear
+    from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
+
+    quantization = dequantized_parameters(op.input)
+    scales = row_scales(op.weight)
+    weight = literal_value(op.weight)
+    if op.weight_layout is not None or quantization is None or scales is None or weight is None:
+        return
+    if weight.dim() != (4 if isinstance(op, Conv2dOp) else 2):
+        return
+    a_scale, zero_point, low, high = quantization
+    if not (0 <= low <= zero_point <= high <= 255) or weight[0].numel() > MAX_K:
+        return
+    w8 = int8_weight(conv_rows(weight) if isinstance(op, Conv2dOp) else weight, scales)
+    if w8 is None:
+        return
+    try:
+        packed = pack_quantized_linear(w8, scales, a_scale, zero_point)
+    except ValueError:  # the zero point's correction would overflow int32
+        return
+    literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{LAYOUT}")
+    rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
+    op.operands[1] = literal.result
+    op.properties["weight_layout"] = StringAttr(LAYOUT)
+    op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
+    op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
+    rewriter.notify_op_modified(op)
+    record(NAME, "int8 weights packed")
+    record(NAME, "bytes packed", packed.numel())
+
+
 @dataclass
 class PackInt8Linear(RewritePattern):
     """A ``fused.linear`` of a uint8-quantized input and an int8-times-scales weight ->
@@ -132,36 +167,7 @@ class PackInt8Linear(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: LinearOp, rewriter: PatternRewriter) -> None:
-        from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
-        from ziggurat.dialects.fused.pack_int8 import LAYOUT, pack_quantized_linear
-        from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
-
-        if op.weight_layout is not None:
-            return
-        quantization = dequantized_parameters(op.input)
-        scales = row_scales(op.weight)
-        weight = literal_value(op.weight)
-        if quantization is None or scales is None or weight is None:
-            return
-        a_scale, zero_point, low, high = quantization
-        if not (0 <= low <= zero_point <= high <= 255) or weight.shape[1] > MAX_K:
-            return
-        w8 = int8_weight(weight, scales)
-        if w8 is None:
-            return
-        try:
-            packed = pack_quantized_linear(w8, scales, a_scale, zero_point)
-        except ValueError:  # the zero point's correction would overflow int32
-            return
-        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{LAYOUT}")
-        rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
-        op.operands[1] = literal.result
-        op.properties["weight_layout"] = StringAttr(LAYOUT)
-        op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
-        op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
-        rewriter.notify_op_modified(op)
-        record(NAME, "int8 weights packed")
-        record(NAME, "bytes packed", packed.numel())
+        _pack_int8(op, rewriter)
 
 
 @dataclass
@@ -173,36 +179,8 @@ class PackInt8Conv(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
-        from ziggurat.backends.cpu.kernels.gemm_int8 import MAX_K
-        from ziggurat.dialects.fused.pack_int8 import LAYOUT, conv_rows, pack_quantized_linear
-        from ziggurat.passes.decompose_quantize import dequantized_parameters, row_scales
-
-        if op.weight_layout is not None or int(op.groups.value.data) != 1:
-            return
-        quantization = dequantized_parameters(op.input)
-        scales = row_scales(op.weight)
-        weight = literal_value(op.weight)
-        if quantization is None or scales is None or weight is None or weight.dim() != 4:
-            return
-        a_scale, zero_point, low, high = quantization
-        if not (0 <= low <= zero_point <= high <= 255) or weight[0].numel() > MAX_K:
-            return
-        w8 = int8_weight(conv_rows(weight), scales)
-        if w8 is None:
-            return
-        try:
-            packed = pack_quantized_linear(w8, scales, a_scale, zero_point)
-        except ValueError:  # the zero point's correction would overflow int32
-            return
-        literal = new_literal(packed, (op.weight.name_hint or "weight") + f"_{LAYOUT}")
-        rewriter.insert(literal, InsertPoint.after(op.weight.owner))  # pyright: ignore
-        op.operands[1] = literal.result
-        op.properties["weight_layout"] = StringAttr(LAYOUT)
-        op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
-        op.attributes[INPUT_QUANTIZATION_ATTR] = ArrayAttr([FloatAttr(a_scale, f64), IntegerAttr(zero_point, i64)])
-        rewriter.notify_op_modified(op)
-        record(NAME, "int8 weights packed")
-        record(NAME, "bytes packed", packed.numel())
+        if int(op.groups.value.data) == 1:
+            _pack_int8(op, rewriter)
 
 
 def _int8_enabled(option: bool | None, isa: Isa) -> bool:
