@@ -8,7 +8,7 @@ quant_max]``, which float32 holds exactly, so the pair is, bit for bit as torch 
 (``torch/ao/quantization/fx/_decomposed.py``)::
 
     q = clamp(round(x * (1.0 / scale)) + zero_point, quant_min, quant_max)   # float32
-    q = where(q == q, q, 0)        # .to(uint8/int8) turns NaN into 0 on x86, as eager does
+    q = where(x == x, q, 0)        # .to(uint8/int8) turns NaN into 0 on x86, as eager does
     y = (q - zero_point) * scale
 
 element-wise float32 ops that fuse and vectorize, where the pair would run in torch.  Only a
@@ -25,6 +25,7 @@ so that the CPU backend can take the int8 weight back (``prepack-weights``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,7 +138,10 @@ class DecomposeQuantizePair(RewritePattern):
         q = emit(AtenRound_Op, f32, self=q)
         q = emit(AtenAddScalarOp, f32, self=q, other=zero_point, alpha=1)
         q = emit(AtenClamp_Op, f32, self=q, min=params["quant_min"], max=params["quant_max"])
-        not_nan = emit(AtenEqTensorOp, i1, self=q, other=q)
+        # q is NaN exactly where x is (x * (1/scale) is NaN only for a NaN x while 1/scale is
+        # finite in float32): testing x keeps q read once, so the pair fuses into one kernel
+        tested = x if math.isfinite(float(torch.tensor(1.0 / scale, dtype=torch.float32))) else q
+        not_nan = emit(AtenEqTensorOp, i1, self=tested, other=tested)
         q = emit(AtenWhereScalarOtherOp, f32, condition=not_nan, self=q, other=0.0)
         y = emit(AtenSubScalarOp, f32, self=q, other=zero_point, alpha=1)
         y = emit(AtenMulScalarOp, f32, self=y, other=scale)

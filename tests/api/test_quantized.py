@@ -20,13 +20,15 @@ IDS = ["reference", "tensorrt-reference", "cpu-avx512", "cpu-avx2", "cpu-scalar"
 
 class FakeQuant(torch.nn.Module):
     """quantize -> dequantize pairs as PT2E writes them: uint8 with a zero point, int8
-    symmetric, and a wide int16 one."""
+    symmetric, a wide int16 one, and one whose 1/scale overflows float32."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         a = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.05, 3, 0, 255, torch.uint8), 0.05, 3, 0, 255, torch.uint8)
         b = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.1, 0, -128, 127, torch.int8), 0.1, 0, -128, 127, torch.int8)
         c = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.003, -7, -32768, 32767, torch.int16), 0.003, -7, -32768, 32767, torch.int16)
-        return a, b, c
+        # 1/scale overflows float32: 0 * inf is NaN there, so NaN is tested on the clamped value
+        d = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 1e-39, 5, 0, 255, torch.uint8), 1e-39, 5, 0, 255, torch.uint8)
+        return a, b, c, d
 
 
 def _edge_values(rows: int, cols: int) -> torch.Tensor:
