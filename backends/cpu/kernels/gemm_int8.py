@@ -204,49 +204,63 @@ class _Emitter:
         v16p = V16I8.as_pointer()
         store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
         zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
-        full, tail = c // 16, c % 16
-        tail_mask = ir.Constant(V16I1, [1 if i < tail else 0 for i in range(16)])
 
         def put(value: ir.Value, at: ir.Value, lanes: int | None) -> None:
             ptr = _i(b.bitcast(at, v16p))
             if lanes is None:
                 b.store(value, ptr, align=1)
             else:  # the next tap's bytes (or the next row's) are not this one's to write
-                b.call(store, [value, ptr, I32(1), tail_mask])
+                b.call(store, [value, ptr, I32(1), ir.Constant(V16I1, [1 if i < lanes else 0 for i in range(16)])])
+
+        def run(src: ir.Value | None, dst: ir.Value, count: int) -> None:
+            """``count`` floats from ``src`` quantized into ``dst`` (None: the zero point)."""
+            full, tail = count // 16, count % 16
+
+            def one(cc: ir.Value | int, lanes: int | None) -> None:
+                off = llvm_ir.mul(b, cc, i64(16)) if not isinstance(cc, int) else cc * 16
+                q = zp_bytes if src is None else quantize_u8(
+                    self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
+                put(q, gep(b, dst, off), lanes)
+
+            if full:
+                with for_range(b, 0, full, name="qc") as cc:
+                    one(cc, None)
+            if tail:
+                one(full, tail)
+
+        def inside(v: ir.Value, size: int) -> ir.Value:
+            return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
 
         with for_range(b, begin, end, name="qrow") as row:
             image = llvm_ir.udiv(b, row, i64(oh * ow))
             oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
             ox = llvm_ir.urem(b, row, i64(ow))
             row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            ix0 = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(-pw))
             for i in range(kh):
                 iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
-                for j in range(kw):
-                    ix = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(j * dw - pw))
-                    inside = _i(b.and_(_i(b.and_(_i(b.icmp_signed(">=", iy, i64(0))), _i(b.icmp_signed("<", iy, i64(h))))),
-                                       _i(b.and_(_i(b.icmp_signed(">=", ix, i64(0))), _i(b.icmp_signed("<", ix, i64(w)))))))
-                    dst = gep(b, row_q, (i * kw + j) * c)
-                    with b.if_else(inside) as (then, otherwise):
-                        with then:
-                            pixel = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.add(b, llvm_ir.mul(b, image, i64(h)), iy), i64(w)), ix)
-                            src = gep(b, x, llvm_ir.mul(b, pixel, i64(c)))
+                line = llvm_ir.mul(b, llvm_ir.add(b, llvm_ir.mul(b, image, i64(h)), iy), i64(w))
 
-                            def one(cc: ir.Value | int, lanes: int | None) -> None:
-                                off = llvm_ir.mul(b, cc, i64(16)) if not isinstance(cc, int) else cc * 16
-                                q = quantize_u8(self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
-                                put(q, gep(b, dst, off), lanes)
+                def taps() -> None:
+                    for j in range(kw):
+                        ix = llvm_ir.add(b, ix0, i64(j * dw))
+                        dst = gep(b, row_q, (i * kw + j) * c)
+                        with b.if_else(_i(b.and_(inside(iy, h), inside(ix, w)))) as (then, otherwise):
+                            with then:
+                                run(gep(b, x, llvm_ir.mul(b, llvm_ir.add(b, line, ix), i64(c))), dst, c)
+                            with otherwise:
+                                run(None, dst, c)
 
-                            if full:
-                                with for_range(b, 0, full, name="qc") as cc:
-                                    one(cc, None)
-                            if tail:
-                                one(full, tail)
-                        with otherwise:
-                            if full:
-                                with for_range(b, 0, full, name="zc") as cc:
-                                    put(zp_bytes, gep(b, dst, llvm_ir.mul(b, cc, i64(16))), None)
-                            if tail:
-                                put(zp_bytes, gep(b, dst, full * 16), tail)
+                if dw != 1 or kw == 1:
+                    taps()
+                    continue
+                # a row of taps is kw*C consecutive floats of the NHWC input when it is all inside
+                whole = _i(b.and_(inside(iy, h), _i(b.and_(inside(ix0, w), inside(llvm_ir.add(b, ix0, i64(kw - 1)), w)))))
+                with b.if_else(whole) as (then, otherwise):
+                    with then:
+                        run(gep(b, x, llvm_ir.mul(b, llvm_ir.add(b, line, ix0), i64(c))), gep(b, row_q, i * kw * c), kw * c)
+                    with otherwise:
+                        taps()
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
