@@ -10,20 +10,18 @@ import torch
 
 @contextmanager
 def eval_mode(model: torch.nn.Module) -> Iterator[None]:
-    """Put ``model`` in eval mode for the block and restore its mode after it.
+    """Put ``model`` and every submodule in eval mode for the block, then give each its own
+    mode back (a submodule left in training mode under an eval model keeps it).
 
-    A module whose ``train``/``eval`` refuses (the graph module of a ``torch.export`` program, as
-    PT2E quantization returns it: its mode was fixed when it was exported) is traced as it is."""
-    was_training = model.training
-    switched = False
-    if was_training:
-        try:
-            model.eval()
-            switched = True
-        except NotImplementedError:
-            pass
+    A module whose ``eval()`` refuses (the graph module of a ``torch.export`` program, as PT2E
+    quantization returns it: its mode was fixed when it was exported) is traced as it is."""
+    modes = [(m, m.training) for m in model.modules()]
+    try:
+        model.eval()
+    except NotImplementedError:
+        pass
     try:
         yield
     finally:
-        if switched:
-            model.train(was_training)
+        for module, training in modes:
+            module.training = training

@@ -248,3 +248,4 @@ def test_dynamic_batch_of_an_int8_model_builds_per_size() -> None:
         x = torch.randn(b, 133, generator=torch.Generator().manual_seed(b))
         err = (compiled(x) - model(x)).abs()
         assert float(err.max()) <= 0.02 * float(model.s2.max()) * 128 * 2
+
