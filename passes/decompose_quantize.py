@@ -13,14 +13,15 @@ quant_max]``, which float32 holds exactly, so the pair is, bit for bit as torch 
 
 element-wise float32 ops that fuse and vectorize, where the pair would run in torch.  Only a
 quantize whose every use is a dequantize with the same parameters is rewritten (a quantized
-value that leaves the graph or feeds another op keeps its ops).  The last op of the pair
-carries ``ziggurat.dequantized = [scale, zero_point, quant_min, quant_max]``: its values are
-integers of that range times the scale, which an int8 kernel may requantize exactly.
+value that leaves the graph or feeds another op keeps its ops).  :func:`dequantized_parameters`
+reads those ops back: a value they compute is an integer of ``[quant_min, quant_max]`` minus
+the zero point, times the scale, which an int8 kernel may requantize exactly.
 
 ``constant-fold`` folds a weight's dequantization (``dequantize_per_channel`` of constants)
-into the float32 literal eager computes; for a 2-D int8 weight along axis 0 with zero zero
-points (a linear's or a convolution's) the literal carries its rows' scales (``ziggurat.row_scales``, :func:`row_scales_attr`),
-so that the CPU backend can take the int8 weight back (``prepack-weights``).
+into the float32 literal eager computes; for an int8 weight (a linear's ``[N, K]``, a
+convolution's ``[O, I, kh, kw]``) along axis 0 with zero zero points the literal carries its
+rows' scales (``ziggurat.row_scales``, :func:`row_scales_attr`), so that the CPU backend can
+take the int8 weight back (``prepack-weights``).
 """
 
 from __future__ import annotations
@@ -31,17 +32,7 @@ from typing import Any
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
-    ModuleOp,
-    TensorType,
-    f32,
-    f64,
-    i64,
-)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -67,8 +58,6 @@ from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, element_type
 
 NAME = "decompose-quantize"
-#: On the last op of a decomposed pair: ``[scale, zero_point, quant_min, quant_max]``.
-DEQUANTIZED_ATTR = "ziggurat.dequantized"
 #: On a folded per-row dequantized weight: its rows' float32 scales.
 ROW_SCALES_ATTR = "ziggurat.row_scales"
 
@@ -139,15 +128,12 @@ class DecomposeQuantizePair(RewritePattern):
         q = emit(AtenAddScalarOp, f32, self=q, other=zero_point, alpha=1)
         q = emit(AtenClamp_Op, f32, self=q, min=params["quant_min"], max=params["quant_max"])
         # q is NaN exactly where x is (x * (1/scale) is NaN only for a NaN x while 1/scale is
-        # finite in float32): testing x keeps q read once, so the pair fuses into one kernel
-        tested = x if math.isfinite(float(torch.tensor(1.0 / scale, dtype=torch.float32))) else q
+        # finite and not 0 in float32): testing x keeps q read once, so the pair fuses into one kernel
+        tested = x if _keeps_nan_to_x(1.0 / scale) else q
         not_nan = emit(AtenEqTensorOp, i1, self=tested, other=tested)
         q = emit(AtenWhereScalarOtherOp, f32, condition=not_nan, self=q, other=0.0)
         y = emit(AtenSubScalarOp, f32, self=q, other=zero_point, alpha=1)
         y = emit(AtenMulScalarOp, f32, self=y, other=scale)
-        ops[-1].attributes[DEQUANTIZED_ATTR] = ArrayAttr([
-            FloatAttr(scale, f64), IntegerAttr(zero_point, i64),
-            IntegerAttr(params["quant_min"], i64), IntegerAttr(params["quant_max"], i64)])
         rewriter.replace(dequantize, ops, [y])
         if not quantize.outputs[0].uses:  # a torch.operator is not Pure: DCE keeps it
             rewriter.erase(quantize)
@@ -169,19 +155,60 @@ def row_scales_attr(op: OperatorOp, operands: tuple[torch.Tensor, ...]) -> Attri
     return DenseIntOrFPElementsAttr.from_list(TensorType(f32, [int(weight.shape[0])]), [float(v) for v in scales.tolist()])
 
 
+def _keeps_nan_to_x(factor: object) -> bool:
+    """``x * factor`` (in float32) is NaN only where ``x`` is: ``factor`` is finite and not 0."""
+    if isinstance(factor, bool) or not isinstance(factor, int | float):
+        return False
+    f = float(torch.tensor(float(factor), dtype=torch.float32))
+    return math.isfinite(f) and f != 0.0
+
+
+def _owner(value: SSAValue, cls: type[AtenOp]) -> Any:
+    return value.owner if isinstance(value.owner, cls) else None
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value != int(value):
+        return None
+    return int(value)
+
+
 def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | None:
-    """``(scale, zero_point, quant_min, quant_max)`` of a value a decomposed pair produced."""
-    attr = value.owner.attributes.get(DEQUANTIZED_ATTR) if isinstance(value.owner, Operation) else None
-    if not isinstance(attr, ArrayAttr) or len(attr.data) != 4:
+    """``(scale, zero_point, quant_min, quant_max)`` when ``value`` is computed by the ops of a
+    decomposed pair, read from the ops themselves (the proof that every element is
+    ``(q - zero_point) * scale`` for an integer ``q`` in ``[quant_min, quant_max]``, NaN
+    included: it became 0)::
+
+        (where(t == t, clamp(round(x * s') + zp, lo, hi), 0) - zp) * scale
+
+    with ``t`` the clamped value, or ``x`` where ``s'`` is finite and not 0 in float32
+    (``x * s'`` is then NaN only where ``x`` is), integer ``zp``, ``lo``, ``hi``; None for any
+    other value."""
+    mul = _owner(value, AtenMulScalarOp)
+    sub = _owner(mul.self_, AtenSubScalarOp) if mul is not None else None
+    where = _owner(sub.self_, AtenWhereScalarOtherOp) if sub is not None else None
+    clamp = _owner(where.self_, AtenClamp_Op) if where is not None else None
+    add = _owner(clamp.self_, AtenAddScalarOp) if clamp is not None else None
+    rnd = _owner(add.self_, AtenRound_Op) if add is not None else None
+    scaled = _owner(rnd.self_, AtenMulScalarOp) if rnd is not None else None
+    test = _owner(where.condition, AtenEqTensorOp) if where is not None else None
+    if mul is None or sub is None or where is None or clamp is None or add is None or scaled is None or test is None:
         return None
-    scale, zero_point, low, high = attr.data  # pyright: ignore[reportUnknownVariableType]
-    if not isinstance(scale, FloatAttr) or not all(isinstance(v, IntegerAttr) for v in (zero_point, low, high)):
+    x = scaled.self_
+    tested = test.self_
+    if tested is not test.other or not (tested is clamp.result or (tested is x and _keeps_nan_to_x(scaled.other_value))):
+        return None  # the NaN test must cover every NaN the clamped value can hold
+    scale = mul.other_value
+    zero_point, low, high = _integer(sub.other_value), _integer(clamp.min_value), _integer(clamp.max_value)
+    if (zero_point is None or low is None or high is None or _integer(add.other_value) != zero_point
+            or add.alpha_value != 1 or sub.alpha_value != 1 or where.other_value != 0 or low > high
+            or not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0):
         return None
-    return (float(scale.value.data), int(zero_point.value.data), int(low.value.data), int(high.value.data))  # pyright: ignore
+    return scale, zero_point, low, high
 
 
 def row_scales(value: SSAValue) -> torch.Tensor | None:
-    """The float32 row scales of a folded int8 weight (:class:`FoldWeightDequantize`)."""
+    """The float32 row scales of a folded int8 weight (:func:`row_scales_attr`)."""
     owner = value.owner
     attr = owner.attributes.get(ROW_SCALES_ATTR) if isinstance(owner, LiteralOp) else None
     if not isinstance(attr, DenseIntOrFPElementsAttr):

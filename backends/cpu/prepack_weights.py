@@ -8,7 +8,8 @@ ops -> the blocked layouts the CPU kernels consume (``dialects/fused/pack.py``).
   ``K = kh*kw*I/g`` (implicit GEMM on NHWC activations).  Depthwise convs keep their weights.
 
 * with ``int8`` (by default: when the ISA is avx512 and the host has AVX512-VNNI), a ``fused.linear``
-  of a PT2E-quantized uint8 input (``ziggurat.dequantized``, ``decompose-quantize``) whose
+  of a PT2E-quantized uint8 input (the ops ``decompose-quantize`` makes of a pair, read back by
+  ``decompose_quantize.dequantized_parameters``) whose
   weight is an int8 tensor times its row scales (``ziggurat.row_scales``) -> ``KN32n4k``, the
   int8 weight in VNNI-4 panels behind its epilogue table (``dialects/fused/pack_int8.py``),
   the input's scale and zero point in ``ziggurat.input_quantization``: the backend runs it on
@@ -110,7 +111,9 @@ class PackWeight(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
-#: On a ``fused.linear`` packed as ``KN32n4k``: ``[scale, zero_point]`` of its uint8 input.
+#: On a ``fused.linear``/``fused.conv2d`` packed as ``KN32n4k``: ``[scale, zero_point]`` of its
+#: input, whose every element this pass proved to be ``(u - zero_point) * scale`` for a uint8
+#: ``u`` (``dequantized_parameters``): the int8 kernel requantizes it on that promise.
 INPUT_QUANTIZATION_ATTR = "ziggurat.input_quantization"
 
 
@@ -185,9 +188,9 @@ class PackInt8Conv(RewritePattern):
 
 def _int8_enabled(option: bool | None, isa: Isa) -> bool:
     if option is None:  # auto
-        from ziggurat.backends.cpu.isa import host_features
+        from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 
-        return isa == Isa.AVX512 and bool(host_features().get("avx512vnni"))
+        return int8_kernel_available(isa)
     return option
 
 

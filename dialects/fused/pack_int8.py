@@ -1,9 +1,10 @@
 """The int8 GEMM's prepacked weight (layout ``KN32n4k``): its epilogue table, then its panels.
 
 A ``fused.linear`` (or a ``fused.conv2d``, ``W[O, I, kh, kw]`` as ``W[O, kh*kw*I]``: taps
-outer, channels inner, the order of an NHWC input's implicit im2col) of a uint8-quantized input (``ziggurat.input_quantization``) whose weight ``W[N, K]`` is int8 times
-one scale per row takes it packed as one flat int8 operand: the table's bytes (float32 words)
-followed by the panels'.
+outer, channels inner, the order of an NHWC input's implicit im2col) of a uint8-quantized
+input (``ziggurat.input_quantization``) whose weight ``W[N, K]`` is int8 times one scale per
+row takes it packed as one flat int8 operand: the table's bytes (float32 words) followed by
+the panels'.
 
 ``B[k, j]`` (``K x N`` int8, ``B = W^T`` for a linear's ``W[N, K]``) is stored as
 ``[N/32][Kp/4][32][4]``, ``Kp`` = K rounded up to a multiple of 4 and N to 32, zero padded:
@@ -98,7 +99,6 @@ def unpack_quantized_linear(packed: torch.Tensor, n: int, k: int) -> torch.Tenso
     table = packed[: 4 * floats].view(torch.float32).view(TABLE_ROWS, -1)
     w = unpack_weight_int8(packed[4 * floats:], n, k)
     return w.to(torch.float32) * table[2, :n, None]
-
 
 
 def conv_rows(w: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,6 @@ reference interpreter, the TensorRT converter registry) reads schemas through
 from __future__ import annotations
 
 import importlib
-
 import keyword
 import re
 from dataclasses import dataclass

@@ -59,6 +59,13 @@ ROW_GROUP = 8  # rows of accumulators a task holds (2 vectors each)
 MAX_K = 65536
 
 
+def int8_kernel_available(isa: Isa) -> bool:
+    """Whether code for ``isa`` on this host may take the kernel: avx512 and AVX512-VNNI."""
+    from ziggurat.backends.cpu.isa import host_features
+
+    return isa == Isa.AVX512 and bool(host_features().get("avx512vnni"))
+
+
 @dataclass(frozen=True)
 class Int8GemmSpec:
     """``C[i, j] = epilogue(a_scale * w_scale[j] * sum_k (u[i, k] - zp) * B[k, j] + bias[j])``."""
@@ -390,4 +397,4 @@ def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value,
     b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "masked_load", "masked_store", "quantize_u8", "splat_i32"]
+__all__ = ["Int8GemmSpec", "MAX_K", "int8_kernel_available", "emit_int8_gemm", "masked_load", "masked_store", "quantize_u8", "splat_i32"]

@@ -1,9 +1,8 @@
-"""``fused.linear`` and 1x1 ``fused.conv2d`` with an int8 weight (``KN32n4k``,
-``prepack-weights``) as ``loop.gemm`` calls of the AVX512-VNNI kernel
-(``backends/cpu/kernels/gemm_int8.py``): the dequantized uint8 input is requantized exactly,
-the products summed in int32, the epilogue (scales, bias, activation, residual) run in
-float32.  A host or ISA without AVX512-VNNI runs the op in torch,
-on the float32 weight the operand holds."""
+"""``fused.linear`` and ``fused.conv2d`` with an int8 weight (``KN32n4k``, ``prepack-weights``)
+as ``loop.gemm`` calls of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the
+dequantized uint8 input is requantized exactly, the products summed in int32, the epilogue
+(scales, bias, activation, residual) run in float32.  A host or ISA without AVX512-VNNI runs
+the op in torch, on the float32 weight the operand holds."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import torch
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
-from ziggurat.backends.cpu.isa import Isa, host_features
+from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.gemm_bf16 import float32_bias
 from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
@@ -32,8 +31,24 @@ def input_quantization(op: Operation) -> tuple[float, int]:
     attr = op.attributes.get(INPUT_QUANTIZATION_ATTR)
     if (not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not isinstance(attr.data[0], FloatAttr)
             or not isinstance(attr.data[1], IntegerAttr)):
-        raise NotLowerable(f"an int8 fused.linear needs {INPUT_QUANTIZATION_ATTR} = [scale, zero_point]")
+        raise NotLowerable(f"an int8 GEMM needs {INPUT_QUANTIZATION_ATTR} = [scale, zero_point] on its op")
     return float(attr.data[0].value.data), int(attr.data[1].value.data)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def _require_kernel(ctx: LoweringContext) -> None:
+    if not int8_kernel_available(ctx.options.isa):
+        raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
+
+
+def _residual_channels_last(ctx: LoweringContext, epi: Any, out_shape: Sequence[int]) -> None:
+    """A convolution's residual (NCHW, the output's shape) as the GEMM's ``[N*H*W, C]`` rows."""
+    residual = epi.other
+    if epi.binary is None or residual is None:
+        return
+    if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
+        raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
+    n, c, h, w = out_shape
+    epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (n * h * w, c))
 
 
 def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, n: int,
@@ -42,10 +57,9 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     """``x @ W^T`` (``bias``, when given, instead of the epilogue's) into a buffer of ``out_shape``
     (``[..., n]``); with ``a_conv``, ``x`` is the NHWC input of the convolution whose implicit
     im2col (``m`` rows of ``k``) is A."""
-    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
-        raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
+    _require_kernel(ctx)
     if x.dtype != torch.float32 or w.buffer is None:
-        raise NotLowerable("an int8 fused.linear takes a float32 input and a constant packed weight")
+        raise NotLowerable("an int8 GEMM takes a float32 input and a constant packed weight")
     a_scale, zero_point = input_quantization(op)
     if a_conv is None:
         k = x.shape[-1]
@@ -96,8 +110,7 @@ def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: Tenso
     ``KN32n4k`` weight: the int8 GEMM over the input's pixels as rows, channels-last as the
     float32 1x1 path (``conv.conv_gemm``): ``[N*H*W, C] @ W^T`` into an NHWC buffer, read
     through an NCHW view.  A strided one takes every s-th pixel first."""
-    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
-        raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
+    _require_kernel(ctx)
     if x.dtype != torch.float32 or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
         raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed 1x1 weight")
     for d, s in enumerate(stride):
@@ -109,11 +122,7 @@ def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: Tenso
         raise NotLowerable("an int8 1x1 convolution keeps the (strided) input's spatial size")
     m = n * h * wd
     rows = reshape(ctx, permute(ctx, x, [0, 2, 3, 1]), (m, cin))
-    residual = epi.other
-    if epi.binary is not None and residual is not None:
-        if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
-            raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
-        epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (m, cout))
+    _residual_channels_last(ctx, epi, out_shape)
     out = int8_linear(ctx, op, rows, w, cout, (m, cout), epi, bias=bias)
     return permute(ctx, reshape(ctx, out, (n, h, wd, cout)), [0, 3, 1, 2])
 
@@ -127,19 +136,14 @@ def int8_conv(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValu
     kh, kw = int(w_shape[2]), int(w_shape[3])
     if (kh, kw) == (1, 1) and not any(padding):
         return int8_pointwise(ctx, op, x, w, bias, w_shape, stride, out_shape, epi)
-    if ctx.options.isa != Isa.AVX512 or not host_features().get("avx512vnni"):
-        raise NotLowerable("an int8 convolution needs the avx512 ISA on a host with AVX512-VNNI")
+    _require_kernel(ctx)
     if x.dtype != torch.float32 or w.buffer is None or x.rank != 4:
         raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed weight")
     n, cin, h, wd = x.shape
     cout, oh, ow = int(w_shape[0]), int(out_shape[2]), int(out_shape[3])
     m = n * oh * ow
     nhwc = ctx.realize(permute(ctx, x, [0, 2, 3, 1]), "nhwc")
-    residual = epi.other
-    if epi.binary is not None and residual is not None:
-        if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
-            raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
-        epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (m, cout))
+    _residual_channels_last(ctx, epi, out_shape)
     conv = (h, wd, cin, kh, kw, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
             int(dilation[0]), int(dilation[1]), oh, ow)
     out = int8_linear(ctx, op, BufferValue(nhwc), w, cout, (m, cout), epi, bias=bias, a_conv=conv,

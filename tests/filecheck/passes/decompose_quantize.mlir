@@ -2,10 +2,10 @@
 // RUN: ziggurat-opt %s -p graph-opt | filecheck %s --check-prefix=GRAPH
 // PT2E's quantize -> dequantize pair is float32 arithmetic (the integer between the two is
 // exact in float32): x * (1/scale), round, + zero_point, clamp to the bounds, NaN -> 0 (as
-// .to(uint8) does; tested on x, NaN where the clamped value is), - zero_point, * scale. Only a quantize whose every use is a dequantize
-// with its parameters is rewritten; the pair's last op says what it dequantized
-// (ziggurat.dequantized). graph-opt then folds the dequantization of the constant int8 weight
-// into a float32 literal (scale 0.5 / 0.25 per output row) that keeps its row scales.
+// .to(uint8) does; tested on x, NaN where the clamped value is), - zero_point, * scale. Only a
+// quantize whose every use is a dequantize with its parameters is rewritten. graph-opt then
+// folds the dequantization of the constant int8 weight into a float32 literal (scale 0.5 /
+// 0.25 per output row) that keeps its row scales.
 
 // CHECK-LABEL: func.func @pair
 // CHECK-NEXT:    %[[W:.*]] = torch.literal
@@ -16,7 +16,7 @@
 // CHECK-NEXT:    %[[OK:.*]] = torch.aten.eq.Tensor %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
 // CHECK-NEXT:    %[[Q4:.*]] = torch.aten.where.ScalarOther %[[OK]], %[[Q3]] {other = 0.000000e+00 : f64}
 // CHECK-NEXT:    %[[Y0:.*]] = torch.aten.sub.Scalar %[[Q4]] {other = 3 : i64, alpha = 1 : i64}
-// CHECK-NEXT:    %[[Y:.*]] = torch.aten.mul.Scalar %[[Y0]] {ziggurat.dequantized = [5.000000e-02 : f64, 3 : i64, 0 : i64, 255 : i64], other = 5.000000e-02 : f64}
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten.mul.Scalar %[[Y0]] {other = 5.000000e-02 : f64}
 // CHECK-NOT:     quantized_decomposed::quantize_per_tensor
 // CHECK-NOT:     quantized_decomposed::dequantize_per_tensor
 // CHECK:         torch.operator "quantized_decomposed::dequantize_per_channel"
