@@ -157,7 +157,7 @@ class CpuBackend:
         return self.default_pipeline(options).replace(loop_pass_spec(options), loop_pass_spec(options, True))
 
     def default_pipeline(self, options: CompileOptions) -> str:
-        """``graph-opt``, ``widen-bf16`` (bf16 element-wise ops in float32), then (with
+        """``graph-opt``, ``widen-half-floats`` (bf16 element-wise ops in float32), then (with
         ``prepack``) the backend's ``prepack-weights`` for the ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
         ``kernel-layout``) and
         ``convert-kernel-to-loop``."""
@@ -166,7 +166,7 @@ class CpuBackend:
         specs = [loop_pass_spec(options)]
         if options.prepack:
             specs.insert(0, f"prepack-weights{{isa={options.isa}}}")
-        specs.insert(0, "widen-bf16")
+        specs.insert(0, "widen-half-floats")
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")
         return ",".join(specs)

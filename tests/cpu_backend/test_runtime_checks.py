@@ -157,9 +157,9 @@ def test_save_and_load(tmp_path: Path) -> None:
         loaded(torch.randn(1, 3, 13, 12))
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.uint8, torch.int8])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int16, torch.uint8, torch.int8])
 def test_unclaimed_dtypes_run_through_torch(dtype: torch.dtype) -> None:
-    """(bf16 element-wise ops are native: ``widen-bf16``, ``test_widen_bf16.py``.)"""
+    """(bf16 and float16 element-wise ops are native: ``widen-half-floats``, ``test_widen_half_floats.py``.)"""
     x = (torch.randn(3, 5) * 10).to(dtype)
     compiled = compile_cpu(AddRelu(), (x, x.clone()))
     torch.testing.assert_close(compiled(x, x), torch.relu(x + x))

@@ -7,6 +7,7 @@ from xdsl.dialects import arith, math, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -15,6 +16,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
+from ziggurat.backends.cpu.codegen.f16 import f16_to_f32, f32_to_f16
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
 from ziggurat.backends.cpu.codegen.unary import emit_unary
@@ -42,17 +44,41 @@ def _constant(em: FunctionEmitter, op: Operation) -> None:
     element = rtype.element_type if isinstance(rtype, VectorType) else rtype  # pyright: ignore[reportUnknownMemberType]
     if isinstance(value, IntegerAttr | FloatAttr):
         data = value.value.data  # pyright: ignore
-        em.set(op.result, ir.Constant(ty, _bf16_bits(data) if isinstance(element, BFloat16Type) else data))
+        em.set(op.result, ir.Constant(ty, _half_float_bits(element, data)))
     elif isinstance(value, DenseIntOrFPElementsAttr):
-        vals = list(value.get_values())  # pyright: ignore[reportUnknownArgumentType]
-        if isinstance(element, BFloat16Type):
-            vals = [_bf16_bits(float(v)) for v in vals]  # pyright: ignore[reportArgumentType, reportUnknownArgumentType]
+        vals = [_half_float_bits(element, v) for v in value.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
         assert isinstance(ty, ir.VectorType)
         if len(vals) == 1:
             vals = vals * ty.count
         em.set(op.result, ir.Constant(ty, vals))
     else:
         raise CodegenError(f"unsupported constant {value}")
+
+
+def _half_float_bits(element: Attribute, value: object) -> object:
+    """``value`` as the constant an element of type ``element`` is in LLVM: a bf16 or float16
+    one as the ``i16`` of its bits, anything else as it is."""
+    if isinstance(element, BFloat16Type):
+        return _bf16_bits(float(value))  # pyright: ignore[reportArgumentType]
+    if isinstance(element, Float16Type):
+        return _f16_bits(float(value))  # pyright: ignore[reportArgumentType]
+    return value
+
+
+def _f16_bits(value: float) -> int:
+    """A float16 constant as the ``i16`` its bits are stored as, rounded as ``c10::Half`` rounds
+    a scalar (through float32 first, to nearest even; a NaN is ``0x7E00``)."""
+    import struct
+
+    x = float(value)
+    if x != x:
+        return 0x7E00
+    single = struct.unpack("<f", struct.pack("<f", x))[0] if abs(x) < 3.4e38 else x
+    try:
+        bits = struct.unpack("<H", struct.pack("<e", single))[0]
+    except OverflowError:
+        bits = 0xFC00 if single < 0 else 0x7C00
+    return bits - 0x10000 if bits >= 0x8000 else bits
 
 
 def _bf16_bits(value: float) -> int:
@@ -177,8 +203,8 @@ def _cast(kind: str):  # type: ignore[no-untyped-def]
                 return
             res = em.b.sext(x, ty) if tw > xw else em.b.trunc(x, ty)
             em.set(op.results[0], res)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
-        elif kind in ("fpext", "fptrunc") and _bf16_cast(op.operands[0].type, op.results[0].type):
-            em.set(op.results[0], _bf16_convert(em.b, x, op.results[0].type))
+        elif kind in ("fpext", "fptrunc") and _half_float_cast(op.operands[0].type, op.results[0].type):
+            em.set(op.results[0], _half_float_convert(em.b, x, op.operands[0].type, op.results[0].type))
         else:
             em.set(op.results[0], getattr(em.b, kind)(x, ty))
 
@@ -189,14 +215,19 @@ def _element_type(attr: Attribute) -> Attribute:
     return attr.element_type if isinstance(attr, VectorType) else attr  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
-def _bf16_cast(src: Attribute, dst: Attribute) -> bool:
-    """A float32 <-> bfloat16 conversion (bf16 is ``i16`` bits in LLVM: ``bf16.py``)."""
+def _half_float_cast(src: Attribute, dst: Attribute) -> bool:
+    """A float32 <-> bfloat16 or float16 conversion (both are ``i16`` bits in LLVM: ``bf16.py``,
+    ``f16.py``)."""
     pair = {type(_element_type(src)), type(_element_type(dst))}
-    return pair == {Float32Type, BFloat16Type}
+    return pair in ({Float32Type, BFloat16Type}, {Float32Type, Float16Type})
 
 
-def _bf16_convert(b: ir.IRBuilder, x: ir.Value, dst: Attribute) -> ir.Value:
-    return f32_to_bf16(b, x) if isinstance(_element_type(dst), BFloat16Type) else bf16_to_f32(b, x)
+def _half_float_convert(b: ir.IRBuilder, x: ir.Value, src: Attribute, dst: Attribute) -> ir.Value:
+    if isinstance(_element_type(dst), BFloat16Type):
+        return f32_to_bf16(b, x)
+    if isinstance(_element_type(dst), Float16Type):
+        return f32_to_f16(b, x)
+    return bf16_to_f32(b, x) if isinstance(_element_type(src), BFloat16Type) else f16_to_f32(b, x)
 
 
 handles(arith.ExtSIOp)(_cast("sext"))
@@ -302,7 +333,7 @@ def _loop_cast(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.CastOp)
     x = em.get(op.input)
     ty = llvm_type(op.result.type)
-    if op.kind.data in ("extf", "truncf") and _bf16_cast(op.input.type, op.result.type):
-        em.set(op.result, _bf16_convert(em.b, x, op.result.type))
+    if op.kind.data in ("extf", "truncf") and _half_float_cast(op.input.type, op.result.type):
+        em.set(op.result, _half_float_convert(em.b, x, op.input.type, op.result.type))
         return
     em.set(op.result, getattr(em.b, _CAST_BUILDERS[op.kind.data])(x, ty))

@@ -27,10 +27,8 @@ def scalar_type(attr: Attribute) -> ir.Type:
         return F32
     if isinstance(attr, Float64Type):
         return F64
-    if isinstance(attr, Float16Type):
-        return ir.HalfType()
-    if isinstance(attr, BFloat16Type):
-        return ir.IntType(16)  # bfloat16 is only ever copied: its bits as i16
+    if isinstance(attr, Float16Type | BFloat16Type):
+        return ir.IntType(16)  # 16-bit floats are only copied and converted: their bits as i16
     if isinstance(attr, IndexType):
         return I64
     if isinstance(attr, IntegerType):

@@ -24,12 +24,14 @@ from xdsl.ir import Attribute
 _ELEMENT: dict[torch.dtype, Attribute] = {
     torch.float32: f32, torch.float64: f64, torch.int64: i64, torch.int32: i32, torch.int16: i16,
     torch.int8: i8, torch.bool: i1,
-    # storage only (never computed on by kernels; copied bit for bit, passed to torch ops)
+    # storage only (never computed on by kernels; copied bit for bit, converted to and from
+    # float32, passed to torch ops)
     torch.float16: f16, torch.bfloat16: bf16, torch.uint8: IntegerType(8, Signedness.UNSIGNED),
 }
 
 #: dtypes whose kernels may be vectorized (every lane type is legal LLVM vector code).
-VECTOR_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16})
+VECTOR_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16,
+                           torch.float16})
 #: dtypes the loop level computes with at all (others run through torch).
 LOOP_DTYPES = frozenset(_ELEMENT)
 

@@ -111,19 +111,22 @@ def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
     return None
 
 
-#: Casts that convert between float32 and bfloat16 natively: bf16 is stored (its bits) and
-#: converted, never computed in (``codegen/bf16.py``; ``widen_bf16`` computes bf16 ops in f32).
-BF16_CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout", "aten::type_as"})
+#: Casts that convert between float32 and bfloat16 or float16 natively: a 16-bit float is
+#: stored (its bits) and converted, never computed in (``codegen/bf16.py``, ``codegen/f16.py``;
+#: ``widen_half_floats`` computes their ops in float32).
+HALF_FLOAT_CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout", "aten::type_as"})
+#: The 16-bit floats the CPU backend stores, converts and moves natively.
+HALF_FLOATS = (torch.bfloat16, torch.float16)
 
 
-def is_bf16_cast(op: Operation) -> bool:
-    """A cast between float32 and bfloat16 (either way)."""
-    if op_key(op) not in BF16_CASTS:
+def is_half_float_cast(op: Operation) -> bool:
+    """A cast between float32 and bfloat16 or float16 (either way)."""
+    if op_key(op) not in HALF_FLOAT_CASTS:
         return False
     types = [v.type for v in (*op.operands, *op.results)]
     if not types or not all(isinstance(t, TensorType) for t in types):
         return False
-    return {dtype_of(t) for t in types} == {torch.float32, torch.bfloat16}
+    return {dtype_of(t) for t in types} in ({torch.float32, torch.bfloat16}, {torch.float32, torch.float16})
 
 
 #: GEMMs the bf16 kernels compute (``lowering/gemm_bf16.py``) when every operand is bf16.
@@ -146,9 +149,9 @@ def is_int8_gemm(op: Operation) -> bool:
     return op.name in ("fused.linear", "fused.conv2d") and isinstance(layout, StringAttr) and layout.data in INT8_LAYOUTS
 
 
-#: Ops that only move elements (views, layout changes, copies, concatenation): a bf16 element
-#: is copied as its 16 bits, bit for bit, with no arithmetic.
-BF16_MOVES = frozenset({
+#: Ops that only move elements (views, layout changes, copies, concatenation): a bf16 or float16
+#: element is copied as its 16 bits, bit for bit, with no arithmetic.
+HALF_FLOAT_MOVES = frozenset({
     "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose.int", "aten::permute",
     "aten::select.int", "aten::slice.Tensor", "aten::squeeze.dim", "aten::squeeze", "aten::unsqueeze",
     "aten::expand", "aten::clone", "aten::contiguous", "aten::t", "aten::flatten.using_ints",
@@ -159,24 +162,27 @@ BF16_MOVES = frozenset({
 })
 
 
-def is_bf16_move(op: Operation) -> bool:
-    """An element-moving op whose tensors are all bf16 (a condition or mask may be bool; a
-    constant it writes, as ``masked_fill``'s, is rounded to bf16 as eager rounds it)."""
-    if op_key(op) not in BF16_MOVES:
+def is_half_float_move(op: Operation) -> bool:
+    """An element-moving op whose tensors are all bf16, or all float16 (a condition or mask may
+    be bool; a constant it writes, as ``masked_fill``'s, is rounded as eager rounds it)."""
+    if op_key(op) not in HALF_FLOAT_MOVES:
         return False
     results = [v.type for v in op.results if isinstance(v.type, TensorType)]
     operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
-    if not results or not all(dtype_of(t) == torch.bfloat16 for t in results):
+    if not results:
         return False
-    return all(dtype_of(t) in (torch.bfloat16, torch.bool) for t in operands)
+    dtype = dtype_of(results[0])
+    if dtype not in HALF_FLOATS or not all(dtype_of(t) == dtype for t in results):
+        return False
+    return all(dtype_of(t) in (dtype, torch.bool) for t in operands)
 
 
 def unlowerable_reason(op: Operation) -> str | None:
     """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
-    native_bf16 = is_bf16_cast(op) or is_bf16_gemm(op) or is_bf16_move(op)
-    problem = None if native_bf16 or is_int8_gemm(op) else type_problem(op, _native_dtype_problem)
+    native_half = is_half_float_cast(op) or is_bf16_gemm(op) or is_half_float_move(op)
+    problem = None if native_half or is_int8_gemm(op) else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))
     return problem

@@ -1,8 +1,9 @@
-"""``widen-bf16``: bf16 element-wise ops computed in float32, each result rounded to bf16.
+"""``widen-half-floats``: bf16 and float16 ops computed in float32, each result rounded once.
 
-Eager's CPU kernels for these ops on bfloat16 tensors load the operands as float32, compute in
-float32 and round the result to bf16 once (``Vectorized<BFloat16>`` converts to float). The
-pass makes that explicit, so the native float32 kernels take them::
+Eager's CPU kernels for these ops on bfloat16 and float16 tensors load the operands as float32,
+compute in float32 and round the result once (``Vectorized<BFloat16>`` and
+``Vectorized<Half>`` convert to float). The pass makes that explicit, so the native float32
+kernels take them::
 
     %y = torch.aten.gelu %x : (tensor<8xbf16>) -> tensor<8xbf16>
   ->
@@ -10,15 +11,21 @@ pass makes that explicit, so the native float32 kernels take them::
     %1 = torch.aten.gelu %0 : (tensor<8xf32>) -> tensor<8xf32>
     %y = torch.aten._to_copy %1 {dtype = bf16, ...} : (tensor<8xf32>) -> tensor<8xbf16>
 
-The casts are native (``codegen/bf16.py``) and fuse with the ops around them, so a chain of
-widened ops runs as one float32 loop nest that rounds after each op, as eager does (a
-``to_bf16`` read by a ``to_f32`` is the rounding). Only ops on the list, whose operands are
-bf16, float32 or bool and whose one result is bf16 (bool for a comparison; float32 for a binary
-op that promotes a bf16 operand, ``MIXED``, which only has that operand widened), are widened;
-anything else stays as it is
-(bf16 runs through torch). The float32 element functions may differ from eager's by an ulp of
-float32, which moves a result across a bf16 rounding boundary rarely: one bf16 ulp, the
-precision's own tolerance (``tests/cpu_backend/test_widen_bf16.py``).
+The casts are native (``codegen/bf16.py``, ``codegen/f16.py``) and fuse with the ops around
+them, so a chain of widened ops runs as one float32 loop nest that rounds after each op, as
+eager does (a ``to_bf16`` read by a ``to_f32`` is the rounding). Only ops on the list, whose
+operands are of one 16-bit float type, float32 or bool and whose one result is of that type
+(bool for a comparison; float32 for a binary op that promotes a 16-bit operand, ``MIXED``,
+which only has that operand widened), are widened; anything else stays as it is (and runs
+through torch). The float32 element functions may differ from eager's by an ulp of float32,
+which moves a result across a rounding boundary rarely: one ulp of the 16-bit type, the
+precision's own tolerance (``tests/cpu_backend/test_widen_half_floats.py``).
+
+float16 GEMMs and convolutions (``WidenFloat16Gemm``) are widened whole: eager's float16
+GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
+and rounds the result once, and the native float32 kernels do that 3-4x faster than eager's
+(literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
+own kernels (AMX, AVX512-BF16), and so only a depthwise bf16 convolution is widened.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
 
-NAME = "widen-bf16"
+NAME = "widen-half-floats"
 
 #: Ops whose eager bf16 kernels compute in float32 and round once.
 WIDENED = frozenset({
@@ -78,7 +85,8 @@ INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::mi
 #: Comparisons: bf16 operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
-_OPERAND_DTYPES = (torch.bfloat16, torch.float32, torch.bool)
+HALF_FLOATS = (torch.bfloat16, torch.float16)
+_OPERAND_DTYPES = (*HALF_FLOATS, torch.float32, torch.bool)
 #: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
 #: float32 then one rounding): only the last dim is widened.
 _SOFTMAX = frozenset({"aten::softmax.int", "aten::_softmax"})
@@ -108,7 +116,7 @@ def _cast(value: SSAValue, dtype: torch.dtype, element: Attribute) -> AtenOp:
 
 @dataclass
 class WidenOp(RewritePattern):
-    """One op of ``WIDENED`` with a bf16 result: float32 operands in, bf16 out."""
+    """One op of ``WIDENED`` with a bf16 or float16 result: float32 operands in, that type out."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
@@ -122,18 +130,22 @@ class WidenOp(RewritePattern):
         dtypes = [_dtype(v) for v in op.operands]
         if any(d not in _OPERAND_DTYPES for d in dtypes):
             return
-        promoted = key in MIXED and _dtype(result) == torch.float32 and torch.bfloat16 in dtypes
+        halves = {d for d in dtypes if d in HALF_FLOATS}
+        if len(halves) != 1:
+            return  # nothing to widen, or bf16 with float16 (eager promotes to float32 first)
+        half = halves.pop()
+        promoted = key in MIXED and _dtype(result) == torch.float32
         if key in COMPARISONS:
-            if torch.bfloat16 not in dtypes or _dtype(result) != torch.bool:
+            if _dtype(result) != torch.bool:
                 return
-        elif not promoted and (key not in WIDENED or _dtype(result) != torch.bfloat16):
+        elif not promoted and (key not in WIDENED or _dtype(result) != half):
             return
         if key in _SOFTMAX and not _over_last_dim(op):
             return
         new_ops: list[Operation] = []
         operands: list[SSAValue] = []
         for value, dtype in zip(op.operands, dtypes, strict=True):
-            if dtype == torch.bfloat16:
+            if dtype == half:
                 up = _cast(value, torch.float32, f32)
                 new_ops.append(up)
                 operands.append(up.results[0])
@@ -149,7 +161,7 @@ class WidenOp(RewritePattern):
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),
                                attributes=dict(op.attributes))
-        down = _cast(wide.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        down = _cast(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide.results[0].name_hint = result.name_hint
         rewriter.replace(op, [*new_ops, wide, down], [down.results[0]])
         record(NAME, "ops widened")
@@ -158,7 +170,8 @@ class WidenOp(RewritePattern):
 def _widen_indexed(op: AtenOp, rewriter: PatternRewriter) -> None:
     """``INDEXED``: the bf16 operand widened, the value rounded back (exactly), the indices kept."""
     values = op.results[0]
-    if _dtype(op.operands[0]) != torch.bfloat16 or _dtype(values) != torch.bfloat16:
+    half = _dtype(values)
+    if half not in HALF_FLOATS or _dtype(op.operands[0]) != half:
         return
     if any(_dtype(r) != torch.int64 for r in op.results[1:]):
         return
@@ -167,11 +180,43 @@ def _widen_indexed(op: AtenOp, rewriter: PatternRewriter) -> None:
     wide = type(op).create(operands=[up.results[0], *op.operands[1:]],
                            result_types=[wide_type, *(r.type for r in op.results[1:])],
                            properties=dict(op.properties), attributes=dict(op.attributes))
-    down = _cast(wide.results[0], torch.bfloat16, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    down = _cast(wide.results[0], half, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
     for old, new in zip(op.results, wide.results, strict=True):
         new.name_hint = old.name_hint
     rewriter.replace(op, [up, wide, down], [down.results[0], *wide.results[1:]])
     record(NAME, "indexed ops widened")
+
+
+def _widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> None:
+    """``op`` on float32 operands (a literal one converted at compile time, exactly; others
+    cast) with float32 results, each rounded back to ``half`` once."""
+    new_ops: list[Operation] = []
+    operands: list[SSAValue] = []
+    for v in op.operands:
+        if _dtype(v) != half:
+            operands.append(v)
+            continue
+        tensor = literal_value(v)
+        up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32") if tensor is not None else \
+            _cast(v, torch.float32, f32)
+        new_ops.append(up)
+        operands.append(up.results[0])
+    wide_types = [TensorType(f32, r.type.get_shape()) if _dtype(r) == half else r.type  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+                  for r in op.results]
+    # the same operand count: a fused op's optional operands keep their segment sizes
+    wide = type(op).create(operands=operands, result_types=wide_types, properties=dict(op.properties),
+                           attributes=dict(op.attributes))
+    after: list[Operation] = []
+    results: list[SSAValue] = []
+    for old, new in zip(op.results, wide.results, strict=True):
+        new.name_hint = old.name_hint
+        if _dtype(old) == half:
+            down = _cast(new, half, old.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+            after.append(down)
+            results.append(down.results[0])
+        else:
+            results.append(new)
+    rewriter.replace(op, [*new_ops, wide, *after], results)
 
 
 @dataclass
@@ -191,35 +236,41 @@ class WidenDepthwiseConv(RewritePattern):
         groups = int(op.groups.value.data)
         if len(in_shape) != 4 or len(w_shape) != 4 or groups != in_shape[1] or w_shape[1] != 1 or groups == 1:
             return
-        operands = [op.input, op.weight, op.bias, op.other]
-        if any(v is not None and _dtype(v) not in (torch.bfloat16, torch.float32) for v in operands):
+        if any(v is not None and _dtype(v) not in (torch.bfloat16, torch.float32)
+               for v in (op.input, op.weight, op.bias, op.other)):
             return
-        new_ops: list[Operation] = []
-        wide: list[SSAValue | None] = []
-        for v in operands:
-            if v is None or _dtype(v) == torch.float32:
-                wide.append(v)
-                continue
-            tensor = literal_value(v)
-            up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32") if tensor is not None else \
-                _cast(v, torch.float32, f32)
-            new_ops.append(up)
-            wide.append(up.results[0])
-        result = op.results[0]
-        wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        conv = Conv2dOp.create(operands=[v for v in wide if v is not None], result_types=[wide_type],
-                               properties=dict(op.properties), attributes=dict(op.attributes))
-        # the optional operands keep their segment sizes
-        down = _cast(conv.results[0], torch.bfloat16, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        conv.results[0].name_hint = result.name_hint
-        rewriter.replace(op, [*new_ops, conv, down], [down.results[0]])
+        _widen_whole(op, torch.bfloat16, rewriter)
         record(NAME, "depthwise convolutions widened")
 
 
+#: GEMMs and convolutions widened whole when every tensor they take and give is float16.
+FLOAT16_GEMMS = frozenset({
+    "fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
+    "aten::addmm", "aten::baddbmm", "aten::conv2d", "aten::convolution",
+})
+
+
+@dataclass
+class WidenFloat16Gemm(RewritePattern):
+    """A float16 GEMM or convolution (``FLOAT16_GEMMS``) on the float32 kernels, its result
+    rounded to float16 once, as eager's float16 GEMMs accumulate in float32 and round once; a
+    fused epilogue runs in float32 before that rounding (eager rounds after the product too:
+    up to an ulp of float16 closer to the float32 result)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op_key(op) not in FLOAT16_GEMMS or op.properties.get("weight_layout") is not None:
+            return
+        tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+        if not tensors or any(_dtype(v) != torch.float16 for v in tensors):
+            return
+        _widen_whole(op, torch.float16, rewriter)
+        record(NAME, "float16 GEMMs and convolutions widened")
+
+
 @dataclass(frozen=True)
-class WidenBf16Pass(ModulePass):
+class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenDepthwiseConv()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenDepthwiseConv(), WidenFloat16Gemm()])),
                              apply_recursively=False).rewrite_module(op)

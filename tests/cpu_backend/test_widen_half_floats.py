@@ -1,10 +1,10 @@
-"""bf16 element-wise ops on the CPU backend: computed natively in float32 with each result
-rounded to bf16 (``widen-bf16``), against eager's bf16 kernels.
+"""bf16 and float16 ops on the CPU backend: computed natively in float32 with each result
+rounded once (``widen-half-floats``), against eager's bf16 and float16 kernels.
 
 Bit for bit, except where the float32 element functions differ from eager's: gelu's negative
 tail, which eager's float32 erf computes as 0 or with a 1 % error and ours within an ulp, so
-there the bound is eager's own float32 deviation: one bf16 ulp of the true value or 1e-6 of the
-output's scale.
+there the bound is eager's own float32 deviation: one ulp (of the 16-bit type) of the true value
+or 1e-6 of the output's scale.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ import ziggurat
 from tests.cpu_backend.conftest import compile_cpu, host_isas
 
 Fn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+HALF_FLOATS = [torch.bfloat16, torch.float16]
+#: one ulp of the 16-bit type, relative to the value (8 and 11 significant bits)
+ULP = {torch.bfloat16: 2.0 ** -7, torch.float16: 2.0 ** -10}
 
 OPS: dict[str, Fn] = {
     "add": lambda x, y: x + y,
@@ -60,17 +64,17 @@ class Binary(nn.Module):
         return self.fn(x, y)
 
 
-def _inputs(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _inputs(seed: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    x = (torch.randn(3, 67, generator=g) * 3).to(torch.bfloat16)  # 67: a vector tail on every ISA
-    y = (torch.randn(3, 67, generator=g) * 3).to(torch.bfloat16)
+    x = (torch.randn(3, 67, generator=g) * 3).to(dtype)  # 67: a vector tail on every ISA
+    y = (torch.randn(3, 67, generator=g) * 3).to(dtype)
     x[0, :5] = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, -0.0])
     return x, y
 
 
-def _compiled(fn: Fn, isa: str = "auto") -> tuple[nn.Module, object]:
+def _compiled(fn: Fn, dtype: torch.dtype, isa: str = "auto") -> tuple[nn.Module, object]:
     model = Binary(fn)
-    compiled = compile_cpu(model, _inputs(0), isa=isa)
+    compiled = compile_cpu(model, _inputs(0, dtype), isa=isa)
     report = compiled.report  # pyright: ignore[reportAttributeAccessIssue]
     assert not report.fallback_ops, report.fallback_ops
     return model, compiled
@@ -83,40 +87,43 @@ def _same_bits(got: torch.Tensor, expected: torch.Tensor) -> bool:
     return got.dtype == expected.dtype and bool(((got.view(torch.int16) == expected.view(torch.int16)) | nan).all())
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("name", sorted(OPS))
-def test_widened_op_bit_exact(name: str) -> None:
-    model, compiled = _compiled(OPS[name])
-    x, y = _inputs(1)
+def test_widened_op_bit_exact(name: str, dtype: torch.dtype) -> None:
+    model, compiled = _compiled(OPS[name], dtype)
+    x, y = _inputs(1, dtype)
     assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
 
 
 def test_softmax_over_another_dim_stays_in_torch() -> None:
     """Eager's bf16 softmax over a dim that is not the last rounds inside: not widened."""
     model = Binary(lambda x, y: torch.softmax(x, 0))
-    x, y = _inputs(4)
+    x, y = _inputs(4, torch.bfloat16)
     compiled = compile_cpu(model, (x, y))
     assert "aten::softmax.int" in compiled.report.fallback_ops  # pyright: ignore[reportAttributeAccessIssue]
     assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("isa", host_isas())
-def test_widened_chain_every_isa(isa: str) -> None:
-    model, compiled = _compiled(OPS["chain"], isa)
-    x, y = _inputs(2)
+def test_widened_chain_every_isa(isa: str, dtype: torch.dtype) -> None:
+    model, compiled = _compiled(OPS["chain"], dtype, isa)
+    x, y = _inputs(2, dtype)
     assert _same_bits(compiled(x, y), model(x, y))  # pyright: ignore[reportCallIssue]
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("name", sorted(APPROXIMATE))
-def test_widened_gelu_within_eagers_own_error(name: str) -> None:
-    model, compiled = _compiled(APPROXIMATE[name])
-    x, y = _inputs(3)
+def test_widened_gelu_within_eagers_own_error(name: str, dtype: torch.dtype) -> None:
+    model, compiled = _compiled(APPROXIMATE[name], dtype)
+    x, y = _inputs(3, dtype)
     x[0, :2] = 0.0  # eager's gelu of an infinity is unspecified (NaN on its vector path, inf on its tail)
     got, expected = compiled(x, y), model(x, y)  # pyright: ignore[reportCallIssue]
     exact = model(x.double(), y.double())
     finite = exact.isfinite()
     assert torch.equal(got.isnan(), expected.isnan())
     g, e = got.double()[finite], exact[finite]
-    bound = e.abs() * 2.0 ** -8 + 1e-6 * e.abs().max()
+    bound = e.abs() * ULP[dtype] / 2 + 1e-6 * e.abs().max()
     assert bool(((g - e).abs() <= bound).all())
     assert _same_bits(got[~finite], expected[~finite])
 
@@ -135,13 +142,15 @@ class DepthwiseNet(torch.nn.Module):
         return self.pw(self.dw2(torch.nn.functional.gelu(self.dw(x))))
 
 
-def test_depthwise_convolution_runs_in_float32_and_rounds_once() -> None:
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
+def test_depthwise_convolution_runs_in_float32_and_rounds_once(dtype: torch.dtype) -> None:
+    """(In float16 every convolution is widened: the dense 3x3 too.)"""
     torch.manual_seed(5)
     exact_model = DepthwiseNet().eval()
     model = DepthwiseNet().eval()
     model.load_state_dict(exact_model.state_dict())
-    model = model.to(torch.bfloat16)
-    x = torch.randn(2, 24, 19, 23).bfloat16()
+    model = model.to(dtype)
+    x = torch.randn(2, 24, 19, 23).to(dtype)
     compiled = ziggurat.compile(model, (x,), backend="cpu")
     still_torch = [r.op for r in compiled.report.unsupported]
     assert still_torch == [], compiled.report.unsupported  # the dense 3x3 is an implicit GEMM
@@ -151,7 +160,7 @@ def test_depthwise_convolution_runs_in_float32_and_rounds_once() -> None:
     got = compiled(x).double()
     scale = exact.abs().max()
     ours, eagers = ((got - exact).abs().max() / scale).item(), ((eager - exact).abs().max() / scale).item()
-    assert ours <= max(2 * eagers, 1e-2), (ours, eagers)
+    assert ours <= max(2 * eagers, ULP[dtype]), (ours, eagers)
 
 
 class Reductions(nn.Module):
@@ -160,20 +169,21 @@ class Reductions(nn.Module):
                 x.amax(0), x.amin(-1), F.max_pool2d(x, 2))
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("frontend", ["export", "torchscript"])
-def test_reductions_accumulate_in_float32_and_round_once(frontend: str) -> None:
+def test_reductions_accumulate_in_float32_and_round_once(frontend: str, dtype: torch.dtype) -> None:
     torch.manual_seed(6)
-    x = (torch.randn(3, 13, 29, 31) * 4).bfloat16()
+    x = (torch.randn(3, 13, 29, 31) * 4).to(dtype)
     x[0, 0, 0, 0] = -0.0
     compiled = ziggurat.compile(Reductions(), (x,), backend="cpu", frontend=frontend)
     assert compiled.report.unsupported == [], compiled.report.unsupported
     got, ref = compiled(x), Reductions()(x)
     for i, (g, r) in enumerate(zip(got, ref, strict=True)):
-        assert g.dtype == torch.bfloat16 and g.shape == r.shape
+        assert g.dtype == dtype and g.shape == r.shape
         if i >= 5:  # max and min: exact
             assert torch.equal(g.view(torch.int16), r.view(torch.int16)), i
-        else:  # sums in another float32 order: within one bf16 ulp of eager's
-            ulp = r.float().abs() * 2.0 ** -7
+        else:  # sums in another float32 order: within one ulp of eager's
+            ulp = r.float().abs() * ULP[dtype]
             assert bool(((g.float() - r.float()).abs() <= ulp).all()), i
 
 
@@ -185,18 +195,19 @@ class Indexed(nn.Module):
         return values, indices, low, where, pooled, spots
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("frontend", ["export", "torchscript"])
-def test_indexed_reductions_are_exact(frontend: str) -> None:
-    """max/min over a dim and max_pool2d with indices on bf16: the values bit for bit, the same
+def test_indexed_reductions_are_exact(frontend: str, dtype: torch.dtype) -> None:
+    """max/min over a dim and max_pool2d with indices on bf16 and float16: the values bit for bit, the same
     indices (ties and NaNs included)."""
     torch.manual_seed(7)
-    x = torch.randint(-3, 4, (2, 5, 9, 11)).to(torch.bfloat16)  # many ties
+    x = torch.randint(-3, 4, (2, 5, 9, 11)).to(dtype)  # many ties
     x[0, 1, 2, 3] = float("nan")
     compiled = ziggurat.compile(Indexed(), (x,), backend="cpu", frontend=frontend)
     assert compiled.report.unsupported == [], compiled.report.unsupported
     for got, ref in zip(compiled(x), Indexed()(x), strict=True):
         assert got.dtype == ref.dtype and got.shape == ref.shape
-        if got.dtype == torch.bfloat16:
+        if got.dtype == dtype:
             assert bool(((got.view(torch.int16) == ref.view(torch.int16)) | (got.isnan() & ref.isnan())).all())
         else:
             assert torch.equal(got, ref)
@@ -210,20 +221,21 @@ class Moments(nn.Module):
                 x[:, :1].var(1))
 
 
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
 @pytest.mark.parametrize("frontend", ["export", "torchscript"])
-def test_moments_norms_and_cumsum_in_float32(frontend: str) -> None:
-    """var/std, vector norms and cumsum on bf16: eager computes them in float32 and rounds each
-    result once, and so does the widened lowering (all native); within one bf16 ulp of eager
+def test_moments_norms_and_cumsum_in_float32(frontend: str, dtype: torch.dtype) -> None:
+    """var/std, vector norms and cumsum on bf16 and float16: eager computes them in float32 and rounds each
+    result once, and so does the widened lowering (all native); within one ulp of eager
     (another summation order), NaN where eager's is (inf and NaN inputs, a one-element var)."""
     torch.manual_seed(8)
-    x = (torch.randn(3, 13, 29) * 4).bfloat16()
+    x = (torch.randn(3, 13, 29) * 4).to(dtype)
     x[1, 2, 3] = float("inf")
     x[2, 5, 7] = float("nan")
     compiled = ziggurat.compile(Moments(), (x,), backend="cpu", frontend=frontend)
     assert compiled.report.unsupported == [], compiled.report.unsupported
     for i, (g, r) in enumerate(zip(compiled(x), Moments()(x), strict=True)):
-        assert g.dtype == torch.bfloat16 and g.shape == r.shape, i
+        assert g.dtype == dtype and g.shape == r.shape, i
         assert torch.equal(g.isnan(), r.isnan()) and torch.equal(g.isinf(), r.isinf()), i
         finite = r.isfinite()
-        ulp = r.float().abs() * 2.0 ** -7
+        ulp = r.float().abs() * ULP[dtype]
         assert bool(((g.float() - r.float()).abs()[finite] <= ulp[finite]).all()), i

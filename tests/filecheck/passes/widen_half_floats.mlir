@@ -1,7 +1,7 @@
-// RUN: ziggurat-opt %s -p widen-bf16 --pass-statistics 2>%t.stats | filecheck %s
+// RUN: ziggurat-opt %s -p widen-half-floats --pass-statistics 2>%t.stats | filecheck %s
 // RUN: filecheck %s --check-prefix=STATS < %t.stats
-// bf16 element-wise ops become float32 ops between casts (eager computes them in float32 and
-// rounds each result once); the casts are native on the CPU and fuse with the ops.
+// bf16 and float16 element-wise ops become float32 ops between casts (eager computes them in
+// float32 and rounds each result once); the casts are native on the CPU and fuse with the ops.
 
 // CHECK-LABEL: func.func @chain
 // CHECK-NEXT:    %[[X0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
@@ -22,21 +22,60 @@ func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) 
   func.return %2 : tensor<4x33xbf16>
 }
 
-// Not widened: an op off the list (logsumexp: eager's bf16 result is not float32's rounded once), an op with a dtype argument, a float16 op,
-// an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
+// Not widened: an op off the list (logsumexp: eager's bf16 result is not float32's rounded once), an op with a dtype argument,
+// bf16 with float16 (eager promotes both to float32), an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
 // CHECK-LABEL: func.func @kept
 // CHECK-NEXT:    torch.aten.logsumexp %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-// CHECK-NEXT:    torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
+// CHECK-NEXT:    torch.aten.add.Tensor %x, %h {{.*}} : (tensor<4x33xbf16>, tensor<4x33xf16>) -> tensor<4x33xf32>
 // CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
+func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf32>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
   %0 = torch.aten.logsumexp %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
   %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-  %2 = torch.aten.relu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  %2 = torch.aten.add.Tensor %x, %h {alpha = 1 : i64} : (tensor<4x33xbf16>, tensor<4x33xf16>) -> tensor<4x33xf32>
   %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
   %4 = torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
-  func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf16>, tensor<4x33xbf16>, tensor<4x33xbf16>
+  func.return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf32>, tensor<4x33xbf16>, tensor<4x33xbf16>
+}
+
+// float16 element-wise ops are widened as bf16 ones are.
+// CHECK-LABEL: func.func @float16_chain
+// CHECK-NEXT:    %[[HF:.*]] = torch.aten._to_copy %h {dtype = f32, non_blocking = false} : (tensor<4x33xf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.silu %[[HF]] : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[SH:.*]] = torch.aten._to_copy %[[S]] {dtype = f16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xf16>
+// CHECK-NEXT:    %[[SF:.*]] = torch.aten._to_copy %[[SH]] {dtype = f32, non_blocking = false} : (tensor<4x33xf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.softmax.int %[[SF]] {dim = 1 : i64} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[MH:.*]] = torch.aten._to_copy %[[M]] {dtype = f16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xf16>
+// CHECK-NEXT:    func.return %[[MH]]
+func.func @float16_chain(%h: tensor<4x33xf16>) -> tensor<4x33xf16> {
+  %0 = torch.aten.silu %h : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  %1 = torch.aten.softmax.int %0 {dim = 1 : i64} : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  func.return %1 : tensor<4x33xf16>
+}
+
+// A float16 GEMM or convolution runs on the float32 kernels (eager's float16 GEMMs accumulate
+// in float32 and round once): literal weights become float32 literals at compile time, a
+// computed operand is cast, each result is rounded to float16 once. A bf16 one is kept (its own kernels).
+// CHECK-LABEL: func.func @float16_gemms
+// CHECK-DAG:     %[[WF:.*]] = torch.literal {{.*}} : tensor<24x33xf32>
+// CHECK-DAG:     %[[BF:.*]] = torch.literal {{.*}} : tensor<24xf32>
+// CHECK-DAG:     %[[HF:.*]] = torch.aten._to_copy %h {dtype = f32, non_blocking = false} : (tensor<4x33xf16>) -> tensor<4x33xf32>
+// CHECK:         %[[L:.*]] = fused.linear %[[HF]], %[[WF]] bias(%[[BF]] : tensor<24xf32>){{.*}} : (tensor<4x33xf32>, tensor<24x33xf32>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[LH:.*]] = torch.aten._to_copy %[[L]] {dtype = f16, non_blocking = false} : (tensor<4x24xf32>) -> tensor<4x24xf16>
+// CHECK-DAG:     %[[AF:.*]] = torch.aten._to_copy %[[LH]] {dtype = f32, non_blocking = false} : (tensor<4x24xf16>) -> tensor<4x24xf32>
+// CHECK-DAG:     %[[GF:.*]] = torch.aten._to_copy %g {dtype = f32, non_blocking = false} : (tensor<24x5xf16>) -> tensor<24x5xf32>
+// CHECK:         %[[MM:.*]] = torch.aten.mm %[[AF]], %[[GF]] : (tensor<4x24xf32>, tensor<24x5xf32>) -> tensor<4x5xf32>
+// CHECK-NEXT:    %[[MMH:.*]] = torch.aten._to_copy %[[MM]] {dtype = f16, non_blocking = false} : (tensor<4x5xf32>) -> tensor<4x5xf16>
+// CHECK-NEXT:    %[[KEPT:.*]] = torch.aten.mm %x, %y : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+// CHECK-NEXT:    func.return %[[MMH]], %[[KEPT]]
+func.func @float16_gemms(%h: tensor<4x33xf16>, %g: tensor<24x5xf16>, %x: tensor<4x8xbf16>, %y: tensor<8x3xbf16>) -> (tensor<4x5xf16>, tensor<4x3xbf16>) {
+  %w = torch.literal dense<0.5> : tensor<24x33xf16>
+  %b = torch.literal dense<0.25> : tensor<24xf16>
+  %0 = fused.linear %h, %w bias(%b : tensor<24xf16>) : (tensor<4x33xf16>, tensor<24x33xf16>) -> tensor<4x24xf16>
+  %1 = torch.aten.mm %0, %g : (tensor<4x24xf16>, tensor<24x5xf16>) -> tensor<4x5xf16>
+  %2 = torch.aten.mm %x, %y : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+  func.return %1, %2 : tensor<4x5xf16>, tensor<4x3xbf16>
 }
 
 // A float32 op with a bf16 operand (eager promotes it exactly): only that operand is widened.
@@ -105,8 +144,9 @@ func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
   func.return %0, %1 : tensor<4xbf16>, tensor<4xi64>
 }
 
-// STATS: widen-bf16:
+// STATS: widen-half-floats:
 // STATS:   depthwise convolutions widened 1
+// STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 6
+// STATS:   ops widened 8
 // STATS:   promoted operands widened 1
