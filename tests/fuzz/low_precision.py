@@ -1,21 +1,22 @@
-"""The fuzzer's low-precision configurations (``cpu-avx512-bf16``, ``ref-bf16``): a program
-compiled with ``precision="bf16"`` against eager float32, with a tolerance sized at bf16's
-rounding.
+"""The fuzzer's low-precision configurations (``cpu-avx512-bf16``, ``ref-bf16``,
+``cpu-avx512-fp16``, ``ref-fp16``, ...): a program compiled with ``precision="bf16"`` (or
+``"fp16"``) against eager float32, with a tolerance sized at that type's rounding.
 
-``precision="bf16"`` promises eager autocast's numerics, not its bits: a fused epilogue or a
+``precision=`` promises eager autocast's numerics, not its bits: a fused epilogue or a
 folded batch-norm rounds at other points (README, Low precision).  So the reference stays
-eager float32 (``e32``) and the tolerance comes from two measurements of how far bf16
-rounding moves each element:
+eager float32 (``e32``) and the tolerance comes from two measurements of how far the
+precision's rounding moves each element:
 
-* ``autocast``: eager itself under ``torch.autocast("cpu", dtype=torch.bfloat16)``;
+* ``autocast``: eager itself under ``torch.autocast("cpu", dtype=...)``;
 * ``pushed``: eager float32 with every float value the program computes (inside nodes too)
-  times ``1 +- 2**-8`` as it is made, the size of a bf16 rounding, with random signs and
-  their mirror, and all one way up and down.
+  times ``1 +- delta`` as it is made, ``delta`` the size of a rounding (``2**-8`` for bf16,
+  ``2**-11`` for float16), with random signs and their mirror, and all one way up and down.
 
 An element is masked when one of those changes its class (NaN, +-inf; for int/bool outputs,
 its value) or moves it by more than 5 % of its magnitude plus 1 % of the output's scale: it
 sits on a discontinuity that bf16 rounding may cross.  The others must satisfy
-``|z - e32| <= K * noise + 2**-6 * (|e32| + scale)``, where ``noise`` is the largest move
+``|z - e32| <= K * noise + floor * (|e32| + scale)`` (``floor`` ``2**-6`` for bf16, ``2**-9``
+for float16), where ``noise`` is the largest move
 measured: this catches what the low-precision paths can get wrong outright (a panel packed
 from the wrong rows, a residual added twice, a cast that truncates) and not one rounding more.
 """
@@ -33,11 +34,12 @@ from tests.fuzz.program import Program
 from tests.fuzz.tolerance import (JUMP_REL, JUMP_SCALE, Verdict, _class, _mismatch, compare_each, jitter, kind_verdict,
                                   within_tolerance)
 
-#: relative size of a bf16 rounding step (its ulp is 2**-7 relative, half of it rounds)
-BF16_DELTA = 2.0 ** -8
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+#: relative size of a rounding step (bf16's ulp is 2**-7 relative, float16's 2**-10; half of it rounds)
+DELTA = {"bf16": 2.0 ** -8, "fp16": 2.0 ** -11}
 K_LOW = 4.0
 #: floor of the tolerance, relative to the element and to the output's scale
-FLOOR = 2.0 ** -6
+FLOOR = {"bf16": 2.0 ** -6, "fp16": 2.0 ** -9}
 
 
 class AutocastRefused(Exception):
@@ -47,29 +49,31 @@ class AutocastRefused(Exception):
 
 @dataclass
 class LowReference:
-    """Eager under autocast, and eager float32 with bf16-sized pushes (each a list of outputs)."""
+    """Eager under autocast, and eager float32 with rounding-sized pushes (each a list of outputs)."""
 
     autocast: list[Any]
     pushed: list[list[Any]] = field(default_factory=list)
+    precision: str = "bf16"
 
 
-def low_reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> LowReference:
+def low_reference(program: Program, inputs: tuple[torch.Tensor, ...], precision: str = "bf16") -> LowReference:
     from tests.fuzz.execute import clone_inputs
 
     module = build_module(program)
+    delta = DELTA[precision]
     try:
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad(), torch.autocast("cpu", dtype=DTYPES[precision]):
             autocast = flatten_outputs(module(*clone_inputs(inputs)))
     except Exception as e:  # noqa: BLE001 - any refusal of eager's own
         raise AutocastRefused(str(e)) from e
     pushed: list[list[Any]] = []
     for seed in (7, 8):
-        for delta in (BF16_DELTA, -BF16_DELTA):
+        for push in (delta, -delta):
             g = torch.Generator().manual_seed(seed)
-            pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, delta, g), inner=True))
-    for delta in (BF16_DELTA, -BF16_DELTA):
-        pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, delta, None), inner=True))
-    return LowReference(autocast, pushed)
+            pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, g), inner=True))
+    for push in (delta, -delta):
+        pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, None), inner=True))
+    return LowReference(autocast, pushed, precision)
 
 
 def compare_low(outputs: Any, e32: list[Any], low: LowReference, float32_runs: Sequence[list[Any]] = ()) -> Verdict:
@@ -77,10 +81,11 @@ def compare_low(outputs: Any, e32: list[Any], low: LowReference, float32_runs: S
     the float32 reference) count as noise too: ops autocast leaves in float32 run in float32
     (``cross(x, x)`` is exactly 0 in float64 and in Ziggurat, -5e-7 in eager; seed 21, 363)."""
     return compare_each(outputs, len(e32), lambda z, i: _compare_one(
-        z, e32[i], [run[i] for run in [low.autocast, *low.pushed, *float32_runs] if i < len(run)], i))
+        z, e32[i], [run[i] for run in [low.autocast, *low.pushed, *float32_runs] if i < len(run)], i,
+        FLOOR[low.precision]))
 
 
-def _compare_one(z: Any, e: Any, others: list[Any], i: int) -> Verdict:
+def _compare_one(z: Any, e: Any, others: list[Any], i: int, floor: float) -> Verdict:
     decided = kind_verdict(z, e, i)
     if decided is not None:
         return decided
@@ -111,5 +116,5 @@ def _compare_one(z: Any, e: Any, others: list[Any], i: int) -> Verdict:
     bad_class = keep & (_class(zd) != ce)
     if bool(bad_class.any()):
         return _mismatch(verdict, i, z, e, bad_class, None, "nan/inf mismatch")
-    tol = (K_LOW * noise + FLOOR * (ed.abs() + scale)).clamp_min(2.0 ** -64)
+    tol = (K_LOW * noise + floor * (ed.abs() + scale)).clamp_min(2.0 ** -64)
     return within_tolerance(verdict, i, z, e, keep & (ce == 0), tol)

@@ -49,8 +49,9 @@ class Config:
     #: compiled with ``dynamic_shapes`` (dim 0 of the inputs, see ``dynamic_dims``) and called
     #: at other sizes too (names end in ``-dyn``; not in the default set: ``--configs``)
     dynamic: bool = False
-    #: compiled with ``precision=`` (``"bf16"``), compared at that precision's tolerance
-    #: (``low_precision.py``; names end in ``-bf16``; not in the default set: ``--configs``)
+    #: compiled with ``precision=`` (``"bf16"``, ``"fp16"``), compared at that precision's
+    #: tolerance (``low_precision.py``; names end in ``-bf16``/``-fp16``; not in the default
+    #: set: ``--configs``)
     precision: str | None = None
 
     @property
@@ -93,17 +94,19 @@ def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> l
 
 def every_config(isas: tuple[str, ...] | None = None) -> list[Config]:
     """Every configuration a run can name with ``--configs`` for ``isas`` (default: the host's):
-    the default set, the ``-dyn`` ones and the ``-bf16`` ones."""
+    the default set, the ``-dyn`` ones and the ``-bf16``/``-fp16`` ones."""
     isas = isas if isas is not None else host_isas()
     return all_configs(isas, dynamic=True) + low_precision_configs(tuple(i for i in isas if i == "avx512"))
 
 
 def low_precision_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
-    """The ``-bf16`` configurations: the CPU backend on each vector ISA with bf16 kernels (the
-    GEMMs and convolutions run natively on AVX-512 only), and the reference backend."""
+    """The ``-bf16`` and ``-fp16`` configurations: the CPU backend on AVX-512 (where the bf16
+    GEMMs and convolutions run natively; float16 ones are widened on every ISA), and the
+    reference backend."""
     isas = isas if isas is not None else tuple(i for i in host_isas() if i == "avx512")
-    return [*(Config("cpu", "export", isa, precision="bf16") for isa in isas),
-            Config("reference", "export", precision="bf16")]
+    return [config for precision in ("bf16", "fp16")
+            for config in (*(Config("cpu", "export", isa, precision=precision) for isa in isas),
+                           Config("reference", "export", precision=precision))]
 
 
 def dynamic_dims(program: Program, resize: Callable[[int], int] = lambda size: size + 1
@@ -361,7 +364,7 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
                 return _failure(outcome, e, "call" + suffix)
             if config.precision:
                 try:
-                    low = _low_reference(program, inputs, ref)
+                    low = _low_reference(program, inputs, ref, config.precision)
                 except AutocastRefused as e:  # the program is not one eager runs under autocast
                     cause = e.__cause__ or e
                     outcome.kind = "refused"
@@ -390,12 +393,15 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
     return outcome
 
 
-def _low_reference(program: Program, inputs: tuple[torch.Tensor, ...], ref: Reference) -> LowReference:
-    """The bf16 measurements of an input set, made once per program (kept on its Reference)."""
-    if ref.low is None:
-        ref.low = low_reference(program, inputs)
-    assert isinstance(ref.low, LowReference)
-    return ref.low
+def _low_reference(program: Program, inputs: tuple[torch.Tensor, ...], ref: Reference,
+                   precision: str) -> LowReference:
+    """The low-precision measurements of an input set, made once per program and precision
+    (kept on its Reference)."""
+    if precision not in ref.low:
+        ref.low[precision] = low_reference(program, inputs, precision)
+    low = ref.low[precision]
+    assert isinstance(low, LowReference)
+    return low
 
 
 def _failure(outcome: Outcome, e: BaseException, stage: str) -> Outcome:

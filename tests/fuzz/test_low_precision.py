@@ -1,6 +1,7 @@
-"""The fuzzer's ``-bf16`` configurations (``low_precision.py``): generated programs with GEMMs
-compiled with ``precision="bf16"`` agree with eager float32 at bf16's tolerance, and the
-comparison fails a result that is off by more than bf16 rounding explains."""
+"""The fuzzer's ``-bf16`` and ``-fp16`` configurations (``low_precision.py``): generated programs
+with GEMMs compiled with ``precision="bf16"`` or ``"fp16"`` agree with eager float32 at that
+type's tolerance, and the comparison fails a result that is off by more than its rounding
+explains."""
 
 from __future__ import annotations
 
@@ -32,21 +33,23 @@ def _programs_with_gemms(limit: int) -> list[Program]:
 PROGRAMS = _programs_with_gemms(6)
 
 
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
-def test_bf16_programs_match_eager(program: Program) -> None:
-    result = check_program(program, low_precision_configs())
+def test_low_precision_programs_match_eager(program: Program, precision: str) -> None:
+    result = check_program(program, [c for c in low_precision_configs() if c.precision == precision])
     assert not result.invalid, result.invalid
     failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
                 if o.kind in ("wrong", "crash")]
     assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
 
 
-def test_bf16_comparison_fails_a_wrong_value() -> None:
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_low_precision_comparison_fails_a_wrong_value(precision: str) -> None:
     program = PROGRAMS[0]
     inputs = example_inputs(program)
     e32 = run_eager(build_module(program), inputs)
-    low = low_reference(program, inputs)
-    compiled = ziggurat.compile(build_module(program), inputs, backend="reference", precision="bf16")
+    low = low_reference(program, inputs, precision)
+    compiled = ziggurat.compile(build_module(program), inputs, backend="reference", precision=precision)
     with torch.no_grad():
         out = compiled(*inputs)
     outs = list(out) if isinstance(out, tuple | list) else [out]
@@ -54,7 +57,7 @@ def test_bf16_comparison_fails_a_wrong_value() -> None:
     k = next(i for i, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel())
     wrong = outs[k].contiguous().clone()
     scale = float(e32[k].abs().max())
-    wrong.view(-1)[0] += 0.1 * scale + 0.1  # a tenth of the output's scale: no bf16 rounding does that
+    wrong.view(-1)[0] += 0.1 * scale + 0.1  # a tenth of the output's scale: no 16-bit rounding does that
     outs[k] = wrong
     assert not compare_low(outs, e32, low).ok
 

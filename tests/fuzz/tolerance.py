@@ -87,9 +87,9 @@ class Reference:
     alternates: list[list[Any]] = field(default_factory=list)
     #: pairs of ``big`` runs pushed opposite ways (one sign pattern and its mirror)
     mirrors: list[tuple[list[Any], list[Any]]] = field(default_factory=list)
-    #: the bf16 measurements (``low_precision.LowReference``), made when a ``-bf16``
-    #: configuration first needs them
-    low: Any = None
+    #: the low-precision measurements (``low_precision.LowReference``) per precision, made when
+    #: a ``-bf16``/``-fp16`` configuration first needs them
+    low: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
