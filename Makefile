@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-bf16 bench-int8 bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
+.PHONY: demo test pytest lit typecheck bench bench-bf16 bench-fp16 bench-int8 bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ bench: $(STAMP)
 # Low precision (issue 17): eager and Inductor under torch.autocast, ziggurat precision=.
 bench-bf16: $(STAMP)
 	$(BIN)/python bench/run.py --precision bf16 $(BENCH_ARGS)
+
+bench-fp16: $(STAMP)
+	$(BIN)/python bench/run.py --precision fp16 $(BENCH_ARGS)
 
 # INT8 (issue 17): every column runs the model quantized with PT2E and X86InductorQuantizer.
 bench-int8: $(STAMP)

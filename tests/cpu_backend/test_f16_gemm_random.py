@@ -1,0 +1,111 @@
+"""Seeded random float16 GEMMs and convolutions against eager: linears with a bias or none, an
+activation and a residual; batched matmuls with broadcasting; convolutions with kernel sizes
+1-7, strides, padding, dilation, groups (dense, grouped, depthwise) and channels-last images.
+``widen-half-floats`` runs them on the float32 kernels with one rounding to float16; each result
+must be as close to the float64 result as eager's own float16 result is (at most twice its
+error, or one float16 ulp of the output's scale), and every op must run natively."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import nn
+
+import ziggurat
+
+UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "none": lambda x: x, "relu": torch.relu, "gelu": nn.functional.gelu, "silu": nn.functional.silu,
+    "tanh": torch.tanh,
+}
+ULP = 2.0 ** -10
+
+
+class LinearCase(nn.Module):
+    def __init__(self, linear: nn.Linear, unary: str, residual: bool) -> None:
+        super().__init__()
+        self.linear, self.unary, self.residual = linear, unary, residual
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        y = UNARY[self.unary](self.linear(x))
+        return y + r if self.residual else y
+
+
+class MatmulCase(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b) * 0.5
+
+
+class ConvCase(nn.Module):
+    def __init__(self, conv: nn.Conv2d, unary: str) -> None:
+        super().__init__()
+        self.conv, self.unary = conv, unary
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return UNARY[self.unary](self.conv(x)) + r
+
+
+def _linear(rng: random.Random, seed: int) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    k, n = rng.choice((1, 7, 16, 33, 64, 130)), rng.choice((1, 5, 16, 31, 48, 100))
+    lead = rng.choice(((3,), (2, 5), (17,), (1,)))
+    torch.manual_seed(seed)
+    model = LinearCase(nn.Linear(k, n, bias=rng.random() < 0.7), rng.choice(list(UNARY)), rng.random() < 0.5)
+    return model.eval(), (torch.randn(*lead, k), torch.randn(*lead, n))
+
+
+def _matmul(rng: random.Random, seed: int) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    m, k, n = rng.randint(1, 40), rng.randint(1, 70), rng.randint(1, 50)
+    batch_a, batch_b = rng.choice((((), ()), ((3,), (3,)), ((2, 3), (3,)), ((4,), ()))) 
+    torch.manual_seed(seed)
+    return MatmulCase(), (torch.randn(*batch_a, m, k), torch.randn(*batch_b, k, n))
+
+
+def _conv(rng: random.Random, seed: int) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    groups = rng.choice((1, 1, 2, 4, "depthwise"))
+    cin = 8 * rng.choice((1, 2, 3)) if groups != "depthwise" else rng.choice((3, 8, 17))
+    g = cin if groups == "depthwise" else int(groups)
+    cout = g * rng.choice((1, 2, 3)) if groups != 1 else rng.choice((1, 5, 16, 33))
+    kh, kw = rng.choice((1, 2, 3, 5, 7)), rng.choice((1, 3, 5))
+    sh, sw, dh = rng.choice((1, 1, 2, 3)), rng.choice((1, 2)), rng.choice((1, 1, 2))
+    ph, pw = rng.randint(0, kh // 2 * dh), rng.randint(0, kw // 2)
+    h, w = rng.randint((kh - 1) * dh + 1, 21), rng.randint(kw, 27)
+    torch.manual_seed(seed)
+    conv = nn.Conv2d(cin, cout, (kh, kw), (sh, sw), (ph, pw), (dh, 1), groups=g, bias=rng.random() < 0.6)
+    model = ConvCase(conv, rng.choice(list(UNARY))).eval()
+    x = torch.randn(rng.choice((1, 2)), cin, h, w)
+    if rng.random() < 0.3:
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        r = torch.randn_like(conv(x))
+    return model, (x, r)
+
+
+CASES = {"linear": _linear, "matmul": _matmul, "conv": _conv}
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_random_float16_gemm(kind: str, seed: int) -> None:
+    model, inputs = CASES[kind](random.Random(seed), seed)
+    exact_model = type(model)() if kind == "matmul" else None
+    halves = tuple(t.half() for t in inputs)
+    with torch.no_grad():
+        exact = (exact_model or _copy(model).double())(*(t.double() for t in halves))
+        half_model = model.half()
+        eager = half_model(*halves)
+    compiled = ziggurat.compile(half_model, halves, backend="cpu")
+    assert compiled.report.fallback_ops == {}, compiled.report.unsupported
+    got = compiled(*halves)
+    assert got.dtype == torch.float16 and got.shape == eager.shape
+    scale = exact.abs().max().clamp_min(1e-30)
+    ours = ((got.double() - exact).abs().max() / scale).item()
+    theirs = ((eager.double() - exact).abs().max() / scale).item()
+    assert ours <= max(2 * theirs, ULP), (ours, theirs)
+
+
+def _copy(model: nn.Module) -> nn.Module:
+    import copy
+
+    return copy.deepcopy(model)
