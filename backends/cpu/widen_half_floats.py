@@ -72,6 +72,10 @@ WIDENED = frozenset({
     # are not float32's rounded once.
     "aten::var", "aten::var.dim", "aten::var.correction", "aten::std", "aten::std.dim", "aten::std.correction",
     "aten::linalg_vector_norm", "aten::cumsum",
+    # exact in float32 then rounded once: eager's result too (sqrt's double rounding is
+    # innocuous: float32 has more than twice the bits plus two of bf16 and float16)
+    "aten::abs", "aten::relu6", "aten::ceil", "aten::floor", "aten::trunc", "aten::sign", "aten::sqrt",
+    "aten::rsub.Tensor", "aten::addcmul",
 })
 #: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
 #: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the
@@ -79,7 +83,7 @@ WIDENED = frozenset({
 #: Binary ops that promote a bf16 operand to a float32 result (``f32 + bf16``): eager converts
 #: the bf16 operand (exactly) and computes in float32, so only the operand is widened.
 MIXED = frozenset({"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor",
-                   "aten::where.self"})
+                   "aten::where.self", "aten::rsub.Tensor"})
 #: Ops with a bf16 value and int64 indices (exact in float32: they select an element).
 INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::min.dim"})
 #: Comparisons: bf16 operands, a bool result (exact in float32).
@@ -246,7 +250,9 @@ class WidenDepthwiseConv(RewritePattern):
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.
 FLOAT16_GEMMS = frozenset({
     "fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
-    "aten::addmm", "aten::baddbmm", "aten::conv2d", "aten::convolution",
+    "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::convolution", "aten::conv1d", "aten::conv1d.padding",
+    "aten::conv2d", "aten::conv2d.padding", "aten::conv3d", "aten::conv3d.padding", "aten::conv_transpose1d",
+    "aten::conv_transpose2d.input", "aten::conv_transpose3d.input",
 })
 
 

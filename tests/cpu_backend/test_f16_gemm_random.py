@@ -1,6 +1,7 @@
 """Seeded random float16 GEMMs and convolutions against eager: linears with a bias or none, an
 activation and a residual; batched matmuls with broadcasting; convolutions with kernel sizes
-1-7, strides, padding, dilation, groups (dense, grouped, depthwise) and channels-last images.
+1-7, strides, padding, dilation, groups (dense, grouped, depthwise) and channels-last images;
+1-d, 3-d, ``padding="same"`` and transposed convolutions and ``addbmm``.
 ``widen-half-floats`` runs them on the float32 kernels with one rounding to float16; each result
 must be as close to the float64 result as eager's own float16 result is (at most twice its
 error, or one float16 ulp of the output's scale), and every op must run natively."""
@@ -82,14 +83,50 @@ def _conv(rng: random.Random, seed: int) -> tuple[nn.Module, tuple[torch.Tensor,
     return model, (x, r)
 
 
-CASES = {"linear": _linear, "matmul": _matmul, "conv": _conv}
+class OtherCase(nn.Module):
+    def __init__(self, op: nn.Module) -> None:
+        super().__init__()
+        self.op = op
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return self.op(x) - r
+
+
+class AddBmm(nn.Module):
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return torch.addbmm(r, x, x.transpose(1, 2), beta=0.5, alpha=2)
+
+
+def _other(rng: random.Random, seed: int) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(seed)
+    kind = ("conv1d", "conv1d_same", "conv3d", "conv_transpose1d", "conv_transpose2d", "addbmm")[seed % 6]
+    c, o = rng.choice((3, 8, 13)), rng.choice((4, 9, 16))
+    if kind == "addbmm":
+        x = torch.randn(rng.randint(1, 4), rng.randint(1, 20), rng.randint(1, 30))
+        return AddBmm(), (x, torch.randn(x.shape[1], x.shape[1]))
+    op: nn.Module = {
+        "conv1d": lambda: nn.Conv1d(c, o, rng.choice((1, 3, 5)), rng.choice((1, 2)), rng.randint(0, 1)),
+        "conv1d_same": lambda: nn.Conv1d(c, o, rng.choice((2, 3, 4)), padding="same", dilation=rng.choice((1, 2))),
+        "conv3d": lambda: nn.Conv3d(c, o, rng.choice((1, 2, 3)), rng.choice((1, 2)), 1),
+        "conv_transpose1d": lambda: nn.ConvTranspose1d(c, o, rng.choice((2, 3)), rng.choice((1, 2)), rng.randint(0, 1)),
+        "conv_transpose2d": lambda: nn.ConvTranspose2d(c, o, rng.choice((2, 3)), rng.choice((1, 2)), rng.randint(0, 1)),
+    }[kind]()
+    spatial = {"conv3d": (rng.randint(3, 7), rng.randint(3, 8), rng.randint(3, 9)),
+               "conv_transpose2d": (rng.randint(2, 9), rng.randint(2, 11))}.get(kind, (rng.randint(5, 40),))
+    x = torch.randn(rng.choice((1, 2)), c, *spatial)
+    with torch.no_grad():
+        r = torch.randn_like(op(x))
+    return OtherCase(op).eval(), (x, r)
+
+
+CASES = {"linear": _linear, "matmul": _matmul, "conv": _conv, "other": _other}
 
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_random_float16_gemm(kind: str, seed: int) -> None:
     model, inputs = CASES[kind](random.Random(seed), seed)
-    exact_model = type(model)() if kind == "matmul" else None
+    exact_model = type(model)() if kind == "matmul" or isinstance(model, AddBmm) else None
     halves = tuple(t.half() for t in inputs)
     with torch.no_grad():
         exact = (exact_model or _copy(model).double())(*(t.double() for t in halves))

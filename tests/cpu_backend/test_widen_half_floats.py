@@ -47,6 +47,15 @@ OPS: dict[str, Fn] = {
     "where": lambda x, y: torch.where(x > y, x, y),
     "compare": lambda x, y: (x <= y) | (x == 0.5),
     "chain": lambda x, y: torch.softmax(torch.sigmoid(x) * y + x, -1),
+    "abs": lambda x, y: torch.abs(x),
+    "relu6": lambda x, y: F.relu6(x),
+    "ceil": lambda x, y: torch.ceil(x),
+    "floor": lambda x, y: torch.floor(x),
+    "trunc": lambda x, y: torch.trunc(x),
+    "sign": lambda x, y: torch.sign(x),
+    "sqrt": lambda x, y: torch.sqrt(x),
+    "rsub": lambda x, y: torch.rsub(x, y, alpha=2),
+    "addcmul": lambda x, y: torch.addcmul(x, x, y, value=0.5),
 }
 #: eager's float32 gelu is inaccurate in its negative tail (see the module docstring)
 APPROXIMATE: dict[str, Fn] = {
