@@ -204,7 +204,7 @@ def _cast(kind: str):  # type: ignore[no-untyped-def]
             res = em.b.sext(x, ty) if tw > xw else em.b.trunc(x, ty)
             em.set(op.results[0], res)  # pyright: ignore[reportArgumentType]  # llvmlite: decorated IRBuilder ops infer as None
         elif kind in ("fpext", "fptrunc") and _half_float_cast(op.operands[0].type, op.results[0].type):
-            em.set(op.results[0], _half_float_convert(em.b, x, op.operands[0].type, op.results[0].type))
+            em.set(op.results[0], _half_float_convert(em, x, op.operands[0].type, op.results[0].type))
         else:
             em.set(op.results[0], getattr(em.b, kind)(x, ty))
 
@@ -222,12 +222,21 @@ def _half_float_cast(src: Attribute, dst: Attribute) -> bool:
     return pair in ({Float32Type, BFloat16Type}, {Float32Type, Float16Type})
 
 
-def _half_float_convert(b: ir.IRBuilder, x: ir.Value, src: Attribute, dst: Attribute) -> ir.Value:
+def _half_float_convert(em: FunctionEmitter, x: ir.Value, src: Attribute, dst: Attribute) -> ir.Value:
+    b = em.b
     if isinstance(_element_type(dst), BFloat16Type):
         return f32_to_bf16(b, x)
+    if isinstance(_element_type(src), BFloat16Type):
+        return bf16_to_f32(b, x)
+    if not em.f16c:
+        return f32_to_f16(b, x) if isinstance(_element_type(dst), Float16Type) else f16_to_f32(b, x)
+    # F16C: vcvtps2ph (to nearest even; a NaN keeps its payload's top bits, quieted) and
+    # vcvtph2ps, the instructions eager's vectorized conversions use
+    ty = value_type(x)
+    half = ir.VectorType(ir.HalfType(), ty.count) if isinstance(ty, ir.VectorType) else ir.HalfType()
     if isinstance(_element_type(dst), Float16Type):
-        return f32_to_f16(b, x)
-    return bf16_to_f32(b, x) if isinstance(_element_type(src), BFloat16Type) else f16_to_f32(b, x)
+        return instr(b.bitcast(instr(b.fptrunc(x, half)), llvm_type(dst)))
+    return instr(b.fpext(instr(b.bitcast(x, half)), llvm_type(dst)))
 
 
 handles(arith.ExtSIOp)(_cast("sext"))
@@ -334,6 +343,6 @@ def _loop_cast(em: FunctionEmitter, op: Operation) -> None:
     x = em.get(op.input)
     ty = llvm_type(op.result.type)
     if op.kind.data in ("extf", "truncf") and _half_float_cast(op.input.type, op.result.type):
-        em.set(op.result, _half_float_convert(em.b, x, op.input.type, op.result.type))
+        em.set(op.result, _half_float_convert(em, x, op.input.type, op.result.type))
         return
     em.set(op.result, getattr(em.b, _CAST_BUILDERS[op.kind.data])(x, ty))

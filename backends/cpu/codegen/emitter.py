@@ -45,6 +45,9 @@ class FunctionEmitter:
         #: the width of the ISA's vector registers (0: not known); masked accesses of wider
         #: vectors are emitted one register at a time (see ``memory_ops._chunks``)
         self.vector_bits = 0
+        #: the target has F16C (``vcvtph2ps``/``vcvtps2ph``): float16 conversions use it
+        #: (``codegen/f16.py`` otherwise; the same bits either way)
+        self.f16c = False
 
     def get(self, value: SSAValue) -> ir.Value:
         try:
