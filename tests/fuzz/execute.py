@@ -41,6 +41,8 @@ def default_dtype(dtype: torch.dtype) -> Iterator[None]:
 
 def build_module(program: Program, float64: bool = False) -> torch.nn.Module:
     source = module_source(program)
+    if "quantized_decomposed" in source:  # a PT2E pattern (ops_quantized.py): register its ops
+        import torch.ao.quantization.fx._decomposed  # noqa: F401
     ns = namespace()
     exec(compile(source if not float64 else source_float64(source), f"<fuzz {program.name}>", "exec"), ns)
     module: torch.nn.Module = ns["Model"]().eval()

@@ -31,19 +31,26 @@ class Profile:
     opinfo: bool = True
     #: (spec name, factor) pairs multiplying those specs' weights
     boost: tuple[tuple[str, float], ...] = ()
+    #: (spec name, weight) pairs replacing those specs' weights (a spec of weight 0 is drawn
+    #: only by a profile that gives it one)
+    weights: tuple[tuple[str, float], ...] = ()
 
 
 DEFAULT = Profile()
 #: the GEMM and convolution specs: what low-precision kernels compute (``gemm`` profile)
 GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused_conv", "conv_bn", "linear_bn",
               "sibling_linears", "mm_family", "einsum", "bilinear")
+#: specs of weight 0 that only the ``quantized`` profile draws (``ops_quantized.py``)
+QUANTIZED_SPECS = ("quantized_linear", "quantized_conv", "quantize_pair")
 #: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
-#: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often)
+#: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often),
+#: ``quantized`` for PT2E patterns (most programs hold one or more)
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS)),
+    "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
 }
 #: spec name -> the last unexpected error it raised (bugs in specs; should stay empty)
 SPEC_ERRORS: dict[str, str] = {}
@@ -64,8 +71,8 @@ def generate(seed: int, index: int, profile: Profile = DEFAULT,
     specs = all_specs()
     pool: list[OpSpec] = [s for s in specs.values() if (only is None or s.name in only)
                           and (profile.opinfo or s.family != "opinfo")]
-    boost = dict(profile.boost)
-    weights = [s.weight * boost.get(s.name, 1.0) for s in pool]
+    boost, given = dict(profile.boost), dict(profile.weights)
+    weights = [given.get(s.name, s.weight) * boost.get(s.name, 1.0) for s in pool]
     integer_graph = rng.random() < 0.2
     for _ in range(rng.randint(1, 3)):
         dtype = rng.choice([torch.int64, torch.int32, torch.bool]) if integer_graph else torch.float32

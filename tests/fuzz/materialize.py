@@ -45,6 +45,8 @@ def make_values(shape: list[int], dtype: torch.dtype, domain: str, seed: int) ->
     if domain.startswith("range:"):  # valid non-negative indices (gather, scatter, one_hot)
         n = int(domain.split(":")[1])
         return torch.randint(0, n, shape, generator=g).to(dtype)
+    if domain == "int8":  # a quantized weight's values
+        return torch.randint(-127, 128, shape, generator=g).to(dtype)
     if domain == "nonneg":
         return torch.randint(0, 10, shape, generator=g).to(dtype)
     if domain == "shift":

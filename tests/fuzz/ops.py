@@ -10,6 +10,7 @@ from tests.fuzz import (  # noqa: F401
     ops_nn,
     ops_opinfo,
     ops_pointwise,
+    ops_quantized,
     ops_reduce,
     ops_shape,
 )

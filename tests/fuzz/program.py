@@ -19,6 +19,7 @@ import torch
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
     "int64": torch.int64, "bool": torch.bool, "bfloat16": torch.bfloat16, "float16": torch.float16,
+    "int8": torch.int8,
 }
 
 

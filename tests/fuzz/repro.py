@@ -33,6 +33,7 @@ import sys
 from collections.abc import Sequence
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (torch.ops.quantized_decomposed, for PT2E patterns)
 import torch.nn.functional as F
 from torch.export import Dim  # noqa: F401  (a -dyn configuration's dynamic_shapes)
 

@@ -1,0 +1,81 @@
+"""PT2E-quantized patterns, as ``X86InductorQuantizer`` makes them: an activation through
+``quantize_per_tensor -> dequantize_per_tensor`` (uint8, a zero point anywhere in the range)
+into a linear or a convolution whose int8 weight is dequantized per output channel (zero zero
+points), then maybe an activation and a requantization for the next layer; and a lone pair
+with another integer range.  What ``decompose-quantize``, ``prepack-weights{int8}`` and the
+int8 kernels take.
+
+Weight 0 in the default profiles (adding a spec must not change what existing seeds
+generate); the ``quantized`` profile draws them.  The float64 reference run cannot run
+``quantize_per_tensor`` (float32 only), so these programs have no ``e64``: the tolerance comes
+from the pushed runs, and an element a push moves across a rounding boundary of a quantizer
+is masked (one quantum is the precision's own jump).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers torch.ops.quantized_decomposed)
+
+from tests.fuzz.builder import Builder, Emit, Value
+from tests.fuzz.ops_linalg import ACTIVATIONS
+from tests.fuzz.ops_nn import _spatial_input
+from tests.fuzz.registry import spec
+
+Q = "torch.ops.quantized_decomposed"
+
+
+def _pair(b: Builder, x: str, lo: int = 0, hi: int = 255, dtype: str = "torch.uint8") -> str:
+    """``x`` through a quantize -> dequantize pair of a random scale and zero point."""
+    scale = b.choice([0.003, 0.0125, 0.04, 0.1, 0.37])
+    zp = b.rng.randint(lo, hi) if b.chance(0.8) else b.choice([lo, hi, 0 if lo <= 0 <= hi else lo])
+    args = f"{scale}, {zp}, {lo}, {hi}, {dtype}"
+    return f"{Q}.dequantize_per_tensor({Q}.quantize_per_tensor({x}, {args}), {args})"
+
+
+def _int8_weight(b: Builder, shape: list[int]) -> str:
+    """An int8 weight dequantized along dim 0, with PT2E's per-channel scales and zero points."""
+    n = shape[0]
+    w = b.new_const(shape, torch.int8, "int8")
+    scales = b.new_const([n], torch.float32, literal=[b.choice([0.0008, 0.002, 0.005, 0.011, 0.03]) for _ in range(n)])
+    zero_points = b.new_const([n], torch.int64, literal=[0] * n)
+    return f"{Q}.dequantize_per_channel({w}, {scales}, {zero_points}, 0, -128, 127, torch.int8)"
+
+
+def _after(b: Builder, call: str) -> str:
+    expr = call
+    if b.chance(0.5):
+        expr = b.choice(ACTIVATIONS[:3]).format(y=expr)
+    return _pair(b, expr) if b.chance(0.4) else expr
+
+
+@spec("quantized_linear", weight=0.0, family="quantized")
+def _quantized_linear(b: Builder) -> Emit:
+    x = b.pick_float(1, 4, pred=lambda v: v.shape[-1] <= 96)
+    k, n = x.shape[-1], b.size(1, 70)
+    bias = b.new_const([n], torch.float32) if b.chance(0.7) else None
+    call = f"F.linear({_pair(b, str(x))}, {_int8_weight(b, [n, k])}" + (f", {bias})" if bias is not None else ")")
+    return _after(b, call)
+
+
+@spec("quantized_conv", weight=0.0, family="quantized")
+def _quantized_conv(b: Builder) -> Emit:
+    x: Value = _spatial_input(b, 2)
+    c_in = x.shape[1]
+    groups = b.choice([g for g in (1, 1, 1, 2, c_in) if c_in % g == 0])
+    c_out = groups * b.size(1, 9)
+    kh, kw = b.choice([1, 1, 2, 3, 5]), b.choice([1, 1, 3])
+    stride, dil = (b.choice([1, 1, 2]), b.choice([1, 2])), (b.choice([1, 1, 2]), 1)
+    pad = (b.rng.randint(0, (kh - 1) * dil[0] // 2 + 1), b.rng.randint(0, kw // 2))
+    bias = b.new_const([c_out], torch.float32) if b.chance(0.7) else None
+    call = (f"F.conv2d({_pair(b, str(x))}, {_int8_weight(b, [c_out, c_in // groups, kh, kw])}, "
+            f"{bias if bias is not None else 'None'}, stride={stride!r}, padding={pad!r}, dilation={dil!r}, groups={groups})")
+    return _after(b, call)
+
+
+@spec("quantize_pair", weight=0.0, family="quantized")
+def _quantize_pair(b: Builder) -> Emit:
+    x = b.pick_float(0, 4)
+    lo, hi, dtype = b.choice([(0, 255, "torch.uint8"), (-128, 127, "torch.int8"), (-127, 127, "torch.int8"),
+                              (0, 15, "torch.uint8"), (-32768, 32767, "torch.int16")])
+    return _pair(b, str(x), lo, hi, dtype)

@@ -1,0 +1,66 @@
+"""The fuzzer's PT2E patterns (``ops_quantized.py``, the ``quantized`` profile): generated
+programs with quantize -> dequantize pairs around int8-weight linears and convolutions agree
+with eager on every configuration, the CPU backend takes its int8 kernels for some of them,
+and the oracle fails a result one that is off by a few quanta."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ziggurat
+from tests.fuzz.execute import build_module, example_inputs
+from tests.fuzz.generator import PROFILES, generate
+from tests.fuzz.oracle import all_configs, check_program, reference
+from tests.fuzz.program import Program
+from tests.fuzz.tolerance import compare
+
+SEED = 40
+
+
+def _quantized_programs(limit: int) -> list[Program]:
+    found = [p for p in (generate(SEED, i, PROFILES["quantized"]) for i in range(40))
+             if any(op.startswith(("quantized_linear", "quantized_conv")) for op in p.ops())]
+    return found[:limit]
+
+
+PROGRAMS = _quantized_programs(5)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_quantized_programs_match_eager(program: Program) -> None:
+    result = check_program(program, all_configs())
+    assert not result.invalid, result.invalid
+    failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
+                if o.kind in ("wrong", "crash")]
+    assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
+
+
+def test_the_int8_kernels_are_reached() -> None:
+    from ziggurat.backends.cpu.isa import Isa
+    from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
+
+    if not int8_kernel_available(Isa.AVX512):
+        pytest.skip("this host has no AVX512-VNNI: the int8 kernels are not taken")
+    packed = 0
+    for program in PROGRAMS:
+        compiled = ziggurat.compile(build_module(program), example_inputs(program), backend="cpu", isa="avx512")
+        packed += "int8 weights packed" in compiled.report.format()
+    assert packed >= 3, packed
+
+
+def test_a_result_off_by_quanta_fails() -> None:
+    program = PROGRAMS[0]
+    inputs = example_inputs(program)
+    ref = reference(program, inputs)
+    compiled = ziggurat.compile(build_module(program), inputs, backend="reference")
+    with torch.no_grad():
+        out = compiled(*inputs)
+    outs = list(out) if isinstance(out, tuple | list) else [out]
+    assert compare(outs, ref).ok
+    k = next(i for i, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel())
+    wrong = outs[k].contiguous().clone()
+    scale = float(ref.e32[k].abs().max())
+    wrong.view(-1)[0] += 0.05 * scale + 0.05  # a few quanta of any pair here: no rounding explains it
+    outs[k] = wrong
+    assert not compare(outs, ref).ok
