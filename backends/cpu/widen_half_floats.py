@@ -25,7 +25,7 @@ float16 GEMMs and convolutions (``WidenFloat16Gemm``) are widened whole: eager's
 GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
 and rounds the result once, and the native float32 kernels do that 3-4x faster than eager's
 (literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
-own kernels (AMX, AVX512-BF16), and so only a depthwise bf16 convolution is widened.
+own kernels (AMX, AVX512-BF16), and so only a grouped bf16 convolution is widened.
 """
 
 from __future__ import annotations
@@ -224,13 +224,12 @@ def _widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) ->
 
 
 @dataclass
-class WidenDepthwiseConv(RewritePattern):
-    """A bf16 depthwise ``fused.conv2d`` (one filter per channel) on the float32 depthwise
-    kernel: eager's bf16 convolution accumulates the exact bf16 products in float32 and rounds
-    once, as this does (in another order: a bf16 ulp apart at most where a sum rounds across a
-    boundary).  Literal weights and biases become float32 literals; the post-ops run in float32
-    before the one rounding.  A dense bf16 convolution stays in torch (oneDNN's AMX kernels
-    there beat a float32 one)."""
+class WidenGroupedConv(RewritePattern):
+    """A grouped bf16 ``fused.conv2d`` (depthwise or not) on the float32 kernels: eager's bf16
+    convolution accumulates the exact bf16 products in float32 and rounds once, as this does
+    (in another order: a bf16 ulp apart at most where a sum rounds across a boundary).  Literal
+    weights and biases become float32 literals; the post-ops run in float32 before the one
+    rounding.  A one-group bf16 convolution has its own kernels (``lowering/conv_bf16.py``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -238,13 +237,14 @@ class WidenDepthwiseConv(RewritePattern):
             return
         in_shape, w_shape = op.input.type.get_shape(), op.weight.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
         groups = int(op.groups.value.data)
-        if len(in_shape) != 4 or len(w_shape) != 4 or groups != in_shape[1] or w_shape[1] != 1 or groups == 1:
+        if len(in_shape) != 4 or len(w_shape) != 4 or groups == 1:
             return
         if any(v is not None and _dtype(v) not in (torch.bfloat16, torch.float32)
                for v in (op.input, op.weight, op.bias, op.other)):
             return
         _widen_whole(op, torch.bfloat16, rewriter)
-        record(NAME, "depthwise convolutions widened")
+        depthwise = groups == in_shape[1] and w_shape[1] == 1
+        record(NAME, "depthwise convolutions widened" if depthwise else "grouped convolutions widened")
 
 
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.
@@ -278,5 +278,5 @@ class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenDepthwiseConv(), WidenFloat16Gemm()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenFloat16Gemm()])),
                              apply_recursively=False).rewrite_module(op)

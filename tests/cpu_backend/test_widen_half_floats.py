@@ -137,26 +137,29 @@ def test_widened_gelu_within_eagers_own_error(name: str, dtype: torch.dtype) -> 
     assert _same_bits(got[~finite], expected[~finite])
 
 
-class DepthwiseNet(torch.nn.Module):
-    """A depthwise 7x7 (ConvNeXt's), a GELU, a strided depthwise 3x3 without bias, and a dense
-    3x3 convolution (which stays in torch; a dense 1x1 is a bf16 GEMM)."""
+class GroupedNet(torch.nn.Module):
+    """A depthwise 7x7 (ConvNeXt's), a GELU, a strided depthwise 3x3 without bias, a grouped
+    3x3 (4 groups, ResNeXt's) with a residual, and a dense 3x3 convolution (an implicit GEMM
+    on the bf16 kernels)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.dw = torch.nn.Conv2d(24, 24, 7, padding=3, groups=24)
         self.dw2 = torch.nn.Conv2d(24, 24, 3, stride=2, groups=24, bias=False)
+        self.grouped = torch.nn.Conv2d(24, 24, 3, padding=1, groups=4)
         self.pw = torch.nn.Conv2d(24, 8, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.pw(self.dw2(torch.nn.functional.gelu(self.dw(x))))
+        y = self.dw2(torch.nn.functional.gelu(self.dw(x)))
+        return self.pw(torch.relu(self.grouped(y)) + y)
 
 
 @pytest.mark.parametrize("dtype", HALF_FLOATS)
-def test_depthwise_convolution_runs_in_float32_and_rounds_once(dtype: torch.dtype) -> None:
+def test_grouped_convolutions_run_in_float32_and_round_once(dtype: torch.dtype) -> None:
     """(In float16 every convolution is widened: the dense 3x3 too.)"""
     torch.manual_seed(5)
-    exact_model = DepthwiseNet().eval()
-    model = DepthwiseNet().eval()
+    exact_model = GroupedNet().eval()
+    model = GroupedNet().eval()
     model.load_state_dict(exact_model.state_dict())
     model = model.to(dtype)
     x = torch.randn(2, 24, 19, 23).to(dtype)

@@ -15,7 +15,8 @@
   (output channel); activation and residual run in the epilogue, in float32, before the one
   rounding to bf16 (a residual is first copied to the same padded width).
 
-Grouped convolutions (other than depthwise) stay in torch, with the reason.
+Grouped convolutions are widened to the float32 kernels before this (``widen-half-floats``); one that
+reaches here (``passes=`` without that pass) runs in torch, with the reason.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias:
     if weight is None or weight.dim() != 4 or x.rank != 4 or len(out_shape) != 4:
         raise NotLowerable("a bf16 convolution needs a constant 4-D weight and a 4-D image")
     if groups != 1:
-        raise NotLowerable("grouped bf16 convolutions (other than depthwise) run in torch")
+        raise NotLowerable("a grouped bf16 convolution (widen-half-floats widens them) runs in torch")
     if tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding):
         return bf16_pointwise_conv(ctx, x, w, bias, stride, padding, groups, out_shape, epi)
     return _implicit_gemm_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)

@@ -65,7 +65,7 @@ builtin.module {
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x2x4xbf16>)
 // CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 72 : i64, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
 // CHECK-LABEL: func.func @grouped
-// CHECK:         grouped bf16 convolutions (other than depthwise) run in torch
+// CHECK:         a grouped bf16 convolution (widen-half-floats widens them) runs in torch
 // CHECK-NOT:     bf16_kernel
 
 // AVX2-LABEL:  func.func @linear

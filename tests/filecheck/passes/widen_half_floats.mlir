@@ -109,6 +109,19 @@ func.func @depthwise(%x: tensor<1x4x8x8xbf16>, %wd: tensor<4x4x1x1xbf16>) -> ten
   func.return %1 : tensor<1x4x8x8xbf16>
 }
 
+// A grouped bf16 convolution (not depthwise) is widened the same way.
+// CHECK-LABEL: func.func @grouped
+// CHECK-DAG:     %[[WF:.*]] = torch.literal {{.*}} : tensor<4x2x3x3xf32>
+// CHECK-DAG:     %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xf32>
+// CHECK:         %[[C:.*]] = fused.conv2d %[[XF]], %[[WF]] {{.*}}groups = 2 : i64{{.*}} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:    %[[CB:.*]] = torch.aten._to_copy %[[C]] {dtype = bf16, non_blocking = false} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16>
+// CHECK-NEXT:    func.return %[[CB]]
+func.func @grouped(%x: tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xbf16> {
+  %w = torch.literal dense<1.5> : tensor<4x2x3x3xbf16>
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x2x3x3xbf16>) -> tensor<1x4x8x8xbf16>
+  func.return %0 : tensor<1x4x8x8xbf16>
+}
+
 // A bf16 sum accumulates in float32 and rounds once, as eager's.
 // CHECK-LABEL: func.func @reduction
 // CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
@@ -147,6 +160,7 @@ func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
 // STATS: widen-half-floats:
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
+// STATS:   grouped convolutions widened 1
 // STATS:   indexed ops widened 1
 // STATS:   ops widened 8
 // STATS:   promoted operands widened 1
