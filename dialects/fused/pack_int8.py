@@ -15,7 +15,8 @@ holds per output column ``j``:
 
 * row 0: ``zero_point * sum_k B[k, j]`` as an int32 (its bits), subtracted from the
   accumulator: ``sum_k (u[k] - zero_point) * B[k, j]`` with ``u`` the uint8 activations;
-* row 1: ``a_scale * w_scale[j]`` (float32), the product's scale;
+* row 1: ``a_scale * w_scale[j]`` rounded to float32 (the kernel's float64 epilogue makes the
+  product from the two scales instead; the row stays so that the layout does not change);
 * row 2: ``w_scale[j]``, the weight's own scale (the float32 weight is ``W * w_scale``).
 """
 

@@ -11,10 +11,13 @@ workspace (``u = round(a / a_scale) + zero_point``: exact, as ``a`` is an intege
 scale), one row of ``ldq`` bytes per row of A, then computes ``sum_k u[i, k] * B[k, j]`` in
 int32 with ``vpdpbusd`` over the packed ``B`` (``dialects/fused/pack_int8.py``: the epilogue
 table, then panels of 4 k per lane).  The epilogue subtracts the zero point's correction,
-scales by ``a_scale * w_scale[j]`` (both from the table), adds the bias, applies the post-ops
-in float32 and stores float32.  The sums are exact, so the result is eager's ``linear`` of the dequantized operands
-up to float32 rounding (eager rounds every product and partial sum; here one product of the
-exact sum and the scale is rounded).
+scales by ``a_scale * w_scale[j]`` and adds the bias in float64 (the sum, both scales, their
+product and the bias are exact there; the scaling and the bias round at 2**-53), rounds to
+float32 once, applies the post-ops in float32 and stores float32.  So the product is the
+real-number value of the quantized operands correctly rounded to float32 (but where a float64
+rounding lands it on a float32 tie, about 2**-28 of the time); eager's ``linear`` of the dequantized operands rounds each operand and every partial sum,
+and a float32 epilogue (``sum * float32(a_scale * w_scale)``) was a float32 ulp off now and
+then, which a following quantizer turned into a quantum (fuzz seed 41, program 90).
 
 Tasks are (32-column panel, group of up to 8 rows), panel-major, run in parallel; a task
 holds 16 int32 accumulators in registers over the whole K.  With ``a_conv`` A is the implicit
@@ -50,6 +53,7 @@ from ziggurat.backends.cpu.threads import default_threads, emit_parallel_for
 
 I8 = ir.IntType(8)
 V16F = ir.VectorType(F32, 16)
+V16D = ir.VectorType(ir.DoubleType(), 16)
 V16I32 = ir.VectorType(I32, 16)
 V16I8 = ir.VectorType(I8, 16)
 V64I8 = ir.VectorType(I8, 64)
@@ -327,22 +331,26 @@ class _Emitter:
         zc: list[ir.Value] = []
         sc: list[ir.Value] = []
         bias_v: list[ir.Value | None] = []
+        a_scale = ir.Constant(V16D, [_f32(s.a_scale)] * 16)
         for h in range(2):
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
             masks.append(_i(b.icmp_signed("<", lanes, splat_i32(b, left))))
             col = llvm_ir.add(b, col0, i64(16 * h))
             zc.append(_i(b.bitcast(vec.load(b, gep(b, table, col)), V16I32)))
-            sc.append(vec.load(b, gep(b, table, llvm_ir.add(b, col, i64(np_)))))
-            bias_v.append(masked_load(self.module, b, gep(b, bias, col), masks[h]) if s.bias else None)
+            # a_scale * w_scale[j] in float64: exact (24-bit significands)
+            w_scale = _i(b.fpext(vec.load(b, gep(b, table, llvm_ir.add(b, col, i64(2 * np_)))), V16D))
+            sc.append(_i(b.fmul(w_scale, a_scale)))
+            bias_v.append(_i(b.fpext(masked_load(self.module, b, gep(b, bias, col), masks[h]), V16D)) if s.bias else None)
         params = dict(s.unary_params)
         rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
         for i in range(rows):
             row = llvm_ir.add(b, row0, i64(i))
             for h in range(2):
-                x = llvm_ir.fmul(b, _i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16F)), sc[h])
+                xd = _i(b.fmul(_i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16D)), sc[h]))
                 bh = bias_v[h]
                 if bh is not None:
-                    x = llvm_ir.fadd(b, x, bh)
+                    xd = _i(b.fadd(xd, bh))
+                x = _i(b.fptrunc(xd, V16F))
                 col = llvm_ir.add(b, col0, i64(16 * h))
                 if s.binary is not None and s.binary_first:
                     x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
