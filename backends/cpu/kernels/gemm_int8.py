@@ -11,9 +11,9 @@ workspace (``u = round(a / a_scale) + zero_point``: exact, as ``a`` is an intege
 scale), one row of ``ldq`` bytes per row of A, then computes ``sum_k u[i, k] * B[k, j]`` in
 int32 with ``vpdpbusd`` over the packed ``B`` (``dialects/fused/pack_int8.py``: the epilogue
 table, then panels of 4 k per lane).  The epilogue subtracts the zero point's correction,
-scales by ``a_scale * w_scale[j]`` and adds the bias in float64 (the sum, both scales, their
-product and the bias are exact there; the scaling and the bias round at 2**-53), rounds to
-float32 once, applies the post-ops in float32 and stores float32.  So the product is the
+scales by ``a_scale * w_scale[j]`` and adds the bias in one float64 FMA (the sum, both scales,
+their product and the bias are exact there; the FMA rounds once, at 2**-53), rounds to float32
+once, applies the post-ops in float32 and stores float32.  So the product is the
 real-number value of the quantized operands correctly rounded to float32 (but where a float64
 rounding lands it on a float32 tie, about 2**-28 of the time); eager's ``linear`` of the dequantized operands rounds each operand and every partial sum,
 and a float32 epilogue (``sum * float32(a_scale * w_scale)``) was a float32 ulp off now and
@@ -332,6 +332,7 @@ class _Emitter:
         sc: list[ir.Value] = []
         bias_v: list[ir.Value | None] = []
         a_scale = ir.Constant(V16D, [_f32(s.a_scale)] * 16)
+        fma_d = declare(self.module, "llvm.fma.v16f64", V16D, [V16D, V16D, V16D])
         for h in range(2):
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
             masks.append(_i(b.icmp_signed("<", lanes, splat_i32(b, left))))
@@ -346,10 +347,9 @@ class _Emitter:
         for i in range(rows):
             row = llvm_ir.add(b, row0, i64(i))
             for h in range(2):
-                xd = _i(b.fmul(_i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16D)), sc[h]))
+                total = _i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16D))
                 bh = bias_v[h]
-                if bh is not None:
-                    xd = _i(b.fadd(xd, bh))
+                xd = _i(b.call(fma_d, [total, sc[h], bh])) if bh is not None else _i(b.fmul(total, sc[h]))
                 x = _i(b.fptrunc(xd, V16F))
                 col = llvm_ir.add(b, col0, i64(16 * h))
                 if s.binary is not None and s.binary_first:
