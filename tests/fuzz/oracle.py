@@ -96,16 +96,19 @@ def every_config(isas: tuple[str, ...] | None = None) -> list[Config]:
     """Every configuration a run can name with ``--configs`` for ``isas`` (default: the host's):
     the default set, the ``-dyn`` ones and the ``-bf16``/``-fp16`` ones."""
     isas = isas if isas is not None else host_isas()
-    return all_configs(isas, dynamic=True) + low_precision_configs(tuple(i for i in isas if i == "avx512"))
+    return all_configs(isas, dynamic=True) + low_precision_configs(isas, every_isa=True)
 
 
-def low_precision_configs(isas: tuple[str, ...] | None = None) -> list[Config]:
+def low_precision_configs(isas: tuple[str, ...] | None = None, every_isa: bool = False) -> list[Config]:
     """The ``-bf16`` and ``-fp16`` configurations: the CPU backend on AVX-512 (where the bf16
-    GEMMs and convolutions run natively; float16 ones are widened on every ISA), and the
-    reference backend."""
-    isas = isas if isas is not None else tuple(i for i in host_isas() if i == "avx512")
+    GEMMs and convolutions run natively), and the reference backend; with ``every_isa`` the
+    float16 ones on every ISA of ``isas`` too (float16 casts take F16C on avx512/avx2 and
+    integer code on scalar; its GEMMs are widened on each)."""
+    isas = isas if isas is not None else host_isas()
+    wide = tuple(i for i in isas if i == "avx512")
     return [config for precision in ("bf16", "fp16")
-            for config in (*(Config("cpu", "export", isa, precision=precision) for isa in isas),
+            for config in (*(Config("cpu", "export", isa, precision=precision)
+                             for isa in (isas if precision == "fp16" and every_isa else wide)),
                            Config("reference", "export", precision=precision))]
 
 

@@ -37,7 +37,12 @@ def select_configs(names: str | None) -> list[Config]:
     if not names:
         return all_configs()
     wanted = names.split(",")
-    return [c for c in every_config() if c.name in wanted]
+    known = every_config()
+    unknown = [n for n in wanted if n not in {c.name for c in known}]
+    if unknown:  # a misspelt or unavailable name used to drop out silently
+        raise SystemExit(f"unknown configuration(s) {', '.join(unknown)}; this host has: "
+                         f"{', '.join(c.name for c in known)}")
+    return [c for c in known if c.name in wanted]
 
 
 def check(program: Program, configs: list[Config], channel: TextIO, index: int | str, threads: int,
