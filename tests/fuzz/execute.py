@@ -256,3 +256,28 @@ def run_eager_nan_signs_flipped(module: torch.nn.Module, inputs: Sequence[torch.
     with NanSignsFlipped():
         return run_eager(module, inputs)
 
+
+class GemmZeroSignsFlipped(TorchDispatchMode):
+    """Every zero a matrix product or convolution makes, with its sign the other way.
+
+    The sign of a zero sum of products depends on where the sum starts: eager's ``mm`` of
+    ``-3.75 * 0.0`` with K = 1 is -0.0, its ``mv`` of the same +0.0 (it accumulates from
+    +0), and a compiled GEMM either.  An output that depends on it (``atan2(y, x)`` at
+    ``x = +-0``, fuzz seed 42 program 114) is noise, not an answer; where this run and the
+    plain one differ, the oracle counts the difference as eager's own (``alternates``)."""
+
+    OPS = frozenset({"mm", "bmm", "addmm", "mv", "dot", "vdot", "baddbmm", "addmv", "addbmm", "addr",
+                     "convolution", "_convolution", "_addmm_activation"})
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in self.OPS and isinstance(out, torch.Tensor) and out.is_floating_point():
+            return torch.where(out == 0, torch.neg(out), out)
+        return out
+
+
+def run_eager_gemm_zero_signs_flipped(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    with GemmZeroSignsFlipped():
+        return run_eager(module, inputs)
+

@@ -32,7 +32,8 @@ import torch
 
 from tests.fuzz.eager_layouts import run_eager_contiguous_operands
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
-                                run_eager_nan_signs_flipped, run_eager_scalar_loops, run_statements)
+                                run_eager_gemm_zero_signs_flipped, run_eager_nan_signs_flipped, run_eager_scalar_loops,
+                                run_statements)
 from tests.fuzz.low_precision import AutocastRefused, LowReference, compare_low, low_reference
 from tests.fuzz.near_equal import run_eager_near_equal
 from tests.fuzz.program import Program, TensorSpec
@@ -257,6 +258,10 @@ def reference(program: Program, inputs: tuple[torch.Tensor, ...]) -> Reference:
         pass
     try:  # ... and the sign of a NaN is nobody's answer (signbit, copysign)
         alternates.append(run_eager_nan_signs_flipped(module, inputs))
+    except Exception:
+        pass
+    try:  # ... nor the sign of a zero sum of products (mm with K = 1 gives -0, mv +0)
+        alternates.append(run_eager_gemm_zero_signs_flipped(module, inputs))
     except Exception:
         pass
     try:  # ... and a kernel whose float32 formula loses accuracy (group_norm): correctly rounded
