@@ -247,6 +247,29 @@ class WidenGroupedConv(RewritePattern):
         record(NAME, "depthwise convolutions widened" if depthwise else "grouped convolutions widened")
 
 
+#: Ops with several results widened whole (``_widen_whole``) when their input is bf16 or float16:
+#: eager's batch norm of a 16-bit input computes in float32 and rounds once (bit for bit the
+#: float32 one rounded, checked on both types), its parameters 16-bit or float32.
+WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm"})
+
+
+@dataclass
+class WidenWhole(RewritePattern):
+    """An op of ``WIDENED_WHOLE`` on a bf16 or float16 input: float32 in, each 16-bit result
+    rounded back once."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op_key(op) not in WIDENED_WHOLE or not op.operands:
+            return
+        half = _dtype(op.operands[0])
+        if half not in HALF_FLOATS or _dtype(op.results[0]) != half:
+            return
+        if any(isinstance(v.type, TensorType) and _dtype(v) not in (half, torch.float32) for v in op.operands):
+            return
+        _widen_whole(op, half, rewriter)
+        record(NAME, "batch norms widened")
+
+
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.
 FLOAT16_GEMMS = frozenset({
     "fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
@@ -278,5 +301,5 @@ class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenFloat16Gemm()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenFloat16Gemm(), WidenWhole()])),
                              apply_recursively=False).rewrite_module(op)

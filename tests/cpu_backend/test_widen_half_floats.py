@@ -251,3 +251,34 @@ def test_moments_norms_and_cumsum_in_float32(frontend: str, dtype: torch.dtype) 
         finite = r.isfinite()
         ulp = r.float().abs() * ULP[dtype]
         assert bool(((g.float() - r.float()).abs()[finite] <= ulp[finite]).all()), i
+
+
+class LoneBatchNorm(nn.Module):
+    """A batch norm after a relu (not folded into anything), 16-bit parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(37)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(torch.relu(x))
+
+
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
+def test_a_lone_batch_norm_is_widened(dtype: torch.dtype) -> None:
+    """Eager's batch norm of a 16-bit input computes in float32 and rounds once; natively, within
+    one ulp of eager's (the float32 formula may round differently)."""
+    torch.manual_seed(9)
+    model = LoneBatchNorm().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-1, 1)  # type: ignore[union-attr]
+        model.bn.running_var.uniform_(0.5, 2)  # type: ignore[union-attr]
+        model.bn.weight.normal_()
+        model.bn.bias.normal_()
+    model = model.to(dtype)
+    x = (torch.randn(2, 37, 9, 11) * 3).to(dtype)
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    assert compiled.report.unsupported == [], compiled.report.unsupported
+    got, ref = compiled(x), model(x)
+    assert got.dtype == dtype
+    assert bool(((got.float() - ref.float()).abs() <= ref.float().abs() * ULP[dtype] + 1e-6).all())

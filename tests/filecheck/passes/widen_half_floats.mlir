@@ -157,7 +157,20 @@ func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
   func.return %0, %1 : tensor<4xbf16>, tensor<4xi64>
 }
 
+// A float16 batch norm that nothing folded: float32 in (its 16-bit parameters cast), one rounding out.
+// CHECK-LABEL: func.func @lone_batch_norm
+// CHECK-DAG:     %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<1x4x3x3xf16>) -> tensor<1x4x3x3xf32>
+// CHECK-DAG:     %[[WF:.*]] = torch.aten._to_copy %w {dtype = f32, non_blocking = false} : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK:         %[[N:.*]] = torch.aten.batch_norm %[[XF]] weight(%[[WF]] : tensor<4xf32>) {{.*}} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    %[[NH:.*]] = torch.aten._to_copy %[[N]] {dtype = f16, non_blocking = false} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf16>
+// CHECK-NEXT:    func.return %[[NH]]
+func.func @lone_batch_norm(%x: tensor<1x4x3x3xf16>, %w: tensor<4xf16>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<1x4x3x3xf16> {
+  %0 = torch.aten.batch_norm %x weight(%w : tensor<4xf16>) running_mean(%m : tensor<4xf32>) running_var(%v : tensor<4xf32>) {training = false, momentum = 1.000000e-01 : f64, eps = 1.000000e-05 : f64, cudnn_enabled = false} : (tensor<1x4x3x3xf16>) -> tensor<1x4x3x3xf16>
+  func.return %0 : tensor<1x4x3x3xf16>
+}
+
 // STATS: widen-half-floats:
+// STATS:   batch norms widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   grouped convolutions widened 1
