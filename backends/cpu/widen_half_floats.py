@@ -247,7 +247,7 @@ class WidenGroupedConv(RewritePattern):
         record(NAME, "depthwise convolutions widened" if depthwise else "grouped convolutions widened")
 
 
-#: Ops with several results widened whole (``_widen_whole``) when their input is bf16 or float16:
+#: Ops widened whole (``_widen_whole``: every result, one or several) when their input is bf16 or float16:
 #: eager's batch norm of a 16-bit input computes in float32 and rounds once (bit for bit the
 #: float32 one rounded, checked on both types), its parameters 16-bit or float32.
 WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm"})
