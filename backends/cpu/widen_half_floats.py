@@ -21,11 +21,12 @@ through torch). The float32 element functions may differ from eager's by an ulp 
 which moves a result across a rounding boundary rarely: one ulp of the 16-bit type, the
 precision's own tolerance (``tests/cpu_backend/test_widen_half_floats.py``).
 
-float16 GEMMs and convolutions (``WidenFloat16Gemm``) are widened whole: eager's float16
+float16 GEMMs and convolutions (``WidenGemm``) are widened whole: eager's float16
 GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
 and rounds the result once, and the native float32 kernels do that 3-4x faster than eager's
 (literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
-own kernels (AMX, AVX512-BF16), and so only a grouped bf16 convolution is widened.
+own kernels (AMX, AVX512-BF16); a grouped bf16 convolution, and one the bf16 kernels do not
+take (1-d, 3-d, transposed), is widened.
 """
 
 from __future__ import annotations
@@ -277,23 +278,32 @@ FLOAT16_GEMMS = frozenset({
     "aten::conv2d", "aten::conv2d.padding", "aten::conv3d", "aten::conv3d.padding", "aten::conv_transpose1d",
     "aten::conv_transpose2d.input", "aten::conv_transpose3d.input",
 })
+#: ... and when every tensor is bf16: those without a bf16 kernel (``lowering/gemm_bf16.py``,
+#: ``conv_bf16.py`` take linears, matmuls and one-group 2-d convolutions).
+BF16_GEMMS_WIDENED = FLOAT16_GEMMS - {"fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul",
+                                      "aten::mm"}
 
 
 @dataclass
-class WidenFloat16Gemm(RewritePattern):
-    """A float16 GEMM or convolution (``FLOAT16_GEMMS``) on the float32 kernels, its result
-    rounded to float16 once, as eager's float16 GEMMs accumulate in float32 and round once; a
-    fused epilogue runs in float32 before that rounding (eager rounds after the product too:
-    up to an ulp of float16 closer to the float32 result)."""
+class WidenGemm(RewritePattern):
+    """A float16 GEMM or convolution (``FLOAT16_GEMMS``), or a bf16 one without a bf16 kernel
+    (``BF16_GEMMS_WIDENED``: 1-d, 3-d, same-padded and transposed convolutions, bmm/addmm
+    forms), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
+    accumulate in float32 and round once; a fused epilogue runs in float32 before that
+    rounding (eager rounds after the product too: up to an ulp closer to the float32 result)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op_key(op) not in FLOAT16_GEMMS or op.properties.get("weight_layout") is not None:
+        key = op_key(op)
+        if key not in FLOAT16_GEMMS or op.properties.get("weight_layout") is not None:
             return
         tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
-        if not tensors or any(_dtype(v) != torch.float16 for v in tensors):
-            return
-        _widen_whole(op, torch.float16, rewriter)
-        record(NAME, "float16 GEMMs and convolutions widened")
+        dtypes = {_dtype(v) for v in tensors}
+        if dtypes == {torch.float16}:
+            _widen_whole(op, torch.float16, rewriter)
+            record(NAME, "float16 GEMMs and convolutions widened")
+        elif dtypes == {torch.bfloat16} and key in BF16_GEMMS_WIDENED:
+            _widen_whole(op, torch.bfloat16, rewriter)
+            record(NAME, "bf16 GEMMs and convolutions without a bf16 kernel widened")
 
 
 @dataclass(frozen=True)
@@ -301,5 +311,5 @@ class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenFloat16Gemm(), WidenWhole()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenGemm(), WidenWhole()])),
                              apply_recursively=False).rewrite_module(op)

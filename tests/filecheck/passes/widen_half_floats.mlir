@@ -157,6 +157,18 @@ func.func @indexed(%x: tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
   func.return %0, %1 : tensor<4xbf16>, tensor<4xi64>
 }
 
+// A bf16 GEMM the bf16 kernels do not take (bmm here; 1-d, 3-d, transposed convolutions) is widened as a float16 one.
+// CHECK-LABEL: func.func @bf16_bmm
+// CHECK-DAG:     %[[AF:.*]] = torch.aten._to_copy %a {dtype = f32, non_blocking = false} : (tensor<2x4x8xbf16>) -> tensor<2x4x8xf32>
+// CHECK-DAG:     %[[BF:.*]] = torch.aten._to_copy %b {dtype = f32, non_blocking = false} : (tensor<2x8x3xbf16>) -> tensor<2x8x3xf32>
+// CHECK:         %[[P:.*]] = torch.aten.bmm %[[AF]], %[[BF]] : (tensor<2x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT:    %[[PB:.*]] = torch.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<2x4x3xf32>) -> tensor<2x4x3xbf16>
+// CHECK-NEXT:    func.return %[[PB]]
+func.func @bf16_bmm(%a: tensor<2x4x8xbf16>, %b: tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16> {
+  %0 = torch.aten.bmm %a, %b : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
+  func.return %0 : tensor<2x4x3xbf16>
+}
+
 // A float16 batch norm that nothing folded: float32 in (its 16-bit parameters cast), one rounding out.
 // CHECK-LABEL: func.func @lone_batch_norm
 // CHECK-DAG:     %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<1x4x3x3xf16>) -> tensor<1x4x3x3xf32>
@@ -171,6 +183,7 @@ func.func @lone_batch_norm(%x: tensor<1x4x3x3xf16>, %w: tensor<4xf16>, %m: tenso
 
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
+// STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   grouped convolutions widened 1
