@@ -76,7 +76,10 @@ WIDENED = frozenset({
     # exact in float32 then rounded once: eager's result too (sqrt's double rounding is
     # innocuous: float32 has more than twice the bits plus two of bf16 and float16)
     "aten::abs", "aten::relu6", "aten::ceil", "aten::floor", "aten::trunc", "aten::sign", "aten::sqrt",
-    "aten::rsub.Tensor", "aten::addcmul",
+    "aten::rsub.Tensor", "aten::addcmul", "aten::reciprocal", "aten::square", "aten::maximum", "aten::minimum",
+    # float32 element functions rounded once, as eager's (bit for bit over 2^16 values of each
+    # type on every ISA; not erf, whose eager result is not, nor mish, 12 of them an ulp off)
+    "aten::log", "aten::exp2", "aten::elu", "aten::softplus",
 })
 #: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
 #: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the

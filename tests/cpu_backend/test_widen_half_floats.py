@@ -56,6 +56,14 @@ OPS: dict[str, Fn] = {
     "sqrt": lambda x, y: torch.sqrt(x),
     "rsub": lambda x, y: torch.rsub(x, y, alpha=2),
     "addcmul": lambda x, y: torch.addcmul(x, x, y, value=0.5),
+    "reciprocal": lambda x, y: torch.reciprocal(x),
+    "square": lambda x, y: torch.square(x),
+    "maximum": lambda x, y: torch.maximum(x, y),
+    "minimum": lambda x, y: torch.minimum(x, y),
+    "log": lambda x, y: torch.log(x.abs()),
+    "exp2": lambda x, y: torch.exp2(x),
+    "elu": lambda x, y: F.elu(x),
+    "softplus": lambda x, y: F.softplus(x),
 }
 #: eager's float32 gelu is inaccurate in its negative tail (see the module docstring)
 APPROXIMATE: dict[str, Fn] = {
