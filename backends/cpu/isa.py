@@ -163,6 +163,12 @@ def feature_string(isa: Isa) -> str:
     return ",".join(parts)
 
 
+def isa_has(isa: Isa, feature: str) -> bool:
+    """Whether code for ``isa`` on this host may use ``feature`` (an LLVM feature name, as in
+    :func:`feature_string`: the host has it and ``isa`` does not exclude it)."""
+    return f"+{feature}" in feature_string(isa).split(",")
+
+
 def target_machine(isa: Isa, opt: int = 3) -> llvm.TargetMachine:
     """A new target machine for the host CPU restricted to ``isa``.
 

@@ -46,6 +46,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.dialects.fused import Conv2dOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
@@ -56,7 +57,7 @@ from ziggurat.ir.types import dtype_of
 
 NAME = "widen-half-floats"
 
-#: Ops whose eager bf16 kernels compute in float32 and round once.
+#: Ops whose eager bf16 and float16 kernels compute in float32 and round once.
 WIDENED = frozenset({
     "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::neg",
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
@@ -81,19 +82,19 @@ WIDENED = frozenset({
     # type on every ISA; not erf, whose eager result is not, nor mish, 12 of them an ulp off)
     "aten::log", "aten::exp2", "aten::elu", "aten::softplus",
 })
-#: ``where`` and ``masked_fill`` on bf16 only select elements: eager copies their bits (a NaN
-#: keeps its payload, where a round trip through float32 would make it 0xFFFF), and so does the
-#: native lowering (``lowering/driver.py``'s ``BF16_MOVES``); they are not widened.
-#: Binary ops that promote a bf16 operand to a float32 result (``f32 + bf16``): eager converts
-#: the bf16 operand (exactly) and computes in float32, so only the operand is widened.
+#: ``where`` and ``masked_fill`` on 16-bit floats only select elements: eager copies their bits
+#: (a NaN keeps its payload, where a round trip through float32 would change it), and so does
+#: the native lowering (``lowering/driver.py``'s ``HALF_FLOAT_MOVES``); they are not widened.
+#: Binary ops that promote a 16-bit operand to a float32 result (``f32 + bf16``): eager converts
+#: that operand (exactly) and computes in float32, so only the operand is widened.
 MIXED = frozenset({"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor",
                    "aten::where.self", "aten::rsub.Tensor"})
-#: Ops with a bf16 value and int64 indices (exact in float32: they select an element).
+#: Ops with a 16-bit value and int64 indices (exact in float32: they select an element; not
+#: ``topk``, whose tie order differs between eager's 16-bit and float32 kernels).
 INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::min.dim"})
-#: Comparisons: bf16 operands, a bool result (exact in float32).
+#: Comparisons: 16-bit operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
-HALF_FLOATS = (torch.bfloat16, torch.float16)
 _OPERAND_DTYPES = (*HALF_FLOATS, torch.float32, torch.bool)
 #: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
 #: float32 then one rounding): only the last dim is widened.
@@ -253,7 +254,8 @@ class WidenGroupedConv(RewritePattern):
 
 #: Ops widened whole (``_widen_whole``: every result, one or several) when their input is bf16 or float16:
 #: eager's batch norm of a 16-bit input computes in float32 and rounds once (bit for bit the
-#: float32 one rounded, checked on both types), its parameters 16-bit or float32.
+#: float32 one rounded, checked on both types in eval mode), its parameters 16-bit or float32.
+#: In training mode (batch statistics) it is not widened: not checked against eager.
 WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm"})
 
 
@@ -270,12 +272,14 @@ class WidenWhole(RewritePattern):
             return
         if any(isinstance(v.type, TensorType) and _dtype(v) not in (half, torch.float32) for v in op.operands):
             return
+        if isinstance(op, AtenOp) and "training" in op.properties and op.static_value("training") is not False:
+            return
         _widen_whole(op, half, rewriter)
         record(NAME, "batch norms widened")
 
 
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.
-FLOAT16_GEMMS = frozenset({
+WIDENED_GEMMS = frozenset({
     "fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
     "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::convolution", "aten::conv1d", "aten::conv1d.padding",
     "aten::conv2d", "aten::conv2d.padding", "aten::conv3d", "aten::conv3d.padding", "aten::conv_transpose1d",
@@ -283,13 +287,13 @@ FLOAT16_GEMMS = frozenset({
 })
 #: ... and when every tensor is bf16: those without a bf16 kernel (``lowering/gemm_bf16.py``,
 #: ``conv_bf16.py`` take linears, matmuls and one-group 2-d convolutions).
-BF16_GEMMS_WIDENED = FLOAT16_GEMMS - {"fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul",
+BF16_GEMMS_WIDENED = WIDENED_GEMMS - {"fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul",
                                       "aten::mm"}
 
 
 @dataclass
 class WidenGemm(RewritePattern):
-    """A float16 GEMM or convolution (``FLOAT16_GEMMS``), or a bf16 one without a bf16 kernel
+    """A float16 GEMM or convolution (``WIDENED_GEMMS``), or a bf16 one without a bf16 kernel
     (``BF16_GEMMS_WIDENED``: 1-d, 3-d, same-padded and transposed convolutions, bmm/addmm
     forms), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
     accumulate in float32 and round once; a fused epilogue runs in float32 before that
@@ -297,7 +301,7 @@ class WidenGemm(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         key = op_key(op)
-        if key not in FLOAT16_GEMMS or op.properties.get("weight_layout") is not None:
+        if key not in WIDENED_GEMMS or op.properties.get("weight_layout") is not None:
             return
         tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
         dtypes = {_dtype(v) for v in tensors}

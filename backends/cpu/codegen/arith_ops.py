@@ -73,11 +73,11 @@ def _f16_bits(value: float) -> int:
     x = float(value)
     if x != x:
         return 0x7E00
-    single = struct.unpack("<f", struct.pack("<f", x))[0] if abs(x) < 3.4e38 else x
     try:
+        single = struct.unpack("<f", struct.pack("<f", x))[0]
         bits = struct.unpack("<H", struct.pack("<e", single))[0]
-    except OverflowError:
-        bits = 0xFC00 if single < 0 else 0x7C00
+    except OverflowError:  # past float32's or float16's range: an infinity
+        bits = 0xFC00 if x < 0 else 0x7C00
     return bits - 0x10000 if bits >= 0x8000 else bits
 
 

@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, load_handlers
 from ziggurat.backends.cpu.codegen.profile import ProfileEmitter, ProfileEntry
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type
-from ziggurat.backends.cpu.isa import Isa, host_features
+from ziggurat.backends.cpu.isa import Isa, isa_has
 from ziggurat.backends.cpu.kernels.gemm import emit_gemm, gemm_workspace_bytes
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
@@ -396,7 +396,7 @@ class ModuleCodegen:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         em = FunctionEmitter(self.module, b, fn.args[-1], self.threads, name)
         em.vector_bits = {Isa.AVX512: 512, Isa.AVX2: 256}.get(self.isa, 0)
-        em.f16c = self.isa is not Isa.SCALAR and host_features().get("f16c", False)
+        em.f16c = isa_has(self.isa, "f16c")
         for a, arg in zip(fn.args, op.body.block.args, strict=False):
             em.set(arg, a)
         em.emit_block(op.body.block)

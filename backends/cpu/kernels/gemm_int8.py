@@ -65,9 +65,9 @@ MAX_K = 65536
 
 def int8_kernel_available(isa: Isa) -> bool:
     """Whether code for ``isa`` on this host may take the kernel: avx512 and AVX512-VNNI."""
-    from ziggurat.backends.cpu.isa import host_features
+    from ziggurat.backends.cpu.isa import isa_has
 
-    return isa == Isa.AVX512 and bool(host_features().get("avx512vnni"))
+    return isa == Isa.AVX512 and isa_has(isa, "avx512vnni")
 
 
 @dataclass(frozen=True)

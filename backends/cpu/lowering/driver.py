@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ziggurat.backends.cpu.loopgen.function import FunctionBuilder, new_function
 from ziggurat.backends.cpu.loopgen.kernel import KernelOptions
-from ziggurat.backends.cpu.loopgen.types import LOOP_DTYPES, memref
+from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS, LOOP_DTYPES, memref
 from ziggurat.backends.cpu.lowering.args import LoweringArgs, RuntimeScalar
 from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringContext, LoweringOptions
 from ziggurat.backends.cpu.lowering.constants import literal_value
@@ -115,8 +115,6 @@ def _native_dtype_problem(_role: str, _index: int, ty: Attribute) -> str | None:
 #: stored (its bits) and converted, never computed in (``codegen/bf16.py``, ``codegen/f16.py``;
 #: ``widen_half_floats`` computes their ops in float32).
 HALF_FLOAT_CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout", "aten::type_as"})
-#: The 16-bit floats the CPU backend stores, converts and moves natively.
-HALF_FLOATS = (torch.bfloat16, torch.float16)
 
 
 def is_half_float_cast(op: Operation) -> bool:
@@ -126,7 +124,7 @@ def is_half_float_cast(op: Operation) -> bool:
     types = [v.type for v in (*op.operands, *op.results)]
     if not types or not all(isinstance(t, TensorType) for t in types):
         return False
-    return {dtype_of(t) for t in types} in ({torch.float32, torch.bfloat16}, {torch.float32, torch.float16})
+    return any({dtype_of(t) for t in types} == {torch.float32, half} for half in HALF_FLOATS)
 
 
 #: GEMMs the bf16 kernels compute (``lowering/gemm_bf16.py``) when every operand is bf16.
