@@ -40,11 +40,10 @@ DEFAULT = Profile()
 #: the GEMM and convolution specs: what low-precision kernels compute (``gemm`` profile)
 GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused_conv", "conv_bn", "linear_bn",
               "sibling_linears", "mm_family", "einsum", "bilinear")
-#: specs of weight 0 that only the ``quantized`` profile draws (``ops_quantized.py``)
-QUANTIZED_SPECS = ("quantized_linear", "quantized_conv", "quantize_pair")
 #: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
 #: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often),
-#: ``quantized`` for PT2E patterns (most programs hold one or more)
+#: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
+#: programs hold one or more)
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),

@@ -429,8 +429,20 @@ def check_program(program: Program, configs: list[Config] | None = None, threads
                   cache_dir: str | None = None, fresh: bool = True,
                   progress: Callable[[Config], None] | None = None) -> GraphResult:
     """Run ``program`` under every config (default: all for this host) against eager;
-    ``progress`` is told each config before it runs (the runner's hang/segfault witness)."""
-    logging.getLogger("ziggurat").setLevel(logging.CRITICAL)
+    ``progress`` is told each config before it runs (the runner's hang/segfault witness).
+    Ziggurat's warnings are silenced while it runs, and only then (the level was left at
+    CRITICAL for the rest of the process, so a later test's ``caplog`` saw nothing)."""
+    logger = logging.getLogger("ziggurat")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        return _check_program(program, configs, threads, cache_dir, fresh, progress)
+    finally:
+        logger.setLevel(level)
+
+
+def _check_program(program: Program, configs: list[Config] | None, threads: int, cache_dir: str | None,
+                   fresh: bool, progress: Callable[[Config], None] | None) -> GraphResult:
     result = GraphResult(program.name)
     example = example_inputs(program)
     refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]] = {}
