@@ -21,6 +21,7 @@ BACKEND_PASSES: dict[str, str] = {
     "convert-torch-to-loop": "ziggurat.backends.cpu.convert_torch_to_loop:ConvertTorchToLoop",
     "plan-loop-buffers": "ziggurat.backends.cpu.plan_loop_buffers:PlanLoopBuffers",
     "prepack-weights": "ziggurat.backends.cpu.prepack_weights:PrepackWeightsPass",
+    "fuse-requantize": "ziggurat.backends.cpu.fuse_requantize:FuseRequantizePass",
     "widen-half-floats": "ziggurat.backends.cpu.widen_half_floats:WidenHalfFloatsPass",
     "convert-torch-to-trt": "ziggurat.backends.tensorrt.convert_torch_to_trt:ConvertTorchToTrt",
     "explain": "ziggurat.backends.explain_pass:ExplainPass",

@@ -43,6 +43,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from ziggurat.dialects.fused import FusedOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddScalarOp,
@@ -173,9 +174,23 @@ def _integer(value: object) -> int | None:
     return int(value)
 
 
-def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | None:
-    """``(scale, zero_point, quant_min, quant_max)`` when ``value`` is computed by the ops of a
-    decomposed pair, read from the ops themselves (the proof that every element is
+@dataclass(frozen=True)
+class DecomposedPair:
+    """The ops of a decomposed pair that compute a value (:func:`decomposed_pair`)."""
+
+    #: the value quantized
+    x: SSAValue
+    #: ``x * multiplier``, round, ``+ zp``, clamp, the NaN test, where, ``- zp``, ``* scale``
+    ops: tuple[Operation, ...]
+    multiplier: float
+    scale: float
+    zero_point: int
+    quant_min: int
+    quant_max: int
+
+
+def decomposed_pair(value: SSAValue) -> DecomposedPair | None:
+    """The ops of a decomposed pair when they compute ``value`` (the proof that every element is
     ``(q - zero_point) * scale`` for an integer ``q`` in ``[quant_min, quant_max]``, NaN
     included: it became 0)::
 
@@ -192,19 +207,35 @@ def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | Non
     rnd = _owner(add.self_, AtenRound_Op) if add is not None else None
     scaled = _owner(rnd.self_, AtenMulScalarOp) if rnd is not None else None
     test = _owner(where.condition, AtenEqTensorOp) if where is not None else None
-    if mul is None or sub is None or where is None or clamp is None or add is None or scaled is None or test is None:
+    if (mul is None or sub is None or where is None or clamp is None or add is None or rnd is None or scaled is None
+            or test is None):
         return None
     x = scaled.self_
     tested = test.self_
     if tested is not test.other or not (tested is clamp.result or (tested is x and _keeps_nan_to_x(scaled.other_value))):
         return None  # the NaN test must cover every NaN the clamped value can hold
-    scale = mul.other_value
+    scale, multiplier = mul.other_value, scaled.other_value
     zero_point, low, high = _integer(sub.other_value), _integer(clamp.min_value), _integer(clamp.max_value)
     if (zero_point is None or low is None or high is None or _integer(add.other_value) != zero_point
             or add.alpha_value != 1 or sub.alpha_value != 1 or where.other_value != 0 or low > high
-            or not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0):
+            or not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0
+            or isinstance(multiplier, bool) or not isinstance(multiplier, int | float)):
         return None
-    return scale, zero_point, low, high
+    return DecomposedPair(x, (scaled, rnd, add, clamp, test, where, sub, mul), float(multiplier), scale,
+                          zero_point, low, high)
+
+
+def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | None:
+    """``(scale, zero_point, quant_min, quant_max)`` when every element of ``value`` is
+    ``(q - zero_point) * scale`` for an integer ``q`` in ``[quant_min, quant_max]``: a value a
+    decomposed pair computes (:func:`decomposed_pair`), or a fused op whose last post-op is
+    ``#fused.requantize`` (the same ops); None for any other value."""
+    owner = value.owner
+    if isinstance(owner, FusedOp):
+        requantize = owner.requantize()
+        return requantize.values if requantize is not None else None
+    pair = decomposed_pair(value)
+    return None if pair is None else (pair.scale, pair.zero_point, pair.quant_min, pair.quant_max)
 
 
 def row_scales(value: SSAValue) -> torch.Tensor | None:

@@ -158,14 +158,15 @@ class CpuBackend:
 
     def default_pipeline(self, options: CompileOptions) -> str:
         """``graph-opt``, ``widen-half-floats`` (bf16 element-wise ops in float32), then (with
-        ``prepack``) the backend's ``prepack-weights`` for the ISA, then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
+        ``prepack``) the backend's ``prepack-weights`` for the ISA and ``fuse-requantize`` (a
+        quantize -> dequantize pair into the int8 GEMM before it), then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
         ``kernel-layout``) and
         ``convert-kernel-to-loop``."""
         from ziggurat.passes import all_passes
 
         specs = [loop_pass_spec(options)]
         if options.prepack:
-            specs.insert(0, f"prepack-weights{{isa={options.isa}}}")
+            specs[:0] = [f"prepack-weights{{isa={options.isa}}}", "fuse-requantize"]
         specs.insert(0, "widen-half-floats")
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")

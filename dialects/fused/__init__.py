@@ -12,6 +12,16 @@ relu, relu6, gelu_erf, gelu_tanh, silu, sigmoid, tanh, hardtanh(min_val, max_val
 hardswish, hardsigmoid, leaky_relu(negative_slope), clamp(min, max) (+-inf = unbounded).
 Binary post-ops: add(alpha): y + alpha * other; sub(alpha): y - alpha * other, with
 ``other`` any tensor that broadcasts to the output.
+A requantize post-op, always the last one (``#fused.requantize<scale, zero_point, quant_min,
+quant_max>``, float32 results only), is PT2E's ``quantize_per_tensor -> dequantize_per_tensor``
+pair on the result, as eager computes it in float32::
+
+    t = round(y * float32(1.0 / scale)) + zero_point             # round half to even
+    q = where(t == t, clamp(t, quant_min, quant_max), 0)          # a NaN becomes the integer 0
+    y = (q - zero_point) * float32(scale)
+
+so every element is an integer of ``[quant_min, quant_max]`` minus the zero point, times the
+scale (``passes/decompose_quantize.py`` reads that back for an int8 consumer).
 
 A weight that ``prepack-weights`` rewrote carries its layout in ``weight_layout`` and its
 logical shape in ``weight_shape`` (``"KN32n"``: GEMM panels of 32 output columns, for a
@@ -29,7 +39,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType, f64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType, f32, f64, i64
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -149,13 +159,60 @@ class BinaryPostOpAttr(ParametrizedAttribute):
         return (StringAttr(kind), FloatAttr(params[0] if params else 1.0, f64))
 
 
-PostOp = UnaryPostOpAttr | BinaryPostOpAttr
+@irdl_attr_definition
+class RequantizePostOpAttr(ParametrizedAttribute):
+    """``#fused.requantize<0.05, 3, 0, 255>``: quantize -> dequantize per tensor (see the module)."""
+
+    name = "fused.requantize"
+
+    scale: FloatAttr = param_def()
+    zero_point: IntegerAttr = param_def()
+    quant_min: IntegerAttr = param_def()
+    quant_max: IntegerAttr = param_def()
+
+    def __init__(self, scale: float, zero_point: int, quant_min: int, quant_max: int) -> None:
+        super().__init__(FloatAttr(float(scale), f64), IntegerAttr(int(zero_point), i64),
+                         IntegerAttr(int(quant_min), i64), IntegerAttr(int(quant_max), i64))
+
+    @property
+    def values(self) -> tuple[float, int, int, int]:
+        """``(scale, zero_point, quant_min, quant_max)``."""
+        return (float(self.scale.value.data), int(self.zero_point.value.data),
+                int(self.quant_min.value.data), int(self.quant_max.value.data))
+
+    def verify(self) -> None:
+        scale, zero_point, low, high = self.values
+        if not (math.isfinite(scale) and scale > 0):
+            raise VerifyException(f"requantize: the scale must be a positive finite float, got {scale}")
+        if not -(2**31) <= low <= high < 2**31:
+            raise VerifyException(f"requantize: [{low}, {high}] is not a range of int32 values")
+        if not low <= zero_point <= high:
+            raise VerifyException(f"requantize: the zero point {zero_point} is outside [{low}, {high}]")
+
+    def print_parameters(self, printer: Printer) -> None:
+        scale, zero_point, low, high = self.values
+        printer.print_string(f"<{scale!r}, {zero_point}, {low}, {high}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            scale = float(parser.parse_number())
+            ints: list[int] = []
+            for _ in range(3):
+                parser.parse_punctuation(",")
+                negative = parser.parse_optional_punctuation("-") is not None
+                value = parser.parse_integer(allow_negative=False)
+                ints.append(-value if negative else value)
+        return (FloatAttr(scale, f64), IntegerAttr(ints[0], i64), IntegerAttr(ints[1], i64), IntegerAttr(ints[2], i64))
+
+
+PostOp = UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr
 
 
 class FusedOp(IRDLOperation):
     """Common part of the fused ops: an output, post-ops, an optional ``other`` operand."""
 
-    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr], default_value=ArrayAttr([]))
+    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr], default_value=ArrayAttr([]))
     #: Set by prepack-weights: the packed layout of the weight operand and its logical shape.
     weight_layout = opt_prop_def(StringAttr)
     weight_shape = opt_prop_def(DenseArrayBase)
@@ -174,11 +231,20 @@ class FusedOp(IRDLOperation):
         # pyright sees this file both as dialects.fused and as ziggurat.dialects.fused
         verify_fused(self)  # pyright: ignore[reportArgumentType]
 
+    def requantize(self) -> RequantizePostOpAttr | None:
+        return next((p for p in self.post_ops.data if isinstance(p, RequantizePostOpAttr)), None)
+
     def verify_post_ops(self, other: object) -> None:
         unary = [p for p in self.post_ops.data if isinstance(p, UnaryPostOpAttr)]
         binary = [p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)]
         if len(unary) > 1 or len(binary) > 1:
             raise VerifyException(f"{self.name}: at most one unary and one binary post-op")
+        requantize = [i for i, p in enumerate(self.post_ops.data) if isinstance(p, RequantizePostOpAttr)]
+        if len(requantize) > 1 or (requantize and requantize[0] != len(self.post_ops.data) - 1):
+            raise VerifyException(f"{self.name}: a requantize post-op comes last, once")
+        result = self.results[0].type
+        if requantize and not (isinstance(result, TensorType) and result.get_element_type() == f32):
+            raise VerifyException(f"{self.name}: a requantize post-op needs a float32 result, got {result}")
         if binary and other is None:
             raise VerifyException(
                 f"{self.name}: a binary post-op needs exactly one 'other' operand"
@@ -265,4 +331,4 @@ class MatmulOp(FusedOp):
 
 FUSED_OPS = (Conv2dOp, LinearOp, MatmulOp)
 
-Fused = Dialect("fused", list(FUSED_OPS), [UnaryPostOpAttr, BinaryPostOpAttr])
+Fused = Dialect("fused", list(FUSED_OPS), [UnaryPostOpAttr, BinaryPostOpAttr, RequantizePostOpAttr])

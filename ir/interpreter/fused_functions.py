@@ -12,7 +12,15 @@ import torch
 import torch.nn.functional as F
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
-from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.dialects.fused import (
+    BinaryPostOpAttr,
+    Conv2dOp,
+    FusedOp,
+    LinearOp,
+    MatmulOp,
+    RequantizePostOpAttr,
+    UnaryPostOpAttr,
+)
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.interpreter.torch_functions import check_result
 from ziggurat.ir.locations import op_location
@@ -50,6 +58,14 @@ def apply_unary(post: UnaryPostOpAttr, y: torch.Tensor) -> torch.Tensor:
             raise ZigguratError(f"unknown unary post-op {kind}", op="fused")
 
 
+def apply_requantize(post: RequantizePostOpAttr, y: torch.Tensor) -> torch.Tensor:
+    """PT2E's quantize -> dequantize pair in float32, op for op as ``decompose-quantize`` writes it."""
+    scale, zero_point, low, high = post.values
+    t = torch.round(y * (1.0 / scale)) + zero_point
+    q = torch.where(t == t, torch.clamp(t, low, high), 0.0)
+    return (q - zero_point) * scale
+
+
 def apply_post_ops(op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
     for post in op.post_ops.data:
         if isinstance(post, UnaryPostOpAttr):
@@ -58,6 +74,9 @@ def apply_post_ops(op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> 
             assert other is not None
             alpha = post.alpha.value.data
             y = torch.add(y, other, alpha=alpha) if post.kind.data == "add" else torch.sub(y, other, alpha=alpha)
+        else:
+            assert isinstance(post, RequantizePostOpAttr)
+            y = apply_requantize(post, y)
     return y
 
 

@@ -13,9 +13,11 @@ int32 with ``vpdpbusd`` over the packed ``B`` (``dialects/fused/pack_int8.py``: 
 table, then panels of 4 k per lane).  The epilogue subtracts the zero point's correction,
 scales by ``a_scale * w_scale[j]`` and adds the bias in one float64 FMA (the sum, both scales,
 their product and the bias are exact there; the FMA rounds once, at 2**-53), rounds to float32
-once, applies the post-ops in float32 and stores float32.  So the product is the
-real-number value of the quantized operands correctly rounded to float32 (but where a float64
-rounding lands it on a float32 tie, about 2**-28 of the time); eager's ``linear`` of the dequantized operands rounds each operand and every partial sum,
+once, applies the post-ops in float32 (the last may be PT2E's quantize -> dequantize pair of
+the output, ``requantize``, as eager computes it: :func:`requantize_f32`) and stores float32.
+So the product is the real-number value of the quantized operands correctly rounded to
+float32 (but where a float64 rounding lands it on a float32 tie, about 2**-28 of the time);
+eager's ``linear`` of the dequantized operands rounds each operand and every partial sum,
 and a float32 epilogue (``sum * float32(a_scale * w_scale)``) was a float32 ulp off now and
 then, which a following quantizer turned into a quantum (fuzz seed 41, program 90).
 
@@ -94,6 +96,9 @@ class Int8GemmSpec:
     #: ``(i // (OH*OW), i // OW % OH, i % OW)``, column ``k`` the tap ``k // C`` (row-major over
     #: kh x kw) of channel ``k % C``; taps in the padding read 0.0.
     a_conv: tuple[int, ...] | None = None
+    #: ``(scale, zero_point, quant_min, quant_max)``: the output quantized and dequantized per
+    #: tensor after the other post-ops (``#fused.requantize``).
+    requantize: tuple[float, int, int, int] | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -124,6 +129,8 @@ class Int8GemmSpec:
             if min(c, kh, kw, sh, sw, dh, dw, oh, ow) < 1 or self.k != c * kh * kw or self.m % (oh * ow):
                 raise GemmSpecError(f"Int8GemmSpec.a_conv {conv} does not fit m={self.m}, k={self.k}")
             s(self, "a_conv", conv)
+        if self.requantize is not None:
+            s(self, "requantize", checked_requantize("Int8GemmSpec", self.requantize))
 
     @property
     def symbol(self) -> str:
@@ -358,6 +365,8 @@ class _Emitter:
                     x = emit_unary(b, vec, s.unary, x, params)
                 if s.binary is not None and not s.binary_first:
                     x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
+                if s.requantize is not None:
+                    x = requantize_f32(self.module, b, vec, x, s.requantize)
                 dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
                 masked_store(self.module, b, x, dst, masks[h])
 
@@ -383,6 +392,43 @@ def quantize_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value, a_
     return _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
 
 
+def checked_requantize(owner: str, value: object) -> tuple[float, int, int, int]:
+    """``(scale, zero_point, quant_min, quant_max)`` with a positive finite scale and integer
+    bounds around the zero point, or a GemmSpecError."""
+    if not isinstance(value, tuple | list) or len(value) != 4:  # pyright: ignore[reportUnknownArgumentType]
+        raise GemmSpecError(f"{owner}.requantize must be (scale, zero_point, quant_min, quant_max), got {value!r}")
+    scale, zero_point, low, high = value  # pyright: ignore[reportUnknownVariableType]
+    ints = (zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
+    if (not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in ints)  # pyright: ignore[reportUnknownVariableType]
+            or not low <= zero_point <= high):
+        raise GemmSpecError(f"{owner}.requantize {value!r} is not a positive scale and quant_min <= zero_point <= quant_max")
+    return (scale, zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
+
+
+def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
+                   requantize: tuple[float, int, int, int]) -> ir.Value:
+    """PT2E's ``quantize_per_tensor -> dequantize_per_tensor`` of 16 floats, each step the float32
+    operation eager's pair computes (``decompose-quantize``): ``t = round(x * float32(1 / scale)) +
+    zero_point`` (half to even), ``q = clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN,
+    ``(q - zero_point) * float32(scale)``."""
+    scale, zero_point, low, high = requantize
+    _f32 = _to_f32
+    rnd = declare(module, "llvm.roundeven.v16f32", V16F, [V16F])
+    t = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(_f32(1.0 / scale)))])), vec.const(_f32(zero_point)))
+    q = vec.min(b, vec.max(b, t, vec.const(_f32(low))), vec.const(_f32(high)))
+    q = _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(V16F, None), q))
+    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_f32(zero_point))), vec.const(_f32(scale)))
+
+
+def _to_f32(x: float) -> float:
+    """``x`` rounded to float32 (overflowing to an infinity, as torch rounds a scalar)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
 def _f32(x: float) -> float:
     import struct
 
@@ -405,4 +451,5 @@ def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value,
     b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "int8_kernel_available", "emit_int8_gemm", "masked_load", "masked_store", "quantize_u8", "splat_i32"]
+__all__ = ["Int8GemmSpec", "MAX_K", "checked_requantize", "int8_kernel_available", "emit_int8_gemm", "masked_load",
+           "masked_store", "quantize_u8", "requantize_f32", "splat_i32"]

@@ -2,8 +2,10 @@
 
 Post-ops become the GEMM epilogue: ``#fused.unary`` -> ``GemmSpec.unary``, ``#fused.binary``
 -> ``GemmSpec.binary`` with ``other`` read through its (broadcast) strides, in the
-post-op order (``binary_first``).  Prepacked weights (``weight_layout = "KN{nr}n"``) are
-passed as packed B operands.
+post-op order (``binary_first``).  ``#fused.requantize`` is the int8 kernel's last epilogue
+step (``Int8GemmSpec.requantize``); no other kernel takes it (``fuse-requantize`` puts it on
+int8 GEMMs only), so an op with it and another weight runs in torch.  Prepacked weights
+(``weight_layout = "KN{nr}n"``) are passed as packed B operands.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, INT8_LINEAR
-from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.dialects.fused import (
+    BinaryPostOpAttr,
+    Conv2dOp,
+    FusedOp,
+    LinearOp,
+    MatmulOp,
+    RequantizePostOpAttr,
+    UnaryPostOpAttr,
+)
 from ziggurat.dialects.loop.syntax import int_values
 
 
@@ -44,6 +54,10 @@ def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
             epi.binary = post.kind.data
             epi.alpha = float(post.alpha.value.data)
             epi.other = args.value_of(op.other)  # pyright: ignore[reportAttributeAccessIssue]
+        elif isinstance(post, RequantizePostOpAttr):
+            epi.requantize = post.values
+        else:
+            raise NotLowerable(f"unknown post-op {post}")
     if epi.unary is None:
         epi.binary_first = False
     return epi
@@ -71,6 +85,9 @@ def _validate(args: LoweringArgs) -> str | None:
     layout = args.op.properties.get("weight_layout")
     if isinstance(layout, StringAttr) and layout.data in INT8_LAYOUTS:
         return None  # the int8 kernels' operands (lowering/gemm_int8.py checks them)
+    op = args.op
+    if isinstance(op, FusedOp) and op.requantize() is not None:
+        return "a #fused.requantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"
     return float32_or_bf16(args)
 
 

@@ -1,7 +1,8 @@
 """``fused.linear`` and ``fused.conv2d`` with an int8 weight (``KN32n4k``, ``prepack-weights``)
 as ``loop.gemm`` calls of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the
 dequantized uint8 input is requantized exactly, the products summed in int32, the epilogue
-(scales, bias, activation, residual) run in float32.  A host or ISA without AVX512-VNNI runs
+(scales, bias, activation, residual, a following quantize -> dequantize pair: ``#fused.requantize``)
+run in float32.  A host or ISA without AVX512-VNNI runs
 the op in torch, on the float32 weight the operand holds."""
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
         spec.update(binary=epi.binary, alpha=float(epi.alpha), other_strides=(rs, cs))
         if epi.binary_first:
             spec["binary_first"] = True
+    if epi.requantize is not None:
+        spec["requantize"] = tuple(epi.requantize)
     out = ctx.new_buffer(out_shape, torch.float32, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a_operand, GemmOperand(w.buffer),
                               GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))

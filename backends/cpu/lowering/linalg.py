@@ -71,6 +71,9 @@ class Epilogue:
     alpha: float = 1.0
     other: TensorValue | None = None
     binary_first: bool = False
+    #: ``#fused.requantize`` (scale, zero_point, quant_min, quant_max): only the int8 kernel takes
+    #: it (``lowering/fused_ops.py`` sends an op with it and another weight to torch)
+    requantize: tuple[float, int, int, int] | None = None
 
     def apply(self, y: Value, other: Value | None) -> Value:
         """The post-ops (activation, residual) on one element, when they are not in a GEMM epilogue."""

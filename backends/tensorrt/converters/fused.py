@@ -27,6 +27,8 @@ def _unpacked(args: ConverterArgs) -> str | None:
     assert isinstance(op, FusedOp)
     if op.weight_layout is not None:
         return f"the weight is prepacked for the CPU backend ({op.weight_layout.data})"
+    if op.requantize() is not None:
+        return "a requantize post-op (the CPU backend's fuse-requantize) has no TensorRT conversion"
     result = op.results[0].type
     if dtype_of(result) not in FLOAT_DTYPES:
         return f"a fused op producing {dtype_of(result)}"

@@ -352,3 +352,33 @@ func.func @packed_matmul_shape(%a: tensor<3x8xf32>, %p: tensor<2x40x32xf32>) -> 
   func.return %0 : tensor<3x40xf32>
 }
 // CHECK: fused.matmul: the weight packed as KN32n from weight_shape [8, 40] has shape [2, 8, 32], the operand is tensor<2x40x32xf32>
+
+// -----
+// #fused.requantize is the last post-op, once, on a float32 result, with a positive finite
+// scale and quant_min <= zero_point <= quant_max.
+func.func @requantize_not_last(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.requantize<0.125, 0, 0, 255>, #fused.unary<relu>]} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}
+// CHECK: fused.linear: a requantize post-op comes last, once
+
+// -----
+func.func @requantize_bf16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>) -> tensor<4x2xbf16> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.requantize<0.125, 0, 0, 255>]} : (tensor<4x3xbf16>, tensor<2x3xbf16>) -> tensor<4x2xbf16>
+  func.return %0 : tensor<4x2xbf16>
+}
+// CHECK: fused.linear: a requantize post-op needs a float32 result, got tensor<4x2xbf16>
+
+// -----
+func.func @requantize_zero_point_outside(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.requantize<0.125, -1, 0, 255>]} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}
+// CHECK: requantize: the zero point -1 is outside [0, 255]
+
+// -----
+func.func @requantize_scale_zero(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.requantize<0.0, 0, -128, 127>]} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}
+// CHECK: requantize: the scale must be a positive finite float, got 0.0

@@ -1,0 +1,83 @@
+"""``fuse-requantize``: a decomposed quantize -> dequantize pair after an int8 GEMM becomes the
+GEMM's last post-op, ``#fused.requantize``.
+
+PT2E writes a ``quantize_per_tensor -> dequantize_per_tensor`` pair after every quantized
+convolution and linear; ``decompose-quantize`` turns it into eight float32 element-wise ops,
+which ran as their own kernel, reading and writing the GEMM's float32 output once more.
+On a ``fused.linear``/``fused.conv2d`` that ``prepack-weights`` packed for the int8 kernel
+(``KN32n4k``), this pass folds those ops into the op::
+
+    %y = fused.conv2d %x, %w ... {post_ops = [#fused.unary<relu6>]}
+    %s = torch.aten.mul.Scalar %y {other = 1/scale} ... %z = torch.aten.mul.Scalar %t {other = scale}
+      ->
+    %z = fused.conv2d %x, %w ... {post_ops = [#fused.unary<relu6>, #fused.requantize<scale, zp, lo, hi>]}
+
+so the kernel's epilogue computes them (``Int8GemmSpec.requantize``), each the float32
+operation eager's pair computes: the results are bit for bit the unfused ones.  It rewrites only
+where the pair's ops are all the op's result feeds and each of them feeds only the next one
+(the pair's value itself may have any users), with the multiplier ``1.0 / scale`` that
+``decompose-quantize`` writes.  A consumer's int8 packing reads the pair's parameters back from
+the post-op (``decompose_quantize.dequantized_parameters``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from ziggurat.dialects.fused import Conv2dOp, LinearOp, RequantizePostOpAttr
+from ziggurat.dialects.fused.layouts import INT8_LINEAR
+from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp
+from ziggurat.ir.statistics import record
+from ziggurat.passes.decompose_quantize import DecomposedPair, decomposed_pair
+
+NAME = "fuse-requantize"
+
+
+def _private_chain(pair: DecomposedPair) -> bool:
+    """Whether the producer's result and every intermediate value feed only the pair's ops."""
+    inside: set[Operation] = set(pair.ops)
+    if any(use.operation not in inside for use in pair.x.uses):
+        return False
+    return all(use.operation in inside for op in pair.ops[:-1] for result in op.results for use in result.uses)
+
+
+@dataclass
+class FuseRequantize(RewritePattern):
+    """The pair ending at this ``mul.Scalar`` -> ``#fused.requantize`` on its int8 producer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenMulScalarOp, rewriter: PatternRewriter) -> None:
+        pair = decomposed_pair(op.results[0])
+        if pair is None:
+            return
+        producer = pair.x.owner
+        if not isinstance(producer, LinearOp | Conv2dOp) or producer.weight_layout is None:
+            return
+        if producer.weight_layout.data != INT8_LINEAR or producer.requantize() is not None:
+            return
+        if pair.multiplier != 1.0 / pair.scale or producer.results[0].type != op.results[0].type:
+            return
+        if not _private_chain(pair):
+            record(NAME, "pairs left: their values have other users")
+            return
+        post = RequantizePostOpAttr(pair.scale, pair.zero_point, pair.quant_min, pair.quant_max)
+        producer.properties["post_ops"] = ArrayAttr([*producer.post_ops.data, post])
+        rewriter.notify_op_modified(producer)
+        rewriter.replace_all_uses_with(op.results[0], producer.results[0])
+        for dead in reversed(pair.ops):
+            rewriter.erase(dead)
+        record(NAME, "pairs fused into int8 GEMMs")
+
+
+@dataclass(frozen=True)
+class FuseRequantizePass(ModulePass):
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FuseRequantize(), apply_recursively=False).rewrite_module(op)

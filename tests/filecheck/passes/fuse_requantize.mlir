@@ -1,0 +1,62 @@
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512 int8=true},fuse-requantize' --elide-resources | filecheck %s
+// RUN: ziggurat-opt %s -p 'graph-opt,prepack-weights{isa=avx512 int8=true},fuse-requantize' | ziggurat-opt -p 'convert-fused-to-kernel' | filecheck %s --check-prefix=ROUNDTRIP
+
+// PT2E's linear -> relu -> quantize -> dequantize -> linear: the pair after the first (int8)
+// linear becomes its last post-op (#fused.requantize<scale, zero_point, quant_min,
+// quant_max>) and the eight float32 ops decompose-quantize made of it are gone; the second
+// linear still reads a proven uint8 input (its input_quantization comes from the post-op) and
+// takes its int8 weight.
+// CHECK-LABEL: func.func @chain
+// CHECK:         %[[A:.*]] = fused.linear %{{.*}}, %{{.*}} {ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64], post_ops = [#fused.unary<relu>, #fused.requantize<0.125, 0, 0, 255>], weight_layout = "KN32n4k"
+// CHECK-NOT:     torch.aten.round
+// CHECK:         %[[B:.*]] = fused.linear %[[A]], %{{.*}} {ziggurat.input_quantization = [1.250000e-01 : f64, 0 : i64], weight_layout = "KN32n4k"
+// CHECK:         func.return %[[B]]
+// ROUNDTRIP-LABEL: func.func @chain
+// ROUNDTRIP:       post_ops = [#fused.unary<relu>, #fused.requantize<0.125, 0, 0, 255>]
+func.func @chain(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = torch.literal dense<[[3, -7, 1], [-128, 127, 0]]> : tensor<2x3xi8>
+  %w2 = torch.literal dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>
+  %s = torch.literal dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  %z = torch.literal dense<0> : tensor<2xi64>
+  %q = torch.operator "quantized_decomposed::quantize_per_tensor"(%x) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x3xf32>) -> tensor<4x3xui8>
+  %dq = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x3xui8>) -> tensor<4x3xf32>
+  %wd = torch.operator "quantized_decomposed::dequantize_per_channel"(%w, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %wd2 = torch.operator "quantized_decomposed::dequantize_per_channel"(%w2, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x2xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  %y = torch.aten.linear %dq, %wd : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %r = torch.aten.relu %y : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %q2 = torch.operator "quantized_decomposed::quantize_per_tensor"(%r) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x2xf32>) -> tensor<4x2xui8>
+  %dq2 = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q2) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x2xui8>) -> tensor<4x2xf32>
+  %y2 = torch.aten.linear %dq2, %wd2 : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  func.return %y2 : tensor<4x2xf32>
+}
+
+// The linear's result also leaves the function: the pair keeps its ops (fusing would change
+// the value returned). A float32 linear (an unquantized input) takes no requantize either.
+// CHECK-LABEL: func.func @shared
+// CHECK:         %[[Y:.*]] = fused.linear {{.*}}weight_layout = "KN32n4k"
+// CHECK-NOT:     requantize
+// CHECK:         torch.aten.mul.Scalar %[[Y]]
+// CHECK:         torch.aten.round
+// CHECK-LABEL: func.func @float_producer
+// CHECK:         fused.linear {{.*}}weight_layout = "KN32n"
+// CHECK-NOT:     requantize
+// CHECK:         torch.aten.round
+func.func @shared(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %w = torch.literal dense<[[3, -7, 1], [-128, 127, 0]]> : tensor<2x3xi8>
+  %s = torch.literal dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  %z = torch.literal dense<0> : tensor<2xi64>
+  %q = torch.operator "quantized_decomposed::quantize_per_tensor"(%x) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x3xf32>) -> tensor<4x3xui8>
+  %dq = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q) {args = {scale = 5.000000e-02 : f64, zero_point = 3 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x3xui8>) -> tensor<4x3xf32>
+  %wd = torch.operator "quantized_decomposed::dequantize_per_channel"(%w, %s, %z) {args = {axis = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64, dtype = i8}, operand_names = ["input", "scales", "zero_points"], schema = "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %y = torch.aten.linear %dq, %wd : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %q2 = torch.operator "quantized_decomposed::quantize_per_tensor"(%y) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x2xf32>) -> tensor<4x2xui8>
+  %dq2 = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q2) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x2xui8>) -> tensor<4x2xf32>
+  func.return %y, %dq2 : tensor<4x2xf32>, tensor<4x2xf32>
+}
+func.func @float_producer(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = torch.literal dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %y = torch.aten.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %q2 = torch.operator "quantized_decomposed::quantize_per_tensor"(%y) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"} : (tensor<4x2xf32>) -> tensor<4x2xui8>
+  %dq2 = torch.operator "quantized_decomposed::dequantize_per_tensor"(%q2) {args = {scale = 1.250000e-01 : f64, zero_point = 0 : i64, quant_min = 0 : i64, quant_max = 255 : i64, dtype = ui8}, operand_names = ["input"], schema = "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"} : (tensor<4x2xui8>) -> tensor<4x2xf32>
+  func.return %dq2 : tensor<4x2xf32>
+}
