@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.dialects.fused import FusedOp
+from ziggurat.dialects.fused import FusedOp, RequantizePostOpAttr
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddScalarOp,
@@ -233,7 +233,7 @@ def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | Non
     owner = value.owner
     if isinstance(owner, FusedOp):
         requantize = owner.requantize()
-        return requantize.values if requantize is not None else None
+        return requantize.values if isinstance(requantize, RequantizePostOpAttr) else None
     pair = decomposed_pair(value)
     return None if pair is None else (pair.scale, pair.zero_point, pair.quant_min, pair.quant_max)
 

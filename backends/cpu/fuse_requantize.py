@@ -18,6 +18,15 @@ where the pair's ops are all the op's result feeds and each of them feeds only t
 (the pair's value itself may have any users), with the multiplier ``1.0 / scale`` that
 ``decompose-quantize`` writes.  A consumer's int8 packing reads the pair's parameters back from
 the post-op (``decompose_quantize.dequantized_parameters``).
+
+Then, where every reader of such an op's result is another int8 op, as its ``input`` (whose
+``ziggurat.input_quantization`` is the post-op's scale and zero point) or as the ``other`` of
+its binary post-op, the value is stored as its integers: the post-op becomes
+``#fused.quantize`` (the result ``ui8``), the readers take the ``ui8`` tensor (an ``other``
+with ``ziggurat.other_quantization = [scale, zero_point]``), and the kernels read a byte per
+element where they read four (the first phase copies the bytes instead of requantizing floats;
+the epilogue dequantizes the residual as eager's ``dequantize_per_tensor`` does).  The values
+the readers compute on are the float32 ones they read before, bit for bit.
 """
 
 from __future__ import annotations
@@ -25,12 +34,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp, TensorType, f64, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import Rewriter
 
-from ziggurat.dialects.fused import Conv2dOp, LinearOp, RequantizePostOpAttr
+from ziggurat.dialects.fused import (
+    INPUT_QUANTIZATION_ATTR,
+    OTHER_QUANTIZATION_ATTR,
+    Conv2dOp,
+    LinearOp,
+    QuantizePostOpAttr,
+    RequantizePostOpAttr,
+    quantization_of,
+    ui8,
+)
 from ziggurat.dialects.fused.layouts import INT8_LINEAR
 from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp
 from ziggurat.ir.statistics import record
@@ -75,9 +94,67 @@ class FuseRequantize(RewritePattern):
         record(NAME, "pairs fused into int8 GEMMs")
 
 
+def _int8(op: Operation) -> bool:
+    return isinstance(op, LinearOp | Conv2dOp) and op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR
+
+
+def _readers_take_bytes(op: LinearOp | Conv2dOp, scale: float, zero_point: int) -> bool:
+    """Whether every use of ``op``'s result is an int8 op's ``input`` dequantized with
+    ``(scale, zero_point)`` or its binary post-op's ``other``."""
+    result = op.results[0]
+    if not result.uses:
+        return False
+    for use in result.uses:
+        reader = use.operation
+        if not _int8(reader):
+            return False
+        assert isinstance(reader, LinearOp | Conv2dOp)
+        if reader.input is result and quantization_of(reader, INPUT_QUANTIZATION_ATTR) != (scale, zero_point):
+            return False
+        if reader.other is result and reader.binary() is None:
+            return False
+        if result not in (reader.input, reader.other):
+            return False
+    return True
+
+
+def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
+    return ArrayAttr([FloatAttr(scale, f64), IntegerAttr(zero_point, i64)])
+
+
+def store_as_bytes(module: ModuleOp) -> None:
+    """``#fused.requantize`` -> ``#fused.quantize`` where every reader takes the ``ui8`` tensor."""
+    for op in list(module.walk()):
+        if not _int8(op):
+            continue
+        assert isinstance(op, LinearOp | Conv2dOp)
+        post = op.requantize()
+        if not isinstance(post, RequantizePostOpAttr):
+            continue
+        scale, zero_point, low, high = post.values
+        if not 0 <= low <= high <= 255 or not _readers_take_bytes(op, scale, zero_point):
+            continue
+        result = op.results[0]
+        for use in list(result.uses):
+            reader = use.operation
+            if isinstance(reader, LinearOp | Conv2dOp) and reader.other is result:
+                reader.attributes[OTHER_QUANTIZATION_ATTR] = _quantization(scale, zero_point)
+        ty = result.type
+        assert isinstance(ty, TensorType)
+        properties = dict(op.properties)
+        properties["post_ops"] = ArrayAttr([*op.post_ops.data[:-1], QuantizePostOpAttr(scale, zero_point, low, high)])
+        stored = type(op).create(operands=list(op.operands), properties=properties, attributes=dict(op.attributes),
+                                 result_types=[TensorType(ui8, ty.get_shape())])  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        stored.location = op.location
+        Rewriter.replace_op(op, stored)
+        stored.results[0].name_hint = result.name_hint
+        record(NAME, "results stored as uint8")
+
+
 @dataclass(frozen=True)
 class FuseRequantizePass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseRequantize(), apply_recursively=False).rewrite_module(op)
+        store_as_bytes(op)

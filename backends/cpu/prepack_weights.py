@@ -45,7 +45,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.backends.cpu.isa import Isa, IsaError, parse_isa
 from ziggurat.backends.cpu.kernels.tiles import choose_nr
-from ziggurat.dialects.fused import Conv2dOp, FusedOp, LinearOp, MatmulOp, pack
+from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, Conv2dOp, FusedOp, LinearOp, MatmulOp, pack
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
@@ -109,12 +109,6 @@ class PackWeight(RewritePattern):
         op.properties["weight_layout"] = StringAttr(f"KN{self.nr}n")
         op.properties["weight_shape"] = DenseArrayBase.from_list(i64, list(weight.shape))  # pyright: ignore
         rewriter.notify_op_modified(op)
-
-
-#: On a ``fused.linear``/``fused.conv2d`` packed as ``KN32n4k``: ``[scale, zero_point]`` of its
-#: input, whose every element this pass proved to be ``(u - zero_point) * scale`` for a uint8
-#: ``u`` (``dequantized_parameters``): the int8 kernel requantizes it on that promise.
-INPUT_QUANTIZATION_ATTR = "ziggurat.input_quantization"
 
 
 def int8_weight(weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor | None:

@@ -22,6 +22,12 @@ pair on the result, as eager computes it in float32::
 
 so every element is an integer of ``[quant_min, quant_max]`` minus the zero point, times the
 scale (``passes/decompose_quantize.py`` reads that back for an int8 consumer).
+``#fused.quantize<...>`` (same parameters, last, a ``ui8`` result) stops at ``q``: the result
+holds the integers, stored as bytes.  Such a value is read back by a fused op whose ``input``
+(``ziggurat.input_quantization = [scale, zero_point]``) or ``other``
+(``ziggurat.other_quantization``) is that ``ui8`` tensor: the op computes on
+``(q - zero_point) * float32(scale)``, eager's ``dequantize_per_tensor`` (the CPU backend's
+``fuse-requantize`` writes both, between its int8 GEMMs).
 
 A weight that ``prepack-weights`` rewrote carries its layout in ``weight_layout`` and its
 logical shape in ``weight_shape`` (``"KN32n"``: GEMM panels of 32 output columns, for a
@@ -39,8 +45,20 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType, f32, f64, i64
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -59,6 +77,9 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+
 
 #: Unary post-op kinds and the names of their parameters.
 UNARY_KINDS: dict[str, tuple[str, ...]] = {
@@ -159,11 +180,15 @@ class BinaryPostOpAttr(ParametrizedAttribute):
         return (StringAttr(kind), FloatAttr(params[0] if params else 1.0, f64))
 
 
-@irdl_attr_definition
-class RequantizePostOpAttr(ParametrizedAttribute):
-    """``#fused.requantize<0.05, 3, 0, 255>``: quantize -> dequantize per tensor (see the module)."""
+#: On a fused op: ``[scale, zero_point]`` of its ``input``: dequantizes a ``ui8`` input; on a
+#: float32 one, the proof (``prepack-weights``) that every element is such a dequantized integer.
+INPUT_QUANTIZATION_ATTR = "ziggurat.input_quantization"
+#: On a fused op whose ``other`` is ``ui8``: ``[scale, zero_point]`` that dequantize it.
+OTHER_QUANTIZATION_ATTR = "ziggurat.other_quantization"
 
-    name = "fused.requantize"
+
+class QuantizerParams(ParametrizedAttribute):
+    """``<scale, zero_point, quant_min, quant_max>`` of a per-tensor quantizer."""
 
     scale: FloatAttr = param_def()
     zero_point: IntegerAttr = param_def()
@@ -206,13 +231,43 @@ class RequantizePostOpAttr(ParametrizedAttribute):
         return (FloatAttr(scale, f64), IntegerAttr(ints[0], i64), IntegerAttr(ints[1], i64), IntegerAttr(ints[2], i64))
 
 
-PostOp = UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr
+@irdl_attr_definition
+class RequantizePostOpAttr(QuantizerParams):
+    """``#fused.requantize<0.05, 3, 0, 255>``: quantize -> dequantize per tensor (see the module)."""
+
+    name = "fused.requantize"
+
+    def __init__(self, scale: float, zero_point: int, quant_min: int, quant_max: int) -> None:
+        super().__init__(scale, zero_point, quant_min, quant_max)
+
+
+@irdl_attr_definition
+class QuantizePostOpAttr(QuantizerParams):
+    """``#fused.quantize<0.05, 3, 0, 255>``: quantize per tensor, the result the integers (``ui8``)."""
+
+    name = "fused.quantize"
+
+    def __init__(self, scale: float, zero_point: int, quant_min: int, quant_max: int) -> None:
+        super().__init__(scale, zero_point, quant_min, quant_max)
+
+
+def quantization_of(op: Operation, attr_name: str) -> tuple[float, int] | None:
+    """``[scale, zero_point]`` in ``op``'s attribute ``attr_name``, or None."""
+    attr = op.attributes.get(attr_name)
+    if (not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not isinstance(attr.data[0], FloatAttr)
+            or not isinstance(attr.data[1], IntegerAttr)):
+        return None
+    return float(attr.data[0].value.data), int(attr.data[1].value.data)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+
+
+PostOp = UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr | QuantizePostOpAttr
 
 
 class FusedOp(IRDLOperation):
     """Common part of the fused ops: an output, post-ops, an optional ``other`` operand."""
 
-    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr], default_value=ArrayAttr([]))
+    post_ops = prop_def(ArrayAttr[UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr | QuantizePostOpAttr],
+                        default_value=ArrayAttr([]))
     #: Set by prepack-weights: the packed layout of the weight operand and its logical shape.
     weight_layout = opt_prop_def(StringAttr)
     weight_shape = opt_prop_def(DenseArrayBase)
@@ -231,20 +286,40 @@ class FusedOp(IRDLOperation):
         # pyright sees this file both as dialects.fused and as ziggurat.dialects.fused
         verify_fused(self)  # pyright: ignore[reportArgumentType]
 
-    def requantize(self) -> RequantizePostOpAttr | None:
-        return next((p for p in self.post_ops.data if isinstance(p, RequantizePostOpAttr)), None)
+    def requantize(self) -> RequantizePostOpAttr | QuantizePostOpAttr | None:
+        """The last post-op when it is ``#fused.requantize`` or ``#fused.quantize``."""
+        return next((p for p in self.post_ops.data if isinstance(p, RequantizePostOpAttr | QuantizePostOpAttr)), None)
+
+    def quantizes_result(self) -> bool:
+        """Whether the result holds quantized integers (``#fused.quantize``)."""
+        return isinstance(self.requantize(), QuantizePostOpAttr)
 
     def verify_post_ops(self, other: object) -> None:
         unary = [p for p in self.post_ops.data if isinstance(p, UnaryPostOpAttr)]
         binary = [p for p in self.post_ops.data if isinstance(p, BinaryPostOpAttr)]
         if len(unary) > 1 or len(binary) > 1:
             raise VerifyException(f"{self.name}: at most one unary and one binary post-op")
-        requantize = [i for i, p in enumerate(self.post_ops.data) if isinstance(p, RequantizePostOpAttr)]
+        requantize = [i for i, p in enumerate(self.post_ops.data) if isinstance(p, RequantizePostOpAttr | QuantizePostOpAttr)]
         if len(requantize) > 1 or (requantize and requantize[0] != len(self.post_ops.data) - 1):
-            raise VerifyException(f"{self.name}: a requantize post-op comes last, once")
+            raise VerifyException(f"{self.name}: a requantize or quantize post-op comes last, once")
         result = self.results[0].type
-        if requantize and not (isinstance(result, TensorType) and result.get_element_type() == f32):
+        element = result.get_element_type() if isinstance(result, TensorType) else None
+        last = self.post_ops.data[requantize[0]] if requantize else None
+        if isinstance(last, RequantizePostOpAttr) and element != f32:
             raise VerifyException(f"{self.name}: a requantize post-op needs a float32 result, got {result}")
+        if isinstance(last, QuantizePostOpAttr):
+            _, _, low, high = last.values
+            if element != ui8 or not 0 <= low <= high <= 255:
+                raise VerifyException(f"{self.name}: a quantize post-op needs a ui8 result and a range of uint8 "
+                                      f"values, got {result} and [{low}, {high}]")
+        for name, attr_name in (("input", INPUT_QUANTIZATION_ATTR), ("other", OTHER_QUANTIZATION_ATTR)):
+            value = getattr(self, name, None)
+            ty = getattr(value, "type", None)
+            q = quantization_of(self, attr_name)
+            if isinstance(ty, TensorType) and (ty.get_element_type() == ui8 or (q is not None and name == "other")):
+                if ty.get_element_type() != ui8 or q is None or not (math.isfinite(q[0]) and q[0] > 0 and 0 <= q[1] <= 255):
+                    raise VerifyException(f"{self.name}: an integer {name} must be ui8 with {attr_name} = "
+                                          "[scale, zero_point] (a positive scale, a uint8 zero point)")
         if binary and other is None:
             raise VerifyException(
                 f"{self.name}: a binary post-op needs exactly one 'other' operand"
@@ -331,4 +406,4 @@ class MatmulOp(FusedOp):
 
 FUSED_OPS = (Conv2dOp, LinearOp, MatmulOp)
 
-Fused = Dialect("fused", list(FUSED_OPS), [UnaryPostOpAttr, BinaryPostOpAttr, RequantizePostOpAttr])
+Fused = Dialect("fused", list(FUSED_OPS), [UnaryPostOpAttr, BinaryPostOpAttr, RequantizePostOpAttr, QuantizePostOpAttr])

@@ -8,7 +8,8 @@ scaled by ``alpha`` plus ``beta * bias``) followed by its post-ops.  The verifie
   post-op's ``alpha`` finite, a prepacked weight's ``weight_layout``/``weight_shape`` pair
   (the packed operand has exactly the shape of the logical weight in that layout, see
   ``layouts.py``);
-* shapes static and the result a floating-point tensor;
+* shapes static and the result a floating-point tensor (``ui8`` after ``#fused.quantize``,
+  whose float32 values it quantizes; a ``ui8`` ``input``/``other`` is read as float32);
 * the result type against torch's: the base op and the binary post-op run on meta tensors
   of the operand types (the logical weight's for a packed one), through the helper the
   ``torch`` dialect's verifier uses (``dialects/torch/meta_eval.py``), with ``bias`` and
@@ -24,7 +25,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, f32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, Signedness, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -35,6 +36,9 @@ from ziggurat.ir.types import is_float_element
 
 if TYPE_CHECKING:
     from ziggurat.dialects.fused import FusedOp
+
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
 
 
 class _Invalid(ValueError):
@@ -78,6 +82,26 @@ def logical_weight_type(op: FusedOp) -> Attribute:
     return TensorType(packed.get_element_type(), logical)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _as_float32(ty: Attribute) -> Attribute:
+    assert isinstance(ty, TensorType)
+    return TensorType(f32, ty.get_shape())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def _logical_type(op: FusedOp, name: str, value: SSAValue) -> Attribute:
+    """An operand's type as the op computes on it: a ``ui8`` ``input``/``other`` (quantized
+    integers, ``ziggurat.input_quantization``/``other_quantization``) is float32."""
+    ty = value.type
+    if name in ("input", "other") and isinstance(ty, TensorType) and ty.get_element_type() == ui8:
+        return _as_float32(ty)  # verify_post_ops checked the quantization attribute
+    return ty
+
+
+def logical_result_type(op: FusedOp) -> Attribute:
+    """The result's type before a ``#fused.quantize`` stores it as integers (float32 then)."""
+    result = op.results[0].type
+    return _as_float32(result) if op.quantizes_result() else result
+
+
 def _check_conv_attributes(op: FusedOp, weight: tuple[int, ...]) -> None:
     ranges = (("stride", 1, "positive"), ("padding", 0, "non-negative"), ("dilation", 1, "positive"))
     for name, low, meaning in ranges:
@@ -95,12 +119,12 @@ def _check_conv_attributes(op: FusedOp, weight: tuple[int, ...]) -> None:
 
 
 def _check_attributes(op: FusedOp, weight: Attribute) -> None:
-    result = op.results[0].type
+    result = logical_result_type(op)
     assert isinstance(result, TensorType)
     if not is_float_element(result.get_element_type()):
         raise _Invalid(f"fused ops compute in floating point; the result is {result}")
     # eager's conv/linear/addmm kernels take one dtype (the meta kernels do not all check)
-    computing = [(n, weight if i == 1 else v.type) for i, (n, v) in enumerate(_present(op)) if n != "other"]
+    computing = [(n, weight if i == 1 else _logical_type(op, n, v)) for i, (n, v) in enumerate(_present(op)) if n != "other"]
     elements = {n: ty.get_element_type() for n, ty in computing if isinstance(ty, TensorType)}
     if len(set(elements.values())) > 1:
         raise _Invalid(", ".join(elements) + " must share one element type, got "
@@ -158,7 +182,7 @@ def _infer(op: FusedOp) -> Verdict:
         return None, str(e)
     names = [name for name, _ in type(op).get_irdl_definition().operands]
     present = _present(op)
-    operand_types: list[Any] = [weight if i == 1 else v.type for i, (_, v) in enumerate(present)]
+    operand_types: list[Any] = [weight if i == 1 else _logical_type(op, n, v) for i, (n, v) in enumerate(present)]
 
     def run(device: str) -> list[Any]:
         t: dict[str, torch.Tensor | None] = dict.fromkeys(names)
@@ -196,9 +220,9 @@ def verify_fused(op: FusedOp) -> None:
     name = f"{op.name} at {location}" if location else op.name
     if error is not None:
         raise VerifyException(f"{name}: {error}")
-    if types is not None and types[0] is not None and op.results[0].type != types[0]:
+    if types is not None and types[0] is not None and logical_result_type(op) != types[0]:
         raise VerifyException(f"{name}: result is declared {op.results[0].type}, but the op computes "
                               f"{types[0]} for these operands and attributes")
 
 
-__all__ = ["logical_weight_type", "verify_fused"]
+__all__ = ["logical_result_type", "logical_weight_type", "verify_fused"]

@@ -17,9 +17,13 @@ from ziggurat.dialects.fused import (
     Conv2dOp,
     FusedOp,
     LinearOp,
+    INPUT_QUANTIZATION_ATTR,
+    OTHER_QUANTIZATION_ATTR,
     MatmulOp,
+    QuantizePostOpAttr,
     RequantizePostOpAttr,
     UnaryPostOpAttr,
+    quantization_of,
 )
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.interpreter.torch_functions import check_result
@@ -58,12 +62,25 @@ def apply_unary(post: UnaryPostOpAttr, y: torch.Tensor) -> torch.Tensor:
             raise ZigguratError(f"unknown unary post-op {kind}", op="fused")
 
 
-def apply_requantize(post: RequantizePostOpAttr, y: torch.Tensor) -> torch.Tensor:
-    """PT2E's quantize -> dequantize pair in float32, op for op as ``decompose-quantize`` writes it."""
+def apply_requantize(post: RequantizePostOpAttr | QuantizePostOpAttr, y: torch.Tensor) -> torch.Tensor:
+    """PT2E's quantize -> dequantize pair in float32, op for op as ``decompose-quantize`` writes it
+    (``#fused.quantize``: the quantize only, its integers as uint8)."""
     scale, zero_point, low, high = post.values
     t = torch.round(y * (1.0 / scale)) + zero_point
     q = torch.where(t == t, torch.clamp(t, low, high), 0.0)
+    if isinstance(post, QuantizePostOpAttr):
+        return q.to(torch.uint8)
     return (q - zero_point) * scale
+
+
+def dequantized(op: FusedOp, name: str, value: torch.Tensor | None) -> torch.Tensor | None:
+    """A ``ui8`` ``input``/``other`` as the op reads it: ``(q - zero_point) * scale`` in float32."""
+    if value is None or value.dtype != torch.uint8 or name not in ("input", "other"):
+        return value
+    q = quantization_of(op, INPUT_QUANTIZATION_ATTR if name == "input" else OTHER_QUANTIZATION_ATTR)
+    if q is None:
+        raise ZigguratError(f"a uint8 {name} without its quantization attribute", op=op.name, location=op_location(op))
+    return (value.to(torch.float32) - q[1]) * q[0]
 
 
 def apply_post_ops(op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
@@ -75,7 +92,7 @@ def apply_post_ops(op: FusedOp, y: torch.Tensor, other: torch.Tensor | None) -> 
             alpha = post.alpha.value.data
             y = torch.add(y, other, alpha=alpha) if post.kind.data == "add" else torch.sub(y, other, alpha=alpha)
         else:
-            assert isinstance(post, RequantizePostOpAttr)
+            assert isinstance(post, RequantizePostOpAttr | QuantizePostOpAttr)
             y = apply_requantize(post, y)
     return y
 
@@ -112,7 +129,8 @@ def logical_weight(op: FusedOp, weight: torch.Tensor) -> torch.Tensor:
 def _values(op: FusedOp, args: tuple[Any, ...]) -> dict[str, Any]:
     env = dict(zip(op.operands, args, strict=True))
     defs = type(op).get_irdl_definition().operands
-    return {name: (env[getattr(op, name)] if getattr(op, name) is not None else None) for name, _ in defs}
+    return {name: dequantized(op, name, env[getattr(op, name)] if getattr(op, name) is not None else None)
+            for name, _ in defs}
 
 
 @register_impls

@@ -155,3 +155,71 @@ def test_int8_op_without_its_kernel_runs_the_post_op_in_torch() -> None:
     assert "fused.linear" in compiled.report.fallback_ops, compiled.report.format()
     got, want = compiled(x, r), model(x, r)
     assert torch.equal(_bits(got), _bits(want))
+
+
+class Uint8Chain(nn.Module):
+    """conv(3x3, padded) -> relu -> pair -> conv(1x1) + residual(the first pair) -> relu -> pair ->
+    conv(3x3, strided) -> flatten -> pair -> linear -> pair -> linear: the three pairs after an
+    int8 op and before int8 ops only are stored as uint8 (inputs and a residual read as bytes);
+    the one after the flatten stays float32 ops."""
+
+    def __init__(self, c: int, seed: int, hw: tuple[int, int] = (6, 6)) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        pixels = ((hw[0] + 1) // 2) * ((hw[1] + 1) // 2)
+
+        def weight(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
+            return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
+                    torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
+
+        self.w = [weight(c, 3, 3, 3), weight(c, c, 1, 1), weight(c + 3, c, 3, 3), weight(9, (c + 3) * pixels), weight(5, 9)]
+        self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
+        self.q = [(0.03, 128), (0.02, 0), (0.05, 3), (0.04, 10), (0.07, 0)]
+
+    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        scale, zp = self.q[i]
+        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
+
+    def _w(self, i: int) -> torch.Tensor:
+        w, s = self.w[i]
+        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self._pair(x, 0)
+        a = self._pair(torch.relu(nn.functional.conv2d(x, self._w(0), self.b[0], padding=1)), 1)
+        y = self._pair(torch.relu(nn.functional.conv2d(a, self._w(1), self.b[1]) + a), 2)
+        y = self._pair(nn.functional.conv2d(y, self._w(2), self.b[2], stride=2, padding=1).flatten(1), 3)
+        y = self._pair(nn.functional.linear(y, self._w(3), self.b[3]), 4)
+        return nn.functional.linear(y, self._w(4), self.b[4])
+
+
+@needs_vnni
+@pytest.mark.parametrize(("c", "hw", "seed"), [(5, (6, 6), 0), (16, (7, 9), 1), (33, (5, 5), 2)])
+def test_uint8_values_between_int8_ops_are_the_float_pipeline_bit_for_bit(c: int, hw: tuple[int, int], seed: int) -> None:
+    """Values stored as uint8 (``#fused.quantize``), read as an input (1x1, 3x3 gathers with
+    padding and stride, a linear) and as a residual: the result is the all-float32 pipeline's
+    (no fuse-requantize) bit for bit, and eager's within a quantum's effect."""
+    model = Uint8Chain(c, seed, hw)
+    x = torch.randn(2, 3, *hw, generator=torch.Generator().manual_seed(seed)) * 2
+    fused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512")
+    stats = fused.report.pass_stats.get("fuse-requantize", {})
+    assert stats.get("pairs fused into int8 GEMMs") == 3 and stats.get("results stored as uint8") == 3, stats
+    assert not fused.report.fallback_ops, fused.report.format()
+    unfused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512", passes=UNFUSED)
+    got = fused(x)
+    assert torch.equal(_bits(got), _bits(unfused(x)))
+    assert float((got - model(x)).abs().max()) <= 0.07 * 0.005 * 128 * 9 * 4
+
+
+def test_uint8_values_in_torch_are_the_pairs() -> None:
+    """The same chain with int8 packing forced on avx2 (no int8 kernel): every int8 op runs in
+    torch, reading the uint8 inputs and residual and storing them through the reference
+    semantics; eager's result bit for bit."""
+    model = Uint8Chain(6, 3, (6, 7))
+    x = torch.randn(1, 3, 6, 7, generator=torch.Generator().manual_seed(4))
+    passes = ("graph-opt,widen-half-floats,prepack-weights{isa=avx2 int8=true},fuse-requantize,convert-fused-to-kernel,"
+              "kernel-fuse,kernel-layout,convert-kernel-to-loop{isa=avx2 threads=0 prepack=true fallback=true}")
+    compiled = ziggurat.compile(model, (x,), backend="cpu", isa="avx2", passes=passes)
+    assert compiled.report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8") == 3
+    got, want = compiled(x), model(x)
+    assert torch.equal(_bits(got), _bits(want))

@@ -99,6 +99,15 @@ class Int8GemmSpec:
     #: ``(scale, zero_point, quant_min, quant_max)``: the output quantized and dequantized per
     #: tensor after the other post-ops (``#fused.requantize``).
     requantize: tuple[float, int, int, int] | None = None
+    #: A holds the uint8 values themselves (``lda`` in bytes; a convolution's NHWC input too): the
+    #: first phase copies them instead of requantizing floats.
+    a_u8: bool = False
+    #: C receives the requantized uint8 values (``requantize``'s quantize without its dequantize;
+    #: ``ldc`` in bytes), not floats.
+    store_u8: bool = False
+    #: ``(scale, zero_point)``: the binary post-op's ``other`` holds uint8 values ``q``, read as
+    #: ``(q - zero_point) * scale`` in float32 (the dequantize eager computed).
+    other_quantization: tuple[float, int] | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -131,6 +140,14 @@ class Int8GemmSpec:
             s(self, "a_conv", conv)
         if self.requantize is not None:
             s(self, "requantize", checked_requantize("Int8GemmSpec", self.requantize))
+        if self.store_u8 and (self.requantize is None or not 0 <= self.requantize[2] <= self.requantize[3] <= 255):
+            raise GemmSpecError("Int8GemmSpec.store_u8 needs a requantize into a range of uint8 values")
+        if self.other_quantization is not None:
+            if self.binary is None:
+                raise GemmSpecError("Int8GemmSpec.other_quantization needs a binary post-op")
+            scale, zero_point = checked_requantize("Int8GemmSpec.other_quantization",
+                                                   (*self.other_quantization, 0, 255))[:2]
+            s(self, "other_quantization", (scale, zero_point))
 
     @property
     def symbol(self) -> str:
@@ -195,9 +212,15 @@ class _Emitter:
         a, ws = caps
         full, tail = s.k // 16, s.k % 16
 
+        if s.a_u8:
+            a = _i(b.bitcast(a, I8P))
+
         def one(row_a: ir.Value, row_q: ir.Value, kk: ir.Value | int, lanes: int | None) -> None:
-            x = vec.load(b, gep(b, row_a, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16), lanes)
-            q = quantize_u8(self.module, b, vec, x, s.a_scale, s.a_zero_point)
+            src = gep(b, row_a, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16)
+            if s.a_u8:
+                q = load_u8(self.module, b, src, lanes)
+            else:
+                q = quantize_u8(self.module, b, vec, vec.load(b, src, lanes), s.a_scale, s.a_zero_point)
             at = gep(b, row_q, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16)
             b.store(q, _i(b.bitcast(at, V16I8.as_pointer())), align=1)
 
@@ -219,6 +242,8 @@ class _Emitter:
         assert s.a_conv is not None
         h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = s.a_conv
         x, ws = caps
+        if s.a_u8:
+            x = _i(b.bitcast(x, I8P))
         v16p = V16I8.as_pointer()
         store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
         zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
@@ -236,8 +261,12 @@ class _Emitter:
 
             def one(cc: ir.Value | int, lanes: int | None) -> None:
                 off = llvm_ir.mul(b, cc, i64(16)) if not isinstance(cc, int) else cc * 16
-                q = zp_bytes if src is None else quantize_u8(
-                    self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
+                if src is None:
+                    q = zp_bytes
+                elif s.a_u8:
+                    q = load_u8(self.module, b, gep(b, src, off), lanes)
+                else:
+                    q = quantize_u8(self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
                 put(q, gep(b, dst, off), lanes)
 
             if full:
@@ -351,6 +380,10 @@ class _Emitter:
             bias_v.append(_i(b.fpext(masked_load(self.module, b, gep(b, bias, col), masks[h]), V16D)) if s.bias else None)
         params = dict(s.unary_params)
         rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
+        if s.other_quantization is not None:
+            other = _i(b.bitcast(other, I8P))
+        if s.store_u8:
+            c = _i(b.bitcast(c, I8P))
         for i in range(rows):
             row = llvm_ir.add(b, row0, i64(i))
             for h in range(2):
@@ -365,9 +398,14 @@ class _Emitter:
                     x = emit_unary(b, vec, s.unary, x, params)
                 if s.binary is not None and not s.binary_first:
                     x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
+                dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
+                if s.store_u8:
+                    assert s.requantize is not None
+                    q = quantized_f32(self.module, b, vec, x, s.requantize)
+                    masked_store_u8(self.module, b, _i(b.trunc(_i(b.fptosi(q, V16I32)), V16I8)), dst, masks[h])
+                    continue
                 if s.requantize is not None:
                     x = requantize_f32(self.module, b, vec, x, s.requantize)
-                dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
                 masked_store(self.module, b, x, dst, masks[h])
 
     def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
@@ -375,7 +413,16 @@ class _Emitter:
         s = self.spec
         off = llvm_ir.add(b, llvm_ir.mul(b, row, i64(rs)), col if ocs else i64(0))
         ptr = gep(b, other, off)
-        o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
+        if s.other_quantization is not None:
+            scale, zero_point = s.other_quantization
+            if ocs:
+                u = _i(b.zext(masked_load_u8(self.module, b, ptr, mask), V16I32))
+            else:
+                u = splat_i32(b, _i(b.zext(_i(b.load(ptr)), I32)))
+            o = llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(u, V16F)), self.vec.const(_to_f32(zero_point))),
+                             self.vec.const(_to_f32(scale)))
+        else:
+            o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
         if s.alpha != 1.0:
             o = llvm_ir.fmul(b, o, self.vec.const(s.alpha))
         return llvm_ir.fadd(b, x, o) if s.binary == "add" else llvm_ir.fsub(b, x, o)
@@ -406,19 +453,43 @@ def checked_requantize(owner: str, value: object) -> tuple[float, int, int, int]
     return (scale, zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
 
 
-def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
-                   requantize: tuple[float, int, int, int]) -> ir.Value:
-    """PT2E's ``quantize_per_tensor -> dequantize_per_tensor`` of 16 floats, each step the float32
-    operation eager's pair computes (``decompose-quantize``): ``t = round(x * float32(1 / scale)) +
-    zero_point`` (half to even), ``q = clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN,
-    ``(q - zero_point) * float32(scale)``."""
+def quantized_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
+                  requantize: tuple[float, int, int, int]) -> ir.Value:
+    """PT2E's ``quantize_per_tensor`` of 16 floats, each step the float32 operation eager's
+    computes (``decompose-quantize``): ``t = round(x * float32(1 / scale)) + zero_point`` (half to
+    even), ``clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN: the integers, as floats."""
     scale, zero_point, low, high = requantize
     _f32 = _to_f32
     rnd = declare(module, "llvm.roundeven.v16f32", V16F, [V16F])
     t = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(_f32(1.0 / scale)))])), vec.const(_f32(zero_point)))
     q = vec.min(b, vec.max(b, t, vec.const(_f32(low))), vec.const(_f32(high)))
-    q = _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(V16F, None), q))
-    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_f32(zero_point))), vec.const(_f32(scale)))
+    return _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(V16F, None), q))
+
+
+def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
+                   requantize: tuple[float, int, int, int]) -> ir.Value:
+    """PT2E's ``quantize_per_tensor -> dequantize_per_tensor`` of 16 floats: :func:`quantized_f32`,
+    then ``(q - zero_point) * float32(scale)``."""
+    scale, zero_point = requantize[:2]
+    q = quantized_f32(module, b, vec, x, requantize)
+    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_to_f32(zero_point))), vec.const(_to_f32(scale)))
+
+
+def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None) -> ir.Value:
+    """16 bytes at ``ptr`` (the first ``lanes``, the rest 0)."""
+    if lanes is None:
+        return _i(b.load(_i(b.bitcast(ptr, V16I8.as_pointer())), align=1))
+    return masked_load_u8(module, b, ptr, ir.Constant(V16I1, [1 if i < lanes else 0 for i in range(16)]))
+
+
+def masked_load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+    fn = declare(module, "llvm.masked.load.v16i8.p0v16i8", V16I8, [V16I8.as_pointer(), I32, V16I1, V16I8])
+    return _i(b.call(fn, [_i(b.bitcast(ptr, V16I8.as_pointer())), I32(1), mask, ir.Constant(V16I8, None)]))
+
+
+def masked_store_u8(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
+    fn = declare(module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, V16I8.as_pointer(), I32, V16I1])
+    b.call(fn, [x, _i(b.bitcast(ptr, V16I8.as_pointer())), I32(1), mask])
 
 
 def _to_f32(x: float) -> float:
@@ -451,5 +522,6 @@ def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value,
     b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "checked_requantize", "int8_kernel_available", "emit_int8_gemm", "masked_load",
-           "masked_store", "quantize_u8", "requantize_f32", "splat_i32"]
+__all__ = ["Int8GemmSpec", "MAX_K", "checked_requantize", "int8_kernel_available", "emit_int8_gemm", "load_u8",
+           "masked_load", "masked_load_u8", "masked_store", "masked_store_u8", "quantize_u8", "quantized_f32",
+           "requantize_f32", "splat_i32"]

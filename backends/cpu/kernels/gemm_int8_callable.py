@@ -27,11 +27,12 @@ class Int8GemmKernel:
         s = self.spec
         lda = s.lda or s.k
         ldc = s.ldc or s.n
+        a_dtype = torch.uint8 if s.a_u8 else torch.float32
         if s.a_conv is None:
-            _expect(a, "a", torch.float32, (s.m - 1) * lda + s.k)
+            _expect(a, "a", a_dtype, (s.m - 1) * lda + s.k)
         else:  # the NHWC input
             h, w, c, *_, oh, ow = s.a_conv
-            _expect(a, "a", torch.float32, s.m // (oh * ow) * h * w * c)
+            _expect(a, "a", a_dtype, s.m // (oh * ow) * h * w * c)
         _expect(b_packed, "b_packed", torch.int8, packed_operand_bytes(s.k, s.n))
         if s.bias:
             if bias is None:
@@ -40,8 +41,8 @@ class Int8GemmKernel:
         if s.binary is not None:
             if other is None:
                 raise ValueError("the spec has a binary op; pass other=")
-            _expect(other, "other", torch.float32, 1)
-        out = torch.empty(s.m, ldc, dtype=torch.float32)[:, : s.n]
+            _expect(other, "other", torch.uint8 if s.other_quantization is not None else torch.float32, 1)
+        out = torch.empty(s.m, ldc, dtype=torch.uint8 if s.store_u8 else torch.float32)[:, : s.n]
         workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
         self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
                  other.data_ptr() if other is not None else None, workspace.data_ptr())

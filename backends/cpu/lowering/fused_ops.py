@@ -29,6 +29,7 @@ from ziggurat.dialects.fused import (
     FusedOp,
     LinearOp,
     MatmulOp,
+    QuantizePostOpAttr,
     RequantizePostOpAttr,
     UnaryPostOpAttr,
 )
@@ -54,8 +55,9 @@ def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
             epi.binary = post.kind.data
             epi.alpha = float(post.alpha.value.data)
             epi.other = args.value_of(op.other)  # pyright: ignore[reportAttributeAccessIssue]
-        elif isinstance(post, RequantizePostOpAttr):
+        elif isinstance(post, RequantizePostOpAttr | QuantizePostOpAttr):
             epi.requantize = post.values
+            epi.store_u8 = isinstance(post, QuantizePostOpAttr)
         else:
             raise NotLowerable(f"unknown post-op {post}")
     if epi.unary is None:
@@ -87,7 +89,7 @@ def _validate(args: LoweringArgs) -> str | None:
         return None  # the int8 kernels' operands (lowering/gemm_int8.py checks them)
     op = args.op
     if isinstance(op, FusedOp) and op.requantize() is not None:
-        return "a #fused.requantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"
+        return "a #fused.requantize/quantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"
     return float32_or_bf16(args)
 
 

@@ -182,7 +182,7 @@ def _other(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: in
     """The residual operand, read with a row stride, a column stride of 0 or 1 and a batch stride."""
     from ziggurat.backends.cpu.lowering.linalg import _other_view  # pyright: ignore[reportPrivateUsage]
 
-    if other.dtype not in (BF16, torch.float32):
+    if other.dtype not in (BF16, torch.float32, torch.uint8):  # uint8: an int8 GEMM's quantized residual
         raise NotLowerable(f"a bf16 GEMM's residual must be bf16 or float32, got {other.dtype}")
     view = _other_view(ctx, other, batch, m, n, out_shape)
     if view.col_stride in (0, 1):

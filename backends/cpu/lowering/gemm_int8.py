@@ -2,7 +2,8 @@
 as ``loop.gemm`` calls of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the
 dequantized uint8 input is requantized exactly, the products summed in int32, the epilogue
 (scales, bias, activation, residual, a following quantize -> dequantize pair: ``#fused.requantize``)
-run in float32.  A host or ISA without AVX512-VNNI runs
+run in float32; ``#fused.quantize`` stores the output's uint8 integers, and a ``ui8`` input or
+residual is read as bytes.  A host or ISA without AVX512-VNNI runs
 the op in torch, on the float32 weight the operand holds."""
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.backends.cpu.lowering.views import permute, reshape, slice_dim
-from ziggurat.backends.cpu.prepack_weights import INPUT_QUANTIZATION_ATTR
+from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, OTHER_QUANTIZATION_ATTR, quantization_of
 
 KERNEL = "avx512vnni"
+#: An input or residual: float32, or the uint8 integers a ``#fused.quantize`` stored
+#: (``ziggurat.input_quantization``/``other_quantization`` dequantize them).
+A_DTYPES = (torch.float32, torch.uint8)
 
 
 def input_quantization(op: Operation) -> tuple[float, int]:
@@ -46,8 +50,8 @@ def _residual_channels_last(ctx: LoweringContext, epi: Any, out_shape: Sequence[
     residual = epi.other
     if epi.binary is None or residual is None:
         return
-    if residual.dtype != torch.float32 or tuple(residual.shape) != tuple(out_shape):
-        raise NotLowerable("an int8 convolution's residual must be float32 of the output's shape")
+    if residual.dtype not in A_DTYPES or tuple(residual.shape) != tuple(out_shape):
+        raise NotLowerable("an int8 convolution's residual must be float32 (or its uint8 integers) of the output's shape")
     n, c, h, w = out_shape
     epi.other = reshape(ctx, permute(ctx, residual, [0, 2, 3, 1]), (n * h * w, c))
 
@@ -59,8 +63,8 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     (``[..., n]``); with ``a_conv``, ``x`` is the NHWC input of the convolution whose implicit
     im2col (``m`` rows of ``k``) is A."""
     _require_kernel(ctx)
-    if x.dtype != torch.float32 or w.buffer is None:
-        raise NotLowerable("an int8 GEMM takes a float32 input and a constant packed weight")
+    if x.dtype not in A_DTYPES or w.buffer is None:
+        raise NotLowerable("an int8 GEMM takes a float32 input (or its uint8 integers) and a constant packed weight")
     a_scale, zero_point = input_quantization(op)
     if a_conv is None:
         k = x.shape[-1]
@@ -70,6 +74,8 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
         raise NotLowerable("an int8 GEMM with an empty dimension")
     spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "ldc": n,
                             "a_scale": a_scale, "a_zero_point": zero_point}
+    if x.dtype == torch.uint8:
+        spec["a_u8"] = True
     if a_conv is None:
         a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
         av = matrix_view(ctx, a, (), allow_transposed=False)
@@ -93,15 +99,22 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     if epi.binary is not None and epi.other is not None:
         from ziggurat.backends.cpu.lowering.gemm_bf16 import _other  # pyright: ignore[reportPrivateUsage]
 
-        if epi.other.dtype != torch.float32:
-            raise NotLowerable(f"an int8 GEMM's residual must be float32, got {epi.other.dtype}")
+        if epi.other.dtype == torch.uint8:
+            quantization = quantization_of(op, OTHER_QUANTIZATION_ATTR)
+            if quantization is None:
+                raise NotLowerable(f"an int8 GEMM's uint8 residual needs {OTHER_QUANTIZATION_ATTR}")
+            spec["other_quantization"] = quantization
+        elif epi.other.dtype != torch.float32:
+            raise NotLowerable(f"an int8 GEMM's residual must be float32 (or its uint8 integers), got {epi.other.dtype}")
         other_operand, rs, cs, _ = _other(ctx, epi.other, (), m, n, out_shape)
         spec.update(binary=epi.binary, alpha=float(epi.alpha), other_strides=(rs, cs))
         if epi.binary_first:
             spec["binary_first"] = True
     if epi.requantize is not None:
         spec["requantize"] = tuple(epi.requantize)
-    out = ctx.new_buffer(out_shape, torch.float32, "mm")
+    if epi.store_u8:
+        spec["store_u8"] = True
+    out = ctx.new_buffer(out_shape, torch.uint8 if epi.store_u8 else torch.float32, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a_operand, GemmOperand(w.buffer),
                               GemmOperand(out), bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)
@@ -114,8 +127,8 @@ def int8_pointwise(ctx: LoweringContext, op: Operation, x: TensorValue, w: Tenso
     float32 1x1 path (``conv.conv_gemm``): ``[N*H*W, C] @ W^T`` into an NHWC buffer, read
     through an NCHW view.  A strided one takes every s-th pixel first."""
     _require_kernel(ctx)
-    if x.dtype != torch.float32 or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
-        raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed 1x1 weight")
+    if x.dtype not in A_DTYPES or w.buffer is None or x.rank != 4 or tuple(w_shape[2:]) != (1, 1):
+        raise NotLowerable("an int8 convolution takes a float32 (or uint8) NCHW input and a constant packed 1x1 weight")
     for d, s in enumerate(stride):
         if s != 1:
             x = slice_dim(ctx, x, 2 + d, 0, s, int(out_shape[2 + d]))
@@ -140,8 +153,8 @@ def int8_conv(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValu
     if (kh, kw) == (1, 1) and not any(padding):
         return int8_pointwise(ctx, op, x, w, bias, w_shape, stride, out_shape, epi)
     _require_kernel(ctx)
-    if x.dtype != torch.float32 or w.buffer is None or x.rank != 4:
-        raise NotLowerable("an int8 convolution takes a float32 NCHW input and a constant packed weight")
+    if x.dtype not in A_DTYPES or w.buffer is None or x.rank != 4:
+        raise NotLowerable("an int8 convolution takes a float32 (or uint8) NCHW input and a constant packed weight")
     n, cin, h, wd = x.shape
     cout, oh, ow = int(w_shape[0]), int(out_shape[2]), int(out_shape[3])
     m = n * oh * ow

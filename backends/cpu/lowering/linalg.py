@@ -74,6 +74,8 @@ class Epilogue:
     #: ``#fused.requantize`` (scale, zero_point, quant_min, quant_max): only the int8 kernel takes
     #: it (``lowering/fused_ops.py`` sends an op with it and another weight to torch)
     requantize: tuple[float, int, int, int] | None = None
+    #: ``#fused.quantize``: the int8 kernel stores the quantized integers (uint8)
+    store_u8: bool = False
 
     def apply(self, y: Value, other: Value | None) -> Value:
         """The post-ops (activation, residual) on one element, when they are not in a GEMM epilogue."""

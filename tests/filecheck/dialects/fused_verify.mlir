@@ -360,7 +360,7 @@ func.func @requantize_not_last(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tens
   %0 = fused.linear %x, %w {post_ops = [#fused.requantize<0.125, 0, 0, 255>, #fused.unary<relu>]} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
   func.return %0 : tensor<4x2xf32>
 }
-// CHECK: fused.linear: a requantize post-op comes last, once
+// CHECK: fused.linear: a requantize or quantize post-op comes last, once
 
 // -----
 func.func @requantize_bf16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>) -> tensor<4x2xbf16> {
@@ -382,3 +382,19 @@ func.func @requantize_scale_zero(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> te
   func.return %0 : tensor<4x2xf32>
 }
 // CHECK: requantize: the scale must be a positive finite float, got 0.0
+
+// -----
+// #fused.quantize stores the integers: a ui8 result and a range of uint8 values.
+func.func @quantize_float_result(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %0 = fused.linear %x, %w {post_ops = [#fused.quantize<0.125, 0, 0, 255>]} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}
+// CHECK: fused.linear: a quantize post-op needs a ui8 result and a range of uint8 values, got tensor<4x2xf32> and [0, 255]
+
+// -----
+// A ui8 input is read through its ziggurat.input_quantization; without it the op means nothing.
+func.func @ui8_input_unquantized(%x: tensor<4x3xui8>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %0 = fused.linear %x, %w : (tensor<4x3xui8>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}
+// CHECK: fused.linear: an integer input must be ui8 with ziggurat.input_quantization = [scale, zero_point]

@@ -4,7 +4,7 @@
 // KN32n4k ops); on an op with a float32 weight (written by hand) the op runs in torch, where
 // the reference semantics apply it, with the reason in the report.
 // CHECK: ops running through torch (no native lowering): fused.linear x1
-// CHECK: loop.fallback_ops = {fused.linear = ["a #fused.requantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"]}
+// CHECK: loop.fallback_ops = {fused.linear = ["a #fused.requantize/quantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"]}
 // CHECK: fused.linear %{{.*}}, %{{.*}} {loop.fallback_reason = {{.*}}post_ops = [#fused.unary<relu>, #fused.requantize<0.125, 3, 0, 255>]}
 func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %w = torch.literal dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
