@@ -25,20 +25,24 @@ its binary post-op, the value is stored as its integers: the post-op becomes
 ``#fused.quantize`` (the result ``ui8``), the readers take the ``ui8`` tensor (an ``other``
 with ``ziggurat.other_quantization = [scale, zero_point]``), and the kernels read a byte per
 element where they read four (the first phase copies the bytes instead of requantizing floats;
-the epilogue dequantizes the residual as eager's ``dequantize_per_tensor`` does).  The values
-the readers compute on are the float32 ones they read before, bit for bit.
+the epilogue dequantizes the residual as eager's ``dequantize_per_tensor`` does).  A pair left
+as ops (after any other op: the model's input, a depthwise convolution, a layer norm) whose
+readers are all such int8 ops stops at its integers the same way: ``where(...)`` (``q``) cast
+to ``ui8`` (exact: an integer of ``[0, 255]``) instead of ``(q - zero_point) * scale``.  The
+values the readers compute on are the float32 ones they read before, bit for bit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp, TensorType, f64, i64
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp, TensorType, UnitAttr, f64, i64
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from ziggurat.dialects.fused import (
     INPUT_QUANTIZATION_ATTR,
@@ -50,8 +54,9 @@ from ziggurat.dialects.fused import (
     quantization_of,
     ui8,
 )
+from ziggurat.backends.cpu.lowering.driver import QUANTIZED_INTEGERS_ATTR
 from ziggurat.dialects.fused.layouts import INT8_LINEAR
-from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp
+from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp, AtenToDtypeOp
 from ziggurat.ir.statistics import record
 from ziggurat.passes.decompose_quantize import DecomposedPair, decomposed_pair
 
@@ -98,28 +103,63 @@ def _int8(op: Operation) -> bool:
     return isinstance(op, LinearOp | Conv2dOp) and op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR
 
 
-def _readers_take_bytes(op: LinearOp | Conv2dOp, scale: float, zero_point: int) -> bool:
-    """Whether every use of ``op``'s result is an int8 op's ``input`` dequantized with
+def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
+    return ArrayAttr([FloatAttr(scale, f64), IntegerAttr(zero_point, i64)])
+
+
+def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int) -> bool:
+    """Whether every use of ``value`` is an int8 op's ``input`` dequantized with
     ``(scale, zero_point)`` or its binary post-op's ``other``."""
-    result = op.results[0]
-    if not result.uses:
+    if not value.uses:
         return False
-    for use in result.uses:
+    for use in value.uses:
         reader = use.operation
         if not _int8(reader):
             return False
         assert isinstance(reader, LinearOp | Conv2dOp)
-        if reader.input is result and quantization_of(reader, INPUT_QUANTIZATION_ATTR) != (scale, zero_point):
+        if reader.input is value and quantization_of(reader, INPUT_QUANTIZATION_ATTR) != (scale, zero_point):
             return False
-        if reader.other is result and reader.binary() is None:
+        if reader.other is value and reader.binary() is None:
             return False
-        if result not in (reader.input, reader.other):
+        if value not in (reader.input, reader.other):
             return False
     return True
 
 
-def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
-    return ArrayAttr([FloatAttr(scale, f64), IntegerAttr(zero_point, i64)])
+def _mark_residual_readers(value: SSAValue, scale: float, zero_point: int) -> None:
+    for use in list(value.uses):
+        reader = use.operation
+        if isinstance(reader, LinearOp | Conv2dOp) and reader.other is value:
+            reader.attributes[OTHER_QUANTIZATION_ATTR] = _quantization(scale, zero_point)
+
+
+def pairs_as_bytes(module: ModuleOp) -> None:
+    """A decomposed pair whose value only int8 ops read: its ``q`` cast to ``ui8`` instead."""
+    for op in list(module.walk()):
+        if not isinstance(op, AtenMulScalarOp) or op.parent is None:
+            continue
+        pair = decomposed_pair(op.results[0])
+        if pair is None or not 0 <= pair.quant_min <= pair.quant_max <= 255:
+            continue
+        value, where, sub = op.results[0], pair.ops[5], pair.ops[6]
+        if where.results[0].uses.get_length() != 1 or sub.results[0].uses.get_length() != 1:
+            continue
+        if not _readers_take_bytes_of(value, pair.scale, pair.zero_point):
+            continue
+        ty = value.type
+        assert isinstance(ty, TensorType)
+        cast = AtenToDtypeOp.from_arguments(
+            {"self": where.results[0], "dtype": torch.uint8, "non_blocking": False, "copy": False, "memory_format": None},
+            [TensorType(ui8, ty.get_shape())])  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        cast.location = op.location
+        cast.attributes[QUANTIZED_INTEGERS_ATTR] = UnitAttr()
+        Rewriter.insert_op(cast, InsertPoint.after(where))
+        cast.results[0].name_hint = value.name_hint
+        _mark_residual_readers(value, pair.scale, pair.zero_point)
+        value.replace_all_uses_with(cast.results[0])
+        Rewriter.erase_op(op)
+        Rewriter.erase_op(sub)
+        record(NAME, "pairs stored as uint8")
 
 
 def store_as_bytes(module: ModuleOp) -> None:
@@ -132,13 +172,10 @@ def store_as_bytes(module: ModuleOp) -> None:
         if not isinstance(post, RequantizePostOpAttr):
             continue
         scale, zero_point, low, high = post.values
-        if not 0 <= low <= high <= 255 or not _readers_take_bytes(op, scale, zero_point):
-            continue
         result = op.results[0]
-        for use in list(result.uses):
-            reader = use.operation
-            if isinstance(reader, LinearOp | Conv2dOp) and reader.other is result:
-                reader.attributes[OTHER_QUANTIZATION_ATTR] = _quantization(scale, zero_point)
+        if not 0 <= low <= high <= 255 or not _readers_take_bytes_of(result, scale, zero_point):
+            continue
+        _mark_residual_readers(result, scale, zero_point)
         ty = result.type
         assert isinstance(ty, TensorType)
         properties = dict(op.properties)
@@ -158,3 +195,4 @@ class FuseRequantizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseRequantize(), apply_recursively=False).rewrite_module(op)
         store_as_bytes(op)
+        pairs_as_bytes(op)

@@ -98,6 +98,7 @@ def test_fused_pair_is_eager_bit_for_bit_where_the_gemm_is_exact(out_q: tuple[fl
     compiled = ziggurat.compile(model, (x, r), backend="cpu", isa="avx512")
     stats = compiled.report.pass_stats.get("fuse-requantize", {})
     assert stats.get("pairs fused into int8 GEMMs") == 1, compiled.report.format()
+    assert stats.get("pairs stored as uint8") == 1, stats  # the input's pair: its integers, cast
     assert not compiled.report.fallback_ops, compiled.report.format()
     got, want = compiled(x, r), model(x, r)
     assert torch.equal(_bits(got), _bits(want)), (got - want).abs().nan_to_num().max()
@@ -161,7 +162,8 @@ class Uint8Chain(nn.Module):
     """conv(3x3, padded) -> relu -> pair -> conv(1x1) + residual(the first pair) -> relu -> pair ->
     conv(3x3, strided) -> flatten -> pair -> linear -> pair -> linear: the three pairs after an
     int8 op and before int8 ops only are stored as uint8 (inputs and a residual read as bytes);
-    the one after the flatten stays float32 ops."""
+    the input's and the one after the flatten, read by int8 ops only, stop at their integers
+    (a cast to uint8)."""
 
     def __init__(self, c: int, seed: int, hw: tuple[int, int] = (6, 6)) -> None:
         super().__init__()
@@ -204,6 +206,7 @@ def test_uint8_values_between_int8_ops_are_the_float_pipeline_bit_for_bit(c: int
     fused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512")
     stats = fused.report.pass_stats.get("fuse-requantize", {})
     assert stats.get("pairs fused into int8 GEMMs") == 3 and stats.get("results stored as uint8") == 3, stats
+    assert stats.get("pairs stored as uint8") == 2, stats  # the input's, the one after the flatten
     assert not fused.report.fallback_ops, fused.report.format()
     unfused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512", passes=UNFUSED)
     got = fused(x)

@@ -340,6 +340,10 @@ class KernelEmitter:
             return self.put(scope, op, key)
         if src.is_floating_point and dst.is_floating_point:
             op = make_cast("extf" if dst.itemsize > src.itemsize else "truncf", x, ty)
+        elif src.is_floating_point and dst == torch.uint8:
+            # integers of [0, 255] only (``driver.is_quantized_integers_cast``): through int32
+            wide = self._float_to_int(x, torch.int32, value_type(torch.int32, self.width if vec else None), scope)
+            op = _int_cast(wide, ty, torch.int32)
         elif src.is_floating_point:
             return self._float_to_int(x, dst, ty, scope)
         elif dst.is_floating_point:

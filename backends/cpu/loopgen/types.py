@@ -31,7 +31,7 @@ _ELEMENT: dict[torch.dtype, Attribute] = {
 
 #: dtypes whose kernels may be vectorized (every lane type is legal LLVM vector code).
 VECTOR_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.bfloat16,
-                           torch.float16})
+                           torch.float16, torch.uint8})
 #: The 16-bit floats the CPU backend stores, converts to and from float32 and moves natively
 #: (their arithmetic runs in float32: ``widen_half_floats``).
 HALF_FLOATS = (torch.bfloat16, torch.float16)

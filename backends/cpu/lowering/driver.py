@@ -175,11 +175,24 @@ def is_half_float_move(op: Operation) -> bool:
     return all(dtype_of(t) in (dtype, torch.bool) for t in operands)
 
 
+#: On an ``aten::to.dtype`` float32 -> uint8 whose operand is an integer of ``[0, 255]`` (or 0):
+#: ``fuse-requantize`` writes it for a quantized pair's integers, which it proved so.
+QUANTIZED_INTEGERS_ATTR = "ziggurat.quantized_integers"
+
+
+def is_quantized_integers_cast(op: Operation) -> bool:
+    """A float32 -> uint8 cast of proven integers of ``[0, 255]`` (exact: no rounding, no wrap)."""
+    if op_key(op) != "aten::to.dtype" or QUANTIZED_INTEGERS_ATTR not in op.attributes:
+        return False
+    types = [v.type for v in (op.operands[0], *op.results)]
+    return all(isinstance(t, TensorType) for t in types) and [dtype_of(t) for t in types] == [torch.float32, torch.uint8]
+
+
 def unlowerable_reason(op: Operation) -> str | None:
     """Why ``op`` has no native lowering whatever its arguments: a value of a dtype the backend
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
-    native_half = is_half_float_cast(op) or is_bf16_gemm(op) or is_half_float_move(op)
+    native_half = is_half_float_cast(op) or is_bf16_gemm(op) or is_half_float_move(op) or is_quantized_integers_cast(op)
     problem = None if native_half or is_int8_gemm(op) else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))

@@ -7,8 +7,12 @@
 // the post-op) and takes its int8 weight.  As that int8 linear is the value's only reader, the
 // value is stored as its integers: #fused.quantize<scale, zero_point, quant_min, quant_max>,
 // a ui8 result, read by the second linear as ui8.
+// The pair on the function's input (no int8 op before it) is read by the int8 linear only: it
+// stops at its integers, cast to ui8 (ziggurat.quantized_integers: the cast is exact).
 // CHECK-LABEL: func.func @chain
-// CHECK:         %[[A:.*]] = fused.linear %{{.*}}, %{{.*}} {ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64], post_ops = [#fused.unary<relu>, #fused.quantize<0.125, 0, 0, 255>], weight_layout = "KN32n4k"{{.*}} -> tensor<4x2xui8>
+// CHECK:         %[[W:.*]] = torch.aten.where.ScalarOther
+// CHECK-NEXT:    %[[Q:.*]] = torch.aten.to.dtype %[[W]] {ziggurat.quantized_integers, dtype = ui8{{.*}} -> tensor<4x3xui8>
+// CHECK:         %[[A:.*]] = fused.linear %[[Q]], %{{.*}} {ziggurat.input_quantization = [5.000000e-02 : f64, 3 : i64], post_ops = [#fused.unary<relu>, #fused.quantize<0.125, 0, 0, 255>], weight_layout = "KN32n4k"{{.*}} -> tensor<4x2xui8>
 // CHECK-NOT:     torch.aten.round
 // CHECK:         %[[B:.*]] = fused.linear %[[A]], %{{.*}} {ziggurat.input_quantization = [1.250000e-01 : f64, 0 : i64], weight_layout = "KN32n4k"{{.*}} : (tensor<4x2xui8>, tensor<512xi8>) -> tensor<4x2xf32>
 // CHECK:         func.return %[[B]]
