@@ -43,13 +43,16 @@ GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused
 #: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
 #: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often),
 #: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
-#: programs hold one or more)
+#: programs hold one or more), ``quantized-chain`` for int8 GEMMs back to back (``quantized_block``)
 PROFILES: dict[str, Profile] = {
     "default": DEFAULT,
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS)),
     "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
+    # int8 linears back to back with residuals: the values fuse-requantize stores as uint8
+    "quantized-chain": Profile(weights=(("quantized_block", 40.0), ("quantized_linear", 20.0), ("quantized_conv", 20.0),
+                                        ("quantize_pair", 5.0))),
 }
 #: spec name -> the last unexpected error it raised (bugs in specs; should stay empty)
 SPEC_ERRORS: dict[str, str] = {}

@@ -95,3 +95,29 @@ def _quantize_pair(b: Builder) -> Emit:
     lo, hi, dtype = b.choice([(0, 255, "torch.uint8"), (-128, 127, "torch.int8"), (-127, 127, "torch.int8"),
                               (0, 15, "torch.uint8"), (-32768, 32767, "torch.int16")])
     return _pair(b, str(x), lo, hi, dtype)
+
+
+@spec("quantized_block", weight=0.0, family="quantized")
+def _quantized_block(b: Builder) -> list[Value]:
+    """Two int8 linears with one pair between them, and residuals of the pairs' values: what
+    ``fuse-requantize`` stores as uint8 (the first linear's requantized result read as the
+    second's input and residual; the input pair read as the first's input and residual)."""
+    x = b.pick_float(1, 4, pred=lambda v: 1 <= v.shape[-1] <= 80)
+    k = x.shape[-1]
+    name = "quantized_block"
+    xq = _step(b, name, _pair(b, str(x)))
+    w1 = _step(b, name, _int8_weight(b, [k, k]))
+    bias = b.new_const([k], torch.float32) if b.chance(0.6) else None
+    y = _step(b, name, f"F.linear({xq}, {w1}" + (f", {bias})" if bias is not None else ")"))
+    if b.chance(0.6):
+        y = _step(b, name, f"{y} + {xq}" if b.chance(0.7) else f"{y} - {xq}")
+    if b.chance(0.6):
+        y = _step(b, name, b.choice(ACTIVATIONS[:3]).format(y=y))
+    yq = _step(b, name, _pair(b, str(y)))
+    residual = b.chance(0.5)
+    n = k if residual else b.size(1, 40)
+    w2 = _step(b, name, _int8_weight(b, [n, k]))
+    z = _step(b, name, f"F.linear({yq}, {w2})")
+    if residual:
+        z = _step(b, name, f"{z} + {yq}")
+    return _after(b, name, z)

@@ -64,3 +64,35 @@ def test_a_result_off_by_quanta_fails() -> None:
     wrong.view(-1)[0] += 0.05 * scale + 0.05  # a few quanta of any pair here: no rounding explains it
     outs[k] = wrong
     assert not compare(outs, ref).ok
+
+
+def _chain_programs(limit: int) -> list[Program]:
+    found = [p for p in (generate(SEED, i, PROFILES["quantized-chain"]) for i in range(30))
+             if any(op.startswith("quantized_block") for op in p.ops())]
+    return found[:limit]
+
+
+CHAINS = _chain_programs(4)
+
+
+@pytest.mark.parametrize("program", CHAINS, ids=[p.name for p in CHAINS])
+def test_int8_chains_match_eager(program: Program) -> None:
+    """int8 linears back to back (``quantized-chain``): values stored as uint8 between them."""
+    result = check_program(program, all_configs())
+    assert not result.invalid, result.invalid
+    failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
+                if o.kind in ("wrong", "crash")]
+    assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
+
+
+def test_the_chains_store_uint8_values() -> None:
+    from ziggurat.backends.cpu.isa import Isa
+    from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
+
+    if not int8_kernel_available(Isa.AVX512):
+        pytest.skip("this host has no AVX512-VNNI: the int8 kernels are not taken")
+    stored = 0
+    for program in CHAINS:
+        compiled = ziggurat.compile(build_module(program), example_inputs(program), backend="cpu", isa="avx512")
+        stored += compiled.report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8", 0)
+    assert stored >= 2, stored
