@@ -166,7 +166,7 @@ class CpuBackend:
 
         specs = [loop_pass_spec(options)]
         if options.prepack:
-            specs[:0] = [f"prepack-weights{{isa={options.isa}}}", "fuse-requantize"]
+            specs[:0] = [f"prepack-weights{{isa={options.isa}}}", f"fuse-requantize{{isa={options.isa}}}"]
         specs.insert(0, "widen-half-floats")
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")

@@ -51,6 +51,7 @@ from ziggurat.dialects.fused import (
     LinearOp,
     QuantizePostOpAttr,
     RequantizePostOpAttr,
+    is_depthwise_conv,
     quantization_of,
     ui8,
 )
@@ -73,7 +74,10 @@ def _private_chain(pair: DecomposedPair) -> bool:
 
 @dataclass
 class FuseRequantize(RewritePattern):
-    """The pair ending at this ``mul.Scalar`` -> ``#fused.requantize`` on its int8 producer."""
+    """The pair ending at this ``mul.Scalar`` -> ``#fused.requantize`` on its int8 (or native
+    depthwise) producer."""
+
+    depthwise: bool
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenMulScalarOp, rewriter: PatternRewriter) -> None:
@@ -81,9 +85,10 @@ class FuseRequantize(RewritePattern):
         if pair is None:
             return
         producer = pair.x.owner
-        if not isinstance(producer, LinearOp | Conv2dOp) or producer.weight_layout is None:
+        if not isinstance(producer, Operation) or not _quantizing(producer, self.depthwise):
             return
-        if producer.weight_layout.data != INT8_LINEAR or producer.requantize() is not None:
+        assert isinstance(producer, LinearOp | Conv2dOp)
+        if producer.requantize() is not None:
             return
         if pair.multiplier != 1.0 / pair.scale or producer.results[0].type != op.results[0].type:
             return
@@ -96,24 +101,32 @@ class FuseRequantize(RewritePattern):
         rewriter.replace_all_uses_with(op.results[0], producer.results[0])
         for dead in reversed(pair.ops):
             rewriter.erase(dead)
-        record(NAME, "pairs fused into int8 GEMMs")
+        record(NAME, "pairs fused into int8 GEMMs" if _int8(producer) else "pairs fused into depthwise convolutions")
 
 
 def _int8(op: Operation) -> bool:
     return isinstance(op, LinearOp | Conv2dOp) and op.weight_layout is not None and op.weight_layout.data == INT8_LINEAR
 
 
+def _quantizing(op: Operation, depthwise: bool) -> bool:
+    """An op whose kernel quantizes its output and reads a uint8 input: an int8 GEMM, or (on an ISA
+    with the native depthwise kernel) a depthwise convolution of a float32 weight."""
+    return _int8(op) or (depthwise and is_depthwise_conv(op))
+
+
 def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
     return ArrayAttr([FloatAttr(scale, f64), IntegerAttr(zero_point, i64)])
 
 
-def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int) -> bool:
+def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int, depthwise: bool) -> bool:
     """Whether every use of ``value`` is an int8 op's ``input`` dequantized with
-    ``(scale, zero_point)`` or its binary post-op's ``other``."""
+    ``(scale, zero_point)`` or its binary post-op's ``other``, or a depthwise convolution's input."""
     if not value.uses:
         return False
     for use in value.uses:
         reader = use.operation
+        if depthwise and is_depthwise_conv(reader) and reader.operands[0] is value and value not in reader.operands[1:]:
+            continue
         if not _int8(reader):
             return False
         assert isinstance(reader, LinearOp | Conv2dOp)
@@ -126,14 +139,17 @@ def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int) -> bo
     return True
 
 
-def _mark_residual_readers(value: SSAValue, scale: float, zero_point: int) -> None:
+def _mark_readers(value: SSAValue, scale: float, zero_point: int) -> None:
+    """The quantization attributes of the readers of ``value`` once it holds its integers."""
     for use in list(value.uses):
         reader = use.operation
         if isinstance(reader, LinearOp | Conv2dOp) and reader.other is value:
             reader.attributes[OTHER_QUANTIZATION_ATTR] = _quantization(scale, zero_point)
+        if isinstance(reader, LinearOp | Conv2dOp) and reader.input is value:
+            reader.attributes[INPUT_QUANTIZATION_ATTR] = _quantization(scale, zero_point)
 
 
-def pairs_as_bytes(module: ModuleOp) -> None:
+def pairs_as_bytes(module: ModuleOp, depthwise: bool) -> None:
     """A decomposed pair whose value only int8 ops read: its ``q`` cast to ``ui8`` instead."""
     for op in list(module.walk()):
         if not isinstance(op, AtenMulScalarOp) or op.parent is None:
@@ -144,7 +160,7 @@ def pairs_as_bytes(module: ModuleOp) -> None:
         value, where, sub = op.results[0], pair.ops[5], pair.ops[6]
         if where.results[0].uses.get_length() != 1 or sub.results[0].uses.get_length() != 1:
             continue
-        if not _readers_take_bytes_of(value, pair.scale, pair.zero_point):
+        if not _readers_take_bytes_of(value, pair.scale, pair.zero_point, depthwise):
             continue
         ty = value.type
         assert isinstance(ty, TensorType)
@@ -155,17 +171,17 @@ def pairs_as_bytes(module: ModuleOp) -> None:
         cast.attributes[QUANTIZED_INTEGERS_ATTR] = UnitAttr()
         Rewriter.insert_op(cast, InsertPoint.after(where))
         cast.results[0].name_hint = value.name_hint
-        _mark_residual_readers(value, pair.scale, pair.zero_point)
+        _mark_readers(value, pair.scale, pair.zero_point)
         value.replace_all_uses_with(cast.results[0])
         Rewriter.erase_op(op)
         Rewriter.erase_op(sub)
         record(NAME, "pairs stored as uint8")
 
 
-def store_as_bytes(module: ModuleOp) -> None:
+def store_as_bytes(module: ModuleOp, depthwise: bool) -> None:
     """``#fused.requantize`` -> ``#fused.quantize`` where every reader takes the ``ui8`` tensor."""
     for op in list(module.walk()):
-        if not _int8(op):
+        if not _quantizing(op, depthwise):
             continue
         assert isinstance(op, LinearOp | Conv2dOp)
         post = op.requantize()
@@ -173,9 +189,9 @@ def store_as_bytes(module: ModuleOp) -> None:
             continue
         scale, zero_point, low, high = post.values
         result = op.results[0]
-        if not 0 <= low <= high <= 255 or not _readers_take_bytes_of(result, scale, zero_point):
+        if not 0 <= low <= high <= 255 or not _readers_take_bytes_of(result, scale, zero_point, depthwise):
             continue
-        _mark_residual_readers(result, scale, zero_point)
+        _mark_readers(result, scale, zero_point)
         ty = result.type
         assert isinstance(ty, TensorType)
         properties = dict(op.properties)
@@ -192,7 +208,19 @@ def store_as_bytes(module: ModuleOp) -> None:
 class FuseRequantizePass(ModulePass):
     name = NAME
 
+    #: the ISA the CPU backend builds for: depthwise convolutions take quantized operands where
+    #: it has the native depthwise kernel (avx512, avx2)
+    isa: str = "auto"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseRequantize(), apply_recursively=False).rewrite_module(op)
-        store_as_bytes(op)
-        pairs_as_bytes(op)
+        from ziggurat.backends.cpu.isa import IsaError, parse_isa
+        from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported
+        from ziggurat.ir.errors import ZigguratError
+
+        try:
+            depthwise = depthwise_supported(parse_isa(self.isa))
+        except IsaError as e:
+            raise ZigguratError(str(e), op=NAME) from None
+        PatternRewriteWalker(FuseRequantize(depthwise), apply_recursively=False).rewrite_module(op)
+        store_as_bytes(op, depthwise)
+        pairs_as_bytes(op, depthwise)

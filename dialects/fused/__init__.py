@@ -260,6 +260,20 @@ def quantization_of(op: Operation, attr_name: str) -> tuple[float, int] | None:
     return float(attr.data[0].value.data), int(attr.data[1].value.data)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
 
 
+def is_depthwise_conv(op: Operation) -> bool:
+    """A ``fused.conv2d`` of one input channel per output channel (groups = channels) with an
+    unpacked float32 weight ``[C, 1, kh, kw]``."""
+    if op.name != "fused.conv2d" or op.properties.get("weight_layout") is not None:
+        return False
+    x, w = op.operands[0].type, op.operands[1].type
+    if not isinstance(x, TensorType) or not isinstance(w, TensorType) or w.get_element_type() != f32:
+        return False
+    shape, channels = list(w.get_shape()), list(x.get_shape())[1] if len(x.get_shape()) == 4 else -1
+    groups = op.properties.get("groups")
+    return (len(shape) == 4 and shape[0] == channels and shape[1] == 1 and isinstance(groups, IntegerAttr)
+            and groups.value.data == channels > 1)
+
+
 PostOp = UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr | QuantizePostOpAttr
 
 

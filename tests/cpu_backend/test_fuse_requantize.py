@@ -226,3 +226,63 @@ def test_uint8_values_in_torch_are_the_pairs() -> None:
     assert compiled.report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8") == 3
     got, want = compiled(x), model(x)
     assert torch.equal(_bits(got), _bits(want))
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: 1x1 expansion -> relu6 -> 3x3 depthwise -> relu6 -> 1x1 projection +
+    the input, quantized with PT2E pairs as X86InductorQuantizer places them."""
+
+    def __init__(self, c: int, expand: int, stride: int, seed: int) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        e = c * expand
+
+        def weight(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
+            return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
+                    torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
+
+        self.w = [weight(e, c, 1, 1), weight(e, 1, 3, 3), weight(c, e, 1, 1)]
+        self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
+        self.q = [(0.03, 128), (0.025, 0), (0.02, 0), (0.04, 120)]
+        self.e, self.stride = e, stride
+
+    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        scale, zp = self.q[i]
+        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
+
+    def _w(self, i: int) -> torch.Tensor:
+        w, s = self.w[i]
+        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self._pair(x, 0)
+        y = self._pair(nn.functional.relu6(nn.functional.conv2d(x, self._w(0), self.b[0])), 1)
+        y = self._pair(nn.functional.relu6(nn.functional.conv2d(y, self._w(1), self.b[1], stride=self.stride,
+                                                                padding=1, groups=self.e)), 2)
+        y = nn.functional.conv2d(y, self._w(2), self.b[2])
+        return self._pair(y + x, 3) if self.stride == 1 else y
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@pytest.mark.parametrize(("c", "expand", "stride", "hw"), [(4, 6, 1, (9, 11)), (16, 6, 2, (14, 14)), (24, 4, 1, (7, 5))])
+def test_depthwise_reads_and_writes_uint8_bit_for_bit(isa: str, c: int, expand: int, stride: int, hw: tuple[int, int]) -> None:
+    """The native depthwise kernel reads the expansion's uint8 values (dequantized as eager's
+    pair) and quantizes its own output in its epilogue (the projection reads bytes): the result
+    is the all-float32 pipeline's bit for bit, on avx512 (int8 1x1 convolutions around it) and
+    on avx2 (float32 ones: the pairs stop at their integers for the depthwise kernel alone)."""
+    if isa == "avx512" and not VNNI:
+        pytest.skip("this host has no AVX512-VNNI (the int8 kernel's vpdpbusd)")
+    model = InvertedResidual(c, expand, stride, seed=c)
+    x = torch.randn(2, c, *hw, generator=torch.Generator().manual_seed(c + 1)) * 2
+    fused = ziggurat.compile(model, (x,), backend="cpu", isa=isa)
+    stats = fused.report.pass_stats.get("fuse-requantize", {})
+    assert stats.get("pairs fused into depthwise convolutions") == 1, stats
+    assert not fused.report.fallback_ops, fused.report.format()
+    if isa == "avx512":
+        assert stats.get("results stored as uint8") == 2, stats  # the expansion's and the depthwise's
+    else:
+        assert stats.get("pairs stored as uint8") == 1, stats  # the pair the depthwise reads
+    unfused = ziggurat.compile(model, (x,), backend="cpu", isa=isa, passes=UNFUSED.replace("avx512", isa))
+    got = fused(x)
+    assert torch.equal(_bits(got), _bits(unfused(x)))
+    assert float((got - model(x)).abs().max()) <= 0.2

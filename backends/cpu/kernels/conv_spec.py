@@ -74,6 +74,13 @@ class ConvSpec:
     #: the batch is given at each call (an ``i64`` after the pointers), up to ``batch``, which
     #: the thread split is planned for (igemm and depthwise: one build serving a dynamic batch)
     batch_runtime: bool = False
+    #: depthwise: the input holds uint8 values, read as ``(q - zero_point) * scale`` (float32)
+    in_quantization: tuple[float, int] | None = None
+    #: depthwise: ``(scale, zero_point, quant_min, quant_max)``, the output quantized and
+    #: dequantized after the epilogue (``#fused.requantize``), or with ``store_u8`` stored as its
+    #: uint8 integers (``#fused.quantize``)
+    requantize: tuple[float, int, int, int] | None = None
+    store_u8: bool = False
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -114,6 +121,18 @@ class ConvSpec:
         if self.binary not in (None, "add", "sub"):
             raise ConvSpecError(f"ConvSpec.binary must be add/sub/None, got {self.binary!r}")
         s(self, "alpha", float(self.alpha))
+        if self.in_quantization is not None or self.requantize is not None or self.store_u8:
+            from ziggurat.backends.cpu.kernels.gemm_int8 import checked_requantize
+
+            if self.kind != "depthwise" or self.batch_runtime:
+                raise ConvSpecError("ConvSpec: quantized operands are for a static depthwise call only")
+            if self.in_quantization is not None:
+                q = checked_requantize("ConvSpec.in_quantization", (*self.in_quantization, 0, 255))
+                s(self, "in_quantization", q[:2])
+            if self.requantize is not None:
+                s(self, "requantize", checked_requantize("ConvSpec", self.requantize))
+            if self.store_u8 and (self.requantize is None or not 0 <= self.requantize[2] <= self.requantize[3] <= 255):
+                raise ConvSpecError("ConvSpec.store_u8 needs a requantize into a range of uint8 values")
 
     # -- derived ------------------------------------------------------------------------
     @property

@@ -27,7 +27,7 @@ from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lan
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32P, I64, VOID, for_range, gep, i64, if_update
+from ziggurat.backends.cpu.llvm_ir import F32P, I8P, I64, VOID, for_range, gep, i64, if_update
 
 MAX_TILE = 8
 
@@ -102,6 +102,10 @@ class _DepthwiseEmitter:
                    caps: list[ir.Value]) -> None:
         s = self.spec
         x, w, c, bias, other = caps
+        if s.in_quantization is not None:
+            x = llvm_ir.instr(b.bitcast(x, I8P))
+        if s.store_u8:
+            c = llvm_ir.instr(b.bitcast(c, I8P))
         with for_range(b, begin, end, name="task") as t:
             blk = llvm_ir.urem(b, t, i64(self.blocks))
             row = llvm_ir.udiv(b, t, i64(self.blocks))  # n*out_h + oy
@@ -181,7 +185,7 @@ class _DepthwiseEmitter:
                 col0 = _affine(b, ox0, s.sw, -s.pw)
                 for j in sorted(uses):
                     pix = gep(b, base, _affine(b, _affine(b, col0, 1, j), s.in_pixel))
-                    xv = [vec.load(b, gep(b, pix, v * wd), lanes[v]) for v in range(nv)]
+                    xv = [self._load_x(b, gep(b, pix, v * wd), lanes[v]) for v in range(nv)]
                     for o, kx in uses[j]:
                         for v in range(nv):
                             out[o * nv + v] = vec.fma(b, xv[v], wv[(kx, v)], out[o * nv + v])
@@ -199,7 +203,29 @@ class _DepthwiseEmitter:
             for v in range(nv):
                 optr = gep(b, opix, v * wd) if opix is not None else None
                 y = apply_epilogue(b, vec, epi, accs[o * nv + v], bias_v[v], optr, lanes[v])
-                vec.store(b, y, gep(b, cpix, v * wd), lanes[v])
+                self._store(b, y, gep(b, cpix, v * wd), lanes[v])
+
+    def _load_x(self, b: ir.IRBuilder, ptr: ir.Value, lanes: int) -> ir.Value:
+        """An input vector: floats, or bytes dequantized as eager's ``dequantize_per_tensor``."""
+        s, vec = self.spec, self.vec
+        if s.in_quantization is None:
+            return vec.load(b, ptr, lanes)
+        from ziggurat.backends.cpu.kernels.gemm_int8 import dequantized_u8, load_u8
+
+        return dequantized_u8(b, vec, load_u8(self.module, b, ptr, lanes, vec.width), s.in_quantization)
+
+    def _store(self, b: ir.IRBuilder, y: ir.Value, ptr: ir.Value, lanes: int) -> None:
+        """An output vector, through the spec's quantize -> dequantize pair, or its quantize into bytes."""
+        s, vec = self.spec, self.vec
+        if s.requantize is None:
+            vec.store(b, y, ptr, lanes)
+            return
+        from ziggurat.backends.cpu.kernels.gemm_int8 import requantize_f32, store_quantized_u8
+
+        if s.store_u8:
+            store_quantized_u8(self.module, b, vec, y, s.requantize, ptr, lanes)
+        else:
+            vec.store(b, requantize_f32(self.module, b, vec, y, s.requantize), ptr, lanes)
 
 
 def _affine(b: ir.IRBuilder, x: int | ir.Value, scale: int, offset: int = 0) -> int | ir.Value:

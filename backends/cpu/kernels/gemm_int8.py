@@ -420,7 +420,7 @@ class _Emitter:
             else:
                 u = splat_i32(b, _i(b.zext(_i(b.load(ptr)), I32)))
             o = llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(u, V16F)), self.vec.const(_to_f32(zero_point))),
-                             self.vec.const(_to_f32(scale)))
+                             self.vec.const(_to_f32(scale)))  # dequantized_u8, on the zero-extended bytes
         else:
             o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
         if s.alpha != 1.0:
@@ -460,10 +460,12 @@ def quantized_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
     even), ``clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN: the integers, as floats."""
     scale, zero_point, low, high = requantize
     _f32 = _to_f32
-    rnd = declare(module, "llvm.roundeven.v16f32", V16F, [V16F])
+    ty = x.type  # pyright: ignore[reportAttributeAccessIssue]
+    assert isinstance(ty, ir.VectorType)
+    rnd = declare(module, f"llvm.roundeven.v{ty.count}f32", ty, [ty])
     t = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(_f32(1.0 / scale)))])), vec.const(_f32(zero_point)))
     q = vec.min(b, vec.max(b, t, vec.const(_f32(low))), vec.const(_f32(high)))
-    return _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(V16F, None), q))
+    return _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(ty, None), q))
 
 
 def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
@@ -475,21 +477,48 @@ def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
     return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_to_f32(zero_point))), vec.const(_to_f32(scale)))
 
 
-def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None) -> ir.Value:
-    """16 bytes at ``ptr`` (the first ``lanes``, the rest 0)."""
-    if lanes is None:
-        return _i(b.load(_i(b.bitcast(ptr, V16I8.as_pointer())), align=1))
-    return masked_load_u8(module, b, ptr, ir.Constant(V16I1, [1 if i < lanes else 0 for i in range(16)]))
+def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None, width: int = 16) -> ir.Value:
+    """``width`` bytes at ``ptr`` (the first ``lanes``, the rest 0)."""
+    ty = ir.VectorType(I8, width)
+    if lanes is None or lanes >= width:
+        return _i(b.load(_i(b.bitcast(ptr, ty.as_pointer())), align=1))
+    mask = ir.Constant(ir.VectorType(I1, width), [1 if i < lanes else 0 for i in range(width)])
+    return masked_load_u8(module, b, ptr, mask)
 
 
 def masked_load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
-    fn = declare(module, "llvm.masked.load.v16i8.p0v16i8", V16I8, [V16I8.as_pointer(), I32, V16I1, V16I8])
-    return _i(b.call(fn, [_i(b.bitcast(ptr, V16I8.as_pointer())), I32(1), mask, ir.Constant(V16I8, None)]))
+    n = mask.type.count  # pyright: ignore[reportAttributeAccessIssue]
+    ty, mty = ir.VectorType(I8, n), ir.VectorType(I1, n)
+    fn = declare(module, f"llvm.masked.load.v{n}i8.p0v{n}i8", ty, [ty.as_pointer(), I32, mty, ty])
+    return _i(b.call(fn, [_i(b.bitcast(ptr, ty.as_pointer())), I32(1), mask, ir.Constant(ty, None)]))
 
 
 def masked_store_u8(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
-    fn = declare(module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, V16I8.as_pointer(), I32, V16I1])
-    b.call(fn, [x, _i(b.bitcast(ptr, V16I8.as_pointer())), I32(1), mask])
+    n = mask.type.count  # pyright: ignore[reportAttributeAccessIssue]
+    ty, mty = ir.VectorType(I8, n), ir.VectorType(I1, n)
+    fn = declare(module, f"llvm.masked.store.v{n}i8.p0v{n}i8", VOID, [ty, ty.as_pointer(), I32, mty])
+    b.call(fn, [x, _i(b.bitcast(ptr, ty.as_pointer())), I32(1), mask])
+
+
+def dequantized_u8(b: ir.IRBuilder, vec: VecOps, u: ir.Value, quantization: tuple[float, int]) -> ir.Value:
+    """Bytes ``q`` as eager's ``dequantize_per_tensor``: ``(float32(q) - zero_point) * scale``."""
+    scale, zero_point = quantization
+    n = u.type.count  # pyright: ignore[reportAttributeAccessIssue]
+    wide = _i(b.zext(u, ir.VectorType(I32, n)))
+    return llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(wide, ir.VectorType(F32, n))), vec.const(_to_f32(zero_point))),
+                        vec.const(_to_f32(scale)))
+
+
+def store_quantized_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
+                       requantize: tuple[float, int, int, int], ptr: ir.Value, lanes: int) -> None:
+    """The quantized integers of ``x`` (``quantized_f32``; a range of uint8 values) as bytes."""
+    n = x.type.count  # pyright: ignore[reportAttributeAccessIssue]
+    q = quantized_f32(module, b, vec, x, requantize)
+    u = _i(b.trunc(_i(b.fptosi(q, ir.VectorType(I32, n))), ir.VectorType(I8, n)))
+    if lanes >= n:
+        b.store(u, _i(b.bitcast(ptr, ir.VectorType(I8, n).as_pointer())), align=1)
+    else:
+        masked_store_u8(module, b, u, ptr, ir.Constant(ir.VectorType(I1, n), [1 if i < lanes else 0 for i in range(n)]))
 
 
 def _to_f32(x: float) -> float:
@@ -524,4 +553,4 @@ def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value,
 
 __all__ = ["Int8GemmSpec", "MAX_K", "checked_requantize", "int8_kernel_available", "emit_int8_gemm", "load_u8",
            "masked_load", "masked_load_u8", "masked_store", "masked_store_u8", "quantize_u8", "quantized_f32",
-           "requantize_f32", "splat_i32"]
+           "dequantized_u8", "requantize_f32", "splat_i32", "store_quantized_u8"]

@@ -36,6 +36,7 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast, load_or
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer, LoweringBug, Value
+from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.views import permute, reshape
 from ziggurat.dialects.fused.pack import pack_conv_weight_gemm
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ziggurat.backends.cpu.lowering.linalg import Epilogue
 
 F32 = torch.float32
+U8 = torch.uint8
 #: Channels per group below which the input is copied padded and K runs over whole kernel rows.
 ROW_SEGMENT_CHANNELS = 16
 
@@ -92,11 +94,12 @@ def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView
     x4 = x if g.k == 2 else reshape(ctx, x, (g.n, g.c, 1, sp[1]))
     nhwc = permute(ctx, x4, [0, 2, 3, 1])
     view = ctx.strided_view(nhwc)
-    if view is not None and nhwc.dtype == F32 and view[0].dtype == F32:
+    if view is not None and nhwc.dtype in (F32, U8) and view[0].dtype == nhwc.dtype:
         strides = kernel_strides(nhwc.shape, view[2])
         if strides is not None:
             return NhwcView(view[0], view[1], *strides)
-    buf = ctx.realize(_cast32(ctx, nhwc), "nhwc")
+    # a uint8 input holds quantized integers (the depthwise kernel dequantizes them): copied as is
+    buf = ctx.realize(nhwc if nhwc.dtype == U8 else _cast32(ctx, nhwc), "nhwc")
     h, w, c = nhwc.shape[1:]
     return NhwcView(buf, 0, h * w * c, w * c, c)
 
@@ -211,6 +214,25 @@ def conv_native(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tens
     return _emit(ctx, x, g, epi, bias, "igemm", panels, [grp * k_per_group for grp in range(g.groups)])
 
 
+def quantized_depthwise(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None, g: ConvGeometry,
+                        epi: Epilogue) -> TensorValue:
+    """A depthwise convolution of a float32 weight that reads a ``ui8`` input
+    (``epi.input_quantization``) or quantizes its output (``epi.requantize``, ``store_u8``) on the
+    native depthwise kernel, its float32 arithmetic unchanged; NotLowerable elsewhere."""
+    if not (native_applicable(ctx, g) and is_depthwise(g) and depthwise_supported(ctx.options.isa)):
+        raise NotLowerable("a quantized operand or post-op of a convolution runs on the native depthwise kernel only")
+    tensor = weight_tensor(w)
+    if tensor is None or tensor.dtype != F32 or not bool(torch.isfinite(tensor).all()):
+        raise NotLowerable("a quantized depthwise convolution takes a constant finite float32 weight")
+    if (x.dtype == U8) != (epi.input_quantization is not None) or x.dtype not in (F32, U8):
+        raise NotLowerable("a depthwise convolution's uint8 input needs its quantization (and a float32 one none)")
+    if epi.other is not None and epi.other.dtype != F32:
+        raise NotLowerable("a quantized depthwise convolution's residual must be float32")
+    weight = ctx.constant(pack_depthwise_weight(tensor.reshape(g.o, 1, *_as_2d(g)[2]), vector_width(ctx.options.isa, 32)),
+                          (w.buffer.name if w.buffer else "weight") + "_dw")
+    return _emit(ctx, x, g, epi, bias, "depthwise", weight, [0])
+
+
 def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, bias: TensorValue | None,
           kind: str, weight: Buffer, w_offsets: Sequence[int]) -> TensorValue:
     in_sp, out_sp, ks, stride, pad, dil = _as_2d(g)
@@ -222,7 +244,7 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
         in_sp, pad = [hp, wp], [0, 0]
     else:
         src = nhwc_view(ctx, x, g)
-    out = ctx.new_buffer((g.n, *g.out_sp, g.o), F32, "conv" if kind == "igemm" else "dwconv")
+    out = ctx.new_buffer((g.n, *g.out_sp, g.o), U8 if epi.store_u8 else F32, "conv" if kind == "igemm" else "dwconv")
     bias_buf = ctx.realize(_cast32(ctx, bias), "bias") if bias is not None else None
     per_call = g.c if kind == "depthwise" else g.cg
     outs = g.o if kind == "depthwise" else g.og
@@ -238,6 +260,12 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
             spec["row_segments"] = True
     if bias_buf is not None:
         spec["bias"] = True
+    if epi.input_quantization is not None:
+        spec["in_quantization"] = tuple(epi.input_quantization)
+    if epi.requantize is not None:
+        spec["requantize"] = tuple(epi.requantize)
+    if epi.store_u8:
+        spec["store_u8"] = True
     other = _epilogue_spec(ctx, epi, g, spec)
     try:  # what codegen will build (its checks do not depend on the ISA, which lowering may not
         # run on): an inconsistent call is this op's internal error, a fallback

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import torch
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
@@ -30,8 +30,12 @@ from ziggurat.dialects.fused import (
     LinearOp,
     MatmulOp,
     QuantizePostOpAttr,
+    INPUT_QUANTIZATION_ATTR,
     RequantizePostOpAttr,
     UnaryPostOpAttr,
+    is_depthwise_conv,
+    quantization_of,
+    ui8,
 )
 from ziggurat.dialects.loop.syntax import int_values
 
@@ -88,8 +92,12 @@ def _validate(args: LoweringArgs) -> str | None:
     if isinstance(layout, StringAttr) and layout.data in INT8_LAYOUTS:
         return None  # the int8 kernels' operands (lowering/gemm_int8.py checks them)
     op = args.op
-    if isinstance(op, FusedOp) and op.requantize() is not None:
-        return "a #fused.requantize/quantize post-op runs in the int8 kernel's epilogue only (a KN32n4k weight)"
+    quantized = isinstance(op, FusedOp) and (op.requantize() is not None or any(
+        isinstance(v.type, TensorType) and v.type.get_element_type() == ui8 for v in op.operands))
+    if quantized and isinstance(op, Conv2dOp) and is_depthwise_conv(op):
+        return None  # the native depthwise kernel's (lowering/conv_native.py checks the rest)
+    if quantized:
+        return "a #fused.requantize/quantize post-op or a ui8 operand runs on the int8 or depthwise kernels only"
     return float32_or_bf16(args)
 
 
@@ -173,6 +181,12 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
         return int8_conv(ctx, op, x, w, bias, _logical_shape(op), int_values(op.stride), int_values(op.padding),
                          int_values(op.dilation), args.out_shape, epi)
+    if x.dtype == torch.uint8 or epi.requantize is not None:
+        from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, quantized_depthwise
+
+        epi.input_quantization = quantization_of(op, INPUT_QUANTIZATION_ATTR) if x.dtype == torch.uint8 else None
+        geometry = ConvGeometry(x, w.shape, ints, padding, dilation, groups, args.out_shape)
+        return quantized_depthwise(ctx, x, w, bias, geometry, epi)
     if args.out_dtype == torch.bfloat16:
         from ziggurat.backends.cpu.lowering.conv_bf16 import bf16_convolution
 

@@ -71,11 +71,13 @@ class Epilogue:
     alpha: float = 1.0
     other: TensorValue | None = None
     binary_first: bool = False
-    #: ``#fused.requantize`` (scale, zero_point, quant_min, quant_max): only the int8 kernel takes
-    #: it (``lowering/fused_ops.py`` sends an op with it and another weight to torch)
+    #: ``#fused.requantize`` (scale, zero_point, quant_min, quant_max): only the int8 and the
+    #: native depthwise kernels take it (``lowering/fused_ops.py`` sends any other op with it to torch)
     requantize: tuple[float, int, int, int] | None = None
-    #: ``#fused.quantize``: the int8 kernel stores the quantized integers (uint8)
+    #: ``#fused.quantize``: the int8 or depthwise kernel stores the quantized integers (uint8)
     store_u8: bool = False
+    #: ``(scale, zero_point)`` of a ``ui8`` input (its quantized integers)
+    input_quantization: tuple[float, int] | None = None
 
     def apply(self, y: Value, other: Value | None) -> Value:
         """The post-ops (activation, residual) on one element, when they are not in a GEMM epilogue."""
