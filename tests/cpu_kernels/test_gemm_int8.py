@@ -174,3 +174,28 @@ def test_implicit_im2col_convolution(n: int, c: int, h: int, w: int, o: int, k: 
     got = int8_gemm_callable(spec)(x.permute(0, 2, 3, 1).contiguous(), packed, bias)
     got = got.reshape(n, oh, ow, o).permute(0, 3, 1, 2)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+
+
+@needs_vnni
+@pytest.mark.parametrize(("n", "c", "h", "w", "kh", "kw", "s", "p", "d"),
+                         [(2, 3, 9, 11, 3, 3, 2, 1, 1), (1, 3, 13, 7, 7, 7, 2, 3, 1), (1, 5, 6, 6, 3, 2, 1, 2, 2),
+                          (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1)])
+@pytest.mark.parametrize("u8", [False, True], ids=["float32", "uint8"])
+def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, kh: int, kw: int, s: int, p: int,
+                                                d: int, u8: bool) -> None:
+    """``a_nchw``: the taps gathered from an NCHW input's planes (float32 requantized, or its
+    uint8 values) give the NHWC gather's products bit for bit."""
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    g = torch.Generator().manual_seed(n * 100 + c * 10 + kh)
+    oh, ow = (h + 2 * p - d * (kh - 1) - 1) // s + 1, (w + 2 * p - d * (kw - 1) - 1) // s + 1
+    k, m, o = c * kh * kw, n * oh * ow, 37
+    conv = (h, w, c, kh, kw, s, s, p, p, d, d, oh, ow)
+    packed = pack_quantized_linear(torch.randint(-128, 128, (o, k), dtype=torch.int8, generator=g),
+                                   torch.rand(o, generator=g) * 0.01 + 1e-3, 0.02, 7)
+    u = torch.randint(0, 256, (n, c, h, w), dtype=torch.uint8, generator=g)
+    x = (u.to(torch.float32) - 7) * 0.02
+    base = dict(m=m, n=o, k=k, a_scale=0.02, a_zero_point=7, threads=2, a_conv=conv)
+    want = int8_gemm_callable(Int8GemmSpec(**base))(x.permute(0, 2, 3, 1).contiguous(), packed)
+    got = int8_gemm_callable(Int8GemmSpec(**base, a_nchw=True, a_u8=u8))((u if u8 else x).contiguous(), packed)
+    assert torch.equal(got, want)

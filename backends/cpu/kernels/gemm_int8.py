@@ -105,6 +105,9 @@ class Int8GemmSpec:
     #: C receives the requantized uint8 values (``requantize``'s quantize without its dequantize;
     #: ``ldc`` in bytes), not floats.
     store_u8: bool = False
+    #: With ``a_conv``: the input is NCHW, not NHWC (a few channels, as a model's RGB input: each
+    #: tap gathers its ``C`` channels, one plane apart, instead of copying a transposed input)
+    a_nchw: bool = False
     #: ``(scale, zero_point)``: the binary post-op's ``other`` holds uint8 values ``q``, read as
     #: ``(q - zero_point) * scale`` in float32 (the dequantize eager computed).
     other_quantization: tuple[float, int] | None = None
@@ -138,6 +141,8 @@ class Int8GemmSpec:
             if min(c, kh, kw, sh, sw, dh, dw, oh, ow) < 1 or self.k != c * kh * kw or self.m % (oh * ow):
                 raise GemmSpecError(f"Int8GemmSpec.a_conv {conv} does not fit m={self.m}, k={self.k}")
             s(self, "a_conv", conv)
+        if self.a_nchw and (self.a_conv is None or self.a_conv[2] > 16):
+            raise GemmSpecError("Int8GemmSpec.a_nchw takes a convolution of at most 16 input channels")
         if self.requantize is not None:
             s(self, "requantize", checked_requantize("Int8GemmSpec", self.requantize))
         if self.store_u8 and (self.requantize is None or not 0 <= self.requantize[2] <= self.requantize[3] <= 255):
@@ -197,7 +202,8 @@ class _Emitter:
         table = _i(b.bitcast(operand, F32P))
         bp = gep(b, operand, 4 * table_floats(s.n))
         ws = _i(b.bitcast(fn.args[5], I8P))
-        emit_parallel_for(self.module, b, s.m, self._quantize_rows if s.a_conv is None else self._gather_rows,
+        gather = self._gather_planes if s.a_nchw else self._gather_rows
+        emit_parallel_for(self.module, b, s.m, self._quantize_rows if s.a_conv is None else gather,
                           s.threads or 1, captures=[a, ws], name=f"{s.symbol}.quantize")
         emit_parallel_for(self.module, b, panels(s.n) * self.row_groups, self._task, s.threads or 1,
                           captures=[ws, bp, c, table, bias, other], name=f"{s.symbol}.tasks")
@@ -308,6 +314,48 @@ class _Emitter:
                         run(gep(b, x, llvm_ir.mul(b, llvm_ir.add(b, line, ix0), i64(c))), gep(b, row_q, i * kw * c), kw * c)
                     with otherwise:
                         taps()
+
+    def _gather_planes(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                       caps: list[ir.Value]) -> None:
+        """Implicit im2col of an NCHW input (``a_nchw``, ``C <= 16``): each tap's ``C`` channels,
+        one plane apart, into one vector (quantized as :func:`quantize_u8`, or bytes), stored as
+        the tap's ``C`` bytes; a tap in the padding is the zero point."""
+        del tid
+        s, vec = self.spec, self.vec
+        assert s.a_conv is not None
+        h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = s.a_conv
+        x, ws = caps
+        elem = I8 if s.a_u8 else F32
+        x = _i(b.bitcast(x, elem.as_pointer()))
+        v16p = V16I8.as_pointer()
+        store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
+        mask = ir.Constant(V16I1, [1 if i < c else 0 for i in range(16)])
+        zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
+
+        def inside(v: ir.Value, size: int) -> ir.Value:
+            return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
+
+        with for_range(b, begin, end, name="qrow") as row:
+            image = llvm_ir.udiv(b, row, i64(oh * ow))
+            oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
+            ox = llvm_ir.urem(b, row, i64(ow))
+            row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
+            for i in range(kh):
+                iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
+                for j in range(kw):
+                    ix = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(j * dw - pw))
+                    dst = _i(b.bitcast(gep(b, row_q, (i * kw + j) * c), v16p))
+                    with b.if_else(_i(b.and_(inside(iy, h), inside(ix, w)))) as (then, otherwise):
+                        with then:
+                            at = gep(b, planes, llvm_ir.add(b, llvm_ir.mul(b, iy, i64(w)), ix))
+                            lanes: ir.Value = ir.Constant(ir.VectorType(elem, 16), None)
+                            for ch in range(c):
+                                lanes = _i(b.insert_element(lanes, _i(b.load(gep(b, at, ch * h * w))), I32(ch)))
+                            q = lanes if s.a_u8 else quantize_u8(self.module, b, vec, lanes, s.a_scale, s.a_zero_point)
+                            b.call(store, [q, dst, I32(1), mask])
+                        with otherwise:
+                            b.call(store, [zp_bytes, dst, I32(1), mask])
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:

@@ -30,7 +30,7 @@ class Int8GemmKernel:
         a_dtype = torch.uint8 if s.a_u8 else torch.float32
         if s.a_conv is None:
             _expect(a, "a", a_dtype, (s.m - 1) * lda + s.k)
-        else:  # the NHWC input
+        else:  # the NHWC (or NCHW) input
             h, w, c, *_, oh, ow = s.a_conv
             _expect(a, "a", a_dtype, s.m // (oh * ow) * h * w * c)
         _expect(b_packed, "b_packed", torch.int8, packed_operand_bytes(s.k, s.n))

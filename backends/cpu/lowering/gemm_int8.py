@@ -30,6 +30,9 @@ KERNEL = "avx512vnni"
 #: An input or residual: float32, or the uint8 integers a ``#fused.quantize`` stored
 #: (``ziggurat.input_quantization``/``other_quantization`` dequantize them).
 A_DTYPES = (torch.float32, torch.uint8)
+#: A KxK convolution of at most this many input channels gathers its taps from the NCHW planes
+#: (``Int8GemmSpec.a_nchw``).
+PLANAR_CHANNELS = 4
 
 
 def input_quantization(op: Operation) -> tuple[float, int]:
@@ -58,7 +61,8 @@ def _residual_channels_last(ctx: LoweringContext, epi: Any, out_shape: Sequence[
 
 def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValue, n: int,
                 out_shape: Sequence[int], epi: Any, bias: TensorValue | None = None,
-                a_conv: tuple[int, ...] | None = None, k: int | None = None, m: int | None = None) -> TensorValue:
+                a_conv: tuple[int, ...] | None = None, k: int | None = None, m: int | None = None,
+                a_nchw: bool = False) -> TensorValue:
     """``x @ W^T`` (``bias``, when given, instead of the epilogue's) into a buffer of ``out_shape``
     (``[..., n]``); with ``a_conv``, ``x`` is the NHWC input of the convolution whose implicit
     im2col (``m`` rows of ``k``) is A."""
@@ -85,6 +89,8 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
         assert x.buffer is not None
         a_operand = GemmOperand(x.buffer)
         spec["a_conv"] = a_conv
+        if a_nchw:
+            spec["a_nchw"] = True
     bias_operand = None
     bias = bias if bias is not None else epi.bias
     if bias is not None:
@@ -148,7 +154,8 @@ def int8_conv(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValu
               out_shape: Sequence[int], epi: Any) -> TensorValue:
     """A convolution of one group with a ``KN32n4k`` weight: a 1x1 one without padding on
     :func:`int8_pointwise`, any other on the int8 GEMM over the implicit im2col of the NHWC
-    input (``Int8GemmSpec.a_conv``), its output NHWC read through an NCHW view."""
+    input (``Int8GemmSpec.a_conv``; of the NCHW one for at most ``PLANAR_CHANNELS`` channels),
+    its output NHWC read through an NCHW view."""
     kh, kw = int(w_shape[2]), int(w_shape[3])
     if (kh, kw) == (1, 1) and not any(padding):
         return int8_pointwise(ctx, op, x, w, bias, w_shape, stride, out_shape, epi)
@@ -158,10 +165,13 @@ def int8_conv(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorValu
     n, cin, h, wd = x.shape
     cout, oh, ow = int(w_shape[0]), int(out_shape[2]), int(out_shape[3])
     m = n * oh * ow
-    nhwc = ctx.realize(permute(ctx, x, [0, 2, 3, 1]), "nhwc")
+    planes = cin <= PLANAR_CHANNELS
+    # a few channels (an RGB input) are gathered from their planes: a channels-last copy of them
+    # would be a transposition vectorized over those few channels
+    src = ctx.realize(x, "nchw") if planes else ctx.realize(permute(ctx, x, [0, 2, 3, 1]), "nhwc")
     _residual_channels_last(ctx, epi, out_shape)
     conv = (h, wd, cin, kh, kw, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
             int(dilation[0]), int(dilation[1]), oh, ow)
-    out = int8_linear(ctx, op, BufferValue(nhwc), w, cout, (m, cout), epi, bias=bias, a_conv=conv,
-                      k=cin * kh * kw, m=m)
+    out = int8_linear(ctx, op, BufferValue(src), w, cout, (m, cout), epi, bias=bias, a_conv=conv,
+                      k=cin * kh * kw, m=m, a_nchw=planes)
     return permute(ctx, reshape(ctx, out, (n, oh, ow, cout)), [0, 3, 1, 2])
