@@ -195,7 +195,8 @@ def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, 
                                    torch.rand(o, generator=g) * 0.01 + 1e-3, 0.02, 7)
     u = torch.randint(0, 256, (n, c, h, w), dtype=torch.uint8, generator=g)
     x = (u.to(torch.float32) - 7) * 0.02
-    base = dict(m=m, n=o, k=k, a_scale=0.02, a_zero_point=7, threads=2, a_conv=conv)
-    want = int8_gemm_callable(Int8GemmSpec(**base))(x.permute(0, 2, 3, 1).contiguous(), packed)
-    got = int8_gemm_callable(Int8GemmSpec(**base, a_nchw=True, a_u8=u8))((u if u8 else x).contiguous(), packed)
+    nhwc = Int8GemmSpec(m=m, n=o, k=k, a_scale=0.02, a_zero_point=7, threads=2, a_conv=conv)
+    planar = Int8GemmSpec(m=m, n=o, k=k, a_scale=0.02, a_zero_point=7, threads=2, a_conv=conv, a_nchw=True, a_u8=u8)
+    want = int8_gemm_callable(nhwc)(x.permute(0, 2, 3, 1).contiguous(), packed)
+    got = int8_gemm_callable(planar)((u if u8 else x).contiguous(), packed)
     assert torch.equal(got, want)
