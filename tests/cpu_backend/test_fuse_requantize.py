@@ -158,7 +158,30 @@ def test_int8_op_without_its_kernel_runs_the_post_op_in_torch() -> None:
     assert torch.equal(_bits(got), _bits(want))
 
 
-class Uint8Chain(nn.Module):
+def _int8_weight(g: torch.Generator, *shape: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """An int8 weight and its per-output-channel scales."""
+    return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
+            torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
+
+
+class QuantizedStack(nn.Module):
+    """PT2E's pieces for the models below: ``w`` (int8 weights, scales), ``b`` (biases), ``q``
+    (the pairs' uint8 scales and zero points)."""
+
+    w: list[tuple[torch.Tensor, torch.Tensor]]
+    b: list[torch.Tensor]
+    q: list[tuple[float, int]]
+
+    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        scale, zp = self.q[i]
+        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
+
+    def _w(self, i: int) -> torch.Tensor:
+        w, s = self.w[i]
+        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
+
+
+class Uint8Chain(QuantizedStack):
     """conv(3x3, padded) -> relu -> pair -> conv(1x1) + residual(the first pair) -> relu -> pair ->
     conv(3x3, strided) -> flatten -> pair -> linear -> pair -> linear: the three pairs after an
     int8 op and before int8 ops only are stored as uint8 (inputs and a residual read as bytes);
@@ -169,22 +192,10 @@ class Uint8Chain(nn.Module):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
         pixels = ((hw[0] + 1) // 2) * ((hw[1] + 1) // 2)
-
-        def weight(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
-            return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
-                    torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
-
-        self.w = [weight(c, 3, 3, 3), weight(c, c, 1, 1), weight(c + 3, c, 3, 3), weight(9, (c + 3) * pixels), weight(5, 9)]
+        shapes = [(c, 3, 3, 3), (c, c, 1, 1), (c + 3, c, 3, 3), (9, (c + 3) * pixels), (5, 9)]
+        self.w = [_int8_weight(g, *shape) for shape in shapes]
         self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
         self.q = [(0.03, 128), (0.02, 0), (0.05, 3), (0.04, 10), (0.07, 0)]
-
-    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
-        scale, zp = self.q[i]
-        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
-
-    def _w(self, i: int) -> torch.Tensor:
-        w, s = self.w[i]
-        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self._pair(x, 0)
@@ -228,7 +239,7 @@ def test_uint8_values_in_torch_are_the_pairs() -> None:
     assert torch.equal(_bits(got), _bits(want))
 
 
-class InvertedResidual(nn.Module):
+class InvertedResidual(QuantizedStack):
     """MobileNetV2's block: 1x1 expansion -> relu6 -> 3x3 depthwise -> relu6 -> 1x1 projection +
     the input, quantized with PT2E pairs as X86InductorQuantizer places them."""
 
@@ -236,23 +247,10 @@ class InvertedResidual(nn.Module):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
         e = c * expand
-
-        def weight(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
-            return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
-                    torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
-
-        self.w = [weight(e, c, 1, 1), weight(e, 1, 3, 3), weight(c, e, 1, 1)]
+        self.w = [_int8_weight(g, e, c, 1, 1), _int8_weight(g, e, 1, 3, 3), _int8_weight(g, c, e, 1, 1)]
         self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
         self.q = [(0.03, 128), (0.025, 0), (0.02, 0), (0.04, 120)]
         self.e, self.stride = e, stride
-
-    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
-        scale, zp = self.q[i]
-        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
-
-    def _w(self, i: int) -> torch.Tensor:
-        w, s = self.w[i]
-        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self._pair(x, 0)

@@ -5,6 +5,8 @@ and the oracle fails a result one that is off by a few quanta."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -18,16 +20,19 @@ from tests.fuzz.tolerance import compare
 SEED = 40
 
 
-def _quantized_programs(limit: int) -> list[Program]:
-    found = [p for p in (generate(SEED, i, PROFILES["quantized"]) for i in range(40))
-             if any(op.startswith(("quantized_linear", "quantized_conv")) for op in p.ops())]
+def _programs(profile: str, specs: tuple[str, ...], limit: int, tries: int = 40) -> list[Program]:
+    """The first ``limit`` programs of ``profile`` that hold one of ``specs``."""
+    found = [p for p in (generate(SEED, i, PROFILES[profile]) for i in range(tries))
+             if any(op.startswith(specs) for op in p.ops())]
     return found[:limit]
 
 
-PROGRAMS = _quantized_programs(5)
+PROGRAMS = _programs("quantized", ("quantized_linear", "quantized_conv"), 5)
+#: int8 linears back to back (``quantized-chain``): values stored as uint8 between them
+CHAINS = _programs("quantized-chain", ("quantized_block",), 4, tries=30)
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+@pytest.mark.parametrize("program", PROGRAMS + CHAINS, ids=[p.name for p in PROGRAMS + CHAINS])
 def test_quantized_programs_match_eager(program: Program) -> None:
     result = check_program(program, all_configs())
     assert not result.invalid, result.invalid
@@ -36,16 +41,18 @@ def test_quantized_programs_match_eager(program: Program) -> None:
     assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
 
 
-def test_the_int8_kernels_are_reached() -> None:
+def _avx512_reports(programs: list[Program]) -> list[Any]:
+    """The CPU backend's compile reports of ``programs`` on avx512 (skips without AVX512-VNNI)."""
     from ziggurat.backends.cpu.isa import Isa
     from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 
     if not int8_kernel_available(Isa.AVX512):
         pytest.skip("this host has no AVX512-VNNI: the int8 kernels are not taken")
-    packed = 0
-    for program in PROGRAMS:
-        compiled = ziggurat.compile(build_module(program), example_inputs(program), backend="cpu", isa="avx512")
-        packed += "int8 weights packed" in compiled.report.format()
+    return [ziggurat.compile(build_module(p), example_inputs(p), backend="cpu", isa="avx512").report for p in programs]
+
+
+def test_the_int8_kernels_are_reached() -> None:
+    packed = sum("int8 weights packed" in report.format() for report in _avx512_reports(PROGRAMS))
     assert packed >= 3, packed
 
 
@@ -66,33 +73,7 @@ def test_a_result_off_by_quanta_fails() -> None:
     assert not compare(outs, ref).ok
 
 
-def _chain_programs(limit: int) -> list[Program]:
-    found = [p for p in (generate(SEED, i, PROFILES["quantized-chain"]) for i in range(30))
-             if any(op.startswith("quantized_block") for op in p.ops())]
-    return found[:limit]
-
-
-CHAINS = _chain_programs(4)
-
-
-@pytest.mark.parametrize("program", CHAINS, ids=[p.name for p in CHAINS])
-def test_int8_chains_match_eager(program: Program) -> None:
-    """int8 linears back to back (``quantized-chain``): values stored as uint8 between them."""
-    result = check_program(program, all_configs())
-    assert not result.invalid, result.invalid
-    failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
-                if o.kind in ("wrong", "crash")]
-    assert not failures, f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
-
-
 def test_the_chains_store_uint8_values() -> None:
-    from ziggurat.backends.cpu.isa import Isa
-    from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
-
-    if not int8_kernel_available(Isa.AVX512):
-        pytest.skip("this host has no AVX512-VNNI: the int8 kernels are not taken")
-    stored = 0
-    for program in CHAINS:
-        compiled = ziggurat.compile(build_module(program), example_inputs(program), backend="cpu", isa="avx512")
-        stored += compiled.report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8", 0)
+    stored = sum(report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8", 0)
+                 for report in _avx512_reports(CHAINS))
     assert stored >= 2, stored

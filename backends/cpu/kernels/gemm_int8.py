@@ -281,14 +281,8 @@ class _Emitter:
             if tail:
                 one(full, tail)
 
-        def inside(v: ir.Value, size: int) -> ir.Value:
-            return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
-
         with for_range(b, begin, end, name="qrow") as row:
-            image = llvm_ir.udiv(b, row, i64(oh * ow))
-            oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
-            ox = llvm_ir.urem(b, row, i64(ow))
-            row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            image, oy, ox, row_q = self._output_pixel(b, row, ws)
             ix0 = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(-pw))
             for i in range(kh):
                 iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
@@ -298,7 +292,7 @@ class _Emitter:
                     for j in range(kw):
                         ix = llvm_ir.add(b, ix0, i64(j * dw))
                         dst = gep(b, row_q, (i * kw + j) * c)
-                        with b.if_else(_i(b.and_(inside(iy, h), inside(ix, w)))) as (then, otherwise):
+                        with b.if_else(_i(b.and_(_inside(b, iy, h), _inside(b, ix, w)))) as (then, otherwise):
                             with then:
                                 run(gep(b, x, llvm_ir.mul(b, llvm_ir.add(b, line, ix), i64(c))), dst, c)
                             with otherwise:
@@ -308,12 +302,22 @@ class _Emitter:
                     taps()
                     continue
                 # a row of taps is kw*C consecutive floats of the NHWC input when it is all inside
-                whole = _i(b.and_(inside(iy, h), _i(b.and_(inside(ix0, w), inside(llvm_ir.add(b, ix0, i64(kw - 1)), w)))))
+                whole = _i(b.and_(_inside(b, iy, h), _i(b.and_(_inside(b, ix0, w), _inside(b, llvm_ir.add(b, ix0, i64(kw - 1)), w)))))
                 with b.if_else(whole) as (then, otherwise):
                     with then:
                         run(gep(b, x, llvm_ir.mul(b, llvm_ir.add(b, line, ix0), i64(c))), gep(b, row_q, i * kw * c), kw * c)
                     with otherwise:
                         taps()
+
+    def _output_pixel(self, b: ir.IRBuilder, row: ir.Value, ws: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        """Row ``row`` of the implicit im2col: its image, output row and column, and its bytes in ``ws``."""
+        s = self.spec
+        assert s.a_conv is not None
+        oh, ow = s.a_conv[11], s.a_conv[12]
+        image = llvm_ir.udiv(b, row, i64(oh * ow))
+        oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
+        ox = llvm_ir.urem(b, row, i64(ow))
+        return image, oy, ox, gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
 
     def _gather_planes(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
                        caps: list[ir.Value]) -> None:
@@ -332,21 +336,15 @@ class _Emitter:
         mask = ir.Constant(V16I1, [1 if i < c else 0 for i in range(16)])
         zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
 
-        def inside(v: ir.Value, size: int) -> ir.Value:
-            return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
-
         with for_range(b, begin, end, name="qrow") as row:
-            image = llvm_ir.udiv(b, row, i64(oh * ow))
-            oy = llvm_ir.urem(b, llvm_ir.udiv(b, row, i64(ow)), i64(oh))
-            ox = llvm_ir.urem(b, row, i64(ow))
-            row_q = gep(b, ws, llvm_ir.mul(b, row, i64(s.ldq)))
+            image, oy, ox, row_q = self._output_pixel(b, row, ws)
             planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
             for i in range(kh):
                 iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
                 for j in range(kw):
                     ix = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(j * dw - pw))
                     dst = _i(b.bitcast(gep(b, row_q, (i * kw + j) * c), v16p))
-                    with b.if_else(_i(b.and_(inside(iy, h), inside(ix, w)))) as (then, otherwise):
+                    with b.if_else(_i(b.and_(_inside(b, iy, h), _inside(b, ix, w)))) as (then, otherwise):
                         with then:
                             at = gep(b, planes, llvm_ir.add(b, llvm_ir.mul(b, iy, i64(w)), ix))
                             lanes: ir.Value = ir.Constant(ir.VectorType(elem, 16), None)
@@ -485,6 +483,11 @@ def quantize_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value, a_
                      vec.const(float(zero_point)))
     u = vec.min(b, vec.max(b, u, vec.const(0.0)), vec.const(255.0))
     return _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
+
+
+def _inside(b: ir.IRBuilder, v: ir.Value, size: int) -> ir.Value:
+    """``0 <= v < size``."""
+    return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
 
 
 def checked_requantize(owner: str, value: object) -> tuple[float, int, int, int]:
