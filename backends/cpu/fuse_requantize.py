@@ -58,6 +58,7 @@ from ziggurat.dialects.fused import (
 from ziggurat.backends.cpu.lowering.driver import QUANTIZED_INTEGERS_ATTR
 from ziggurat.dialects.fused.layouts import INT8_LINEAR
 from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp, AtenToDtypeOp
+from ziggurat.ir.rewriting import involves_dynamic_shape
 from ziggurat.ir.statistics import record
 from ziggurat.passes.decompose_quantize import DecomposedPair, decomposed_pair
 
@@ -110,8 +111,9 @@ def _int8(op: Operation) -> bool:
 
 def _quantizing(op: Operation, depthwise: bool) -> bool:
     """An op whose kernel quantizes its output and reads a uint8 input: an int8 GEMM, or (on an ISA
-    with the native depthwise kernel) a depthwise convolution of a float32 weight."""
-    return _int8(op) or (depthwise and is_depthwise_conv(op))
+    with the native depthwise kernel) a depthwise convolution of a float32 weight of static sizes
+    (the kernel's quantized operands are static calls')."""
+    return _int8(op) or (depthwise and is_depthwise_conv(op) and not involves_dynamic_shape(op))
 
 
 def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
@@ -125,7 +127,8 @@ def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int, depth
         return False
     for use in value.uses:
         reader = use.operation
-        if depthwise and is_depthwise_conv(reader) and reader.operands[0] is value and value not in reader.operands[1:]:
+        if _quantizing(reader, depthwise) and not _int8(reader) and reader.operands[0] is value \
+                and value not in reader.operands[1:]:
             continue
         if not _int8(reader):
             return False
