@@ -21,15 +21,21 @@ the post-op (``decompose_quantize.dequantized_parameters``).
 
 Then, where every reader of such an op's result is another int8 op, as its ``input`` (whose
 ``ziggurat.input_quantization`` is the post-op's scale and zero point) or as the ``other`` of
-its binary post-op, the value is stored as its integers: the post-op becomes
+its binary post-op (never as a weight or a bias, which the kernels read as floats), the value
+is stored as its integers: the post-op becomes
 ``#fused.quantize`` (the result ``ui8``), the readers take the ``ui8`` tensor (an ``other``
 with ``ziggurat.other_quantization = [scale, zero_point]``), and the kernels read a byte per
 element where they read four (the first phase copies the bytes instead of requantizing floats;
 the epilogue dequantizes the residual as eager's ``dequantize_per_tensor`` does).  A pair left
-as ops (after any other op: the model's input, a depthwise convolution, a layer norm) whose
-readers are all such int8 ops stops at its integers the same way: ``where(...)`` (``q``) cast
-to ``ui8`` (exact: an integer of ``[0, 255]``) instead of ``(q - zero_point) * scale``.  The
-values the readers compute on are the float32 ones they read before, bit for bit.
+as ops (after any other op: the model's input, a layer norm) whose readers are all such ops
+stops at its integers the same way: ``where(...)`` (``q``) cast to ``ui8`` (exact: an integer
+of ``[0, 255]``) instead of ``(q - zero_point) * scale``.  The values the readers compute on
+are the float32 ones they read before, bit for bit.
+
+With ``isa`` one that has the native depthwise kernel (avx512, avx2), a depthwise convolution of
+a float32 weight of static sizes (``conv_native.native_depthwise``) is such a producer and
+reader too (its input only): its kernel dequantizes a ``ui8`` input in registers and quantizes
+its output in its epilogue, its float32 arithmetic unchanged.
 """
 
 from __future__ import annotations
@@ -51,15 +57,15 @@ from ziggurat.dialects.fused import (
     LinearOp,
     QuantizePostOpAttr,
     RequantizePostOpAttr,
-    is_depthwise_conv,
     quantization_of,
-    ui8,
 )
+from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.backends.cpu.lowering.driver import QUANTIZED_INTEGERS_ATTR
 from ziggurat.dialects.fused.layouts import INT8_LINEAR
 from ziggurat.dialects.torch.aten_ops import AtenMulScalarOp, AtenToDtypeOp
 from ziggurat.ir.rewriting import involves_dynamic_shape
 from ziggurat.ir.statistics import record
+from ziggurat.ir.types import ui8
 from ziggurat.passes.decompose_quantize import DecomposedPair, decomposed_pair
 
 NAME = "fuse-requantize"
@@ -113,33 +119,33 @@ def _quantizing(op: Operation, depthwise: bool) -> bool:
     """An op whose kernel quantizes its output and reads a uint8 input: an int8 GEMM, or (on an ISA
     with the native depthwise kernel) a depthwise convolution of a float32 weight of static sizes
     (the kernel's quantized operands are static calls')."""
-    return _int8(op) or (depthwise and is_depthwise_conv(op) and not involves_dynamic_shape(op))
+    return _int8(op) or (depthwise and native_depthwise(op) and not involves_dynamic_shape(op))
 
 
 def _quantization(scale: float, zero_point: int) -> ArrayAttr[FloatAttr | IntegerAttr]:
     return ArrayAttr([FloatAttr(scale, f64), IntegerAttr(zero_point, i64)])
 
 
-def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int, depthwise: bool) -> bool:
-    """Whether every use of ``value`` is an int8 op's ``input`` dequantized with
-    ``(scale, zero_point)`` or its binary post-op's ``other``, or a depthwise convolution's input."""
-    if not value.uses:
+def _reads_bytes(reader: Operation, value: SSAValue, scale: float, zero_point: int, depthwise: bool) -> bool:
+    """Whether ``reader`` can take ``value`` as its uint8 integers: an int8 op reading it as its
+    input (which it dequantizes with ``(scale, zero_point)``) and/or as its binary post-op's
+    residual, or a native depthwise convolution reading it as its input; never as a weight or a
+    bias, which the kernels read as floats."""
+    if not isinstance(reader, LinearOp | Conv2dOp) or not _quantizing(reader, depthwise):
         return False
-    for use in value.uses:
-        reader = use.operation
-        if _quantizing(reader, depthwise) and not _int8(reader) and reader.operands[0] is value \
-                and value not in reader.operands[1:]:
-            continue
-        if not _int8(reader):
-            return False
-        assert isinstance(reader, LinearOp | Conv2dOp)
-        if reader.input is value and quantization_of(reader, INPUT_QUANTIZATION_ATTR) != (scale, zero_point):
-            return False
-        if reader.other is value and reader.binary() is None:
-            return False
-        if value not in (reader.input, reader.other):
-            return False
-    return True
+    if value is reader.weight or value is reader.bias:
+        return False
+    if not _int8(reader):  # a depthwise convolution: its kernel dequantizes the input only
+        return reader.input is value and reader.other is not value
+    if reader.input is value and quantization_of(reader, INPUT_QUANTIZATION_ATTR) != (scale, zero_point):
+        return False
+    return reader.other is not value or reader.binary() is not None
+
+
+def _readers_take_bytes_of(value: SSAValue, scale: float, zero_point: int, depthwise: bool) -> bool:
+    """Whether ``value`` has readers and every one can take its uint8 integers (:func:`_reads_bytes`)."""
+    return bool(value.uses) and all(_reads_bytes(use.operation, value, scale, zero_point, depthwise)
+                                    for use in value.uses)
 
 
 def _mark_readers(value: SSAValue, scale: float, zero_point: int) -> None:

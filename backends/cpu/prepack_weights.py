@@ -45,7 +45,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.backends.cpu.isa import Isa, IsaError, parse_isa
 from ziggurat.backends.cpu.kernels.tiles import choose_nr
-from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, Conv2dOp, FusedOp, LinearOp, MatmulOp, pack
+from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, Conv2dOp, FusedOp, LinearOp, MatmulOp, is_depthwise_conv, pack
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
@@ -62,15 +62,10 @@ def _packed(op: FusedOp, weight: torch.Tensor, nr: int) -> torch.Tensor | None:
         return pack.pack_gemm_b(weight, nr)
     if isinstance(op, Conv2dOp):
         groups = int(op.groups.value.data)
-        if _is_depthwise(op):
+        if is_depthwise_conv(op):
             return None
         return pack.pack_conv_weight_gemm(weight, nr, groups)
     return None
-
-
-def _is_depthwise(op: Conv2dOp) -> bool:
-    groups = int(op.groups.value.data)
-    return groups > 1 and groups == op.input.type.get_shape()[1] and op.weight.type.get_shape()[1] == 1  # pyright: ignore
 
 
 @dataclass
@@ -207,5 +202,5 @@ class PrepackWeightsPass(ModulePass):
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier(patterns))).rewrite_module(op)
         DeadCodeElimination().apply(ctx, op)
         for conv in op.walk():
-            if isinstance(conv, Conv2dOp) and conv.weight_layout is None and _is_depthwise(conv):
+            if isinstance(conv, Conv2dOp) and conv.weight_layout is None and is_depthwise_conv(conv):
                 record(NAME, "depthwise convs left unpacked")

@@ -50,8 +50,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
-    Signedness,
     StringAttr,
     TensorType,
     f32,
@@ -78,8 +76,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-ui8 = IntegerType(8, Signedness.UNSIGNED)
-
+from ziggurat.ir.types import ui8
 
 #: Unary post-op kinds and the names of their parameters.
 UNARY_KINDS: dict[str, tuple[str, ...]] = {
@@ -261,17 +258,16 @@ def quantization_of(op: Operation, attr_name: str) -> tuple[float, int] | None:
 
 
 def is_depthwise_conv(op: Operation) -> bool:
-    """A ``fused.conv2d`` of one input channel per output channel (groups = channels) with an
-    unpacked float32 weight ``[C, 1, kh, kw]``."""
+    """An unpacked ``fused.conv2d`` with one input channel per group and a group per input channel
+    (a weight ``[C * multiplier, 1, kh, kw]``)."""
     if op.name != "fused.conv2d" or op.properties.get("weight_layout") is not None:
         return False
-    x, w = op.operands[0].type, op.operands[1].type
-    if not isinstance(x, TensorType) or not isinstance(w, TensorType) or w.get_element_type() != f32:
+    x, w, groups = op.operands[0].type, op.operands[1].type, op.properties.get("groups")
+    if not isinstance(x, TensorType) or not isinstance(w, TensorType) or not isinstance(groups, IntegerAttr):
         return False
-    shape, channels = list(w.get_shape()), list(x.get_shape())[1] if len(x.get_shape()) == 4 else -1
-    groups = op.properties.get("groups")
-    return (len(shape) == 4 and shape[0] == channels and shape[1] == 1 and isinstance(groups, IntegerAttr)
-            and groups.value.data == channels > 1)
+    x_shape, w_shape = list(x.get_shape()), list(w.get_shape())
+    return (len(x_shape) == 4 and len(w_shape) == 4 and w_shape[1] == 1
+            and groups.value.data == x_shape[1] > 1)  # pyright: ignore[reportUnknownMemberType]
 
 
 PostOp = UnaryPostOpAttr | BinaryPostOpAttr | RequantizePostOpAttr | QuantizePostOpAttr

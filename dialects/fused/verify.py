@@ -25,20 +25,17 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, Signedness, TensorType, f32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, LayoutError, packed_shape
 from ziggurat.dialects.torch.meta_eval import Verdict, cached, check_static, evaluate, tensors
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.types import is_float_element
+from ziggurat.ir.types import is_float_element, ui8
 
 if TYPE_CHECKING:
     from ziggurat.dialects.fused import FusedOp
-
-
-ui8 = IntegerType(8, Signedness.UNSIGNED)
 
 
 class _Invalid(ValueError):

@@ -284,3 +284,29 @@ def test_depthwise_reads_and_writes_uint8_bit_for_bit(isa: str, c: int, expand: 
     got = fused(x)
     assert torch.equal(_bits(got), _bits(unfused(x)))
     assert float((got - model(x)).abs().max()) <= 0.2
+
+
+class BiasIsTheInput(QuantizedStack):
+    """``linear(x, W, bias=x)`` of a quantized ``x``: the pair's value is also a bias, which the int8
+    kernel reads as floats, so it must stay float32."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(n)
+        self.w = [_int8_weight(g, n, n)]
+        self.q = [(0.03, 128)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xq = self._pair(x, 0)
+        return nn.functional.linear(xq, self._w(0), xq)
+
+
+@needs_vnni
+def test_a_value_read_as_a_bias_stays_float32() -> None:
+    model = BiasIsTheInput(7)
+    x = torch.randn(7, generator=torch.Generator().manual_seed(1))
+    compiled = ziggurat.compile(model, (x,), backend="cpu", isa="avx512")
+    assert "pairs stored as uint8" not in compiled.report.pass_stats.get("fuse-requantize", {})
+    assert not compiled.report.fallback_ops, compiled.report.format()
+    unfused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512", passes=UNFUSED)
+    assert torch.equal(_bits(compiled(x)), _bits(unfused(x)))

@@ -6,6 +6,7 @@ on every host; the kernel where the host has AVX512-VNNI."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -145,6 +146,33 @@ def test_spec_refuses_what_the_kernel_cannot_do() -> None:
         Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=300)
     with pytest.raises(GemmSpecError, match="positive finite"):
         Int8GemmSpec(m=1, n=1, k=4, a_scale=float("nan"), a_zero_point=0)
+    with pytest.raises(GemmSpecError, match="store_u8 needs a requantize"):
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=0, store_u8=True)
+    with pytest.raises(GemmSpecError, match="store_u8 needs a requantize"):  # int8 values are no bytes
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=0, requantize=(0.1, 0, -128, 127), store_u8=True)
+    with pytest.raises(GemmSpecError, match="quant_min <= zero_point"):
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=0, requantize=(0.1, 300, 0, 255))
+    with pytest.raises(GemmSpecError, match="needs a binary post-op"):
+        Int8GemmSpec(m=1, n=1, k=4, a_scale=0.1, a_zero_point=0, other_quantization=(0.1, 3))
+    with pytest.raises(GemmSpecError, match="at most 16 input channels"):
+        Int8GemmSpec(m=1, n=1, k=17, a_scale=0.1, a_zero_point=0, a_conv=(1, 1, 17, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1),
+                      a_nchw=True)
+
+
+def test_conv_spec_refuses_quantized_operands_it_cannot_take() -> None:
+    from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
+
+    def spec(kind: str, **quantized: Any) -> ConvSpec:
+        return ConvSpec(kind=kind, batch=1, in_h=4, in_w=4, channels=8, out_h=4, out_w=4, out_channels=8, kh=3, kw=3,
+                        ph=1, pw=1, **quantized)
+
+    with pytest.raises(ConvSpecError, match="static depthwise call only"):
+        spec("igemm", in_quantization=(0.1, 3))
+    with pytest.raises(ConvSpecError, match="store_u8 needs a requantize"):
+        spec("depthwise", store_u8=True)
+    with pytest.raises(ConvSpecError, match="positive scale"):
+        spec("depthwise", in_quantization=(0.0, 3))
+    assert spec("depthwise", in_quantization=(0.1, 3), requantize=(0.2, 0, 0, 255), store_u8=True).in_quantization == (0.1, 3)
 
 
 @needs_vnni

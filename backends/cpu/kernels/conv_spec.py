@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ziggurat.backends.cpu.isa import Isa, parse_isa
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError, checked_dequantization, checked_quantized_output
 from ziggurat.backends.cpu.kernels.microkernel import Epilogue
 from ziggurat.backends.cpu.kernels.unary import normalize_unary_params
 
@@ -122,17 +123,13 @@ class ConvSpec:
             raise ConvSpecError(f"ConvSpec.binary must be add/sub/None, got {self.binary!r}")
         s(self, "alpha", float(self.alpha))
         if self.in_quantization is not None or self.requantize is not None or self.store_u8:
-            from ziggurat.backends.cpu.kernels.gemm_int8 import checked_requantize
-
             if self.kind != "depthwise" or self.batch_runtime:
                 raise ConvSpecError("ConvSpec: quantized operands are for a static depthwise call only")
-            if self.in_quantization is not None:
-                q = checked_requantize("ConvSpec.in_quantization", (*self.in_quantization, 0, 255))
-                s(self, "in_quantization", q[:2])
-            if self.requantize is not None:
-                s(self, "requantize", checked_requantize("ConvSpec", self.requantize))
-            if self.store_u8 and (self.requantize is None or not 0 <= self.requantize[2] <= self.requantize[3] <= 255):
-                raise ConvSpecError("ConvSpec.store_u8 needs a requantize into a range of uint8 values")
+            try:
+                s(self, "in_quantization", checked_dequantization("ConvSpec.in_quantization", self.in_quantization))
+                s(self, "requantize", checked_quantized_output("ConvSpec", self.requantize, self.store_u8))
+            except GemmSpecError as e:
+                raise ConvSpecError(str(e)) from None
 
     # -- derived ------------------------------------------------------------------------
     @property

@@ -26,6 +26,7 @@ from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lanes
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
+from ziggurat.backends.cpu.kernels.gemm_int8 import dequantized_u8, load_u8, requantize_f32, store_quantized_u8
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import F32P, I8P, I64, VOID, for_range, gep, i64, if_update
 
@@ -210,8 +211,6 @@ class _DepthwiseEmitter:
         s, vec = self.spec, self.vec
         if s.in_quantization is None:
             return vec.load(b, ptr, lanes)
-        from ziggurat.backends.cpu.kernels.gemm_int8 import dequantized_u8, load_u8
-
         return dequantized_u8(b, vec, load_u8(self.module, b, ptr, lanes, vec.width), s.in_quantization)
 
     def _store(self, b: ir.IRBuilder, y: ir.Value, ptr: ir.Value, lanes: int) -> None:
@@ -220,8 +219,6 @@ class _DepthwiseEmitter:
         if s.requantize is None:
             vec.store(b, y, ptr, lanes)
             return
-        from ziggurat.backends.cpu.kernels.gemm_int8 import requantize_f32, store_quantized_u8
-
         if s.store_u8:
             store_quantized_u8(self.module, b, vec, y, s.requantize, ptr, lanes)
         else:

@@ -40,12 +40,15 @@ from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
+    checked_dequantization,
     checked_epilogue,
     checked_leading_dims,
     checked_other_strides,
     checked_positive,
+    checked_quantized_output,
     spec_symbol,
 )
+from ziggurat.backends.cpu.vecmath.builder import f32_round as _f32
 from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, TABLE_ROWS, padded_k, panels, table_floats
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
@@ -143,16 +146,10 @@ class Int8GemmSpec:
             s(self, "a_conv", conv)
         if self.a_nchw and (self.a_conv is None or self.a_conv[2] > 16):
             raise GemmSpecError("Int8GemmSpec.a_nchw takes a convolution of at most 16 input channels")
-        if self.requantize is not None:
-            s(self, "requantize", checked_requantize("Int8GemmSpec", self.requantize))
-        if self.store_u8 and (self.requantize is None or not 0 <= self.requantize[2] <= self.requantize[3] <= 255):
-            raise GemmSpecError("Int8GemmSpec.store_u8 needs a requantize into a range of uint8 values")
-        if self.other_quantization is not None:
-            if self.binary is None:
-                raise GemmSpecError("Int8GemmSpec.other_quantization needs a binary post-op")
-            scale, zero_point = checked_requantize("Int8GemmSpec.other_quantization",
-                                                   (*self.other_quantization, 0, 255))[:2]
-            s(self, "other_quantization", (scale, zero_point))
+        s(self, "requantize", checked_quantized_output("Int8GemmSpec", self.requantize, self.store_u8))
+        if self.other_quantization is not None and self.binary is None:
+            raise GemmSpecError("Int8GemmSpec.other_quantization needs a binary post-op")
+        s(self, "other_quantization", checked_dequantization("Int8GemmSpec.other_quantization", self.other_quantization))
 
     @property
     def symbol(self) -> str:
@@ -460,13 +457,13 @@ class _Emitter:
         off = llvm_ir.add(b, llvm_ir.mul(b, row, i64(rs)), col if ocs else i64(0))
         ptr = gep(b, other, off)
         if s.other_quantization is not None:
-            scale, zero_point = s.other_quantization
             if ocs:
-                u = _i(b.zext(masked_load_u8(self.module, b, ptr, mask), V16I32))
-            else:
-                u = splat_i32(b, _i(b.zext(_i(b.load(ptr)), I32)))
-            o = llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(u, V16F)), self.vec.const(_to_f32(zero_point))),
-                             self.vec.const(_to_f32(scale)))  # dequantized_u8, on the zero-extended bytes
+                u = masked_load_u8(self.module, b, ptr, mask)
+            else:  # one byte for the whole row
+                undef = ir.Constant(V16I8, ir.Undefined)
+                u = _i(b.shuffle_vector(_i(b.insert_element(undef, _i(b.load(ptr)), I32(0))), undef,
+                                        ir.Constant(V16I32, [0] * 16)))
+            o = dequantized_u8(b, self.vec, u, s.other_quantization)
         else:
             o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
         if s.alpha != 1.0:
@@ -478,30 +475,12 @@ def quantize_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value, a_
                 zero_point: int) -> ir.Value:
     """16 dequantized floats back to their uint8 values: ``round(x / a_scale) + zero_point``
     (as ``x * float32(1 / a_scale)``, exact for ``x`` an integer times the scale), clamped."""
-    rnd = declare(module, "llvm.roundeven.v16f32", V16F, [V16F])
-    u = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(float(_f32(1.0 / a_scale))))])),
-                     vec.const(float(zero_point)))
-    u = vec.min(b, vec.max(b, u, vec.const(0.0)), vec.const(255.0))
-    return _i(b.trunc(_i(b.fptosi(u, V16I32)), V16I8))
+    return quantized_bytes(module, b, vec, x, (a_scale, zero_point, 0, 255))
 
 
 def _inside(b: ir.IRBuilder, v: ir.Value, size: int) -> ir.Value:
     """``0 <= v < size``."""
     return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
-
-
-def checked_requantize(owner: str, value: object) -> tuple[float, int, int, int]:
-    """``(scale, zero_point, quant_min, quant_max)`` with a positive finite scale and integer
-    bounds around the zero point, or a GemmSpecError."""
-    if not isinstance(value, tuple | list) or len(value) != 4:  # pyright: ignore[reportUnknownArgumentType]
-        raise GemmSpecError(f"{owner}.requantize must be (scale, zero_point, quant_min, quant_max), got {value!r}")
-    scale, zero_point, low, high = value  # pyright: ignore[reportUnknownVariableType]
-    ints = (zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
-    if (not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in ints)  # pyright: ignore[reportUnknownVariableType]
-            or not low <= zero_point <= high):
-        raise GemmSpecError(f"{owner}.requantize {value!r} is not a positive scale and quant_min <= zero_point <= quant_max")
-    return (scale, zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
 
 
 def quantized_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
@@ -510,7 +489,6 @@ def quantized_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
     computes (``decompose-quantize``): ``t = round(x * float32(1 / scale)) + zero_point`` (half to
     even), ``clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN: the integers, as floats."""
     scale, zero_point, low, high = requantize
-    _f32 = _to_f32
     ty = x.type  # pyright: ignore[reportAttributeAccessIssue]
     assert isinstance(ty, ir.VectorType)
     rnd = declare(module, f"llvm.roundeven.v{ty.count}f32", ty, [ty])
@@ -525,7 +503,7 @@ def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
     then ``(q - zero_point) * float32(scale)``."""
     scale, zero_point = requantize[:2]
     q = quantized_f32(module, b, vec, x, requantize)
-    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_to_f32(zero_point))), vec.const(_to_f32(scale)))
+    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_f32(zero_point))), vec.const(_f32(scale)))
 
 
 def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None, width: int = 16) -> ir.Value:
@@ -556,34 +534,27 @@ def dequantized_u8(b: ir.IRBuilder, vec: VecOps, u: ir.Value, quantization: tupl
     scale, zero_point = quantization
     n = u.type.count  # pyright: ignore[reportAttributeAccessIssue]
     wide = _i(b.zext(u, ir.VectorType(I32, n)))
-    return llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(wide, ir.VectorType(F32, n))), vec.const(_to_f32(zero_point))),
-                        vec.const(_to_f32(scale)))
+    return llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(wide, ir.VectorType(F32, n))), vec.const(_f32(zero_point))),
+                        vec.const(_f32(scale)))
+
+
+def quantized_bytes(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
+                    requantize: tuple[float, int, int, int]) -> ir.Value:
+    """:func:`quantized_f32` of ``x`` (a range of uint8 values) as a vector of bytes (exact)."""
+    n = x.type.count  # pyright: ignore[reportAttributeAccessIssue]
+    q = quantized_f32(module, b, vec, x, requantize)
+    return _i(b.trunc(_i(b.fptosi(q, ir.VectorType(I32, n))), ir.VectorType(I8, n)))
 
 
 def store_quantized_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
                        requantize: tuple[float, int, int, int], ptr: ir.Value, lanes: int) -> None:
     """The quantized integers of ``x`` (``quantized_f32``; a range of uint8 values) as bytes."""
     n = x.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    q = quantized_f32(module, b, vec, x, requantize)
-    u = _i(b.trunc(_i(b.fptosi(q, ir.VectorType(I32, n))), ir.VectorType(I8, n)))
+    u = quantized_bytes(module, b, vec, x, requantize)
     if lanes >= n:
         b.store(u, _i(b.bitcast(ptr, ir.VectorType(I8, n).as_pointer())), align=1)
     else:
         masked_store_u8(module, b, u, ptr, ir.Constant(ir.VectorType(I1, n), [1 if i < lanes else 0 for i in range(n)]))
-
-
-def _to_f32(x: float) -> float:
-    """``x`` rounded to float32 (overflowing to an infinity, as torch rounds a scalar)."""
-    import numpy as np
-
-    with np.errstate(over="ignore"):
-        return float(np.float32(x))
-
-
-def _f32(x: float) -> float:
-    import struct
-
-    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 def splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -602,6 +573,6 @@ def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value,
     b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "checked_requantize", "int8_kernel_available", "emit_int8_gemm", "load_u8",
-           "masked_load", "masked_load_u8", "masked_store", "masked_store_u8", "quantize_u8", "quantized_f32",
-           "dequantized_u8", "requantize_f32", "splat_i32", "store_quantized_u8"]
+__all__ = ["Int8GemmSpec", "MAX_K", "dequantized_u8", "emit_int8_gemm", "int8_kernel_available", "load_u8",
+           "masked_load", "masked_load_u8", "masked_store", "masked_store_u8", "quantize_u8", "quantized_bytes",
+           "quantized_f32", "requantize_f32", "splat_i32", "store_quantized_u8"]

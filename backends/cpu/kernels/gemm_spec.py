@@ -122,6 +122,39 @@ def checked_epilogue(owner: str, unary: str | None,
     return params, float(alpha)
 
 
+def checked_quantizer(owner: str, value: object) -> tuple[float, int, int, int]:
+    """``(scale, zero_point, quant_min, quant_max)`` of a per-tensor quantizer: a positive finite
+    scale and integer bounds around the zero point, or a GemmSpecError naming ``owner``."""
+    if not isinstance(value, tuple | list) or len(value) != 4:  # pyright: ignore[reportUnknownArgumentType]
+        raise GemmSpecError(f"{owner} must be (scale, zero_point, quant_min, quant_max), got {value!r}")
+    scale, zero_point, low, high = value  # pyright: ignore[reportUnknownVariableType]
+    ints = (zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
+    if (not isinstance(scale, float) or not math.isfinite(scale) or scale <= 0
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in ints)  # pyright: ignore[reportUnknownVariableType]
+            or not low <= zero_point <= high):
+        raise GemmSpecError(f"{owner} {value!r} is not a positive scale and quant_min <= zero_point <= quant_max")
+    return (scale, zero_point, low, high)  # pyright: ignore[reportUnknownVariableType]
+
+
+def checked_quantized_output(owner: str, requantize: object, store_u8: bool) -> tuple[float, int, int, int] | None:
+    """A kernel's ``requantize`` (None, or a quantizer), and ``store_u8`` only with one whose range
+    holds uint8 values: the fields an int8 GEMM and a depthwise convolution share."""
+    checked = None if requantize is None else checked_quantizer(f"{owner}.requantize", requantize)
+    if store_u8 and (checked is None or not 0 <= checked[2] <= checked[3] <= 255):
+        raise GemmSpecError(f"{owner}.store_u8 needs a requantize into a range of uint8 values")
+    return checked
+
+
+def checked_dequantization(owner: str, value: object) -> tuple[float, int] | None:
+    """``(scale, zero_point)`` reading uint8 values (None: the operand is float32)."""
+    if value is None:
+        return None
+    if not isinstance(value, tuple | list) or len(value) != 2:  # pyright: ignore[reportUnknownArgumentType]
+        raise GemmSpecError(f"{owner} must be (scale, zero_point), got {value!r}")
+    scale, zero_point, _, _ = checked_quantizer(owner, (*value, 0, 255))  # pyright: ignore[reportUnknownArgumentType]
+    return scale, zero_point
+
+
 @dataclass(frozen=True)
 class GemmSpec:
     m: int

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import math
 
 import torch
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_igemm import igemm_supported, panel_width
@@ -38,6 +40,7 @@ from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorVal
 from ziggurat.backends.cpu.lowering.values import Buffer, LoweringBug, Value
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.views import permute, reshape
+from ziggurat.dialects.fused import is_depthwise_conv
 from ziggurat.dialects.fused.pack import pack_conv_weight_gemm
 
 if TYPE_CHECKING:
@@ -86,6 +89,16 @@ def native_applicable(ctx: LoweringContext, g: ConvGeometry) -> bool:
 
 def is_depthwise(g: ConvGeometry) -> bool:
     return g.groups > 1 and g.cg == 1 and g.og == 1
+
+
+def native_depthwise(op: Operation) -> bool:
+    """A depthwise convolution the native depthwise kernel takes as it is written: a float32
+    weight ``[C, 1, kh, kw]`` (a multiplier of 1), unpacked."""
+    if not is_depthwise_conv(op):
+        return False
+    w = op.operands[1].type
+    assert isinstance(w, TensorType)
+    return w.get_element_type() == f32 and w.get_shape()[0] == op.operands[0].type.get_shape()[1]  # pyright: ignore
 
 
 def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView:

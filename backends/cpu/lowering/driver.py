@@ -50,7 +50,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS
-from ziggurat.dialects.fused import is_depthwise_conv
+from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
@@ -194,7 +194,7 @@ def unlowerable_reason(op: Operation) -> str | None:
     does not compute, or no lowering registered (None: its lowering may still decline one
     instance, which then runs through torch)."""
     native_half = is_half_float_cast(op) or is_bf16_gemm(op) or is_half_float_move(op) or is_quantized_integers_cast(op)
-    quantized = is_int8_gemm(op) or is_depthwise_conv(op)  # ui8 operands hold quantized integers (fused verifier)
+    quantized = is_int8_gemm(op) or native_depthwise(op)  # ui8 operands hold quantized integers (fused verifier)
     problem = None if native_half or quantized else type_problem(op, _native_dtype_problem)
     if problem is None and not lowerings().has(op_key(op)):
         problem = lowerings().missing.format(key=op_key(op))

@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, float32_or_bf16, linear, matmul
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
@@ -33,11 +34,10 @@ from ziggurat.dialects.fused import (
     INPUT_QUANTIZATION_ATTR,
     RequantizePostOpAttr,
     UnaryPostOpAttr,
-    is_depthwise_conv,
     quantization_of,
-    ui8,
 )
 from ziggurat.dialects.loop.syntax import int_values
+from ziggurat.ir.types import ui8
 
 
 def epilogue_of(op: FusedOp, args: LoweringArgs) -> Epilogue:
@@ -94,7 +94,7 @@ def _validate(args: LoweringArgs) -> str | None:
     op = args.op
     quantized = isinstance(op, FusedOp) and (op.requantize() is not None or any(
         isinstance(v.type, TensorType) and v.type.get_element_type() == ui8 for v in op.operands))
-    if quantized and isinstance(op, Conv2dOp) and is_depthwise_conv(op):
+    if quantized and native_depthwise(op):
         return None  # the native depthwise kernel's (lowering/conv_native.py checks the rest)
     if quantized:
         return "a #fused.requantize/quantize post-op or a ui8 operand runs on the int8 or depthwise kernels only"

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
@@ -36,11 +35,10 @@ PLANAR_CHANNELS = 4
 
 
 def input_quantization(op: Operation) -> tuple[float, int]:
-    attr = op.attributes.get(INPUT_QUANTIZATION_ATTR)
-    if (not isinstance(attr, ArrayAttr) or len(attr.data) != 2 or not isinstance(attr.data[0], FloatAttr)
-            or not isinstance(attr.data[1], IntegerAttr)):
+    quantization = quantization_of(op, INPUT_QUANTIZATION_ATTR)
+    if quantization is None:
         raise NotLowerable(f"an int8 GEMM needs {INPUT_QUANTIZATION_ATTR} = [scale, zero_point] on its op")
-    return float(attr.data[0].value.data), int(attr.data[1].value.data)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    return quantization
 
 
 def _require_kernel(ctx: LoweringContext) -> None:

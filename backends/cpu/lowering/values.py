@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import math
-import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,10 +81,9 @@ class Const(Value):
 def round_to_float32(value: float) -> float:
     """``value`` rounded to the nearest float32 (as torch converts a Python scalar): a float32
     constant cast to float64 must carry the float32 value, not the Python double."""
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
+    from ziggurat.backends.cpu.vecmath.builder import f32_round
+
+    return f32_round(value)
 
 
 # -- buffers and guarded loads ------------------------------------------------------

@@ -45,10 +45,14 @@ FMT_F64 = FloatFormat("f64", F64, I64, 52, 1023, 2.0 ** -1022)
 
 
 def f32_round(v: float) -> float:
-    """Round a Python float to the nearest f32 value (returned as a Python float)."""
+    """Round a Python float to the nearest f32 value (returned as a Python float); a finite value
+    beyond float32's range becomes the infinity of its sign, as torch converts a scalar."""
     if math.isnan(v) or math.isinf(v):
         return v
-    return struct.unpack("f", struct.pack("f", v))[0]
+    try:
+        return struct.unpack("f", struct.pack("f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def _format_of(elem: ir.Type) -> FloatFormat:
