@@ -101,13 +101,16 @@ def _quantize_pair(b: Builder) -> Emit:
 def _quantized_block(b: Builder) -> list[Value]:
     """Two int8 linears with one pair between them, and residuals of the pairs' values: what
     ``fuse-requantize`` stores as uint8 (the first linear's requantized result read as the
-    second's input and residual; the input pair read as the first's input and residual)."""
+    second's input and residual; the input pair read as the first's input and residual, and for
+    a 1-d input sometimes as its bias, which must not be)."""
     x = b.pick_float(1, 4, pred=lambda v: 1 <= v.shape[-1] <= 80)
     k = x.shape[-1]
     name = "quantized_block"
     xq = _step(b, name, _pair(b, str(x)))
     w1 = _step(b, name, _int8_weight(b, [k, k]))
-    bias = b.new_const([k], torch.float32) if b.chance(0.6) else None
+    bias: object = b.new_const([k], torch.float32) if b.chance(0.6) else None
+    if x.rank == 1 and b.chance(0.5):
+        bias = xq  # the pair's value read as a bias too: it must stay float32 (fuse-requantize)
     y = _step(b, name, f"F.linear({xq}, {w1}" + (f", {bias})" if bias is not None else ")"))
     if b.chance(0.6):
         y = _step(b, name, f"{y} + {xq}" if b.chance(0.7) else f"{y} - {xq}")

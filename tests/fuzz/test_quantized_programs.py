@@ -77,3 +77,18 @@ def test_the_chains_store_uint8_values() -> None:
     stored = sum(report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8", 0)
                  for report in _avx512_reports(CHAINS))
     assert stored >= 2, stored
+
+
+def test_a_pair_read_as_a_bias_compiles_everywhere() -> None:
+    """``quantized_block`` with a 1-d input reads the input pair's value as its linear's bias too;
+    storing that value as uint8 made the IR unverifiable (a ui8 bias): every configuration must
+    take the program (no refusal), with eager's results."""
+    import re
+
+    from tests.fuzz.program import module_source
+
+    program = next(p for p in (generate(49, i, PROFILES["quantized-chain"]) for i in range(40))
+                   if re.search(r"F\.linear\((\w+), \w+, \1\)", module_source(p)))
+    result = check_program(program, all_configs())
+    assert not result.invalid, result.invalid
+    assert all(o.kind == "ok" for o in result.outcomes), [(o.config, o.kind, o.reason) for o in result.outcomes]
