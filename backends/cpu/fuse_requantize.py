@@ -118,7 +118,7 @@ def _int8(op: Operation) -> bool:
 def _quantizing(op: Operation, depthwise: bool) -> bool:
     """An op whose kernel quantizes its output and reads a uint8 input: an int8 GEMM, or (on an ISA
     with the native depthwise kernel) a depthwise convolution of a float32 weight of static sizes
-    (the kernel's quantized operands are static calls')."""
+    (a range build lowers static specializations; the kernel then takes their batch at run time)."""
     return _int8(op) or (depthwise and native_depthwise(op) and not involves_dynamic_shape(op))
 
 

@@ -20,7 +20,8 @@ level takes them:
   dimension an index is checked against (``loop.check_index ... bound(%size)``);
 * a float constant that is a size (a mean's divisor) becomes the kernel's size converted
   (``loop.cast "sitofp"``), an index constant the size itself;
-* the ``m`` and batch count of an f32 ``loop.gemm`` (``m_runtime``/``batch_runtime``), and
+* the ``m`` and batch count of an f32 ``loop.gemm`` (``m_runtime``/``batch_runtime``), the ``m``
+  of an int8 one (``Int8GemmSpec.m_runtime``: a convolution's batch times its pixels), and
   with a plain B and no bias or binary epilogue its ``n``, ``k``, leading dims and batch
   strides (``runtime``: attention over a dynamic sequence), and the batch count of an
   implicit-GEMM or depthwise convolution, become run-time sizes of the call (the spec keeps the largest,
@@ -349,9 +350,12 @@ class _Builder:
             for slot, _aff in slots:
                 if isinstance(op, loop.GemmOp):
                     kernel = op.spec.data.get("kernel")
-                    ok = slot[1:3] == ("prop", "spec") and _gemm_field(slot) is not None \
-                        and "bf16_kernel" not in op.spec.data and "int8_kernel" not in op.spec.data and (
-                            _gemm_field(slot) in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
+                    field_ = _gemm_field(slot)
+                    if "int8_kernel" in op.spec.data:  # its rows (a batch, a sequence: Int8GemmSpec.m_runtime)
+                        ok = slot[1:3] == ("prop", "spec") and field_ == "m"
+                    else:
+                        ok = slot[1:3] == ("prop", "spec") and field_ is not None and "bf16_kernel" not in op.spec.data and (
+                            field_ in ("m", "batch", *RUNTIME_FIELDS) if kernel is None
                             else slot[3] == "batch" and getattr(kernel, "data", None) in ("igemm", "depthwise"))
                 elif isinstance(op, arith.ConstantOp):
                     ok = _in_kernel(op) and (slot[1:] == ("prop", "value", "float") or (

@@ -236,9 +236,10 @@ def test_int8_module_saves_loads_and_profiles(tmp_path: object) -> None:
         assert shapes == ["5x70x133 int8 avx512vnni relu", "5x45x70 int8 avx512vnni"], shapes
 
 
-def test_dynamic_batch_of_an_int8_model_builds_per_size() -> None:
-    """The int8 kernel takes static sizes: a dynamic batch builds per size (said in the log),
-    each correct."""
+def test_dynamic_batch_of_an_int8_model_is_eager_at_every_size() -> None:
+    """A dynamic batch (one range build where the host has the int8 kernel, its rows at run
+    time: ``tests/cpu_backend/test_range_build_int8.py``; batch 1 below its floor) is eager's
+    at every size."""
     from torch.export import Dim
 
     model = QuantizedMlp()

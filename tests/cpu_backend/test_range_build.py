@@ -405,3 +405,25 @@ def test_indices_are_checked_against_a_run_time_size(isa: str) -> None:
         torch.testing.assert_close(compiled(table, far), model(table, far))
         with pytest.raises(InputError, match="(index_select|gather): index out of range for its dimension"):
             compiled(table, torch.tensor([0, 1, n, 0, 1, 0, 0]))
+
+
+class FlatElementwise(torch.nn.Module):
+    """An element-wise kernel over a whole ``[batch, seq, 40]`` tensor: one flat vector loop
+    whose extent, ``40 * batch * seq``, is a multiple of the vector width at some sizes only."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x * 2 + 1)
+
+
+def test_a_vector_loop_is_masked_at_every_size(isa: str) -> None:
+    """In a range schedule every vector loop masks its lanes (its code may not depend on
+    whether the extent has a tail): before, a sampled size whose extent was a multiple of 16
+    lowered to unmasked loads and the range build was declined."""
+    model = FlatElementwise()
+    dims = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=64)},)
+    compiled = ziggurat.compile(model, (_rand(3, 7, 40),), backend="cpu", isa=isa, dynamic_shapes=dims)
+    assert compiled.report.stats[RANGE_BUILD] == ONE_BUILD, compiled.report.stats[RANGE_BUILD]
+    for shape in ((2, 2), (4, 63), (3, 41), (8, 64), (5, 16)):
+        x = _rand(*shape, 40)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert SPECIALIZED not in compiled.report.stats

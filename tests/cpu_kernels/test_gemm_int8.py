@@ -166,7 +166,7 @@ def test_conv_spec_refuses_quantized_operands_it_cannot_take() -> None:
         return ConvSpec(kind=kind, batch=1, in_h=4, in_w=4, channels=8, out_h=4, out_w=4, out_channels=8, kh=3, kw=3,
                         ph=1, pw=1, **quantized)
 
-    with pytest.raises(ConvSpecError, match="static depthwise call only"):
+    with pytest.raises(ConvSpecError, match="for a depthwise call only"):
         spec("igemm", in_quantization=(0.1, 3))
     with pytest.raises(ConvSpecError, match="store_u8 needs a requantize"):
         spec("depthwise", store_u8=True)
@@ -228,3 +228,46 @@ def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, 
     want = int8_gemm_callable(nhwc)(x.permute(0, 2, 3, 1).contiguous(), packed)
     got = int8_gemm_callable(planar)((u if u8 else x).contiguous(), packed)
     assert torch.equal(got, want)
+
+
+@needs_vnni
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("conv", [False, True], ids=["linear", "conv"])
+def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool) -> None:
+    """``m_runtime`` (a range build's dynamic batch or sequence): one kernel, planned for the
+    largest ``m``, called with fewer rows (every remainder of the 8-row groups, a single row,
+    the largest) gives the static kernel of that ``m`` bit for bit, with a residual post-op and
+    a requantized output, and writes no row past its ``m``."""
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    g = torch.Generator().manual_seed(threads)
+    n, zp, a_scale = 45, 9, 0.03
+    if conv:
+        h, w, c, oh, ow = 3, 3, 5, 3, 3
+        k, per_row, sizes = c * 9, oh * ow, [1, 2, 3, 5, 7]
+        geometry: dict[str, Any] = {"a_conv": (h, w, c, 3, 3, 1, 1, 1, 1, 1, 1, oh, ow)}
+    else:
+        k, per_row, sizes = 37, 1, [1, 2, 7, 8, 9, 13, 16, 23, 40]
+        geometry = {}
+    top = sizes[-1] * per_row
+    packed = pack_quantized_linear(torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=g),
+                                   torch.rand(n, generator=g) * 0.01 + 1e-3, a_scale, zp)
+    bias = torch.randn(n, generator=g)
+    common: dict[str, Any] = dict(n=n, k=k, a_scale=a_scale, a_zero_point=zp, bias=True, threads=threads,
+                                  binary="add", requantize=(0.05, 3, 0, 255), **geometry)
+    dynamic = int8_gemm_callable(Int8GemmSpec(m=top, m_runtime=True, **common))
+    for size in sizes:
+        m = size * per_row
+        shape = (size, c, h, w) if conv else (m, k)
+        u = torch.randint(0, 256, shape, generator=g)
+        x = (u - zp).to(torch.float32) * a_scale
+        if conv:
+            x = x.permute(0, 2, 3, 1).contiguous()
+        other = torch.randn(m, n, generator=g)
+        want = int8_gemm_callable(Int8GemmSpec(m=m, **common))(x, packed, bias, other)
+        out = torch.full((top + 8, n), 7.0)
+        got = dynamic(x, packed, bias, other, m=m, out=out)
+        assert torch.equal(got, want), (size, (got - want).abs().max())
+        assert bool((out[m:] == 7.0).all()), f"rows past m={m} written"
+    with pytest.raises(ValueError, match="not a size this spec takes"):
+        dynamic(x, packed, bias, other, m=top + per_row)

@@ -26,6 +26,9 @@ def _cpu_flags() -> set[str]:
 # `REQUIRES: avx512bf16`: tests of the bf16 GEMM lowering (AMX or AVX512-BF16 kernels)
 if "avx512_bf16" in _cpu_flags():
     config.available_features.add("avx512bf16")  # noqa: F821
+# `REQUIRES: avx512vnni`: tests of the int8 GEMM lowering (vpdpbusd)
+if "avx512_vnni" in _cpu_flags():
+    config.available_features.add("avx512vnni")  # noqa: F821
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")  # noqa: F821
 config.environment["PYTHONUNBUFFERED"] = "1"  # noqa: F821

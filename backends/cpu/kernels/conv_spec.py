@@ -123,8 +123,8 @@ class ConvSpec:
             raise ConvSpecError(f"ConvSpec.binary must be add/sub/None, got {self.binary!r}")
         s(self, "alpha", float(self.alpha))
         if self.in_quantization is not None or self.requantize is not None or self.store_u8:
-            if self.kind != "depthwise" or self.batch_runtime:
-                raise ConvSpecError("ConvSpec: quantized operands are for a static depthwise call only")
+            if self.kind != "depthwise":
+                raise ConvSpecError("ConvSpec: quantized operands are for a depthwise call only")
             try:
                 s(self, "in_quantization", checked_dequantization("ConvSpec.in_quantization", self.in_quantization))
                 s(self, "requantize", checked_quantized_output("ConvSpec", self.requantize, self.store_u8))

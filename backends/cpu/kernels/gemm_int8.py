@@ -3,7 +3,10 @@
 :func:`emit_int8_gemm` adds one externally visible function with the float32 GEMM's C ABI::
 
     void <symbol>(const float *a, const int8_t *b_packed, float *c,
-                  const float *bias, const float *other, void *workspace);
+                  const float *bias, const float *other, void *workspace [, int64_t m]);
+
+(``m`` with ``spec.m_runtime``: at most the spec's ``m``, for which the workspace is sized; a
+range build's dynamic batch or sequence.)
 
 ``a`` holds dequantized activations, ``(u - zero_point) * a_scale`` for uint8 ``u`` (what a
 PT2E ``quantize -> dequantize`` pair computes).  The kernel first requantizes them into the
@@ -114,6 +117,9 @@ class Int8GemmSpec:
     #: ``(scale, zero_point)``: the binary post-op's ``other`` holds uint8 values ``q``, read as
     #: ``(q - zero_point) * scale`` in float32 (the dequantize eager computed).
     other_quantization: tuple[float, int] | None = None
+    #: ``m`` is the call's last argument, at most the spec's (a convolution's: a multiple of
+    #: ``OH * OW``, its batch times the pixels of an image)
+    m_runtime: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -190,7 +196,7 @@ class _Emitter:
 
     def emit(self) -> ir.Function:
         s = self.spec
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6), name=s.symbol)
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * s.m_runtime), name=s.symbol)
         for arg in fn.args[:3]:
             arg.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -200,10 +206,16 @@ class _Emitter:
         bp = gep(b, operand, 4 * table_floats(s.n))
         ws = _i(b.bitcast(fn.args[5], I8P))
         gather = self._gather_planes if s.a_nchw else self._gather_rows
-        emit_parallel_for(self.module, b, s.m, self._quantize_rows if s.a_conv is None else gather,
+        rows: int | ir.Value = fn.args[6] if s.m_runtime else s.m
+        groups: int | ir.Value = self.row_groups
+        if not isinstance(rows, int):
+            groups = llvm_ir.udiv(b, llvm_ir.add(b, rows, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
+        emit_parallel_for(self.module, b, rows, self._quantize_rows if s.a_conv is None else gather,
                           s.threads or 1, captures=[a, ws], name=f"{s.symbol}.quantize")
-        emit_parallel_for(self.module, b, panels(s.n) * self.row_groups, self._task, s.threads or 1,
-                          captures=[ws, bp, c, table, bias, other], name=f"{s.symbol}.tasks")
+        tasks = panels(s.n) * groups if isinstance(groups, int) else llvm_ir.mul(b, groups, i64(panels(s.n)))
+        captures = [ws, bp, c, table, bias, other] + ([rows, groups] if s.m_runtime else [])
+        emit_parallel_for(self.module, b, tasks, self._task, s.threads or 1, captures=captures,
+                          name=f"{s.symbol}.tasks")
         b.ret_void()
         return fn
 
@@ -356,15 +368,31 @@ class _Emitter:
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
         del tid
         s = self.spec
-        ws, bp, c, table, bias, other = caps
+        ws, bp, c, table, bias, other = caps[:6]
         rem = s.m % ROW_GROUP
         with for_range(b, begin, end, name="task") as t:
-            panel = llvm_ir.udiv(b, t, i64(self.row_groups))
-            group = llvm_ir.urem(b, t, i64(self.row_groups))
+            groups = caps[7] if s.m_runtime else i64(self.row_groups)
+            panel = llvm_ir.udiv(b, t, groups)
+            group = llvm_ir.urem(b, t, groups)
             row0 = llvm_ir.mul(b, group, i64(ROW_GROUP))
             b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
             col0 = llvm_ir.mul(b, panel, i64(PANEL))
-            if not rem:
+            if s.m_runtime:  # the rows left, at most a group's: a switch over 1 .. ROW_GROUP
+                left = llvm_ir.sub(b, caps[6], row0)
+                done = b.append_basic_block("rows.done")
+                full = b.append_basic_block("rows.full")
+                switch = b.switch(left, full)
+                for count in range(1, ROW_GROUP):
+                    block = b.append_basic_block(f"rows.{count}")
+                    switch.add_case(i64(count), block)
+                    b.position_at_end(block)
+                    self._rows(b, count, row0, ws, b_panel, c, table, bias, other, col0)
+                    b.branch(done)
+                b.position_at_end(full)
+                self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+                b.branch(done)
+                b.position_at_end(done)
+            elif not rem:
                 self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
             elif self.row_groups == 1:
                 self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)

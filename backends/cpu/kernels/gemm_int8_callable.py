@@ -19,20 +19,29 @@ class Int8GemmKernel:
     def __init__(self, spec: Int8GemmSpec, lib: JitLibrary) -> None:
         self.spec = spec
         self.lib = lib
-        self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6)
+        self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6 + [ctypes.c_int64] * spec.m_runtime)
 
     def __call__(self, a: torch.Tensor, b_packed: torch.Tensor, bias: torch.Tensor | None = None,
-                 other: torch.Tensor | None = None) -> torch.Tensor:
-        """``b_packed``: the whole ``KN32n4k`` operand (``pack_quantized_linear``)."""
+                 other: torch.Tensor | None = None, m: int | None = None,
+                 out: torch.Tensor | None = None) -> torch.Tensor:
+        """``b_packed``: the whole ``KN32n4k`` operand (``pack_quantized_linear``); ``m``: the
+        rows of this call (``m_runtime``: at most the spec's); ``out``: a contiguous buffer of
+        at least ``m`` rows of ``ldc`` to write into (the rows past ``m`` are the kernel's not to
+        touch)."""
         s = self.spec
+        if (m is not None) != s.m_runtime:
+            raise ValueError("pass m= exactly when the spec has m_runtime")
+        rows = s.m if m is None else m
+        if not 1 <= rows <= s.m or (s.a_conv is not None and rows % (s.a_conv[11] * s.a_conv[12])):
+            raise ValueError(f"m={rows} is not a size this spec takes")
         lda = s.lda or s.k
         ldc = s.ldc or s.n
         a_dtype = torch.uint8 if s.a_u8 else torch.float32
         if s.a_conv is None:
-            _expect(a, "a", a_dtype, (s.m - 1) * lda + s.k)
+            _expect(a, "a", a_dtype, (rows - 1) * lda + s.k)
         else:  # the NHWC (or NCHW) input
             h, w, c, *_, oh, ow = s.a_conv
-            _expect(a, "a", a_dtype, s.m // (oh * ow) * h * w * c)
+            _expect(a, "a", a_dtype, rows // (oh * ow) * h * w * c)
         _expect(b_packed, "b_packed", torch.int8, packed_operand_bytes(s.k, s.n))
         if s.bias:
             if bias is None:
@@ -42,11 +51,16 @@ class Int8GemmKernel:
             if other is None:
                 raise ValueError("the spec has a binary op; pass other=")
             _expect(other, "other", torch.uint8 if s.other_quantization is not None else torch.float32, 1)
-        out = torch.empty(s.m, ldc, dtype=torch.uint8 if s.store_u8 else torch.float32)[:, : s.n]
+        out_dtype = torch.uint8 if s.store_u8 else torch.float32
+        if out is None:
+            out = torch.empty(rows, ldc, dtype=out_dtype)
+        elif out.dim() != 2 or out.shape[0] < rows or out.shape[1] != ldc:
+            raise ValueError(f"int8 gemm out: expected at least {rows} rows of {ldc}")
+        _expect(out, "out", out_dtype, rows * ldc)
         workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
         self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
-                 other.data_ptr() if other is not None else None, workspace.data_ptr())
-        return out
+                 other.data_ptr() if other is not None else None, workspace.data_ptr(), *([rows] if m is not None else []))
+        return out[:rows, : s.n]
 
 
 def _expect(t: object, what: str, dtype: torch.dtype, min_numel: int) -> None:

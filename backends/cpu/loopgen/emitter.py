@@ -58,10 +58,15 @@ class KernelEmitter:
     """Emits values into the scopes of one kernel (see the module doc)."""
 
     def __init__(self, buffers: dict[Buffer, SSAValue], width: int,
-                 reduction_emitter: Callable[[KernelEmitter, ReduceRef, Scope], SSAValue] | None = None) -> None:
+                 reduction_emitter: Callable[[KernelEmitter, ReduceRef, Scope], SSAValue] | None = None,
+                 masked_vectors: bool = False) -> None:
         self.buffers = buffers
         self.width = width
         self.reduction_emitter = reduction_emitter
+        #: every vector loop masks its lanes, whether or not its extent is a multiple of the
+        #: width (a range schedule: the loop's code may not depend on the size; a full
+        #: iteration's constant lanes fold the masks away)
+        self.masked_vectors = masked_vectors
 
     # -- helpers -----------------------------------------------------------------------
     def put(self, scope: Scope, op: Operation, key: Any = None) -> SSAValue:

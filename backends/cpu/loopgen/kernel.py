@@ -142,7 +142,7 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
     def reduce(em: KernelEmitter, ref: ReduceRef, scope: Scope) -> SSAValue:
         return emit_reduction(em, ref, scope, vectorize)
 
-    em = KernelEmitter(buffers, options.width, reduce)  # type: ignore[arg-type]
+    em = KernelEmitter(buffers, options.width, reduce, masked_vectors=options.range_schedule)  # type: ignore[arg-type]
     root_scope = Scope(block)
     out = block.args[-1]
     for domain in domains:
@@ -276,7 +276,7 @@ def _emit_nest(em: KernelEmitter, root_scope: Scope, par_vars: Sequence[Var], se
             stack.enter_context(scope.child_anchor(op))
             scope = child
         if vec_var is not None:
-            op, child = open_vfor(scope, vec_var, width)
+            op, child = open_vfor(scope, vec_var, width, masked=em.masked_vectors)
             stack.enter_context(scope.child_anchor(op))
             scope = child
         if inner is not None:

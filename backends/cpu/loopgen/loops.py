@@ -30,13 +30,16 @@ def open_for(scope: Scope, var: Var, inits: Sequence[SSAValue] = ()) -> tuple[lo
     return op, child
 
 
-def open_vfor(scope: Scope, var: Var, width: int, inits: Sequence[SSAValue] = ()) -> tuple[loop.VForOp, Scope]:
+def open_vfor(scope: Scope, var: Var, width: int, inits: Sequence[SSAValue] = (),
+              masked: bool = False) -> tuple[loop.VForOp, Scope]:
+    """A vector loop over ``var``; its lanes are masked where the extent has a tail, or always
+    (``masked``: a range schedule, whose code may not depend on the extent)."""
     op = loop.VForOp(0, var.extent, width, inits)
     scope.insert(op)
     iv, lanes = op.body.block.args[0], op.body.block.args[1]
     iv.name_hint = var.name
     lanes.name_hint = "lanes"
-    needs_mask = var.extent % width != 0
+    needs_mask = masked or var.extent % width != 0
     vec = VectorLanes(var, width, lanes if needs_mask else None)  # type: ignore[arg-type]
     child = Scope(op.body.block, scope, (var,), {var: iv}, vec, depth=scope.depth + 1)
     return op, child

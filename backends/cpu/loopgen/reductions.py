@@ -98,7 +98,7 @@ def emit_reduction(em: KernelEmitter, ref: ReduceRef, scope: Scope, vectorize: b
     for i, v in enumerate(vars_):
         last = i == len(vars_) - 1
         if last and inner_vector:
-            op, child = open_vfor(current, v, em.width, carried)
+            op, child = open_vfor(current, v, em.width, carried, masked=em.masked_vectors)
         else:
             op, child = open_for(current, v, carried)
         loops.append((op, child))

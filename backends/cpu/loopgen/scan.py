@@ -71,7 +71,7 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
 
     block = Block(arg_types=[memref(shape, node.out.dtype)])
     buffers = KernelBuffers(block, node.out)
-    em = KernelEmitter(buffers, options.width)  # type: ignore[arg-type]
+    em = KernelEmitter(buffers, options.width, masked_vectors=options.range_schedule)  # type: ignore[arg-type]
     total = 1
     for n in shape:
         total *= n
@@ -87,7 +87,7 @@ def emit_scan(node: ScanNode, options: KernelOptions, out_ssa: SSAValue,
                 stack.enter_context(scope.child_anchor(op))
                 scope = child
         if vec_var is not None:
-            op, child = open_vfor(scope, vec_var, options.width)
+            op, child = open_vfor(scope, vec_var, options.width, masked=em.masked_vectors)
             stack.enter_context(scope.child_anchor(op))
             scope = child
         width = options.width if vec_var is not None else None
