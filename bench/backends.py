@@ -87,7 +87,7 @@ def _build_inductor(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads:
 
 def _build_inductor_freeze(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner:
     # torch.compile(options={"freezing": True}) does not freeze in torch 2.13; the global config
-    # flag does, and it is read when compilation happens (the first call): see _FreezingOn.
+    # flag does, and it is read when compilation happens (the first call): see FreezingOn.
     return torch.compile(InductorFreezeEntry(model))
 
 
@@ -104,7 +104,7 @@ def _build_ziggurat(model: nn.Module, inputs: tuple[torch.Tensor, ...], threads:
     return compiled
 
 
-class _FreezingOn:
+class FreezingOn:
     """Sets torch._inductor.config.freezing = True for the block and restores the old value."""
 
     def __enter__(self) -> None:
@@ -164,7 +164,7 @@ def prepare_backend(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...
         raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
     gc.collect()
     dynamo_before = _dynamo_counts() if name in INDUCTOR_BACKENDS else {}
-    context = _FreezingOn() if name == INDUCTOR_FREEZE else _NoContext()
+    context = FreezingOn() if name == INDUCTOR_FREEZE else _NoContext()
     memory = PeakRssDelta()
     try:
         with memory, context:

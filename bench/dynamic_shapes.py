@@ -29,7 +29,14 @@ throwaway compile that pays its one-time toolchain set-up), so neither reuses co
 earlier in the run or by an earlier run.
 
     python bench/dynamic_shapes.py [--quick] [--models bert-base,gpt2,resnet50] [--threads N]
-                                   [--rounds 20] [--json out.json]
+                                   [--rounds 20] [--precision int8] [--json out.json]
+
+``--precision int8``: each model is quantized once with PT2E and ``X86InductorQuantizer`` on a
+dynamic export (``bench/quantize.py``: the dims stay symbolic), and every column runs that
+quantized graph: eager, Inductor ``dynamic=True`` with freezing (which lowers it to oneDNN
+int8), Ziggurat static and dynamic; errors are against the quantized graph's eager output, a
+value on a quantizer's rounding boundary may move one quantum (flagged past
+``INT8_MISMATCH``).
 
 ``--quick`` uses tiny configs (2-layer BERT and GPT-2 at hidden 128, ResNet-18 at 64x64) and
 two shapes per model, with 1 thread by default and few rounds: a check that the bench runs.
@@ -45,6 +52,7 @@ if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("ben
     sys.path.pop(0)
 
 import argparse
+import contextlib
 import copy
 import gc
 import json
@@ -65,8 +73,16 @@ from torch.export import Dim
 import ziggurat
 from ziggurat.backends.dynamic_module import RANGE_BUILD, SPECIALIZED
 from ziggurat.bench.accuracy import MISMATCH_THRESHOLD, max_relative_error, snapshot
-from ziggurat.bench.backends import InductorEntry, error_line, reset_compiler_caches, warm_up_inductor_toolchain
+from ziggurat.bench.backends import (
+    FreezingOn,
+    InductorEntry,
+    InductorFreezeEntry,
+    error_line,
+    reset_compiler_caches,
+    warm_up_inductor_toolchain,
+)
 from ziggurat.bench.models import INPUT_SEED, bn_calibrated, transformer
+from ziggurat.bench.quantize import INT8, quantize_x86
 from ziggurat.bench.run import _cold_inductor_cache, busy_machine_warning  # pyright: ignore[reportPrivateUsage]
 from ziggurat.bench.spec import seeded
 from ziggurat.bench.sysinfo import host_info, load_average
@@ -87,6 +103,9 @@ DEFAULT_TARGET_MS = 5.0
 QUICK_ROUNDS = 5
 QUICK_WARMUP = 1
 QUICK_TARGET_MS = 1.0
+#: ``--precision int8``: a relative error past this is flagged (a quantum moved by a float32
+#: rounding difference is allowed, as in ``make bench-int8``)
+INT8_MISMATCH = 5e-2
 
 
 @dataclass(frozen=True)
@@ -345,6 +364,9 @@ def bench_case(case: Case, args: argparse.Namespace, caches: ColdCaches, log: Te
                            [f"dim {d.dim} '{d.name}' in [{d.low}, {d.high}]" for d in case.dynamic])
     start = time.perf_counter()
     model = case.build()
+    if args.precision == INT8:
+        model = quantize_x86(model, (case.make_input(example),), dynamic_shapes=case.dynamic_shapes())
+        print(f"[{case.label}] quantized (PT2E, X86InductorQuantizer, dynamic export)", file=log, flush=True)
     print(f"[{case.label}] built in {time.perf_counter() - start:.1f}s; dynamic compile at example "
           f"{'x'.join(map(str, example))} ...", file=log, flush=True)
     try:
@@ -358,7 +380,8 @@ def bench_case(case: Case, args: argparse.Namespace, caches: ColdCaches, log: Te
         return summary, []
     inductor: Runner | None = None
     if not args.no_inductor:
-        inductor = torch.compile(InductorEntry(copy.deepcopy(model)), dynamic=True)
+        entry = InductorFreezeEntry if args.precision == INT8 else InductorEntry
+        inductor = torch.compile(entry(copy.deepcopy(model)), dynamic=True)
     graphs = _unique_graphs()
     rows = [bench_shape(case, shape, model, inductor, dyn, caches, args, log) for shape in case.shapes]
     summary.inductor_graphs = _unique_graphs() - graphs if inductor is not None else None
@@ -382,7 +405,9 @@ def run(args: argparse.Namespace, log: TextIO) -> dict[str, Any]:
     rows: list[ShapeRow] = []
     start = time.perf_counter()
     try:
-        with _cold_inductor_cache(not args.no_inductor, log), _cold_ziggurat_caches() as caches, torch.no_grad():
+        freezing = FreezingOn() if args.precision == INT8 else contextlib.nullcontext()
+        with _cold_inductor_cache(not args.no_inductor, log), _cold_ziggurat_caches() as caches, torch.no_grad(), \
+                freezing:
             if not args.no_inductor:
                 print("warming up the Inductor toolchain (not reported) ...", file=log, flush=True)
                 warm_up_inductor_toolchain()
@@ -399,6 +424,7 @@ def run(args: argparse.Namespace, log: TextIO) -> dict[str, Any]:
         "meta": info,
         "config": {"quick": args.quick, "models": args.model_list, "threads": args.threads, "rounds": args.rounds,
                    "warmup": args.warmup, "target_ms": args.target_ms, "inductor": not args.no_inductor,
+                   "precision": args.precision,
                    "wall_s": round(time.perf_counter() - start, 2)},
         "models": [asdict(s) for s in summaries],
         "rows": [asdict(r) for r in rows],
@@ -417,12 +443,12 @@ def _num(value: float | None, fmt: str, suffix: str = "") -> str:
     return "-" if value is None else f"{value:{fmt}}{suffix}"
 
 
-def _errs(row: ShapeRow) -> str:
+def _errs(row: ShapeRow, threshold: float) -> str:
     cells = []
     for name in (INDUCTOR_DYN, STATIC, DYNAMIC):
         err = row.max_rel_err.get(name)
         cell = "-" if err is None else f"{err:.1e}"
-        if err is not None and err > MISMATCH_THRESHOLD:
+        if err is not None and err > threshold:
             cell += " MISMATCH"
         cells.append(cell)
     return " / ".join(cells)
@@ -430,6 +456,8 @@ def _errs(row: ShapeRow) -> str:
 
 def render(report: dict[str, Any]) -> str:
     meta, config = report["meta"], report["config"]
+    int8 = config.get("precision") == INT8
+    threshold = INT8_MISMATCH if int8 else MISMATCH_THRESHOLD
     load = "/".join(f"{v:.2f}" for v in meta["load_average_start"] or [])
     load_end = "/".join(f"{v:.2f}" for v in meta["load_average_end"] or [])
     lines = [
@@ -439,7 +467,8 @@ def render(report: dict[str, Any]) -> str:
         f"{meta['usable_cores']} usable; torch {meta['torch_version']}, python {meta['python_version']}",
         f"threads {meta['threads']}; load average at start {load or '?'}, at end {load_end or '?'}; "
         f"{config['rounds']} interleaved rounds after {config['warmup']} warm-up rounds, median per-call ms; "
-        "no_grad; fp32",
+        "no_grad; " + ("int8: every column runs the model quantized once with PT2E (X86InductorQuantizer) on a "
+                       "dynamic export; Inductor with freezing; errors against its eager output" if int8 else "fp32"),
     ]
     if (warning := busy_machine_warning(meta)) is not None:
         lines.append(warning)
@@ -472,7 +501,7 @@ def render(report: dict[str, Any]) -> str:
             ind_first += f" ({row.inductor_new_graphs} graph{'s' if row.inductor_new_graphs > 1 else ''})"
         cells = [row.model, "x".join(map(str, row.shape)), *(_ms(row.median_ms.get(n)) for n in RUNNERS),
                  _num(row.ratio(DYNAMIC, STATIC), ".2f"), _num(row.ratio(INDUCTOR_DYN, DYNAMIC), ".2f", "x"),
-                 build, _num(row.static_compile_s, ".2f"), ind_first, _errs(row)]
+                 build, _num(row.static_compile_s, ".2f"), ind_first, _errs(row, threshold)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     for s in report["models"]:
@@ -513,6 +542,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help=f"batch calls so one sample lasts about this long (default {DEFAULT_TARGET_MS}; quick {QUICK_TARGET_MS})")
     p.add_argument("--no-inductor", action="store_true", help="leave out the Inductor column")
     p.add_argument("--json", type=Path, help="write every number (including raw samples) to this file")
+    p.add_argument("--precision", choices=("fp32", INT8), default="fp32",
+                   help="int8: every column runs the model quantized with PT2E (X86InductorQuantizer)")
     args = p.parse_args(argv)
     known = list(_cases(quick=True))
     args.model_list = [m.strip() for m in (args.models or ",".join(known)).split(",") if m.strip()]
