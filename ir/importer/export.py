@@ -29,6 +29,7 @@ from ziggurat.dialects.torch.meta_eval import first_line
 from ziggurat.dialects.torch.result_types import cpu_result_types, involves_quantized
 from ziggurat.dialects.torch.schema import parse_schema
 from ziggurat.ir.errors import ModelImportError, ZigguratError, verify_imported
+from ziggurat.ir.importer.autocast import float32_inside_regions
 from ziggurat.ir.importer.eval_mode import eval_mode
 from ziggurat.ir.importer.hidden_writes import check_exported, decompositions, node_hidden_writes
 from ziggurat.ir.importer.literal_pool import LiteralPool, ssa_name
@@ -461,6 +462,7 @@ def functional(program: Any) -> Any:
         return program
     if any(_scope(n) for n in program.graph_module.graph.nodes):
         _drop_metadata_asserts(program.graph_module)
+        float32_inside_regions(program.graph_module)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
