@@ -231,9 +231,10 @@ def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, 
 
 
 @needs_vnni
+@pytest.mark.parametrize("blocked", [None, True, False], ids=["by-size", "row-blocks", "two-phases"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("conv", [False, True], ids=["linear", "conv"])
-def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool) -> None:
+def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, blocked: bool | None) -> None:
     """``m_runtime`` (a range build's dynamic batch or sequence): one kernel, planned for the
     largest ``m``, called with fewer rows (every remainder of the 8-row groups, a single row,
     the largest) gives the static kernel of that ``m`` bit for bit, with a residual post-op and
@@ -255,7 +256,7 @@ def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool) -> N
     bias = torch.randn(n, generator=g)
     common: dict[str, Any] = dict(n=n, k=k, a_scale=a_scale, a_zero_point=zp, bias=True, threads=threads,
                                   binary="add", requantize=(0.05, 3, 0, 255), **geometry)
-    dynamic = int8_gemm_callable(Int8GemmSpec(m=top, m_runtime=True, **common))
+    dynamic = int8_gemm_callable(Int8GemmSpec(m=top, m_runtime=True, blocked=blocked, **common))
     for size in sizes:
         m = size * per_row
         shape = (size, c, h, w) if conv else (m, k)
@@ -271,3 +272,41 @@ def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool) -> N
         assert bool((out[m:] == 7.0).all()), f"rows past m={m} written"
     with pytest.raises(ValueError, match="not a size this spec takes"):
         dynamic(x, packed, bias, other, m=top + per_row)
+
+
+@needs_vnni
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("m", "n", "k", "conv"), [
+    (1000, 70, 133, None), (4099, 45, 640, None), (37, 33, 5, None),
+    (2 * 31 * 29, 64, 3 * 49, (61, 57, 3, 7, 7, 2, 2, 3, 3, 1, 1, 31, 29)),
+    (3 * 28 * 28, 40, 64 * 9, (28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 28, 28)),
+], ids=["linear-1000", "linear-4099", "linear-37", "conv7x7s2", "conv3x3"])
+def test_row_blocks_are_the_two_phases_bit_for_bit(threads: int, m: int, n: int, k: int,
+                                                   conv: tuple[int, ...] | None) -> None:
+    """The row-block schedule (each block requantized or gathered, then every panel over it) and
+    the two-phase one give the same bits, with a residual and a requantized output, on sizes whose
+    last block and last row group are partial; the by-size choice takes row blocks on the large
+    ones."""
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    g = torch.Generator().manual_seed(m + n + k)
+    zp, a_scale = 7, 0.025
+    packed = pack_quantized_linear(torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=g),
+                                   torch.rand(n, generator=g) * 0.01 + 1e-3, a_scale, zp)
+    bias = torch.randn(n, generator=g)
+    common: dict[str, Any] = dict(m=m, n=n, k=k, a_scale=a_scale, a_zero_point=zp, bias=True, threads=threads,
+                                  binary="add", unary="relu", requantize=(0.05, 3, 0, 255), a_conv=conv)
+    if conv is None:
+        x = (torch.randint(0, 256, (m, k), generator=g) - zp).to(torch.float32) * a_scale
+    else:
+        h, w, c = conv[:3]
+        x = (torch.randint(0, 256, (m // (conv[11] * conv[12]), h, w, c), generator=g) - zp).to(torch.float32) * a_scale
+    other = torch.randn(m, n, generator=g)
+    blocked = Int8GemmSpec(blocked=True, **common)
+    two = Int8GemmSpec(blocked=False, **common)
+    assert blocked.blocked_at(m) and not two.blocked_at(m)
+    got = int8_gemm_callable(blocked)(x, packed, bias, other)
+    want = int8_gemm_callable(two)(x, packed, bias, other)
+    assert torch.equal(got, want), float((got - want).abs().max())
+    if m * Int8GemmSpec(**common).ldq > 1 << 21:
+        assert Int8GemmSpec(**common).blocked_at(m)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from llvmlite import ir
 
@@ -67,6 +68,14 @@ V16I8 = ir.VectorType(I8, 16)
 V64I8 = ir.VectorType(I8, 64)
 V16I1 = ir.VectorType(I1, 16)
 ROW_GROUP = 8  # rows of accumulators a task holds (2 vectors each)
+#: A's bytes past which the kernel runs row blocks (each requantized or gathered, then multiplied
+#: by every panel while it is in the core's cache) instead of requantizing all of A first.
+BLOCKED_A_BYTES = 1 << 21
+#: the bytes of A one row block holds (its rows: at most 256, a multiple of ROW_GROUP)
+BLOCK_BYTES = 384 << 10
+#: fewer rows per block (a K past 3072) re-read B more often than two phases re-read A
+#: (ResNet-50's last 3x3 convolutions, K = 4608: 0.85-0.97x as row blocks)
+MIN_BLOCK_ROWS = 128
 #: ``K * 255 * 128`` must fit an int32 sum.
 MAX_K = 65536
 
@@ -120,6 +129,10 @@ class Int8GemmSpec:
     #: ``m`` is the call's last argument, at most the spec's (a convolution's: a multiple of
     #: ``OH * OW``, its batch times the pixels of an image)
     m_runtime: bool = False
+    #: the schedule: row blocks (True), all of A requantized first and then (panel, row group)
+    #: tasks (False), or by size (None: row blocks where A is past ``BLOCKED_A_BYTES`` and has
+    #: two blocks per thread; with ``m_runtime`` decided at each call)
+    blocked: bool | None = None
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -171,6 +184,18 @@ class Int8GemmSpec:
         return self.m * self.ldq + 64
 
     @property
+    def block_rows(self) -> int:
+        """Rows of A per row block (``blocked``)."""
+        return max(ROW_GROUP, min(256, BLOCK_BYTES // self.ldq // ROW_GROUP * ROW_GROUP))
+
+    def blocked_at(self, m: int) -> bool:
+        """Whether a call of ``m`` rows runs row blocks."""
+        if self.blocked is not None:
+            return self.blocked
+        return m * self.ldq > BLOCKED_A_BYTES and self.block_rows >= MIN_BLOCK_ROWS \
+            and m >= 2 * (self.threads or 1) * self.block_rows
+
+    @property
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k
 
@@ -205,19 +230,72 @@ class _Emitter:
         table = _i(b.bitcast(operand, F32P))
         bp = gep(b, operand, 4 * table_floats(s.n))
         ws = _i(b.bitcast(fn.args[5], I8P))
-        gather = self._gather_planes if s.a_nchw else self._gather_rows
         rows: int | ir.Value = fn.args[6] if s.m_runtime else s.m
+        if not s.m_runtime:
+            if s.blocked_at(s.m):
+                self._blocked(b, a, ws, bp, c, table, bias, other, i64(s.m))
+            else:
+                self._two_phases(b, a, ws, bp, c, table, bias, other, s.m)
+        elif s.blocked is not None or s.block_rows < MIN_BLOCK_ROWS:
+            (self._blocked if s.blocked else self._two_phases)(b, a, ws, bp, c, table, bias, other, fn.args[6])
+        else:  # the schedule a static call of this m takes (blocked_at)
+            rows = fn.args[6]
+            big = _i(b.and_(_i(b.icmp_signed(">", llvm_ir.mul(b, rows, i64(s.ldq)), i64(BLOCKED_A_BYTES))),
+                            _i(b.icmp_signed(">=", rows, i64(2 * (s.threads or 1) * s.block_rows)))))
+            with b.if_else(big) as (then, otherwise):
+                with then:
+                    self._blocked(b, a, ws, bp, c, table, bias, other, rows)
+                with otherwise:
+                    self._two_phases(b, a, ws, bp, c, table, bias, other, rows)
+        b.ret_void()
+        return fn
+
+    def _phase1(self) -> Any:
+        s = self.spec
+        if s.a_conv is None:
+            return self._quantize_rows
+        return self._gather_planes if s.a_nchw else self._gather_rows
+
+    def _two_phases(self, b: ir.IRBuilder, a: ir.Value, ws: ir.Value, bp: ir.Value, c: ir.Value, table: ir.Value,
+                    bias: ir.Value, other: ir.Value, rows: int | ir.Value) -> None:
+        """All of A requantized (or gathered) into the workspace, then (panel, row group) tasks,
+        panel-major: few rows still split the columns over the threads."""
+        s = self.spec
         groups: int | ir.Value = self.row_groups
         if not isinstance(rows, int):
             groups = llvm_ir.udiv(b, llvm_ir.add(b, rows, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
-        emit_parallel_for(self.module, b, rows, self._quantize_rows if s.a_conv is None else gather,
-                          s.threads or 1, captures=[a, ws], name=f"{s.symbol}.quantize")
+        emit_parallel_for(self.module, b, rows, self._phase1(), s.threads or 1, captures=[a, ws],
+                          name=f"{s.symbol}.quantize")
         tasks = panels(s.n) * groups if isinstance(groups, int) else llvm_ir.mul(b, groups, i64(panels(s.n)))
-        captures = [ws, bp, c, table, bias, other] + ([rows, groups] if s.m_runtime else [])
+        captures = [ws, bp, c, table, bias, other] + ([rows, groups] if not isinstance(rows, int) else [])
         emit_parallel_for(self.module, b, tasks, self._task, s.threads or 1, captures=captures,
                           name=f"{s.symbol}.tasks")
-        b.ret_void()
-        return fn
+
+    def _blocked(self, b: ir.IRBuilder, a: ir.Value, ws: ir.Value, bp: ir.Value, c: ir.Value, table: ir.Value,
+                 bias: ir.Value, other: ir.Value, rows: ir.Value) -> None:
+        """Row blocks of ``block_rows``: each task requantizes (or gathers) its rows, then runs every
+        panel over them while they are in its cache; A is read from memory once."""
+        s = self.spec
+        rb = s.block_rows
+        blocks = llvm_ir.udiv(b, llvm_ir.add(b, rows, i64(rb - 1)), i64(rb))
+        emit_parallel_for(self.module, b, blocks, self._block_task, s.threads or 1,
+                          captures=[a, ws, bp, c, table, bias, other, rows], name=f"{s.symbol}.blocks")
+
+    def _block_task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
+                    caps: list[ir.Value]) -> None:
+        s = self.spec
+        a, ws, bp, c, table, bias, other, rows = caps
+        rb = s.block_rows
+        with for_range(b, begin, end, name="block") as block:
+            r0 = llvm_ir.mul(b, block, i64(rb))
+            r1 = llvm_ir.add(b, r0, i64(rb))
+            r1 = _i(b.select(_i(b.icmp_signed("<", rows, r1)), rows, r1))
+            self._phase1()(b, r0, r1, tid, [a, ws])
+            g0 = llvm_ir.udiv(b, r0, i64(ROW_GROUP))
+            g1 = llvm_ir.udiv(b, llvm_ir.add(b, r1, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
+            with for_range(b, 0, panels(s.n), name="panel") as panel:
+                with for_range(b, g0, g1, name="group") as group:
+                    self._panel_group(b, panel, group, ws, bp, c, table, bias, other, rows)
 
     # -- phase 1: A -> uint8 ------------------------------------------------------------------
     def _quantize_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
@@ -366,43 +444,52 @@ class _Emitter:
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        """(panel, row group) tasks, ``caps``: the operands, and the call's rows and row groups
+        where they are run-time values."""
         del tid
-        s = self.spec
         ws, bp, c, table, bias, other = caps[:6]
-        rem = s.m % ROW_GROUP
+        runtime = len(caps) > 6
         with for_range(b, begin, end, name="task") as t:
-            groups = caps[7] if s.m_runtime else i64(self.row_groups)
+            groups = caps[7] if runtime else i64(self.row_groups)
             panel = llvm_ir.udiv(b, t, groups)
             group = llvm_ir.urem(b, t, groups)
-            row0 = llvm_ir.mul(b, group, i64(ROW_GROUP))
-            b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
-            col0 = llvm_ir.mul(b, panel, i64(PANEL))
-            if s.m_runtime:  # the rows left, at most a group's: a switch over 1 .. ROW_GROUP
-                left = llvm_ir.sub(b, caps[6], row0)
-                done = b.append_basic_block("rows.done")
-                full = b.append_basic_block("rows.full")
-                switch = b.switch(left, full)
-                for count in range(1, ROW_GROUP):
-                    block = b.append_basic_block(f"rows.{count}")
-                    switch.add_case(i64(count), block)
-                    b.position_at_end(block)
-                    self._rows(b, count, row0, ws, b_panel, c, table, bias, other, col0)
-                    b.branch(done)
-                b.position_at_end(full)
-                self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            self._panel_group(b, panel, group, ws, bp, c, table, bias, other, caps[6] if runtime else None)
+
+    def _panel_group(self, b: ir.IRBuilder, panel: ir.Value, group: ir.Value, ws: ir.Value, bp: ir.Value,
+                     c: ir.Value, table: ir.Value, bias: ir.Value, other: ir.Value, rows: ir.Value | None) -> None:
+        """One panel of 32 columns over one group of up to 8 rows; ``rows``: the call's rows at run
+        time (None: the spec's)."""
+        s = self.spec
+        row0 = llvm_ir.mul(b, group, i64(ROW_GROUP))
+        b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
+        col0 = llvm_ir.mul(b, panel, i64(PANEL))
+        rem = s.m % ROW_GROUP
+        if rows is not None:  # the rows left, at most a group's: a switch over 1 .. ROW_GROUP
+            left = llvm_ir.sub(b, rows, row0)
+            done = b.append_basic_block("rows.done")
+            full = b.append_basic_block("rows.full")
+            switch = b.switch(left, full)
+            for count in range(1, ROW_GROUP):
+                block = b.append_basic_block(f"rows.{count}")
+                switch.add_case(i64(count), block)
+                b.position_at_end(block)
+                self._rows(b, count, row0, ws, b_panel, c, table, bias, other, col0)
                 b.branch(done)
-                b.position_at_end(done)
-            elif not rem:
-                self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
-            elif self.row_groups == 1:
-                self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
-            else:
-                last = _i(b.icmp_signed("==", group, i64(self.row_groups - 1)))
-                with b.if_else(last) as (then, otherwise):
-                    with then:
-                        self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
-                    with otherwise:
-                        self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            b.position_at_end(full)
+            self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            b.branch(done)
+            b.position_at_end(done)
+        elif not rem:
+            self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+        elif self.row_groups == 1:
+            self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+        else:
+            last = _i(b.icmp_signed("==", group, i64(self.row_groups - 1)))
+            with b.if_else(last) as (then, otherwise):
+                with then:
+                    self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+                with otherwise:
+                    self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
 
     def _rows(self, b: ir.IRBuilder, rows: int, row0: ir.Value, ws: ir.Value, b_panel: ir.Value, c: ir.Value,
               table: ir.Value, bias: ir.Value, other: ir.Value, col0: ir.Value) -> None:
