@@ -207,12 +207,15 @@ def test_implicit_im2col_convolution(n: int, c: int, h: int, w: int, o: int, k: 
 @needs_vnni
 @pytest.mark.parametrize(("n", "c", "h", "w", "kh", "kw", "s", "p", "d"),
                          [(2, 3, 9, 11, 3, 3, 2, 1, 1), (1, 3, 13, 7, 7, 7, 2, 3, 1), (1, 5, 6, 6, 3, 2, 1, 2, 2),
-                          (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1)])
+                          (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1), (1, 3, 30, 28, 7, 7, 2, 3, 1),
+                          (2, 4, 21, 19, 5, 5, 1, 2, 1), (1, 2, 6, 5, 9, 9, 1, 4, 1)])
 @pytest.mark.parametrize("u8", [False, True], ids=["float32", "uint8"])
 def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, kh: int, kw: int, s: int, p: int,
                                                 d: int, u8: bool) -> None:
     """``a_nchw``: the taps gathered from an NCHW input's planes (float32 requantized, or its
-    uint8 values) give the NHWC gather's products bit for bit."""
+    uint8 values: a row of taps per plane with ``dw == 1``, the padding's columns masked to the
+    zero point, a kernel wider than the image included) give the NHWC gather's products bit for
+    bit."""
     from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
 
     g = torch.Generator().manual_seed(n * 100 + c * 10 + kh)

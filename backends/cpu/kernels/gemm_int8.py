@@ -423,6 +423,9 @@ class _Emitter:
         mask = ir.Constant(V16I1, [1 if i < c else 0 for i in range(16)])
         zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
 
+        if s.a_u8 and dw == 1 and c <= 4 and kw * c <= 64:
+            self._gather_plane_rows(b, begin, end, x, ws)
+            return
         with for_range(b, begin, end, name="qrow") as row:
             image, oy, ox, row_q = self._output_pixel(b, row, ws)
             planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
@@ -441,6 +444,57 @@ class _Emitter:
                             b.call(store, [q, dst, I32(1), mask])
                         with otherwise:
                             b.call(store, [zp_bytes, dst, I32(1), mask])
+
+    def _gather_plane_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, x: ir.Value, ws: ir.Value) -> None:
+        """``a_nchw`` of uint8 values, ``C <= 4``, ``dw == 1``: a row of ``kw`` taps is ``kw`` consecutive
+        bytes of each of the ``C`` planes, loaded (masked to the columns inside the image; the
+        others read as the zero point), interleaved channel-minor by one shuffle and stored as the
+        row's ``kw * C`` bytes.  A KxK stem over an RGB input stored 3 bytes per tap before."""
+        s = self.spec
+        assert s.a_conv is not None
+        h, w, c, kh, kw, sh, sw, ph, pw, dh, _, oh, ow = s.a_conv
+        lanes, width = 16, 64
+        zp = s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point
+        zp_lanes = ir.Constant(ir.VectorType(I8, lanes), [zp] * lanes)
+        zp_wide = ir.Constant(ir.VectorType(I8, width), [zp] * width)
+        load = declare(self.module, f"llvm.masked.load.v{lanes}i8.p0v{lanes}i8", ir.VectorType(I8, lanes),
+                       [ir.VectorType(I8, lanes).as_pointer(), I32, ir.VectorType(I1, lanes), ir.VectorType(I8, lanes)])
+        taps = ir.Constant(ir.VectorType(I64, lanes), [j if j < kw else -(1 << 40) for j in range(lanes)])
+        store_mask = ir.Constant(ir.VectorType(I1, width), [1 if t < kw * c else 0 for t in range(width)])
+        # channel-minor: byte j*c + ch of the row is tap j of plane ch (the planes concatenated)
+        order = [(t % c) * lanes + t // c if t < kw * c else 0 for t in range(width)]
+
+        def splat(v: ir.Value) -> ir.Value:
+            ty = ir.VectorType(I64, lanes)
+            undef = ir.Constant(ty, ir.Undefined)
+            return _i(b.shuffle_vector(_i(b.insert_element(undef, v, I32(0))), undef, ir.Constant(ir.VectorType(I32, lanes), [0] * lanes)))
+
+        with for_range(b, begin, end, name="qrow") as row:
+            image, oy, ox, row_q = self._output_pixel(b, row, ws)
+            planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
+            ix0 = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(-pw))
+            cols = _i(b.add(splat(ix0), taps))
+            inside = _i(b.and_(_i(b.icmp_signed(">=", cols, ir.Constant(ir.VectorType(I64, lanes), [0] * lanes))),
+                               _i(b.icmp_signed("<", cols, ir.Constant(ir.VectorType(I64, lanes), [w] * lanes)))))
+            for i in range(kh):
+                iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
+                dst = _i(b.bitcast(gep(b, row_q, i * kw * c), ir.VectorType(I8, width).as_pointer()))
+                with b.if_else(_inside(b, iy, h)) as (then, otherwise):
+                    with then:
+                        # masked-off lanes are not read: the address may lie before the plane
+                        start = llvm_ir.add(b, llvm_ir.mul(b, iy, i64(w)), ix0)
+                        loaded = [_i(b.call(load, [_i(b.bitcast(gep(b, planes, llvm_ir.add(b, start, i64(ch * h * w))),
+                                                                  ir.VectorType(I8, lanes).as_pointer())),
+                                                   I32(1), inside, zp_lanes])) for ch in range(c)]
+                        while len(loaded) < 4:
+                            loaded.append(zp_lanes)
+                        low = _i(b.shuffle_vector(loaded[0], loaded[1], ir.Constant(ir.VectorType(I32, 32), list(range(32)))))
+                        high = _i(b.shuffle_vector(loaded[2], loaded[3], ir.Constant(ir.VectorType(I32, 32), list(range(32)))))
+                        whole = _i(b.shuffle_vector(low, high, ir.Constant(ir.VectorType(I32, width), list(range(width)))))
+                        row_bytes = _i(b.shuffle_vector(whole, whole, ir.Constant(ir.VectorType(I32, width), order)))
+                        masked_store_u8(self.module, b, row_bytes, dst, store_mask)
+                    with otherwise:
+                        masked_store_u8(self.module, b, zp_wide, dst, store_mask)
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
