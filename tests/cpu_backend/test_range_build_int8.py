@@ -106,3 +106,17 @@ def test_pt2e_bert_over_a_dynamic_batch_and_sequence_builds_once() -> None:
         static = ziggurat.compile(quantized, (x,), backend="cpu", isa="avx512")
         torch.testing.assert_close(compiled(x), static(x), rtol=1e-5, atol=1e-5)  # float ops' rounding only
     assert SPECIALIZED not in compiled.report.stats
+
+
+def test_profile_marks_gemms_whose_sizes_come_at_run_time() -> None:
+    """A range build's GEMM rows show the largest shape they are planned for, marked, and no
+    GFLOP/s (it would count the largest size's flops at every call: 38,000 GFLOP/s on BERT)."""
+    from ziggurat.backends.cpu.profile import profile
+
+    compiled = ziggurat.compile(QuantizedMlp(), (torch.randn(4, 133),), backend="cpu", isa="avx512", profile=True,
+                                dynamic_shapes={"x": {0: Dim("b", min=1, max=64)}})
+    compiled(torch.randn(9, 133))
+    rows = [row for row in profile(compiled.range_build).rows if row.entry.kind == "gemm"]
+    assert [row.entry.shape for row in rows] == ["at most 64x70x133 int8 avx512vnni relu (sizes at run time)",
+                                                 "at most 64x45x70 int8 avx512vnni (sizes at run time)"]
+    assert all(row.gflops == 0.0 for row in rows)

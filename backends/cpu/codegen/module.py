@@ -179,29 +179,27 @@ def _kernel_entry(op: loop.KernelOp) -> ProfileEntry:
 
 
 def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
+    """The profile's row of a GEMM call: its shape and flops.  A call that takes sizes at run time
+    (a range build's ``m``, batch, ...) shows the largest shape it is planned for, marked so, and
+    no flops (its GFLOP/s would count the largest size's)."""
     origins = op.spec.data.get("origins")
+    origin = origins.data if isinstance(origins, StringAttr) else ""
     if isinstance(spec, Bf16GemmSpec):
         shape = f"{spec.m}x{spec.n}x{spec.k} bf16 {spec.kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
-        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
-                            spec.flops, shape)
-    if isinstance(spec, Int8GemmSpec):
+    elif isinstance(spec, Int8GemmSpec):
         shape = f"{spec.m}x{spec.n}x{spec.k} int8 avx512vnni" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
-        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
-                            spec.flops, shape)
-    if not isinstance(spec, GemmSpec):
+    elif not isinstance(spec, GemmSpec):
         from ziggurat.backends.cpu.kernels.conv_library import conv_profile_shape
 
-        return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
-                            spec.flops, conv_profile_shape(spec))
-    shape = f"{spec.batch}x" if spec.batch > 1 else ""
-    shape += f"{spec.m}x{spec.n}x{spec.k}"
-    flags = [f for f, on in (("packedB", spec.b_packed), ("Bt", spec.b_transposed)) if on]
-    if spec.unary:
-        flags.append(spec.unary)
-    if spec.binary:
-        flags.append(spec.binary)
-    return ProfileEntry("gemm", op.gemm_name, origins.data if isinstance(origins, StringAttr) else "",
-                        spec.flops, shape + (" " + ",".join(flags) if flags else ""))
+        shape = conv_profile_shape(spec)
+    else:
+        shape = (f"{spec.batch}x" if spec.batch > 1 else "") + f"{spec.m}x{spec.n}x{spec.k}"
+        flags = [f for f, on in (("packedB", spec.b_packed), ("Bt", spec.b_transposed)) if on]
+        flags += [f for f in (spec.unary, spec.binary) if f]
+        shape += " " + ",".join(flags) if flags else ""
+    if op.sizes:
+        return ProfileEntry("gemm", op.gemm_name, origin, 0, f"at most {shape} (sizes at run time)")
+    return ProfileEntry("gemm", op.gemm_name, origin, spec.flops, shape)
 
 
 class ModuleCodegen:
