@@ -35,8 +35,8 @@ earlier in the run or by an earlier run.
 dynamic export (``bench/quantize.py``: the dims stay symbolic), and every column runs that
 quantized graph: eager, Inductor ``dynamic=True`` with freezing (which lowers it to oneDNN
 int8), Ziggurat static and dynamic; errors are against the quantized graph's eager output, a
-value on a quantizer's rounding boundary may move one quantum (flagged past
-``INT8_MISMATCH``).
+value on a quantizer's rounding boundary may move one quantum, and a deep network carries that
+on (flagged past ``INT8_MISMATCH`` or twice Inductor's own distance, whichever is larger).
 
 ``--quick`` uses tiny configs (2-layer BERT and GPT-2 at hidden 128, ResNet-18 at 64x64) and
 two shapes per model, with 1 thread by default and few rounds: a check that the bench runs.
@@ -443,12 +443,19 @@ def _num(value: float | None, fmt: str, suffix: str = "") -> str:
     return "-" if value is None else f"{value:{fmt}}{suffix}"
 
 
-def _errs(row: ShapeRow, threshold: float) -> str:
+def _errs(row: ShapeRow, threshold: float, int8: bool) -> str:
+    """``--precision int8``: Inductor's distance from eager is the measure of the quantum moves a
+    deep network carries (ResNet-50: 5-9 %), so its cell is not flagged and ours are flagged
+    past ``max(INT8_MISMATCH, 2 x Inductor's)``."""
     cells = []
+    inductor = row.max_rel_err.get(INDUCTOR_DYN)
     for name in (INDUCTOR_DYN, STATIC, DYNAMIC):
         err = row.max_rel_err.get(name)
         cell = "-" if err is None else f"{err:.1e}"
-        if err is not None and err > threshold:
+        limit = threshold
+        if int8:
+            limit = float("inf") if name == INDUCTOR_DYN else max(threshold, 2 * (inductor or 0.0))
+        if err is not None and err > limit:
             cell += " MISMATCH"
         cells.append(cell)
     return " / ".join(cells)
@@ -468,7 +475,8 @@ def render(report: dict[str, Any]) -> str:
         f"threads {meta['threads']}; load average at start {load or '?'}, at end {load_end or '?'}; "
         f"{config['rounds']} interleaved rounds after {config['warmup']} warm-up rounds, median per-call ms; "
         "no_grad; " + ("int8: every column runs the model quantized once with PT2E (X86InductorQuantizer) on a "
-                       "dynamic export; Inductor with freezing; errors against its eager output" if int8 else "fp32"),
+                       "dynamic export; Inductor with freezing; errors against its eager output, flagged past max(5e-2, "
+                       "2 x Inductor's)" if int8 else "fp32"),
     ]
     if (warning := busy_machine_warning(meta)) is not None:
         lines.append(warning)
@@ -501,7 +509,7 @@ def render(report: dict[str, Any]) -> str:
             ind_first += f" ({row.inductor_new_graphs} graph{'s' if row.inductor_new_graphs > 1 else ''})"
         cells = [row.model, "x".join(map(str, row.shape)), *(_ms(row.median_ms.get(n)) for n in RUNNERS),
                  _num(row.ratio(DYNAMIC, STATIC), ".2f"), _num(row.ratio(INDUCTOR_DYN, DYNAMIC), ".2f", "x"),
-                 build, _num(row.static_compile_s, ".2f"), ind_first, _errs(row, threshold)]
+                 build, _num(row.static_compile_s, ".2f"), ind_first, _errs(row, threshold, int8)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     for s in report["models"]:
