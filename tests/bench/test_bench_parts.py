@@ -145,3 +145,13 @@ def test_low_precision_bar_follows_eager_autocast() -> None:
     assert rows(0.15, 0.4)[1].over_tolerance
     shallow = rows(1e-3, 4e-2)  # the precision's own tolerance when eager is close
     assert not shallow[1].over_tolerance and rows(1e-3, 6e-2)[1].over_tolerance
+
+
+def test_dynamic_bench_flags_int8_errors_against_inductors() -> None:
+    """``bench/dynamic_shapes.py --precision int8``: a quantized ResNet's 5-9 % (quantum moves,
+    Inductor's too) is not flagged; twice Inductor's distance is; fp32 keeps its 1e-4."""
+    from ziggurat.bench.dynamic_shapes import DYNAMIC, INDUCTOR_DYN, INT8_MISMATCH, STATIC, ShapeRow, _errs  # pyright: ignore[reportPrivateUsage]
+
+    row = ShapeRow("resnet50", [8, 3, 224, 224], max_rel_err={INDUCTOR_DYN: 0.086, STATIC: 0.069, DYNAMIC: 0.18})
+    assert _errs(row, INT8_MISMATCH, int8=True) == "8.6e-02 / 6.9e-02 / 1.8e-01 MISMATCH"
+    assert _errs(row, 1e-4, int8=False).count("MISMATCH") == 3
