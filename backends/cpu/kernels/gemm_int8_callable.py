@@ -20,6 +20,7 @@ class Int8GemmKernel:
         self.spec = spec
         self.lib = lib
         self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6 + [ctypes.c_int64] * spec.m_runtime)
+        self._workspace: torch.Tensor | None = None
 
     def __call__(self, a: torch.Tensor, b_packed: torch.Tensor, bias: torch.Tensor | None = None,
                  other: torch.Tensor | None = None, m: int | None = None,
@@ -57,7 +58,9 @@ class Int8GemmKernel:
         elif out.dim() != 2 or out.shape[0] < rows or out.shape[1] != ldc:
             raise ValueError(f"int8 gemm out: expected at least {rows} rows of {ldc}")
         _expect(out, "out", out_dtype, rows * ldc)
-        workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
+        if self._workspace is None:  # one per kernel, as the compiled module's arena (not thread safe)
+            self._workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
+        workspace = self._workspace
         self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
                  other.data_ptr() if other is not None else None, workspace.data_ptr(), *([rows] if m is not None else []))
         return out[:rows, : s.n]
