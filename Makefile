@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 JOBS   ?= 2
 
-.PHONY: demo test pytest lit typecheck bench bench-bf16 bench-fp16 bench-int8 bench-smoke bench-rnn bench-dynamic gen-ops clean fuzz fuzz-nnsmith
+.PHONY: demo test pytest lit typecheck bench bench-bf16 bench-fp16 bench-int8 bench-smoke bench-rnn bench-dynamic bench-dynamic-int8 gen-ops clean fuzz fuzz-nnsmith
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ bench-rnn: $(STAMP)
 # model (bert-base, gpt2, resnet50) against static builds and eager over a list of sizes (long).
 bench-dynamic: $(STAMP)
 	$(BIN)/python bench/dynamic_shapes.py
+
+# The same for PT2E-quantized models (issue 17): quantized once on a dynamic export.
+bench-dynamic-int8: $(STAMP)
+	$(BIN)/python bench/dynamic_shapes.py --precision int8 --models bert-base,resnet50
 
 # Differential fuzzing (tests/fuzz/README.md): N programs of SEED on JOBS worker processes;
 # summary, failures and minimized repros in build/fuzz/SEED.  PROFILE=dev makes smaller programs.
