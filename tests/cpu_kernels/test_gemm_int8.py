@@ -208,7 +208,7 @@ def test_implicit_im2col_convolution(n: int, c: int, h: int, w: int, o: int, k: 
 @pytest.mark.parametrize(("n", "c", "h", "w", "kh", "kw", "s", "p", "d"),
                          [(2, 3, 9, 11, 3, 3, 2, 1, 1), (1, 3, 13, 7, 7, 7, 2, 3, 1), (1, 5, 6, 6, 3, 2, 1, 2, 2),
                           (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1), (1, 3, 30, 28, 7, 7, 2, 3, 1),
-                          (2, 4, 21, 19, 5, 5, 1, 2, 1), (1, 2, 6, 5, 9, 9, 1, 4, 1)])
+                          (2, 4, 21, 19, 5, 5, 1, 2, 1), (1, 2, 6, 5, 9, 9, 1, 4, 1), (1, 1, 3, 40, 1, 17, 1, 0, 1)])
 @pytest.mark.parametrize("u8", [False, True], ids=["float32", "uint8"])
 def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, kh: int, kw: int, s: int, p: int,
                                                 d: int, u8: bool) -> None:

@@ -423,7 +423,7 @@ class _Emitter:
         mask = ir.Constant(V16I1, [1 if i < c else 0 for i in range(16)])
         zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
 
-        if s.a_u8 and dw == 1 and c <= 4 and kw * c <= 64:
+        if s.a_u8 and dw == 1 and c <= 4 and kw <= 16:
             self._gather_plane_rows(b, begin, end, x, ws)
             return
         with for_range(b, begin, end, name="qrow") as row:
@@ -446,7 +446,7 @@ class _Emitter:
                             b.call(store, [zp_bytes, dst, I32(1), mask])
 
     def _gather_plane_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, x: ir.Value, ws: ir.Value) -> None:
-        """``a_nchw`` of uint8 values, ``C <= 4``, ``dw == 1``: a row of ``kw`` taps is ``kw`` consecutive
+        """``a_nchw`` of uint8 values, ``C <= 4``, ``kw <= 16``, ``dw == 1``: a row of ``kw`` taps is ``kw`` consecutive
         bytes of each of the ``C`` planes, loaded (masked to the columns inside the image; the
         others read as the zero point), interleaved channel-minor by one shuffle and stored as the
         row's ``kw * C`` bytes.  A KxK stem over an RGB input stored 3 bytes per tap before."""
@@ -464,16 +464,11 @@ class _Emitter:
         # channel-minor: byte j*c + ch of the row is tap j of plane ch (the planes concatenated)
         order = [(t % c) * lanes + t // c if t < kw * c else 0 for t in range(width)]
 
-        def splat(v: ir.Value) -> ir.Value:
-            ty = ir.VectorType(I64, lanes)
-            undef = ir.Constant(ty, ir.Undefined)
-            return _i(b.shuffle_vector(_i(b.insert_element(undef, v, I32(0))), undef, ir.Constant(ir.VectorType(I32, lanes), [0] * lanes)))
-
         with for_range(b, begin, end, name="qrow") as row:
             image, oy, ox, row_q = self._output_pixel(b, row, ws)
             planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
             ix0 = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(-pw))
-            cols = _i(b.add(splat(ix0), taps))
+            cols = _i(b.add(splat_vector(b, ix0, ir.VectorType(I64, lanes)), taps))
             inside = _i(b.and_(_i(b.icmp_signed(">=", cols, ir.Constant(ir.VectorType(I64, lanes), [0] * lanes))),
                                _i(b.icmp_signed("<", cols, ir.Constant(ir.VectorType(I64, lanes), [w] * lanes)))))
             for i in range(kh):
@@ -726,10 +721,15 @@ def store_quantized_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Va
         masked_store_u8(module, b, u, ptr, ir.Constant(ir.VectorType(I1, n), [1 if i < lanes else 0 for i in range(n)]))
 
 
-def splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    undef = ir.Constant(V16I32, ir.Undefined)
+def splat_vector(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
+    """The scalar ``x`` in every lane of ``ty``."""
+    undef = ir.Constant(ty, ir.Undefined)
     v = _i(b.insert_element(undef, x, I32(0)))
-    return _i(b.shuffle_vector(v, undef, ir.Constant(V16I32, [0] * 16)))
+    return _i(b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count)))
+
+
+def splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return splat_vector(b, x, V16I32)
 
 
 def masked_load(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
