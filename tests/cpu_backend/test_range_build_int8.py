@@ -45,6 +45,24 @@ def test_int8_mlp_over_a_dynamic_batch_builds_once() -> None:
     assert SPECIALIZED not in compiled.report.stats
 
 
+def test_int8_range_build_saves_and_loads(tmp_path: object) -> None:
+    """``save``/``load`` keep the range build of int8 GEMMs with a run-time ``m`` (the spec's
+    ``m_runtime`` through the saved loop level), bit for bit the saved module at each size."""
+    import pathlib
+
+    model = QuantizedMlp()
+    compiled = ziggurat.compile(model, (torch.randn(4, 133),), backend="cpu", isa="avx512",
+                                dynamic_shapes={"x": {0: Dim("b", min=1, max=64)}})
+    path = pathlib.Path(str(tmp_path)) / "int8.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    assert loaded.range_build is not None
+    for b in (2, 9, 64):
+        x = torch.randn(b, 133, generator=torch.Generator().manual_seed(b))
+        assert torch.equal(_bits(loaded(x)), _bits(compiled(x)))
+    assert SPECIALIZED not in loaded.report.stats
+
+
 def test_uint8_conv_chain_over_a_dynamic_batch_builds_once() -> None:
     """Implicit-GEMM int8 convolutions (rows: the batch times the pixels), a uint8 residual and
     a flatten into int8 linears."""
