@@ -258,6 +258,13 @@ def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, *, write: bool =
     b.call(fn, [b.bitcast(ptr, I8P), I32(1 if write else 0), I32(locality), I32(1)])
 
 
+def splat(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
+    """The scalar ``x`` in every lane of ``ty`` (an insert and a zero shuffle)."""
+    undef = ir.Constant(ty, ir.Undefined)
+    v = instr(b.insert_element(undef, x, I32(0)))
+    return instr(b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count)))
+
+
 def splat_constant(ty: ir.Type, value: int | float) -> ir.Constant:
     """``value`` as a constant of ``ty``: every lane of a vector type, or the scalar."""
     if isinstance(ty, ir.VectorType):

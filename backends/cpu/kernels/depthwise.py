@@ -26,7 +26,7 @@ from ziggurat.backends.cpu.isa import Isa, vector_width
 from ziggurat.backends.cpu.kernels.conv_common import apply_epilogue, vector_lanes
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
-from ziggurat.backends.cpu.kernels.gemm_int8 import dequantized_u8, load_u8, requantize_f32, store_quantized_u8
+from ziggurat.backends.cpu.kernels.quantized_lanes import dequantized_u8, load_u8, requantize_f32, store_quantized_u8
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import F32P, I8P, I64, VOID, for_range, gep, i64, if_update
 

@@ -36,7 +36,7 @@ from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
@@ -342,7 +342,7 @@ class _Emitter:
                 for i in range(g):
                     ap = _i(b.bitcast(gep(b, a_base, llvm_ir.add(b, i64((g0 + i) * a_ld), llvm_ir.mul(b, kp, i64(2)))), i32p))
                     pair = _i(b.load(ap, align=2))
-                    av = _i(b.bitcast(self._splat_i32(b, pair), V32BF))
+                    av = _i(b.bitcast(splat(b, pair, V16I32), V32BF))
                     for h in range(2):
                         out[i * 2 + h] = b.call(dp, [out[i * 2 + h], av, bv[h]])
                 return out
@@ -359,12 +359,6 @@ class _Emitter:
                 for h in range(2):
                     self.vec.store(b, accs[i * 2 + h], gep(b, cs, (g0 + i) * BLOCK + h * 16))
 
-    @staticmethod
-    def _splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-        undef = ir.Constant(V16I32, ir.Undefined)
-        v = _i(b.insert_element(undef, x, I32(0)))
-        return _i(b.shuffle_vector(v, undef, ir.Constant(V16I32, [0] * 16)))
-
     # -- epilogue --------------------------------------------------------------------------
     def _epilogue(self, b: ir.IRBuilder, rows: int, row0: ir.Value, cs: ir.Value, c: ir.Value,
                   bias: ir.Value, other: ir.Value, col0: ir.Value, cols: ir.Value) -> None:
@@ -373,7 +367,7 @@ class _Emitter:
         masks = []
         for h in range(2):
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
-            masks.append(_i(b.icmp_signed("<", lanes, self._splat_i32(b, left))))
+            masks.append(_i(b.icmp_signed("<", lanes, splat(b, left, V16I32))))
         bias_v = []
         if s.bias and not s.bias_rows:
             for h in range(2):

@@ -52,12 +52,24 @@ from ziggurat.backends.cpu.kernels.gemm_spec import (
     checked_quantized_output,
     spec_symbol,
 )
-from ziggurat.backends.cpu.vecmath.builder import f32_round as _f32
-from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, TABLE_ROWS, padded_k, panels, table_floats
+from ziggurat.backends.cpu.kernels.quantized_lanes import (
+    dequantized_u8,
+    load_u8,
+    masked_load,
+    masked_load_u8,
+    masked_store,
+    masked_store_u8,
+    quantize_u8,
+    quantized_bytes,
+    requantize_f32,
+    store_u8,
+)
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
 from ziggurat.backends.cpu.llvm_ir import instr as _i
+from ziggurat.backends.cpu.vecmath.builder import f32_round as _f32
+from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, padded_k, panels, table_floats
 from ziggurat.backends.cpu.threads import default_threads, emit_parallel_for
 
 I8 = ir.IntType(8)
@@ -66,7 +78,6 @@ V16D = ir.VectorType(ir.DoubleType(), 16)
 V16I32 = ir.VectorType(I32, 16)
 V16I8 = ir.VectorType(I8, 16)
 V64I8 = ir.VectorType(I8, 64)
-V16I1 = ir.VectorType(I1, 16)
 ROW_GROUP = 8  # rows of accumulators a task holds (2 vectors each)
 #: A's bytes past which the kernel runs row blocks (each requantized or gathered, then multiplied
 #: by every panel while it is in the core's cache) instead of requantizing all of A first.
@@ -314,8 +325,7 @@ class _Emitter:
                 q = load_u8(self.module, b, src, lanes)
             else:
                 q = quantize_u8(self.module, b, vec, vec.load(b, src, lanes), s.a_scale, s.a_zero_point)
-            at = gep(b, row_q, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16)
-            b.store(q, _i(b.bitcast(at, V16I8.as_pointer())), align=1)
+            store_u8(self.module, b, q, gep(b, row_q, llvm_ir.mul(b, kk, i64(16)) if not isinstance(kk, int) else kk * 16))
 
         with for_range(b, begin, end, name="qrow") as row:
             row_a = gep(b, a, llvm_ir.mul(b, row, i64(self.lda)))
@@ -337,16 +347,7 @@ class _Emitter:
         x, ws = caps
         if s.a_u8:
             x = _i(b.bitcast(x, I8P))
-        v16p = V16I8.as_pointer()
-        store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
-        zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
-
-        def put(value: ir.Value, at: ir.Value, lanes: int | None) -> None:
-            ptr = _i(b.bitcast(at, v16p))
-            if lanes is None:
-                b.store(value, ptr, align=1)
-            else:  # the next tap's bytes (or the next row's) are not this one's to write
-                b.call(store, [value, ptr, I32(1), ir.Constant(V16I1, [1 if i < lanes else 0 for i in range(16)])])
+        zp_bytes = self._zero_point_bytes(16)
 
         def run(src: ir.Value | None, dst: ir.Value, count: int) -> None:
             """``count`` floats from ``src`` quantized into ``dst`` (None: the zero point)."""
@@ -360,7 +361,8 @@ class _Emitter:
                     q = load_u8(self.module, b, gep(b, src, off), lanes)
                 else:
                     q = quantize_u8(self.module, b, vec, vec.load(b, gep(b, src, off), lanes), s.a_scale, s.a_zero_point)
-                put(q, gep(b, dst, off), lanes)
+                # the next tap's bytes (or the next row's) are not this one's to write
+                store_u8(self.module, b, q, gep(b, dst, off), lanes)
 
             if full:
                 with for_range(b, 0, full, name="qc") as cc:
@@ -396,6 +398,11 @@ class _Emitter:
                     with otherwise:
                         taps()
 
+    def _zero_point_bytes(self, count: int) -> ir.Constant:
+        """``count`` bytes of the input's zero point (the quantized 0.0: a tap in the padding)."""
+        zp = self.spec.a_zero_point
+        return ir.Constant(ir.VectorType(I8, count), [zp - 256 if zp > 127 else zp] * count)
+
     def _output_pixel(self, b: ir.IRBuilder, row: ir.Value, ws: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
         """Row ``row`` of the implicit im2col: its image, output row and column, and its bytes in ``ws``."""
         s = self.spec
@@ -418,10 +425,7 @@ class _Emitter:
         x, ws = caps
         elem = I8 if s.a_u8 else F32
         x = _i(b.bitcast(x, elem.as_pointer()))
-        v16p = V16I8.as_pointer()
-        store = declare(self.module, "llvm.masked.store.v16i8.p0v16i8", VOID, [V16I8, v16p, I32, V16I1])
-        mask = ir.Constant(V16I1, [1 if i < c else 0 for i in range(16)])
-        zp_bytes = ir.Constant(V16I8, [s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point] * 16)
+        zp_bytes = self._zero_point_bytes(16)
 
         if s.a_u8 and dw == 1 and c <= 4 and kw <= 16:
             self._gather_plane_rows(b, begin, end, x, ws)
@@ -433,7 +437,7 @@ class _Emitter:
                 iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
                 for j in range(kw):
                     ix = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(j * dw - pw))
-                    dst = _i(b.bitcast(gep(b, row_q, (i * kw + j) * c), v16p))
+                    dst = gep(b, row_q, (i * kw + j) * c)
                     with b.if_else(_i(b.and_(_inside(b, iy, h), _inside(b, ix, w)))) as (then, otherwise):
                         with then:
                             at = gep(b, planes, llvm_ir.add(b, llvm_ir.mul(b, iy, i64(w)), ix))
@@ -441,9 +445,9 @@ class _Emitter:
                             for ch in range(c):
                                 lanes = _i(b.insert_element(lanes, _i(b.load(gep(b, at, ch * h * w))), I32(ch)))
                             q = lanes if s.a_u8 else quantize_u8(self.module, b, vec, lanes, s.a_scale, s.a_zero_point)
-                            b.call(store, [q, dst, I32(1), mask])
+                            store_u8(self.module, b, q, dst, c)
                         with otherwise:
-                            b.call(store, [zp_bytes, dst, I32(1), mask])
+                            store_u8(self.module, b, zp_bytes, dst, c)
 
     def _gather_plane_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, x: ir.Value, ws: ir.Value) -> None:
         """``a_nchw`` of uint8 values, ``C <= 4``, ``kw <= 16``, ``dw == 1``: a row of ``kw`` taps is ``kw`` consecutive
@@ -454,13 +458,8 @@ class _Emitter:
         assert s.a_conv is not None
         h, w, c, kh, kw, sh, sw, ph, pw, dh, _, oh, ow = s.a_conv
         lanes, width = 16, 64
-        zp = s.a_zero_point - 256 if s.a_zero_point > 127 else s.a_zero_point
-        zp_lanes = ir.Constant(ir.VectorType(I8, lanes), [zp] * lanes)
-        zp_wide = ir.Constant(ir.VectorType(I8, width), [zp] * width)
-        load = declare(self.module, f"llvm.masked.load.v{lanes}i8.p0v{lanes}i8", ir.VectorType(I8, lanes),
-                       [ir.VectorType(I8, lanes).as_pointer(), I32, ir.VectorType(I1, lanes), ir.VectorType(I8, lanes)])
+        zp_lanes, zp_wide = self._zero_point_bytes(lanes), self._zero_point_bytes(width)
         taps = ir.Constant(ir.VectorType(I64, lanes), [j if j < kw else -(1 << 40) for j in range(lanes)])
-        store_mask = ir.Constant(ir.VectorType(I1, width), [1 if t < kw * c else 0 for t in range(width)])
         # channel-minor: byte j*c + ch of the row is tap j of plane ch (the planes concatenated)
         order = [(t % c) * lanes + t // c if t < kw * c else 0 for t in range(width)]
 
@@ -468,28 +467,27 @@ class _Emitter:
             image, oy, ox, row_q = self._output_pixel(b, row, ws)
             planes = gep(b, x, llvm_ir.mul(b, image, i64(c * h * w)))
             ix0 = llvm_ir.add(b, llvm_ir.mul(b, ox, i64(sw)), i64(-pw))
-            cols = _i(b.add(splat_vector(b, ix0, ir.VectorType(I64, lanes)), taps))
+            cols = _i(b.add(splat(b, ix0, ir.VectorType(I64, lanes)), taps))
             inside = _i(b.and_(_i(b.icmp_signed(">=", cols, ir.Constant(ir.VectorType(I64, lanes), [0] * lanes))),
                                _i(b.icmp_signed("<", cols, ir.Constant(ir.VectorType(I64, lanes), [w] * lanes)))))
             for i in range(kh):
                 iy = llvm_ir.add(b, llvm_ir.mul(b, oy, i64(sh)), i64(i * dh - ph))
-                dst = _i(b.bitcast(gep(b, row_q, i * kw * c), ir.VectorType(I8, width).as_pointer()))
+                dst = gep(b, row_q, i * kw * c)
                 with b.if_else(_inside(b, iy, h)) as (then, otherwise):
                     with then:
                         # masked-off lanes are not read: the address may lie before the plane
                         start = llvm_ir.add(b, llvm_ir.mul(b, iy, i64(w)), ix0)
-                        loaded = [_i(b.call(load, [_i(b.bitcast(gep(b, planes, llvm_ir.add(b, start, i64(ch * h * w))),
-                                                                  ir.VectorType(I8, lanes).as_pointer())),
-                                                   I32(1), inside, zp_lanes])) for ch in range(c)]
+                        loaded = [masked_load_u8(self.module, b, gep(b, planes, llvm_ir.add(b, start, i64(ch * h * w))),
+                                                 inside, zp_lanes) for ch in range(c)]
                         while len(loaded) < 4:
                             loaded.append(zp_lanes)
                         low = _i(b.shuffle_vector(loaded[0], loaded[1], ir.Constant(ir.VectorType(I32, 32), list(range(32)))))
                         high = _i(b.shuffle_vector(loaded[2], loaded[3], ir.Constant(ir.VectorType(I32, 32), list(range(32)))))
                         whole = _i(b.shuffle_vector(low, high, ir.Constant(ir.VectorType(I32, width), list(range(width)))))
                         row_bytes = _i(b.shuffle_vector(whole, whole, ir.Constant(ir.VectorType(I32, width), order)))
-                        masked_store_u8(self.module, b, row_bytes, dst, store_mask)
+                        store_u8(self.module, b, row_bytes, dst, kw * c)
                     with otherwise:
-                        masked_store_u8(self.module, b, zp_wide, dst, store_mask)
+                        store_u8(self.module, b, zp_wide, dst, kw * c)
 
     # -- phase 2: products and epilogue --------------------------------------------------------
     def _task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
@@ -555,7 +553,7 @@ class _Emitter:
             for i in range(rows):
                 at = gep(b, q_rows, llvm_ir.add(b, i64(i * s.ldq), llvm_ir.mul(b, g, i64(K_GROUP))))
                 word = _i(b.load(_i(b.bitcast(at, i32p)), align=1))
-                av = _i(b.bitcast(splat_i32(b, word), V64I8))
+                av = _i(b.bitcast(splat(b, word, V16I32), V64I8))
                 for h in range(2):
                     out[i * 2 + h] = _i(b.call(dp, [out[i * 2 + h], av, bv[h]]))
             return out
@@ -578,7 +576,7 @@ class _Emitter:
         fma_d = declare(self.module, "llvm.fma.v16f64", V16D, [V16D, V16D, V16D])
         for h in range(2):
             left = _i(b.trunc(llvm_ir.sub(b, cols, i64(16 * h)), I32))
-            masks.append(_i(b.icmp_signed("<", lanes, splat_i32(b, left))))
+            masks.append(_i(b.icmp_signed("<", lanes, splat(b, left, V16I32))))
             col = llvm_ir.add(b, col0, i64(16 * h))
             zc.append(_i(b.bitcast(vec.load(b, gep(b, table, col)), V16I32)))
             # a_scale * w_scale[j] in float64: exact (24-bit significands)
@@ -608,8 +606,7 @@ class _Emitter:
                 dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
                 if s.store_u8:
                     assert s.requantize is not None
-                    q = quantized_f32(self.module, b, vec, x, s.requantize)
-                    masked_store_u8(self.module, b, _i(b.trunc(_i(b.fptosi(q, V16I32)), V16I8)), dst, masks[h])
+                    masked_store_u8(self.module, b, quantized_bytes(self.module, b, vec, x, s.requantize), dst, masks[h])
                     continue
                 if s.requantize is not None:
                     x = requantize_f32(self.module, b, vec, x, s.requantize)
@@ -624,9 +621,7 @@ class _Emitter:
             if ocs:
                 u = masked_load_u8(self.module, b, ptr, mask)
             else:  # one byte for the whole row
-                undef = ir.Constant(V16I8, ir.Undefined)
-                u = _i(b.shuffle_vector(_i(b.insert_element(undef, _i(b.load(ptr)), I32(0))), undef,
-                                        ir.Constant(V16I32, [0] * 16)))
+                u = splat(b, _i(b.load(ptr)), V16I8)
             o = dequantized_u8(b, self.vec, u, s.other_quantization)
         else:
             o = masked_load(self.module, b, ptr, mask) if ocs else self.vec.splat(b, _i(b.load(ptr)))
@@ -635,113 +630,9 @@ class _Emitter:
         return llvm_ir.fadd(b, x, o) if s.binary == "add" else llvm_ir.fsub(b, x, o)
 
 
-def quantize_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value, a_scale: float,
-                zero_point: int) -> ir.Value:
-    """16 dequantized floats back to their uint8 values: ``round(x / a_scale) + zero_point``
-    (as ``x * float32(1 / a_scale)``, exact for ``x`` an integer times the scale), clamped."""
-    return quantized_bytes(module, b, vec, x, (a_scale, zero_point, 0, 255))
-
-
 def _inside(b: ir.IRBuilder, v: ir.Value, size: int) -> ir.Value:
     """``0 <= v < size``."""
     return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
 
 
-def quantized_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
-                  requantize: tuple[float, int, int, int]) -> ir.Value:
-    """PT2E's ``quantize_per_tensor`` of 16 floats, each step the float32 operation eager's
-    computes (``decompose-quantize``): ``t = round(x * float32(1 / scale)) + zero_point`` (half to
-    even), ``clamp(t, quant_min, quant_max)``, 0 where ``t`` is NaN: the integers, as floats."""
-    scale, zero_point, low, high = requantize
-    ty = x.type  # pyright: ignore[reportAttributeAccessIssue]
-    assert isinstance(ty, ir.VectorType)
-    rnd = declare(module, f"llvm.roundeven.v{ty.count}f32", ty, [ty])
-    t = llvm_ir.fadd(b, _i(b.call(rnd, [llvm_ir.fmul(b, x, vec.const(_f32(1.0 / scale)))])), vec.const(_f32(zero_point)))
-    q = vec.min(b, vec.max(b, t, vec.const(_f32(low))), vec.const(_f32(high)))
-    return _i(b.select(_i(b.fcmp_unordered("uno", t, t)), ir.Constant(ty, None), q))
-
-
-def requantize_f32(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
-                   requantize: tuple[float, int, int, int]) -> ir.Value:
-    """PT2E's ``quantize_per_tensor -> dequantize_per_tensor`` of 16 floats: :func:`quantized_f32`,
-    then ``(q - zero_point) * float32(scale)``."""
-    scale, zero_point = requantize[:2]
-    q = quantized_f32(module, b, vec, x, requantize)
-    return llvm_ir.fmul(b, llvm_ir.fsub(b, q, vec.const(_f32(zero_point))), vec.const(_f32(scale)))
-
-
-def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None, width: int = 16) -> ir.Value:
-    """``width`` bytes at ``ptr`` (the first ``lanes``, the rest 0)."""
-    ty = ir.VectorType(I8, width)
-    if lanes is None or lanes >= width:
-        return _i(b.load(_i(b.bitcast(ptr, ty.as_pointer())), align=1))
-    mask = ir.Constant(ir.VectorType(I1, width), [1 if i < lanes else 0 for i in range(width)])
-    return masked_load_u8(module, b, ptr, mask)
-
-
-def masked_load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
-    n = mask.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    ty, mty = ir.VectorType(I8, n), ir.VectorType(I1, n)
-    fn = declare(module, f"llvm.masked.load.v{n}i8.p0v{n}i8", ty, [ty.as_pointer(), I32, mty, ty])
-    return _i(b.call(fn, [_i(b.bitcast(ptr, ty.as_pointer())), I32(1), mask, ir.Constant(ty, None)]))
-
-
-def masked_store_u8(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
-    n = mask.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    ty, mty = ir.VectorType(I8, n), ir.VectorType(I1, n)
-    fn = declare(module, f"llvm.masked.store.v{n}i8.p0v{n}i8", VOID, [ty, ty.as_pointer(), I32, mty])
-    b.call(fn, [x, _i(b.bitcast(ptr, ty.as_pointer())), I32(1), mask])
-
-
-def dequantized_u8(b: ir.IRBuilder, vec: VecOps, u: ir.Value, quantization: tuple[float, int]) -> ir.Value:
-    """Bytes ``q`` as eager's ``dequantize_per_tensor``: ``(float32(q) - zero_point) * scale``."""
-    scale, zero_point = quantization
-    n = u.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    wide = _i(b.zext(u, ir.VectorType(I32, n)))
-    return llvm_ir.fmul(b, llvm_ir.fsub(b, _i(b.sitofp(wide, ir.VectorType(F32, n))), vec.const(_f32(zero_point))),
-                        vec.const(_f32(scale)))
-
-
-def quantized_bytes(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
-                    requantize: tuple[float, int, int, int]) -> ir.Value:
-    """:func:`quantized_f32` of ``x`` (a range of uint8 values) as a vector of bytes (exact)."""
-    n = x.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    q = quantized_f32(module, b, vec, x, requantize)
-    return _i(b.trunc(_i(b.fptosi(q, ir.VectorType(I32, n))), ir.VectorType(I8, n)))
-
-
-def store_quantized_u8(module: ir.Module, b: ir.IRBuilder, vec: VecOps, x: ir.Value,
-                       requantize: tuple[float, int, int, int], ptr: ir.Value, lanes: int) -> None:
-    """The quantized integers of ``x`` (``quantized_f32``; a range of uint8 values) as bytes."""
-    n = x.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    u = quantized_bytes(module, b, vec, x, requantize)
-    if lanes >= n:
-        b.store(u, _i(b.bitcast(ptr, ir.VectorType(I8, n).as_pointer())), align=1)
-    else:
-        masked_store_u8(module, b, u, ptr, ir.Constant(ir.VectorType(I1, n), [1 if i < lanes else 0 for i in range(n)]))
-
-
-def splat_vector(b: ir.IRBuilder, x: ir.Value, ty: ir.VectorType) -> ir.Value:
-    """The scalar ``x`` in every lane of ``ty``."""
-    undef = ir.Constant(ty, ir.Undefined)
-    v = _i(b.insert_element(undef, x, I32(0)))
-    return _i(b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count)))
-
-
-def splat_i32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return splat_vector(b, x, V16I32)
-
-
-def masked_load(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value) -> ir.Value:
-    fn = declare(module, "llvm.masked.load.v16f32.p0v16f32", V16F, [V16F.as_pointer(), I32, V16I1, V16F])
-    return _i(b.call(fn, [_i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask, ir.Constant(V16F, None)]))
-
-
-def masked_store(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
-    fn = declare(module, "llvm.masked.store.v16f32.p0v16f32", VOID, [V16F, V16F.as_pointer(), I32, V16I1])
-    b.call(fn, [x, _i(b.bitcast(ptr, V16F.as_pointer())), I32(4), mask])
-
-
-__all__ = ["Int8GemmSpec", "MAX_K", "dequantized_u8", "emit_int8_gemm", "int8_kernel_available", "load_u8",
-           "masked_load", "masked_load_u8", "masked_store", "masked_store_u8", "quantize_u8", "quantized_bytes",
-           "quantized_f32", "requantize_f32", "splat_i32", "store_quantized_u8"]
+__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "int8_kernel_available"]

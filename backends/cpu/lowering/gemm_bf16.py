@@ -131,7 +131,7 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
           addend: TensorValue | None, beta: float,
           other_view: tuple[GemmOperand, int, int, int] | None = None) -> TensorValue:
     """``other_view``: the residual already laid out as ``(operand, row, column, batch strides)``
-    (a convolution's, in its padded-width layout), instead of ``epi.other`` read by ``_other``."""
+    (a convolution's, in its padded-width layout), instead of ``epi.other`` read by :func:`residual_operand`."""
     del kernel
     if scale != 1.0:
         spec["scale"] = float(scale)
@@ -154,7 +154,7 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
             other_operand, rs, cs, bstride = other_view
         else:
             assert other is not None
-            other_operand, rs, cs, bstride = _other(ctx, other, batch, m, n, out_shape)
+            other_operand, rs, cs, bstride = residual_operand(ctx, other, batch, m, n, out_shape)
         spec.update(binary=kind, alpha=alpha, other_strides=(rs, cs), other_bf16=other_operand.buffer.dtype == BF16)
         if bstride and math.prod(batch) > 1:
             spec["other_batch_stride"] = bstride
@@ -177,18 +177,21 @@ def float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
     return ctx.realize(f32, "bias_f32")
 
 
-def _other(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
-           out_shape: Sequence[int]) -> tuple[GemmOperand, int, int, int]:
-    """The residual operand, read with a row stride, a column stride of 0 or 1 and a batch stride."""
+def residual_operand(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
+                     out_shape: Sequence[int], kernel: str = "bf16",
+                     dtypes: tuple[torch.dtype, ...] = (BF16, torch.float32)) -> tuple[GemmOperand, int, int, int]:
+    """A GEMM kernel's residual operand (``kernel``: its name in errors; ``dtypes``: the element
+    types it reads), read with a row stride, a column stride of 0 or 1 and a batch stride."""
     from ziggurat.backends.cpu.lowering.linalg import _other_view  # pyright: ignore[reportPrivateUsage]
 
-    if other.dtype not in (BF16, torch.float32, torch.uint8):  # uint8: an int8 GEMM's quantized residual
-        raise NotLowerable(f"a bf16 GEMM's residual must be bf16 or float32, got {other.dtype}")
+    if other.dtype not in dtypes:
+        raise NotLowerable(f"a {kernel} GEMM's residual must be one of {', '.join(str(d) for d in dtypes)}, "
+                           f"got {other.dtype}")
     view = _other_view(ctx, other, batch, m, n, out_shape)
     if view.col_stride in (0, 1):
         return GemmOperand(view.buffer, view.offset), view.row_stride, view.col_stride, view.batch_stride
     total = math.prod(batch) * m * n
     if other.numel != total:
-        raise NotLowerable("a bf16 GEMM's broadcast residual with a column stride other than 0 or 1")
+        raise NotLowerable(f"a {kernel} GEMM's broadcast residual with a column stride other than 0 or 1")
     full = reshape(ctx, other, (total,))
     return GemmOperand(ctx.realize(full, "other")), n, 1, m * n

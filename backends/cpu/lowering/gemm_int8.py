@@ -101,7 +101,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
             spec["unary_params"] = params
     other_operand = None
     if epi.binary is not None and epi.other is not None:
-        from ziggurat.backends.cpu.lowering.gemm_bf16 import _other  # pyright: ignore[reportPrivateUsage]
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import residual_operand
 
         if epi.other.dtype == torch.uint8:
             quantization = quantization_of(op, OTHER_QUANTIZATION_ATTR)
@@ -110,7 +110,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
             spec["other_quantization"] = quantization
         elif epi.other.dtype != torch.float32:
             raise NotLowerable(f"an int8 GEMM's residual must be float32 (or its uint8 integers), got {epi.other.dtype}")
-        other_operand, rs, cs, _ = _other(ctx, epi.other, (), m, n, out_shape)
+        other_operand, rs, cs, _ = residual_operand(ctx, epi.other, (), m, n, out_shape, "int8", A_DTYPES)
         spec.update(binary=epi.binary, alpha=float(epi.alpha), other_strides=(rs, cs))
         if epi.binary_first:
             spec["binary_first"] = True
