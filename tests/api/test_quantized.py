@@ -11,6 +11,7 @@ import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 
 import ziggurat
+from tests.support.quantized_models import QuantizedMlp
 
 qd = torch.ops.quantized_decomposed
 BACKENDS = [("reference", {}), ("tensorrt-reference", {}), ("cpu", {"isa": "avx512"}),
@@ -146,35 +147,6 @@ def test_pt2e_x86_inductor_quantizer_model(backend: str) -> None:
     scale = float(want.abs().max())
     assert float((got - want).abs().max()) <= 0.02 * scale
     assert float((got - model(x)).abs().max()) <= 0.1 * scale  # still the float model, roughly
-
-
-class QuantizedMlp(torch.nn.Module):
-    """Two PT2E-style quantized linears with a relu between (fused into the first) and a residual-free head."""
-
-    w1: torch.Tensor
-    s1: torch.Tensor
-    b1: torch.Tensor
-    w2: torch.Tensor
-    s2: torch.Tensor
-    zero: torch.Tensor
-
-    def __init__(self, k: int = 133, hidden: int = 70, n: int = 45) -> None:
-        super().__init__()
-        g = torch.Generator().manual_seed(5)
-        self.register_buffer("w1", torch.randint(-128, 128, (hidden, k), dtype=torch.int8, generator=g))
-        self.register_buffer("s1", torch.rand(hidden, generator=g) * 0.002 + 0.001)
-        self.register_buffer("b1", torch.randn(hidden, generator=g) * 0.1)
-        self.register_buffer("w2", torch.randint(-128, 128, (n, hidden), dtype=torch.int8, generator=g))
-        self.register_buffer("s2", torch.rand(n, generator=g) * 0.002 + 0.001)
-        self.register_buffer("zero", torch.zeros(hidden, dtype=torch.int64))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.03, 128, 0, 255, torch.uint8), 0.03, 128, 0, 255, torch.uint8)
-        w1 = qd.dequantize_per_channel(self.w1, self.s1, self.zero, 0, -128, 127, torch.int8)
-        y = torch.relu(torch.nn.functional.linear(x, w1, self.b1))
-        y = qd.dequantize_per_tensor(qd.quantize_per_tensor(y, 0.02, 0, 0, 255, torch.uint8), 0.02, 0, 0, 255, torch.uint8)
-        w2 = qd.dequantize_per_channel(self.w2, self.s2, self.zero[: self.w2.shape[0]], 0, -128, 127, torch.int8)
-        return torch.nn.functional.linear(y, w2)
 
 
 @pytest.mark.parametrize("isa", ["avx512", "avx2"])

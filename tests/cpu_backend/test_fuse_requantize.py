@@ -21,8 +21,8 @@ from ziggurat.backends.passes import parse_pipeline
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.interpreter import run
 from ziggurat.ir.pipeline import run_pipeline
+from tests.support.quantized_models import InvertedResidual, QuantizedStack, Uint8Chain, float32_bits, int8_weight, qd
 
-qd = torch.ops.quantized_decomposed
 VNNI = bool(host_features().get("avx512vnni"))
 needs_vnni = pytest.mark.skipif(not VNNI, reason="this host has no AVX512-VNNI (the int8 kernel's vpdpbusd)")
 UNFUSED = ("graph-opt,widen-half-floats,prepack-weights{isa=avx512},convert-fused-to-kernel,kernel-fuse,"
@@ -81,10 +81,6 @@ def _residual(rows: int, n: int, scale: float, seed: int) -> torch.Tensor:
     return r
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().view(torch.int32)
-
-
 @needs_vnni
 @pytest.mark.parametrize("out_q", OUTPUT_QUANTIZERS, ids=lambda q: f"{q[4]}-zp{q[1]}-s{q[0]:g}")
 @pytest.mark.parametrize("relu", [False, True], ids=["plain", "relu"])
@@ -101,7 +97,7 @@ def test_fused_pair_is_eager_bit_for_bit_where_the_gemm_is_exact(out_q: tuple[fl
     assert stats.get("pairs stored as uint8") == 1, stats  # the input's pair: its integers, cast
     assert not compiled.report.fallback_ops, compiled.report.format()
     got, want = compiled(x, r), model(x, r)
-    assert torch.equal(_bits(got), _bits(want)), (got - want).abs().nan_to_num().max()
+    assert torch.equal(float32_bits(got), float32_bits(want)), (got - want).abs().nan_to_num().max()
 
 
 @needs_vnni
@@ -119,7 +115,7 @@ def test_fused_pair_is_the_unfused_pair_bit_for_bit(seed: int) -> None:
     assert fused.report.pass_stats.get("fuse-requantize", {}).get("pairs fused into int8 GEMMs") == 1
     assert "fuse-requantize" not in unfused.report.pass_stats
     got, want = fused(x, r), unfused(x, r)
-    assert torch.equal(_bits(got), _bits(want))
+    assert torch.equal(float32_bits(got), float32_bits(want))
     # and eager's, but where a sum sits on a quantizer's rounding boundary (one quantum)
     err = (got - model(x, r)).abs().nan_to_num()
     assert float(err.max()) <= out_q[0] * 1.0001 or out_q[0] < 1e-30
@@ -138,7 +134,7 @@ def test_interpreter_requantize_is_the_pairs_ops(out_q: tuple[float, int, int, i
     run_pipeline(unfused, parse_pipeline(graph))
     assert "fused.requantize" in str(fused) and "fused.requantize" not in str(unfused)
     got, want = run(fused, [x, r])[0], run(unfused, [x, r])[0]
-    assert torch.equal(_bits(got), _bits(want))
+    assert torch.equal(float32_bits(got), float32_bits(want))
 
 
 def test_int8_op_without_its_kernel_runs_the_post_op_in_torch() -> None:
@@ -155,55 +151,7 @@ def test_int8_op_without_its_kernel_runs_the_post_op_in_torch() -> None:
     assert compiled.report.pass_stats.get("fuse-requantize", {}).get("pairs fused into int8 GEMMs") == 1
     assert "fused.linear" in compiled.report.fallback_ops, compiled.report.format()
     got, want = compiled(x, r), model(x, r)
-    assert torch.equal(_bits(got), _bits(want))
-
-
-def _int8_weight(g: torch.Generator, *shape: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """An int8 weight and its per-output-channel scales."""
-    return (torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
-            torch.rand(shape[0], generator=g) * 0.004 + 1e-3)
-
-
-class QuantizedStack(nn.Module):
-    """PT2E's pieces for the models below: ``w`` (int8 weights, scales), ``b`` (biases), ``q``
-    (the pairs' uint8 scales and zero points)."""
-
-    w: list[tuple[torch.Tensor, torch.Tensor]]
-    b: list[torch.Tensor]
-    q: list[tuple[float, int]]
-
-    def _pair(self, x: torch.Tensor, i: int) -> torch.Tensor:
-        scale, zp = self.q[i]
-        return qd.dequantize_per_tensor(qd.quantize_per_tensor(x, scale, zp, 0, 255, torch.uint8), scale, zp, 0, 255, torch.uint8)
-
-    def _w(self, i: int) -> torch.Tensor:
-        w, s = self.w[i]
-        return qd.dequantize_per_channel(w, s, torch.zeros(w.shape[0], dtype=torch.int64), 0, -128, 127, torch.int8)
-
-
-class Uint8Chain(QuantizedStack):
-    """conv(3x3, padded) -> relu -> pair -> conv(1x1) + residual(the first pair) -> relu -> pair ->
-    conv(3x3, strided) -> flatten -> pair -> linear -> pair -> linear: the three pairs after an
-    int8 op and before int8 ops only are stored as uint8 (inputs and a residual read as bytes);
-    the input's and the one after the flatten, read by int8 ops only, stop at their integers
-    (a cast to uint8)."""
-
-    def __init__(self, c: int, seed: int, hw: tuple[int, int] = (6, 6)) -> None:
-        super().__init__()
-        g = torch.Generator().manual_seed(seed)
-        pixels = ((hw[0] + 1) // 2) * ((hw[1] + 1) // 2)
-        shapes = [(c, 3, 3, 3), (c, c, 1, 1), (c + 3, c, 3, 3), (9, (c + 3) * pixels), (5, 9)]
-        self.w = [_int8_weight(g, *shape) for shape in shapes]
-        self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
-        self.q = [(0.03, 128), (0.02, 0), (0.05, 3), (0.04, 10), (0.07, 0)]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self._pair(x, 0)
-        a = self._pair(torch.relu(nn.functional.conv2d(x, self._w(0), self.b[0], padding=1)), 1)
-        y = self._pair(torch.relu(nn.functional.conv2d(a, self._w(1), self.b[1]) + a), 2)
-        y = self._pair(nn.functional.conv2d(y, self._w(2), self.b[2], stride=2, padding=1).flatten(1), 3)
-        y = self._pair(nn.functional.linear(y, self._w(3), self.b[3]), 4)
-        return nn.functional.linear(y, self._w(4), self.b[4])
+    assert torch.equal(float32_bits(got), float32_bits(want))
 
 
 @needs_vnni
@@ -221,7 +169,7 @@ def test_uint8_values_between_int8_ops_are_the_float_pipeline_bit_for_bit(c: int
     assert not fused.report.fallback_ops, fused.report.format()
     unfused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512", passes=UNFUSED)
     got = fused(x)
-    assert torch.equal(_bits(got), _bits(unfused(x)))
+    assert torch.equal(float32_bits(got), float32_bits(unfused(x)))
     assert float((got - model(x)).abs().max()) <= 0.07 * 0.005 * 128 * 9 * 4
 
 
@@ -236,29 +184,7 @@ def test_uint8_values_in_torch_are_the_pairs() -> None:
     compiled = ziggurat.compile(model, (x,), backend="cpu", isa="avx2", passes=passes)
     assert compiled.report.pass_stats.get("fuse-requantize", {}).get("results stored as uint8") == 3
     got, want = compiled(x), model(x)
-    assert torch.equal(_bits(got), _bits(want))
-
-
-class InvertedResidual(QuantizedStack):
-    """MobileNetV2's block: 1x1 expansion -> relu6 -> 3x3 depthwise -> relu6 -> 1x1 projection +
-    the input, quantized with PT2E pairs as X86InductorQuantizer places them."""
-
-    def __init__(self, c: int, expand: int, stride: int, seed: int) -> None:
-        super().__init__()
-        g = torch.Generator().manual_seed(seed)
-        e = c * expand
-        self.w = [_int8_weight(g, e, c, 1, 1), _int8_weight(g, e, 1, 3, 3), _int8_weight(g, c, e, 1, 1)]
-        self.b = [torch.randn(w.shape[0], generator=g) * 0.1 for w, _ in self.w]
-        self.q = [(0.03, 128), (0.025, 0), (0.02, 0), (0.04, 120)]
-        self.e, self.stride = e, stride
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self._pair(x, 0)
-        y = self._pair(nn.functional.relu6(nn.functional.conv2d(x, self._w(0), self.b[0])), 1)
-        y = self._pair(nn.functional.relu6(nn.functional.conv2d(y, self._w(1), self.b[1], stride=self.stride,
-                                                                padding=1, groups=self.e)), 2)
-        y = nn.functional.conv2d(y, self._w(2), self.b[2])
-        return self._pair(y + x, 3) if self.stride == 1 else y
+    assert torch.equal(float32_bits(got), float32_bits(want))
 
 
 @pytest.mark.parametrize("isa", ["avx512", "avx2"])
@@ -282,7 +208,7 @@ def test_depthwise_reads_and_writes_uint8_bit_for_bit(isa: str, c: int, expand: 
         assert stats.get("pairs stored as uint8") == 1, stats  # the pair the depthwise reads
     unfused = ziggurat.compile(model, (x,), backend="cpu", isa=isa, passes=UNFUSED.replace("avx512", isa))
     got = fused(x)
-    assert torch.equal(_bits(got), _bits(unfused(x)))
+    assert torch.equal(float32_bits(got), float32_bits(unfused(x)))
     assert float((got - model(x)).abs().max()) <= 0.2
 
 
@@ -293,7 +219,7 @@ class BiasIsTheInput(QuantizedStack):
     def __init__(self, n: int) -> None:
         super().__init__()
         g = torch.Generator().manual_seed(n)
-        self.w = [_int8_weight(g, n, n)]
+        self.w = [int8_weight(g, n, n)]
         self.q = [(0.03, 128)]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -309,4 +235,4 @@ def test_a_value_read_as_a_bias_stays_float32() -> None:
     assert "pairs stored as uint8" not in compiled.report.pass_stats.get("fuse-requantize", {})
     assert not compiled.report.fallback_ops, compiled.report.format()
     unfused = ziggurat.compile(model, (x,), backend="cpu", isa="avx512", passes=UNFUSED)
-    assert torch.equal(_bits(compiled(x)), _bits(unfused(x)))
+    assert torch.equal(float32_bits(compiled(x)), float32_bits(unfused(x)))

@@ -16,22 +16,17 @@ import ziggurat
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.dynamic_module import ONE_BUILD, RANGE_BUILD, SPECIALIZED
 
-from tests.api.test_quantized import QuantizedMlp
-from tests.cpu_backend.test_fuse_requantize import InvertedResidual, Uint8Chain
+from tests.support.quantized_models import InvertedResidual, QuantizedMlp, Uint8Chain, float32_bits
 
 pytestmark = pytest.mark.skipif(not host_features().get("avx512vnni"),
                                 reason="this host has no AVX512-VNNI (the int8 kernel's vpdpbusd)")
-
-
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().view(torch.int32)
 
 
 def _same_as_static(model: torch.nn.Module, compiled: Any, x: torch.Tensor) -> None:
     static = ziggurat.compile(model, (x,), backend="cpu", isa="avx512")
     got, want = compiled(x), static(x)
     assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
-    assert torch.equal(_bits(got), _bits(want)), (tuple(x.shape), float((got - want).abs().max()))
+    assert torch.equal(float32_bits(got), float32_bits(want)), (tuple(x.shape), float((got - want).abs().max()))
 
 
 def test_int8_mlp_over_a_dynamic_batch_builds_once() -> None:
@@ -59,7 +54,7 @@ def test_int8_range_build_saves_and_loads(tmp_path: object) -> None:
     assert loaded.range_build is not None
     for b in (2, 9, 64):
         x = torch.randn(b, 133, generator=torch.Generator().manual_seed(b))
-        assert torch.equal(_bits(loaded(x)), _bits(compiled(x)))
+        assert torch.equal(float32_bits(loaded(x)), float32_bits(compiled(x)))
     assert SPECIALIZED not in loaded.report.stats
 
 
