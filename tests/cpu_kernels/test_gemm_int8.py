@@ -313,3 +313,25 @@ def test_row_blocks_are_the_two_phases_bit_for_bit(threads: int, m: int, n: int,
     assert torch.equal(got, want), float((got - want).abs().max())
     if m * Int8GemmSpec(**common).ldq > 1 << 21:
         assert Int8GemmSpec(**common).blocked_at(m)
+
+
+@needs_vnni
+def test_a_cached_kernel_called_from_threads_gives_each_call_its_products() -> None:
+    """``int8_gemm_callable`` caches one kernel per spec, with one workspace: calls from several
+    threads (each its own inputs) must not read one another's requantized rows."""
+    import concurrent.futures
+
+    from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
+
+    m, n, k, zp, a_scale = 64, 45, 133, 3, 0.02
+    spec = Int8GemmSpec(m=m, n=n, k=k, a_scale=a_scale, a_zero_point=zp, threads=1)
+    kernel = int8_gemm_callable(spec)
+    g = torch.Generator().manual_seed(9)
+    packed = pack_quantized_linear(torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=g),
+                                   torch.rand(n, generator=g) * 0.01 + 1e-3, a_scale, zp)
+    inputs = [(torch.randint(0, 256, (m, k), generator=g) - zp).to(torch.float32) * a_scale for _ in range(8)]
+    want = [kernel(x, packed) for x in inputs]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for _ in range(20):
+            got = list(pool.map(lambda x: kernel(x, packed), inputs))
+            assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
