@@ -21,8 +21,17 @@ class Int8GemmKernel:
         self.spec = spec
         self.lib = lib
         self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6 + [ctypes.c_int64] * spec.m_runtime)
-        self._workspace: torch.Tensor | None = None
-        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def _workspace(self) -> torch.Tensor:
+        """One workspace per thread, as the float32 kernel's (``gemm_callable``), kept between calls
+        as the compiled module's arena is (a run-time-m kernel's is sized for its largest m); the
+        cached kernel may be called from several threads at once."""
+        ws = getattr(self._local, "ws", None)
+        if ws is None:
+            ws = torch.empty(self.spec.workspace_bytes, dtype=torch.uint8)
+            self._local.ws = ws
+        return ws
 
     def __call__(self, a: torch.Tensor, b_packed: torch.Tensor, bias: torch.Tensor | None = None,
                  other: torch.Tensor | None = None, m: int | None = None,
@@ -60,14 +69,9 @@ class Int8GemmKernel:
         elif out.dim() != 2 or out.shape[0] < rows or out.shape[1] != ldc:
             raise ValueError(f"int8 gemm out: expected at least {rows} rows of {ldc}")
         _expect(out, "out", out_dtype, rows * ldc)
-        # one workspace per kernel, as the compiled module's arena (a run-time-m kernel's is sized for
-        # its largest m); the cached kernel may be shared by threads: one call at a time uses it
-        with self._lock:
-            if self._workspace is None:
-                self._workspace = torch.empty(s.workspace_bytes, dtype=torch.uint8)
-            self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
-                     other.data_ptr() if other is not None else None, self._workspace.data_ptr(),
-                     *([rows] if m is not None else []))
+        self._fn(a.data_ptr(), b_packed.data_ptr(), out.data_ptr(), bias.data_ptr() if bias is not None else None,
+                 other.data_ptr() if other is not None else None, self._workspace().data_ptr(),
+                 *([rows] if m is not None else []))
         return out[:rows, : s.n]
 
 
