@@ -46,7 +46,7 @@ TWO_OVER_SQRTPI_F32: tuple[float, ...] = (float.fromhex("0x1.20dd760000000p+0"),
 ERFC_FIT_F32: tuple[float, ...] = (float.fromhex("0x1.0000000000000p+0"), float.fromhex("0x1.0000000000000p-1"), float.fromhex("0x1.5000000000000p+3"),)
 
 # GELU erfcx fit: (C, a_max) with t = C/(C+|x|)
-GELU_FIT_F32: tuple[float, ...] = (float.fromhex("0x1.6a09e60000000p+1"), float.fromhex("0x1.db33333333333p+3"),)
+GELU_FIT_F32: tuple[float, ...] = (float.fromhex("0x1.c000000000000p+1"), float.fromhex("0x1.8000000000000p+2"),)
 
 # erfcx fit: (A, z_lo, z_hi) with t = A/(A+z)
 ERFC_FIT_F64: tuple[float, ...] = (float.fromhex("0x1.0000000000000p+1"), float.fromhex("0x1.0000000000000p-1"), float.fromhex("0x1.b800000000000p+4"),)
@@ -118,20 +118,18 @@ ERFCX_F32: tuple[float, ...] = (
     float.fromhex("-0x1.60f0440000000p+0"),  # -1.3786661624908447
 )
 
-# Phi(-a) = exp(-a^2/2) * P(t) / 2, t = 2.8284270763397217/(2.8284270763397217+a), a in [0, 14.85]
-# fitted on [0.15999314102583276, 1.0], f32, max rel err of P part: 7.406e-09
+# Phi(-a) = exp(-a^2/2) * P(t), t = 3.5/(3.5+a), a in [0, 6.0]
+# fitted on [0.3684210526315789, 1.0], f32, max rel err of P part: 9.139e-09
 GELU_ERFCX_F32: tuple[float, ...] = (
-    float.fromhex("0x1.fa80c60000000p-18"),  # 7.547483164671576e-06
-    float.fromhex("0x1.20a2660000000p-2"),  # 0.281869500875473
-    float.fromhex("0x1.23dc560000000p-2"),  # 0.28502020239830017
-    float.fromhex("0x1.ccf5140000000p-3"),  # 0.225076824426651
-    float.fromhex("0x1.1d93460000000p-2"),  # 0.27888211607933044
-    float.fromhex("-0x1.e3190c0000000p-3"),  # -0.23588761687278748
-    float.fromhex("0x1.50a8720000000p-1"),  # 0.6575351357460022
-    float.fromhex("-0x1.dfff3c0000000p-1"),  # -0.937494158744812
-    float.fromhex("0x1.3daf1a0000000p-1"),  # 0.6204765439033508
-    float.fromhex("-0x1.9d55720000000p-3"),  # -0.2018231302499771
-    float.fromhex("0x1.af81800000000p-6"),  # 0.026337027549743652
+    float.fromhex("0x1.b769d00000000p-15"),  # 5.238215089775622e-05
+    float.fromhex("0x1.ce55d00000000p-4"),  # 0.11287480592727661
+    float.fromhex("0x1.fb10f60000000p-4"),  # 0.12379547208547592
+    float.fromhex("0x1.cde5f00000000p-5"),  # 0.05638405680656433
+    float.fromhex("0x1.dbe1f00000000p-3"),  # 0.23236453533172607
+    float.fromhex("-0x1.c47a320000000p-3"),  # -0.22093619406223297
+    float.fromhex("0x1.78fc760000000p-2"),  # 0.3681505620479584
+    float.fromhex("-0x1.b744020000000p-3"),  # -0.21448518335819244
+    float.fromhex("0x1.566c0c0000000p-5"),  # 0.04179956763982773
 )
 
 # sin(r) = r + r^3 * P(r^2), |r| <= 0.8

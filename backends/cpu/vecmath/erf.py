@@ -21,7 +21,7 @@ from llvmlite import ir
 from ziggurat.backends.cpu.vecmath import coeffs as K
 from ziggurat.backends.cpu.vecmath.builder import VB
 from ziggurat.backends.cpu.vecmath.eager_zero import ZERO_BELOW, zero_below
-from ziggurat.backends.cpu.vecmath.explog import exp_parts, scale2
+from ziggurat.backends.cpu.vecmath.explog import exp_normal_parts, exp_parts, scale2
 
 _SMALL = 0.5  # region split in z
 # x beyond which gelu(x) == x exactly: Phi(-x) < 2^-25 (f32) / 2^-54 (f64)
@@ -116,31 +116,25 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
     """f32 GELU from one tail value ``Phi(-|x|)``: gelu(x) = x * Phi(x) (x < 0) or x - x*Phi(-x) (x >= 0).
 
-    ``Phi(-a) = exp(-a^2/2) * erfcx(a/sqrt2) / 2`` with erfcx fitted in ``t = C/(C+a)`` over the
-    whole range ``a in [0, 14.85]`` (``GELU_ERFCX_F32``), so there is no second, small-argument
-    branch: near 0 the result is ``x/2 +- x*O(1)`` and needs erfcx only to a few ulps.  The
-    exponent ``-a^2/2`` enters as a two-word value and the product is scaled last (rounded once
-    into the denormals), which keeps the relative accuracy of the negative tail.  About half
-    the instructions of the two-region form; it runs in every GEMM/conv GELU epilogue.
+    ``Phi(-a) = exp(-a^2/2) * erfcx(a/sqrt2) / 2`` with ``erfcx / 2`` fitted in ``t = C/(C+a)``
+    over ``a in [0, 6]`` (``GELU_ERFCX_F32``), so there is no second, small-argument branch:
+    near 0 the result is ``x/2 +- x*O(1)`` and needs erfcx only to a few ulps.  Only ``a <= 6``
+    matters: above 6 the result is ``x`` itself, below eager's zero (-5.5426) it is zero, and
+    every other lane has ``exp(-a^2/2) >= exp(-18)``, a normal number -- so the exponential
+    needs no clamps and one power-of-two scale, which is exact (the lanes past 6, NaN among
+    them, compute with ``a = 6`` and are replaced).  The exponent ``-a^2/2`` enters as a
+    two-word value.  About 45 vector instructions; it runs in every GEMM/conv GELU epilogue.
     """
     c, amax = K.GELU_FIT_F32
-    a = v.min_ord(v.abs(x), v.c(amax))  # NaN lanes: any finite a (x carries the NaN through)
-    # lanes whose result is selected below (x > 6: x itself; x below eager's zero: -0) compute
-    # with a = 6: their tail value could be denormal, and denormal arithmetic costs a microcode
-    # assist per lane (a GELU over N(0, 28) values ran 6x slower); their result does not change
-    zero = ZERO_BELOW["gelu_erf"]["f32"]
-    wasted = v.bor(v.gt(x, v.c(_GELU_IS_X["f32"])), v.lt(x, v.c(zero)))
-    a = v.sel(wasted, v.c(_GELU_IS_X["f32"]), a)
+    a = v.min_ord(v.abs(x), v.c(amax))
     t = v.div(v.c(c), v.add(a, v.c(c)))
-    q = v.poly(t, K.GELU_ERFCX_F32)  # erfcx(a / sqrt2)
+    q = v.poly(t, K.GELU_ERFCX_F32)  # erfcx(a / sqrt2) / 2
     ha = v.mul(a, v.c(-0.5))  # exact
     hi = v.mul(ha, a)
     lo = v.fma(ha, a, v.neg(hi))  # -a^2/2 = hi + lo exactly
-    m, s1, s2 = exp_parts(v, hi, lo, zero_below=True)
-    qm = v.mul(v.mul(q, v.c(0.5)), m)
-    r = scale2(v, v.mul(x, qm), s1, s2)  # x * Phi(-|x|), rounded once (x < 0: the result)
-    pos = v.fma(v.neg(x), scale2(v, qm, s1, s2), x)  # x - x*Phi(-x), one rounding (x >= 0)
-    res = v.sel(v.lt(x, v.c(0.0)), r, pos)
-    res = v.sel(v.gt(x, v.c(_GELU_IS_X["f32"])), x, res)  # x*Phi(x) rounds to x; handles +inf
+    m, s = exp_normal_parts(v, hi, lo)
+    phi = v.mul(v.mul(q, m), s)  # Phi(-|x|): one rounding, then an exact scale
+    res = v.sel(v.lt(x, v.c(0.0)), v.mul(x, phi), v.fma(v.neg(x), phi, x))  # x - x*Phi(-x): one rounding
+    res = v.sel(v.gt(x, v.c(amax)), x, res)  # x*Phi(x) rounds to x; handles +inf
     res = zero_below(v, "gelu_erf", x, res, signed=True)  # eager's 1 + erf cancels to 0; -inf: NaN
     return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN

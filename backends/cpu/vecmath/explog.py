@@ -100,6 +100,16 @@ def exp_parts(v: VB, x: ir.Value, lo: ir.Value | None = None,
     return m, s1, s2
 
 
+def exp_normal_parts(v: VB, x: ir.Value, lo: ir.Value | None = None) -> tuple[ir.Value, ir.Value]:
+    """(m, s) with exp(x + lo) = m * s, s a power of two, for a caller that bounds ``x`` to where
+    ``exp`` is a normal number and its reduction stays in range (f32: ``[-87, 88]``): no clamps,
+    no second scale factor, no NaN handling -- the cheap form for an activation's inner ``exp``."""
+    n, r = _reduce_ln2(v, x)
+    if lo is not None:
+        r = v.add(r, lo)
+    return _exp_poly(v, r), v.pow2i(v.fptosi(n))
+
+
 def scale2(v: VB, y: ir.Value, s1: ir.Value, s2: ir.Value) -> ir.Value:
     """(y * s1) * s2 -- apply the power-of-two factors of :func:`exp_parts`."""
     return v.mul(v.mul(y, s1), s2)
