@@ -64,6 +64,7 @@ from ziggurat.backends.cpu.kernels.quantized_lanes import (
     requantize_f32,
     store_u8,
 )
+from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import F32, F32P, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
@@ -589,28 +590,45 @@ class _Emitter:
             other = _i(b.bitcast(other, I8P))
         if s.store_u8:
             c = _i(b.bitcast(c, I8P))
+        cols_h = [llvm_ir.add(b, col0, i64(16 * h)) for h in range(2)]
+
+        def row_of(i: int | ir.Value) -> ir.Value:
+            return llvm_ir.add(b, row0, i if isinstance(i, ir.Value) else i64(i))
+
+        def scaled(i: int, h: int) -> ir.Value:
+            total = _i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16D))
+            bh = bias_v[h]
+            xd = _i(b.call(fma_d, [total, sc[h], bh])) if bh is not None else _i(b.fmul(total, sc[h]))
+            x = _i(b.fptrunc(xd, V16F))
+            if s.binary is not None and s.binary_first:
+                x = self._binary(b, x, other, row_of(i), cols_h[h], rs, ocs, masks[h])
+            return x
+
+        def activation(x: ir.Value) -> ir.Value:
+            return x if s.unary is None else emit_unary(b, vec, s.unary, x, params)
+
+        def post(x: ir.Value, i: int | ir.Value, h: int) -> ir.Value:
+            if s.binary is not None and not s.binary_first:
+                x = self._binary(b, x, other, row_of(i), cols_h[h], rs, ocs, masks[h])
+            return x
+
+        def store(x: ir.Value, i: int | ir.Value, h: int) -> None:
+            dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h]))
+            if s.store_u8:
+                assert s.requantize is not None
+                masked_store_u8(self.module, b, quantized_bytes(self.module, b, vec, x, s.requantize), dst, masks[h])
+                return
+            if s.requantize is not None:
+                x = requantize_f32(self.module, b, vec, x, s.requantize)
+            masked_store(self.module, b, x, dst, masks[h])
+
+        xs = [scaled(i, h) for i in range(rows) for h in range(2)]
+        if stages(s.unary, 16):  # a transcendental: over a staged tile, as the float32 kernels do
+            staged_rows(b, vec, xs, rows, 2, activation, post, store)
+            return
         for i in range(rows):
-            row = llvm_ir.add(b, row0, i64(i))
             for h in range(2):
-                total = _i(b.sitofp(_i(b.sub(accs[i * 2 + h], zc[h])), V16D))
-                bh = bias_v[h]
-                xd = _i(b.call(fma_d, [total, sc[h], bh])) if bh is not None else _i(b.fmul(total, sc[h]))
-                x = _i(b.fptrunc(xd, V16F))
-                col = llvm_ir.add(b, col0, i64(16 * h))
-                if s.binary is not None and s.binary_first:
-                    x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
-                if s.unary is not None:
-                    x = emit_unary(b, vec, s.unary, x, params)
-                if s.binary is not None and not s.binary_first:
-                    x = self._binary(b, x, other, row, col, rs, ocs, masks[h])
-                dst = gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), col))
-                if s.store_u8:
-                    assert s.requantize is not None
-                    masked_store_u8(self.module, b, quantized_bytes(self.module, b, vec, x, s.requantize), dst, masks[h])
-                    continue
-                if s.requantize is not None:
-                    x = requantize_f32(self.module, b, vec, x, s.requantize)
-                masked_store(self.module, b, x, dst, masks[h])
+                store(post(activation(xs[i * 2 + h]), i, h), i, h)
 
     def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
                 rs: int, ocs: int, mask: ir.Value) -> ir.Value:
