@@ -257,3 +257,37 @@ def test_implicit_gemm_spec_errors() -> None:
         Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1))  # type: ignore[arg-type]
     with pytest.raises(GemmSpecError, match="sh"):
         Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1, 0, 1))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kind", ["gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh"])
+@pytest.mark.parametrize("epilogue", [
+    {"bias": True},
+    {"bias": True, "bias_rows": True, "scale": 0.125},
+    {"binary": "add", "alpha": 0.5, "other_strides": (47, 1), "other_bf16": False, "binary_first": True},
+    {"bias": True, "binary": "sub", "other_strides": (47, 1), "other_bf16": False},
+])
+def test_staged_activation_is_the_activation_of_the_plain_kernel(kernel: str, kind: str, epilogue: dict[str, object]) -> None:
+    """A transcendental activation runs over the staged block a few rows at a time as one wide
+    value: bit for bit the kernel without it (float32 out) followed by the same vecmath
+    activation, then a binary op after it; rows cover the 2-row groups' remainder."""
+    from tests.support.vector_activation import activated
+
+    m, n, k = 37, 47, 70
+    a, b = _operands(m, n, k, seed=2)
+    bias = torch.randn(m if epilogue.get("bias_rows") else n)
+    other = torch.randn(m, n) * 3
+    after = epilogue.get("binary") is not None and not epilogue.get("binary_first")
+    plain_epilogue = {key: v for key, v in epilogue.items() if not after or key not in ("binary", "other_strides", "other_bf16")}
+    plain = Bf16GemmSpec(m, n, k, kernel=kernel, threads=1, out_bf16=False, **plain_epilogue)  # type: ignore[arg-type]
+    fused = Bf16GemmSpec(m, n, k, kernel=kernel, threads=1, out_bf16=False, unary=kind, **epilogue)  # type: ignore[arg-type]
+    packed = pack_b_bf16(b)
+    want = activated(kind, bf16_gemm_callable(plain)(a, packed, bias if plain.bias else None,
+                                                     other if plain.binary else None).contiguous())
+    if after:
+        want = want - other if epilogue["binary"] == "sub" else want + other
+    got = bf16_gemm_callable(fused)(a, packed, bias if fused.bias else None, other if fused.binary else None)
+    assert torch.equal(got, want)
+    rounded = Bf16GemmSpec(m, n, k, kernel=kernel, threads=1, unary=kind, **epilogue)  # type: ignore[arg-type]
+    got16 = bf16_gemm_callable(rounded)(a, packed, bias if rounded.bias else None, other if rounded.binary else None)
+    assert torch.equal(got16, want.bfloat16())

@@ -5,56 +5,16 @@ a requantized uint8 output, every row-group remainder and a masked column tail."
 
 from __future__ import annotations
 
-import ctypes
-from functools import lru_cache
-
 import pytest
 import torch
-from llvmlite import ir
 
-from ziggurat.backends.cpu import vecmath
-from ziggurat.backends.cpu.isa import Isa, host_features
-from ziggurat.backends.cpu.jit import JitLibrary, compile_ir
+from tests.support.vector_activation import activated
+from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
 from ziggurat.dialects.fused.pack_int8 import pack_quantized_linear
 
 pytestmark = pytest.mark.skipif(not host_features().get("avx512vnni"),
                                 reason="this host has no AVX512-VNNI (the int8 kernel's vpdpbusd)")
-
-_LANES = 16
-
-
-@lru_cache(maxsize=None)
-def _activation_library(kind: str) -> JitLibrary:
-    """``void act(float *x, int64 vectors)``: ``kind`` in place, 16 lanes at a time."""
-    f32, i64 = ir.FloatType(), ir.IntType(64)
-    vec = ir.VectorType(f32, _LANES)
-    module = ir.Module(name=f"act_{kind}")
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [f32.as_pointer(), i64]), "act")
-    entry, body, done = fn.append_basic_block("entry"), fn.append_basic_block("body"), fn.append_basic_block("done")
-    b = ir.IRBuilder(entry)
-    b.branch(body)
-    b.position_at_end(body)
-    i = b.phi(i64)
-    i.add_incoming(ir.Constant(i64, 0), entry)
-    at = b.bitcast(b.gep(fn.args[0], [b.mul(i, ir.Constant(i64, _LANES))]), vec.as_pointer())
-    b.store(vecmath.apply_unary(b, kind, b.load(at, align=4), {}), at, align=4)
-    nxt = b.add(i, ir.Constant(i64, 1))
-    i.add_incoming(nxt, body)
-    b.cbranch(b.icmp_signed("<", nxt, fn.args[1]), body, done)
-    b.position_at_end(done)
-    b.ret_void()
-    return compile_ir(str(module), Isa.AVX512, cache=None)
-
-
-def _activated(kind: str, x: torch.Tensor) -> torch.Tensor:
-    flat = x.contiguous().view(-1)
-    padded = torch.zeros(-(-flat.numel() // _LANES) * _LANES)
-    padded[: flat.numel()] = flat
-    fn = _activation_library(kind).ctypes_function("act", None, [ctypes.c_void_p, ctypes.c_int64])
-    fn(padded.data_ptr(), padded.numel() // _LANES)
-    return padded[: flat.numel()].view(x.shape)
-
 
 def _quantized(y: torch.Tensor, scale: float, zp: int) -> torch.Tensor:
     """PT2E's quantize_per_tensor in float32: round(y * float32(1/scale)) + zp, clamped."""
@@ -79,7 +39,7 @@ def test_staged_activation_is_the_activation_of_the_plain_kernel(kind: str, bina
     epilogue = {} if binary is None else dict(binary="add", alpha=0.5, other_strides=(n, 1), binary_first=binary == "first")
     plain = int8_gemm_callable(Int8GemmSpec(**common, **(epilogue if binary == "first" else {})))  # type: ignore[arg-type]
     y = plain(u, packed, bias, other if binary == "first" else None).clone()
-    want = _activated(kind, y)
+    want = activated(kind, y)
     if binary == "after":
         want = want + other * 0.5
     got = int8_gemm_callable(Int8GemmSpec(**common, **epilogue, unary=kind))(u, packed, bias, other if binary else None)  # type: ignore[arg-type]

@@ -37,6 +37,7 @@ from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
+from ziggurat.backends.cpu.kernels.staged_epilogue import activate_tile, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
@@ -380,29 +381,57 @@ class _Emitter:
                 bias_v.append(self._masked_load_f32(b, gep(b, bias, llvm_ir.add(b, col0, i64(16 * h))), masks[h]))
         params = dict(s.unary_params)
         rs, ocs = s.other_strides if s.other_strides is not None else (0, 1)
+        cols_h = [llvm_ir.add(b, col0, i64(16 * h)) for h in range(2)]
+
+        def row_of(i: int | ir.Value) -> ir.Value:
+            return llvm_ir.add(b, row0, i if isinstance(i, ir.Value) else i64(i))
+
+        def tile_at(i: ir.Value, h: int) -> ir.Value:
+            return gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h)))
+
+        def pre(x: ir.Value, row: ir.Value, h: int) -> ir.Value:
+            if s.scale != 1.0:
+                x = llvm_ir.fmul(b, x, vec.const(s.scale))
+            if s.bias and s.bias_rows:  # one bias per row (a 1x1 convolution's channel)
+                x = llvm_ir.fadd(b, x, vec.splat(b, _i(b.load(gep(b, bias, row)))))
+            elif s.bias:
+                x = llvm_ir.fadd(b, x, bias_v[h])
+            if s.binary is not None and s.binary_first:
+                x = self._binary(b, x, other, row, cols_h[h], rs, ocs, masks[h])
+            return x
+
+        def post(x: ir.Value, i: int | ir.Value, h: int) -> ir.Value:
+            if s.binary is not None and not s.binary_first:
+                x = self._binary(b, x, other, row_of(i), cols_h[h], rs, ocs, masks[h])
+            return x
+
+        def store(x: ir.Value, i: int | ir.Value, h: int) -> None:
+            dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
+            if s.out_bf16:
+                ptr = gep(b, _i(b.bitcast(c, I16P)), dst)
+                self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], V16I16, 2)
+            else:
+                ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
+                self._masked_store(b, x, ptr, masks[h], V16F, 4)
+
+        if stages(s.unary, 16):
+            # A transcendental runs over the staged block a few rows at a time as one wide value
+            # (staged_epilogue): the ops before it first, in place.
+            assert s.unary is not None
+            unary = s.unary
+            with for_range(b, 0, rows, name="epre") as i:
+                for h in range(2):
+                    at = tile_at(i, h)
+                    vec.store(b, pre(vec.load(b, at), row_of(i), h), at)
+            activate_tile(b, vec, _i(b.bitcast(cs, V16F.as_pointer())), rows, 2,
+                          lambda x: emit_unary(b, vec, unary, x, params), post, store)
+            return
         with for_range(b, 0, rows, name="erow") as i:
-            row = llvm_ir.add(b, row0, i)
             for h in range(2):
-                x = vec.load(b, gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h))))
-                if s.scale != 1.0:
-                    x = llvm_ir.fmul(b, x, vec.const(s.scale))
-                if s.bias and s.bias_rows:  # one bias per row (a 1x1 convolution's channel)
-                    x = llvm_ir.fadd(b, x, vec.splat(b, _i(b.load(gep(b, bias, row)))))
-                elif s.bias:
-                    x = llvm_ir.fadd(b, x, bias_v[h])
-                if s.binary is not None and s.binary_first:
-                    x = self._binary(b, x, other, row, llvm_ir.add(b, col0, i64(16 * h)), rs, ocs, masks[h])
+                x = pre(vec.load(b, tile_at(i, h)), row_of(i), h)
                 if s.unary is not None:
                     x = emit_unary(b, vec, s.unary, x, params)
-                if s.binary is not None and not s.binary_first:
-                    x = self._binary(b, x, other, row, llvm_ir.add(b, col0, i64(16 * h)), rs, ocs, masks[h])
-                dst = llvm_ir.add(b, llvm_ir.mul(b, row, i64(self.ldc)), llvm_ir.add(b, col0, i64(16 * h)))
-                if s.out_bf16:
-                    ptr = gep(b, _i(b.bitcast(c, I16P)), dst)
-                    self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], V16I16, 2)
-                else:
-                    ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
-                    self._masked_store(b, x, ptr, masks[h], V16F, 4)
+                store(post(x, i, h), i, h)
 
     def _binary(self, b: ir.IRBuilder, x: ir.Value, other: ir.Value, row: ir.Value, col: ir.Value,
                 rs: int, ocs: int, mask: ir.Value) -> ir.Value:

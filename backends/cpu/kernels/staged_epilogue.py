@@ -47,13 +47,22 @@ def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, n
     rows (a loop when there are several groups, the leftover rows after it),
     ``store(post(activation(x), i, v), i, v)`` with the activation applied to the group's
     vectors as one wide value (power-of-two sized pieces, see :func:`_chunks`)."""
-    w = vec.width
-    align = 4 * w
+    align = 4 * vec.width
     slot = entry_alloca(b, ir.ArrayType(vec.ty, rows * nvec), name="epi.tile")
     slot.align = align  # pyright: ignore[reportAttributeAccessIssue]
     base = cast(ir.Value, b.bitcast(slot, vec.ty.as_pointer()))
     for j, acc in enumerate(accs):
         b.store(acc, gep(b, base, j), align=align)
+    activate_tile(b, vec, base, rows, nvec, activation, post, store)
+
+
+def activate_tile(b: ir.IRBuilder, vec: VecOps, base: ir.Value, rows: int, nvec: int,
+                  activation: Activation, post: PerVector, store: Store, align: int | None = None) -> None:
+    """The loop of :func:`staged_rows` over a tile already staged at ``base`` (a pointer to
+    ``vec.ty``; ``rows`` rows of ``nvec`` vectors, adjacent; ``align``: the tile's alignment in
+    bytes, a vector's by default)."""
+    w = vec.width
+    align = align or 4 * w
     group = max(1, GROUP_VECTORS // nvec)
 
     def rows_at(first: int | ir.Value, count: int) -> None:
