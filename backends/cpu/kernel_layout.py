@@ -6,7 +6,8 @@ Runs after ``kernel-fuse`` (it needs ``realize``) and sets ``layout`` on every k
 entry per result:
 
 ==================  ==================================================================
-``channels_last``   a convolution's result (the native kernels write ``[N, *sp, C]``), or
+``channels_last``   a float32 or int8 convolution's result (those kernels write ``[N, *sp, C]``;
+                    the bf16 ones write ``[N, C, *sp]``: ``contiguous``), or
                     an image-shaped float result (rank 3-5, channels and columns > 1)
                     whose kernel mostly reads channel-contiguous memory: each of its
                     element loads from a non-constant input is counted as moving by one
@@ -33,10 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ziggurat.backends.cpu.lowering.args import RuntimeScalar
@@ -98,7 +101,7 @@ class LayoutAnalysis:
     def kernel(self, kernel: KernelOp) -> list[str]:
         """``kernel``'s layouts; records what its readers will see of its results."""
         if isinstance(kernel, ConvOp):
-            layouts = [CHANNELS_LAST if isinstance(r.type, TensorType) else NOT_STORED for r in kernel.outputs]
+            layouts = [_conv_result_layout(r.type) for r in kernel.outputs]
         elif isinstance(kernel, GemmOp | FallbackOp):
             layouts = [CONTIGUOUS if isinstance(r.type, TensorType) else NOT_STORED for r in kernel.outputs]
         else:
@@ -138,6 +141,16 @@ class LayoutAnalysis:
             except Exception:  # an element function that breaks: the real lowering reports it
                 layouts.append(CONTIGUOUS)
         return layouts
+
+
+def _conv_result_layout(ty: Attribute) -> str:
+    """The order a convolution writes its result in: the float32 and int8 kernels ``[N, *sp, C]``;
+    the bf16 ones are ``W @ im2col(x)`` per image, ``[N, C, *sp]`` (``lowering/conv_bf16.py``), so
+    a pool or an add after a bf16 convolution that took it for channels-last read it a plane
+    apart per lane (ResNet-50's max pool: a 16-bit gather per channel, 1.1 ms)."""
+    if not isinstance(ty, TensorType):
+        return NOT_STORED
+    return CONTIGUOUS if dtype_of(ty) == torch.bfloat16 else CHANNELS_LAST
 
 
 def assign_layouts(fn: func.FuncOp, options: LoweringOptions) -> None:
