@@ -331,6 +331,30 @@ class _Emitter:
 
     def _products_avx512(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
                          cs: ir.Value, a_tail: ir.Value | None) -> None:
+        """The block's products, in a function of their own per row count: the K loops then get
+        the registers to themselves.  Inlined, a GELU epilogue's constants (hoisted out of the
+        task loop) pushed two of the four row groups' accumulators to the stack: 128x3072x768 +
+        GELU, 1 thread, 1.67 ms against 1.24 without the activation."""
+        fn = self.module.globals.get(f"{self.spec.symbol}.avx512bf16_{rows}")
+        if fn is None:
+            fn = self._avx512_block_function(rows, a_tail is not None)
+        tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
+        b.call(fn, [a_rows, b_panel, cs, tail])
+
+    def _avx512_block_function(self, rows: int, has_tail: bool) -> ir.Function:
+        s, m = self.spec, self.module
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P]), name=f"{s.symbol}.avx512bf16_{rows}")
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        a_rows, b_panel, cs, tail_arg = fn.args
+        a_tail: ir.Value | None = tail_arg if has_tail else None
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self._products_avx512_body(b, rows, a_rows, b_panel, cs, a_tail)
+        b.ret_void()
+        return fn
+
+    def _products_avx512_body(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
+                              cs: ir.Value, a_tail: ir.Value | None) -> None:
         s, m = self.spec, self.module
         dp = declare(m, "llvm.x86.avx512bf16.dpbf16ps.512", V16F, [V16F, V32BF, V32BF])
         i32p = I32.as_pointer()
