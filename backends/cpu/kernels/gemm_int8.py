@@ -27,7 +27,7 @@ then, which a following quantizer turned into a quantum (fuzz seed 41, program 9
 Tasks are (32-column panel, group of up to 8 rows), panel-major, run in parallel; a task
 holds 16 int32 accumulators in registers over the whole K, and at each k prefetches the next
 panel's two lines into L2 (a model's weights come cold from memory: 128x2304x768 over 64 MB of
-weights, 1 thread, 861 -> 948 GOP/s; no change with the weights in cache).  With ``a_conv`` A is the implicit
+weights, 1 thread, 861 -> 948-981 GOP/s; no change with the weights in cache).  With ``a_conv`` A is the implicit
 im2col of a convolution over an NHWC input: the requantizing pass gathers each output pixel's
 taps into its row (a tap in the padding is the zero point), so a KxK convolution is this GEMM.
 """
