@@ -72,10 +72,14 @@ def sigmoid(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return v.keep_nan(x, zero_below(v, "sigmoid", x, v.div(num, v.add(e, v.c(1.0))), signed=False))
 
 
-def _x_sigmoid(v: VB, x: ir.Value, m: ir.Value, s1: ir.Value, s2: ir.Value) -> ir.Value:
-    """x * sigmoid(t) given exp(-|t|) = m*s1*s2 and sign(t) == sign(x)."""
-    e = scale2(v, m, s1, s2)
-    num = v.sel(v.lt(x, v.c(0.0)), scale2(v, v.mul(x, m), s1, s2), x)
+def _x_sigmoid(v: VB, x: ir.Value, m: ir.Value, s1: ir.Value, s2: ir.Value | None = None) -> ir.Value:
+    """x * sigmoid(t) given exp(-|t|) = m*s1*s2 (``s2`` None: m*s1, the caller knows the
+    exponential is normal) and sign(t) == sign(x)."""
+    def scaled(y: ir.Value) -> ir.Value:
+        return v.mul(y, s1) if s2 is None else scale2(v, y, s1, s2)
+
+    e = scaled(m)
+    num = v.sel(v.lt(x, v.c(0.0)), scaled(v.mul(x, m)), x)
     return v.div(num, v.add(e, v.c(1.0)))
 
 
@@ -151,11 +155,8 @@ def gelu_tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
         a = vd.neg(vd.min_ord(vd.abs(y2), vd.c(_GELU_TANH_2U_MAX)))
         hi = vd.fptrunc(a, v)
         lo = vd.fptrunc(vd.sub(a, v.fpext(hi, vd)), v)
-        m, s = exp_normal_parts(v, hi, lo)
-        e = v.mul(m, s)
-        num = v.sel(v.lt(x, v.c(0.0)), v.mul(v.mul(x, m), s), x)
-        return zero_below(v, "gelu_tanh", x, v.div(num, v.add(e, v.c(1.0))), signed=True)
+        res = _x_sigmoid(v, x, *exp_normal_parts(v, hi, lo))
     else:
         y2 = v.mul(x, v.fma(v.c(k3), v.mul(x, x), v.c(k1)))
-        parts = exp_parts(v, v.neg(v.abs(y2)), zero_below=True)
-    return zero_below(v, "gelu_tanh", x, _x_sigmoid(v, x, *parts), signed=True)
+        res = _x_sigmoid(v, x, *exp_parts(v, v.neg(v.abs(y2)), zero_below=True))
+    return zero_below(v, "gelu_tanh", x, res, signed=True)
