@@ -57,12 +57,11 @@ def staged_rows(b: ir.IRBuilder, vec: VecOps, accs: list[ir.Value], rows: int, n
 
 
 def activate_tile(b: ir.IRBuilder, vec: VecOps, base: ir.Value, rows: int, nvec: int,
-                  activation: Activation, post: PerVector, store: Store, align: int | None = None) -> None:
+                  activation: Activation, post: PerVector, store: Store) -> None:
     """The loop of :func:`staged_rows` over a tile already staged at ``base`` (a pointer to
-    ``vec.ty``; ``rows`` rows of ``nvec`` vectors, adjacent; ``align``: the tile's alignment in
-    bytes, a vector's by default)."""
+    ``vec.ty``, aligned to a vector; ``rows`` rows of ``nvec`` vectors, adjacent)."""
     w = vec.width
-    align = align or 4 * w
+    align = 4 * w
     group = max(1, GROUP_VECTORS // nvec)
 
     def rows_at(first: int | ir.Value, count: int) -> None:
