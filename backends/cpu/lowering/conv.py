@@ -26,7 +26,8 @@ from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, conv_native
 from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.linalg import Epilogue, _other_view
+from ziggurat.backends.cpu.lowering.gemm_operands import residual_view
+from ziggurat.backends.cpu.lowering.linalg import Epilogue
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, index, load_or, mul, where
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
@@ -114,7 +115,7 @@ def conv_gemm(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: Tensor
             if o_full.shape != tuple(out_shape):
                 o_full = expand(ctx, o_full, out_shape)
             o_nhwc = permute(ctx, o_full, [0, *range(2, 2 + k), 1])
-            other_view = _other_view(ctx, reshape(ctx, o_nhwc, (g.n, g.p, g.o)), (g.n,), g.p, g.o)
+            other_view = residual_view(ctx, reshape(ctx, o_nhwc, (g.n, g.p, g.o)), (g.n,), g.p, g.o)
     bias_buf = ctx.realize(bias, "bias") if bias is not None else None
     for grp in range(g.groups):
         spec: dict[str, object] = {"m": g.p, "n": g.og, "k": g.kk, "lda": lda, "ldc": g.o}

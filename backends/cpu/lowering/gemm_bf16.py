@@ -27,7 +27,7 @@ from ziggurat.backends.cpu.kernels.pack_bf16 import LAYOUT, pack_b_bf16
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
+from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view, residual_operand
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
@@ -154,7 +154,7 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
             other_operand, rs, cs, bstride = other_view
         else:
             assert other is not None
-            other_operand, rs, cs, bstride = residual_operand(ctx, other, batch, m, n, out_shape)
+            other_operand, rs, cs, bstride = residual_operand(ctx, other, batch, m, n, out_shape, "bf16", (BF16, torch.float32))
         spec.update(binary=kind, alpha=alpha, other_strides=(rs, cs), other_bf16=other_operand.buffer.dtype == BF16)
         if bstride and math.prod(batch) > 1:
             spec["other_batch_stride"] = bstride
@@ -175,23 +175,3 @@ def float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
     flat = reshape(ctx, bias, (n,)) if bias.shape != (n,) else bias
     f32 = ctx.lazy((n,), torch.float32, lambda idx: cast(flat.load(idx), torch.float32), [flat])  # type: ignore[no-untyped-call]
     return ctx.realize(f32, "bias_f32")
-
-
-def residual_operand(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
-                     out_shape: Sequence[int], kernel: str = "bf16",
-                     dtypes: tuple[torch.dtype, ...] = (BF16, torch.float32)) -> tuple[GemmOperand, int, int, int]:
-    """A GEMM kernel's residual operand (``kernel``: its name in errors; ``dtypes``: the element
-    types it reads), read with a row stride, a column stride of 0 or 1 and a batch stride."""
-    from ziggurat.backends.cpu.lowering.linalg import _other_view  # pyright: ignore[reportPrivateUsage]
-
-    if other.dtype not in dtypes:
-        raise NotLowerable(f"a {kernel} GEMM's residual must be one of {', '.join(str(d) for d in dtypes)}, "
-                           f"got {other.dtype}")
-    view = _other_view(ctx, other, batch, m, n, out_shape)
-    if view.col_stride in (0, 1):
-        return GemmOperand(view.buffer, view.offset), view.row_stride, view.col_stride, view.batch_stride
-    total = math.prod(batch) * m * n
-    if other.numel != total:
-        raise NotLowerable(f"a {kernel} GEMM's broadcast residual with a column stride other than 0 or 1")
-    full = reshape(ctx, other, (total,))
-    return GemmOperand(ctx.realize(full, "other")), n, 1, m * n

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.gemm_bf16 import float32_bias
-from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
+from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view, residual_operand
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
@@ -101,8 +101,6 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
             spec["unary_params"] = params
     other_operand = None
     if epi.binary is not None and epi.other is not None:
-        from ziggurat.backends.cpu.lowering.gemm_bf16 import residual_operand
-
         if epi.other.dtype == torch.uint8:
             quantization = quantization_of(op, OTHER_QUANTIZATION_ATTR)
             if quantization is None:

@@ -9,15 +9,20 @@ is; anything else is first realized contiguously.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import torch
 
 from ziggurat.backends.cpu.lowering.context import LoweringContext, contiguous_strides
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.nodes import GemmOperand
 from ziggurat.backends.cpu.lowering.pointwise import map_tensor
+from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer
+from ziggurat.backends.cpu.lowering.views import expand, reshape
 
 
 @dataclass(frozen=True)
@@ -98,3 +103,47 @@ def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allo
     strides = contiguous_strides(full.shape)
     bstride = strides[-3] if len(strides) > 2 else 0
     return MatrixView(buf, 0, bstride, max(cols, 1), 1)
+
+
+def residual_view(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
+                  out_shape: Sequence[int] | None = None) -> MatrixView:
+    """``other`` broadcast to ``[*batch, m, n]`` with any strides (0 broadcasts).  ``out_shape``:
+    the op's output shape when the GEMM folds its batch into the rows (``[2, 5, k] @ [k, n]``
+    is one ``[10, k] @ [k, n]``); ``other`` broadcasts to that shape first (an ``other`` of
+    ``[1, 1, 1]`` read as ``[10, n]`` with its own strides ran past its one element)."""
+    full_shape = (*batch, m, n)
+    target = tuple(out_shape) if out_shape is not None and math.prod(out_shape) == math.prod(full_shape) \
+        else full_shape
+    if other.shape != target:
+        if other.rank > len(target) or tuple(torch.broadcast_shapes(other.shape, target)) != target:
+            raise NotLowerable(f"the GEMM epilogue's operand {list(other.shape)} does not broadcast to "
+                               f"{list(target)}")
+        other = expand(ctx, other, target)
+    full = reshape(ctx, other, full_shape) if target != full_shape else other
+    view = ctx.strided_view(full)
+    if view is not None:
+        buf, off, strides = view
+        bstride = _flatten_batch(full.shape[:-2], strides[:-2])
+        if bstride is not None and min(strides[-2:]) >= 0:
+            return MatrixView(buf, off, bstride, strides[-2], strides[-1])
+    buf = ctx.realize(full, "other")
+    return MatrixView(buf, 0, m * n, n, 1)
+
+
+def residual_operand(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
+                     out_shape: Sequence[int], kernel: str,
+                     dtypes: tuple[torch.dtype, ...]) -> tuple[GemmOperand, int, int, int]:
+    """A GEMM kernel's residual operand (``kernel``: its name in errors; ``dtypes``: the element
+    types it reads) for :func:`residual_view`, read with a row stride, a column stride of 0 or 1
+    and a batch stride (a broadcast residual with any other column stride is realized)."""
+    if other.dtype not in dtypes:
+        raise NotLowerable(f"a {kernel} GEMM's residual must be one of {', '.join(str(d) for d in dtypes)}, "
+                           f"got {other.dtype}")
+    view = residual_view(ctx, other, batch, m, n, out_shape)
+    if view.col_stride in (0, 1):
+        return GemmOperand(view.buffer, view.offset), view.row_stride, view.col_stride, view.batch_stride
+    total = math.prod(batch) * m * n
+    if other.numel != total:
+        raise NotLowerable(f"a {kernel} GEMM's broadcast residual with a column stride other than 0 or 1")
+    full = reshape(ctx, other, (total,))
+    return GemmOperand(ctx.realize(full, "other")), n, 1, m * n

@@ -21,7 +21,7 @@ from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.gemm_operands import MatrixView, expand_batch, matrix_view
+from ziggurat.backends.cpu.lowering.gemm_operands import MatrixView, expand_batch, matrix_view, residual_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import add, mul
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
@@ -145,7 +145,7 @@ def gemm(ctx: LoweringContext, a: TensorValue, b: TensorValue | PackedB, batch: 
         if params:
             spec["unary_params"] = params
     if epi.binary is not None and epi.other is not None:
-        ov = _other_view(ctx, epi.other, batch, m, n, out_shape)
+        ov = residual_view(ctx, epi.other, batch, m, n, out_shape)
         other_operand = ov.operand
         spec["binary"] = epi.binary
         spec["alpha"] = float(epi.alpha)
@@ -192,35 +192,6 @@ def expand_to_vector(ctx: LoweringContext, bias: TensorValue, n: int) -> TensorV
 
     flat = reshape(ctx, bias, (bias.numel,)) if bias.rank != 1 else bias
     return expand(ctx, flat, (n,))
-
-
-def _other_view(ctx: LoweringContext, other: TensorValue, batch: Sequence[int], m: int, n: int,
-                out_shape: Sequence[int] | None = None) -> MatrixView:
-    """``other`` broadcast to ``[*batch, m, n]`` with any strides (0 broadcasts).  ``out_shape``:
-    the op's output shape when the GEMM folds its batch into the rows (``[2, 5, k] @ [k, n]``
-    is one ``[10, k] @ [k, n]``); ``other`` broadcasts to that shape first (an ``other`` of
-    ``[1, 1, 1]`` read as ``[10, n]`` with its own strides ran past its one element)."""
-    from ziggurat.backends.cpu.lowering.views import expand
-
-    full_shape = (*batch, m, n)
-    target = tuple(out_shape) if out_shape is not None and math.prod(out_shape) == math.prod(full_shape) \
-        else full_shape
-    if other.shape != target:
-        if other.rank > len(target) or tuple(torch.broadcast_shapes(other.shape, target)) != target:
-            raise NotLowerable(f"the GEMM epilogue's operand {list(other.shape)} does not broadcast to "
-                               f"{list(target)}")
-        other = expand(ctx, other, target)
-    full = reshape(ctx, other, full_shape) if target != full_shape else other
-    view = ctx.strided_view(full)
-    if view is not None:
-        buf, off, strides = view
-        from ziggurat.backends.cpu.lowering.gemm_operands import _flatten_batch
-
-        bstride = _flatten_batch(full.shape[:-2], strides[:-2])
-        if bstride is not None and min(strides[-2:]) >= 0:
-            return MatrixView(buf, off, bstride, strides[-2], strides[-1])
-    buf = ctx.realize(full, "other")
-    return MatrixView(buf, 0, m * n, n, 1)
 
 
 def packed_weight(ctx: LoweringContext, w: TensorValue, transpose: bool) -> PackedB | None:
