@@ -28,8 +28,8 @@ from typing import Any
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node, float32_bias
-from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view
+from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node
+from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
@@ -99,7 +99,7 @@ def _bias_per_row(ctx: LoweringContext, bias: TensorValue | None, cout: int) -> 
         return
     node = ctx.nodes[-1]
     assert isinstance(node, GemmNode)
-    node.bias = GemmOperand(float32_bias(ctx, bias, cout))
+    node.bias = GemmOperand(float32_bias(ctx, bias, cout, "bf16"))
 
 
 def _phases(ctx: LoweringContext, x: TensorValue, stride: tuple[int, int], padding: tuple[int, int],

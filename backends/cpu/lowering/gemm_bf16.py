@@ -27,7 +27,7 @@ from ziggurat.backends.cpu.kernels.pack_bf16 import LAYOUT, pack_b_bf16
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view, residual_operand
+from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view, residual_operand
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
@@ -137,7 +137,7 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
         spec["scale"] = float(scale)
     bias_operand: GemmOperand | None = None
     if epi.bias is not None:
-        bias_operand = GemmOperand(float32_bias(ctx, epi.bias, n))
+        bias_operand = GemmOperand(float32_bias(ctx, epi.bias, n, "bf16"))
     if epi.unary is not None:
         spec["unary"] = epi.unary
         params = {k_: v for k_, v in epi.unary_params.items() if v is not None}
@@ -164,14 +164,3 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)
-
-
-def float32_bias(ctx: LoweringContext, bias: TensorValue, n: int) -> Any:
-    tensor = weight_tensor(bias)
-    if tensor is not None and tensor.numel() in (1, n):
-        return ctx.constant(tensor.float().reshape(-1).expand(n).contiguous(), "bias_f32")
-    if bias.numel != n:
-        raise NotLowerable(f"a bf16 GEMM's bias of {list(bias.shape)} elements is not one per column ({n})")
-    flat = reshape(ctx, bias, (n,)) if bias.shape != (n,) else bias
-    f32 = ctx.lazy((n,), torch.float32, lambda idx: cast(flat.load(idx), torch.float32), [flat])  # type: ignore[no-untyped-call]
-    return ctx.realize(f32, "bias_f32")

@@ -17,8 +17,7 @@ from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.gemm_bf16 import float32_bias
-from ziggurat.backends.cpu.lowering.gemm_operands import matrix_view, residual_operand
+from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view, residual_operand
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
@@ -92,7 +91,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     bias_operand = None
     bias = bias if bias is not None else epi.bias
     if bias is not None:
-        bias_operand = GemmOperand(float32_bias(ctx, bias, n))
+        bias_operand = GemmOperand(float32_bias(ctx, bias, n, "int8"))
         spec["bias"] = True
     if epi.unary is not None:
         spec["unary"] = epi.unary

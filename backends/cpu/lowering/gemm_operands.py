@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import torch
 
+from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext, contiguous_strides
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.nodes import GemmOperand
+from ziggurat.backends.cpu.lowering.ops import cast
 from ziggurat.backends.cpu.lowering.pointwise import map_tensor
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
@@ -147,3 +149,16 @@ def residual_operand(ctx: LoweringContext, other: TensorValue, batch: Sequence[i
         raise NotLowerable(f"a {kernel} GEMM's broadcast residual with a column stride other than 0 or 1")
     full = reshape(ctx, other, (total,))
     return GemmOperand(ctx.realize(full, "other")), n, 1, m * n
+
+
+def float32_bias(ctx: LoweringContext, bias: TensorValue, n: int, kernel: str) -> Buffer:
+    """A GEMM epilogue's bias as ``n`` float32 values, one per column (a constant folded at
+    compile time, else cast at run time); ``kernel``: the GEMM's name in errors."""
+    tensor = weight_tensor(bias)
+    if tensor is not None and tensor.numel() in (1, n):
+        return ctx.constant(tensor.float().reshape(-1).expand(n).contiguous(), "bias_f32")
+    if bias.numel != n:
+        raise NotLowerable(f"a {kernel} GEMM's bias of {list(bias.shape)} elements is not one per column ({n})")
+    flat = reshape(ctx, bias, (n,)) if bias.shape != (n,) else bias
+    f32 = ctx.lazy((n,), torch.float32, lambda idx: cast(flat.load(idx), torch.float32), [flat])  # type: ignore[no-untyped-call]
+    return ctx.realize(f32, "bias_f32")
