@@ -201,6 +201,36 @@ def test_bias_per_row(kernel: str) -> None:
         Bf16GemmSpec(m, n, k, kernel=kernel, bias_rows=True)
 
 
+
+@pytest.mark.skipif(not HAS_AVX512BF16, reason="this host has no AVX512-BF16")
+@pytest.mark.parametrize("shape", [(300, 37, 448), (257, 70, 512)], ids=["300x37x448", "257x70x512"])
+def test_weights_prefetched_a_block_ahead(shape: tuple[int, int, int]) -> None:
+    """With a run-time B, an A of at least ``PREFETCH_A_BYTES`` (a convolution's weights) is
+    prefetched a block ahead, the last block's rows (a tail of 12 or 1) then the next panel's
+    first.  The kernel emits the prefetches only then, and its products are still right."""
+    from llvmlite import ir
+
+    from ziggurat.backends.cpu.kernels.gemm_bf16 import PREFETCH_A_BYTES, emit_bf16_gemm
+
+    m, n, k = shape
+    assert m * k * 2 >= PREFETCH_A_BYTES
+    a, b = _operands(m, n, k, seed=6)
+    spec = Bf16GemmSpec(m, n, k, kernel="avx512bf16", out_bf16=False, threads=2, b_packed=False, bias=True,
+                        bias_rows=True, unary="relu")
+
+    def prefetches(s: Bf16GemmSpec) -> int:
+        module = ir.Module()
+        emit_bf16_gemm(module, s)
+        return sum("call" in line and "llvm.prefetch" in line for line in str(module).splitlines())
+
+    small = Bf16GemmSpec(m, n, 64, kernel="avx512bf16", b_packed=False)
+    assert prefetches(spec) > 0 and prefetches(small) == 0
+    bias = torch.randn(m)
+    got = bf16_gemm_callable(spec)(a, b.contiguous(), bias)
+    torch.testing.assert_close(got, torch.relu(a.float() @ b.float() + bias[:, None]), rtol=1e-5,
+                               atol=1e-4 * k ** 0.5)
+
+
 CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw, sh, sw)
     (2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1),
     (1, 32, 48, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1),
