@@ -218,7 +218,8 @@ class Spatial(nn.Module):
     """KxK convolutions as implicit GEMMs: 3x3 with padding, bias and relu; a dilated 3x3
     without bias plus a residual and relu; a 3x5 without padding in height; a 5x5 of 19
     channels (K = 475: a 32-deep K tail) with no padding at all; a 7x7 stem of stride 2 on 3
-    channels; a 3x3 of stride (2, 3) plus a residual."""
+    channels; a 3x3 of stride (2, 3) plus a residual; a 1x1 reading the 3x5's padded-width rows
+    (copied back to back first)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -228,13 +229,14 @@ class Spatial(nn.Module):
         self.d = nn.Conv2d(19, 7, 5)
         self.stem = nn.Conv2d(3, 16, 7, stride=2, padding=3)
         self.e = nn.Conv2d(16, 16, 3, stride=(2, 3), padding=1)
+        self.f = nn.Conv2d(19, 8, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         y = torch.relu(self.a(x))
         y = torch.relu(self.b(y) + y)
         z = self.c(y)
         s = torch.relu(self.stem(x[:, :3]))
-        return z, self.d(z), self.e(s) + s[:, :, ::2, ::3]
+        return z, self.d(z), self.e(s) + s[:, :, ::2, ::3], self.f(z)
 
 
 @pytest.mark.parametrize("disable_amx", [False, True], ids=["host-kernel", "no-amx"])

@@ -34,7 +34,7 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
-from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer, Value
 from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
 
@@ -147,6 +147,11 @@ def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bi
     if any(s != 1 for s in stride):
         x = slice_dim(ctx, slice_dim(ctx, x, 2, 0, stride[0], oh), 3, 0, stride[1], ow)
     hw = oh * ow
+    view = ctx.strided_view(x)
+    if view is None or view[2][3] != 1 or (oh > 1 and view[2][2] != ow):
+        # Rows not back to back (a KxK convolution's [..., :OW] view, a stride): copied as
+        # [N, C, OH, OW], rows of contiguous vectors, not as [N, C, OH*OW] with a division per lane.
+        x = BufferValue(ctx.realize(x, "compact"))
     image = reshape(ctx, x, (n, cin, hw))
     bv = matrix_view(ctx, image, (n,), allow_transposed=True)
     rows = ctx.constant(weight.reshape(cout, cin).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
