@@ -35,7 +35,7 @@ from ziggurat.backends.cpu.lowering.ops import (
 from ziggurat.backends.cpu.lowering.pointwise import Operand, pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
-from ziggurat.backends.cpu.lowering.values import Binary, Value
+from ziggurat.backends.cpu.lowering.values import Binary, Const, Value
 from ziggurat.dialects.torch.schema import registered_schemas
 
 
@@ -265,10 +265,13 @@ def clamp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     def fn(xv: Value, *bs: Value) -> Value:
         out = xv
         for tag, bv in zip(bounds, bs, strict=True):
-            if dt.is_floating_point:
-                # torch.clamp propagates NaN of x; a NaN bound gives NaN
-                out = Binary("max" if tag == "lo" else "min", out, bv)
+            if dt.is_floating_point and isinstance(bv, Const) and not math.isnan(float(bv.value)):
+                # eager's step with a number bound: x < min ? min : x, so NaN stays and a tie
+                # keeps x (clamp(-0.0, min=0.0) is -0.0; llvm.maximum gave +0.0)
+                out = where(compare("lt" if tag == "lo" else "gt", out, bv), bv, out, dt)
             else:
+                # a tensor bound (eager's vector and scalar loops disagree on which zero a tie
+                # gives), a NaN bound (NaN), an integer one
                 out = Binary("max" if tag == "lo" else "min", out, bv)
         return out
 
