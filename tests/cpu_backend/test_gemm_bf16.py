@@ -231,6 +231,41 @@ def test_weights_prefetched_a_block_ahead(shape: tuple[int, int, int]) -> None:
                                atol=1e-4 * k ** 0.5)
 
 
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", [(37, 45, 147), (5, 70, 3), (33, 40, 8), (64, 33, 95)],
+                         ids=["stem-k147", "k3", "k8", "k95"])
+def test_a_padded_reads_the_tail_in_place(kernel: str, shape: tuple[int, int, int]) -> None:
+    """``a_padded``: A's rows zero-padded to whole 32-deep steps (a weight padded at compile
+    time) are read in place through the last, partial step; bit for bit the kernel that copies
+    each block's tail into a zero-padded buffer, with a run-time B and with a convolution's."""
+    import dataclasses
+
+    m, n, k = shape
+    a, b = _operands(m, n, k, seed=8)
+    kp = -(-k // 32) * 32
+    a_pad = torch.nn.functional.pad(a, (0, kp - k)).contiguous()
+    bias = torch.randn(m)
+    plain = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=2, b_packed=False, bias=True,
+                         bias_rows=True, unary="relu")
+    padded = dataclasses.replace(plain, lda=kp, a_padded=True)
+    want = bf16_gemm_callable(plain)(a, b.contiguous(), bias)
+    assert torch.equal(bf16_gemm_callable(padded)(a_pad, b.contiguous(), bias), want)
+    torch.testing.assert_close(want, torch.relu(a.float() @ b.float() + bias[:, None]), rtol=1e-5, atol=1e-4 * k ** 0.5)
+    # a 1-channel 7x7 convolution by its weight rows (K = 49): the implicit im2col B
+    x = torch.randn(1, 1, 13, 12).bfloat16()
+    wt = torch.randn(m, 1, 7, 7).bfloat16()
+    image = torch.nn.functional.pad(x, (3, 3, 3, 3)).reshape(-1).contiguous()
+    conv = Bf16GemmSpec(m, 12 * 18 - 6, 49, kernel=kernel, ldc=13 * 18, out_bf16=False, threads=2, b_packed=False,
+                        b_conv=(19 * 18, 18, 7, 7, 1, 1, 1, 1))
+    rows = wt.reshape(m, 49).contiguous()
+    got = bf16_gemm_callable(dataclasses.replace(conv, lda=64, a_padded=True))(
+        torch.nn.functional.pad(rows, (0, 15)).contiguous(), image)
+    assert torch.equal(got, bf16_gemm_callable(conv)(rows, image))
+    with pytest.raises(GemmSpecError, match="a_padded"):
+        dataclasses.replace(plain, a_padded=True)  # lda = K is not whole steps
+
+
 CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw, sh, sw)
     (2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1),
     (1, 32, 48, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1),

@@ -126,7 +126,7 @@ class _Emitter:
         scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
         cs = _i(b.bitcast(scratch, F32P))
         a_tail: ir.Value | None = None
-        if s.k % K_STEP:
+        if s.k % K_STEP and not (s.a_padded and s.kernel != "amx"):
             buf = b.alloca(ir.ArrayType(I16, BLOCK * K_STEP), name="atail")
             buf.align = 64  # pyright: ignore[reportAttributeAccessIssue]
             a_tail = _i(b.bitcast(buf, I16P))
@@ -393,7 +393,8 @@ class _Emitter:
         dp = declare(m, "llvm.x86.avx512bf16.dpbf16ps.512", V16F, [V16F, V32BF, V32BF])
         i32p = I32.as_pointer()
         v16i32p = V16I32.as_pointer()
-        k_pairs_full = (s.k - s.k % K_STEP) // 2
+        # A padded with zeros to whole steps (a_padded): every pair is read in place, one loop
+        k_pairs_full = (s.k + 1) // 2 if s.a_padded else (s.k - s.k % K_STEP) // 2
         for g0 in range(0, rows, ROW_GROUP):
             g = min(ROW_GROUP, rows - g0)
 

@@ -31,7 +31,8 @@ class Bf16GemmKernel:
         read through the spec's ``ldb`` and batch stride).  Batch strides are the spec's."""
         s = self.spec
         last = (s.batch - 1)
-        _expect(a, "a", torch.bfloat16, last * s.batch_stride_a + (s.m - 1) * self.lda + s.k)
+        a_row = -(-s.k // 32) * 32 if s.a_padded else s.k
+        _expect(a, "a", torch.bfloat16, last * s.batch_stride_a + (s.m - 1) * self.lda + a_row)
         if s.b_packed:
             _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + packed_elements(s.k, s.n))
         elif s.b_conv is not None:  # the padded image: channels x phases x plane

@@ -22,7 +22,11 @@
   / ``x - alpha*other``; bf16 or float32, element ``(i, j)`` at ``other + i*rs + j*cs``, ``cs``
   0 or 1), or binary before unary with ``binary_first``;
 * ``C`` bf16 (rounded to nearest even, as torch rounds) or float32, ``C[i, j]`` at
-  ``c + i*ldc + j``.
+  ``c + i*ldc + j``;
+* with ``a_padded``, every row of ``A`` holds ``K`` rounded up to 32 elements, zero past ``K``
+  (a weight padded at compile time): the AVX512-BF16 kernel then reads the last, partial step of
+  K in place, in the same loop, instead of copying each block's tail into a zero-padded buffer
+  (the AMX kernel still copies it).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class Bf16GemmSpec:
     scale: float = 1.0
     bias_rows: bool = False
     b_conv: tuple[int, int, int, int, int, int, int, int] | None = None
+    a_padded: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +94,8 @@ class Bf16GemmSpec:
         if self.kernel not in KERNELS:
             raise GemmSpecError(f"Bf16GemmSpec.kernel must be one of {KERNELS}, got {self.kernel!r}")
         lda, ldc = checked_leading_dims("Bf16GemmSpec", self.lda, self.ldc, k, n)
+        if self.a_padded and lda < -(-k // 32) * 32:
+            raise GemmSpecError(f"Bf16GemmSpec.a_padded needs lda >= K rounded up to 32 ({-(-k // 32) * 32}), got {lda}")
         s(self, "lda", lda)
         s(self, "ldc", ldc)
         s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))

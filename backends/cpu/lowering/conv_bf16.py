@@ -25,7 +25,10 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
+from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node
@@ -74,8 +77,8 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
     kernel = bf16_kernel(ctx)
     image = ctx.realize(_phases(ctx, x, (sh, sw), (ph, pw), (hq, wq)), "padded")
     cols = (oh - 1) * wq + ow  # the last row's columns past OW are not needed
-    rows = ctx.constant(weight.reshape(cout, k).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
-    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, "lda": k, "ldc": oh * wq,
+    rows, a_spec = _weight_rows(ctx, weight, w, cout, k)
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, **a_spec, "ldc": oh * wq,
                             "b_packed": False, "b_conv": (hq * wq, wq, kh, kw, dh, dw, sh, sw)}
     if n > 1:
         spec.update(batch=n, batch_stride_a=0, batch_stride_b=cin * sh * sw * hq * wq, batch_stride_c=cout * oh * wq)
@@ -91,6 +94,19 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
                 row_epi, 1.0, None, 1.0, other_view=residual)
     _bias_per_row(ctx, bias, cout)
     return slice_dim(ctx, out, 3, 0, 1, ow)
+
+
+def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k: int) -> tuple[Buffer, dict[str, Any]]:
+    """The weight as the GEMM's A, ``[Cout, K]``, its rows zero-padded to a whole number of
+    32-deep K steps when K is not one (``Bf16GemmSpec.a_padded``: the AVX512-BF16 kernel reads
+    the last step in place; ResNet's 7x7 stem, K = 147: 0.73 -> 0.68 ms)."""
+    rows = weight.reshape(cout, k)
+    name = (w.buffer.name if w.buffer else "weight") + "_rows"
+    if k % K_STEP == 0:
+        return ctx.constant(rows.contiguous(), name), {"lda": k}
+    kp = -(-k // K_STEP) * K_STEP
+    padded = torch.nn.functional.pad(rows, (0, kp - k)).contiguous()
+    return ctx.constant(padded, name), {"lda": kp, "a_padded": True}
 
 
 def _bias_per_row(ctx: LoweringContext, bias: TensorValue | None, cout: int) -> None:
@@ -154,8 +170,8 @@ def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bi
         x = BufferValue(ctx.realize(x, "compact"))
     image = reshape(ctx, x, (n, cin, hw))
     bv = matrix_view(ctx, image, (n,), allow_transposed=True)
-    rows = ctx.constant(weight.reshape(cout, cin).contiguous(), (w.buffer.name if w.buffer else "weight") + "_rows")
-    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, "lda": cin, "ldc": hw,
+    rows, a_spec = _weight_rows(ctx, weight, w, cout, cin)
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, **a_spec, "ldc": hw,
                             "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
     if n > 1:
         spec.update(batch=n, batch_stride_a=0, batch_stride_b=bv.batch_stride, batch_stride_c=cout * hw)

@@ -22,4 +22,4 @@ func.func @forward(%x: tensor<1x4x6x20xbf16>) -> tensor<1x16x6x20xbf16> {
 // CHECK:       loop.vfor %{{.*}}, %{{.*}} = 0 to 20 step 16 {
 // CHECK-NEXT:    %[[SRC:.*]] = loop.offset %{{.*}} + 22 * %{{.*}}
 // CHECK-NEXT:    loop.vload %{{.*}}[%[[SRC]]]
-// CHECK:       loop.gemm @gemm_conv2d_1 a({{.*}} : memref<16x8xbf16>) b(%[[COMPACT]] : memref<1x8x6x20xbf16>) {{.*}}ldb = 120 : i64
+// CHECK:       loop.gemm @gemm_conv2d_1 a({{.*}} : memref<16x32xbf16>) b(%[[COMPACT]] : memref<1x8x6x20xbf16>) {{.*}}ldb = 120 : i64

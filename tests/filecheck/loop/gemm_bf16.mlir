@@ -54,16 +54,16 @@ builtin.module {
 // CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         loop.gemm {{.*}} bias(%{{.*}} : memref<4xf32>)
-// CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 8 : i64, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
+// CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 32 : i64, a_padded = true, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
 // CHECK-LABEL: func.func @spatial
 // CHECK:         loop.kernel {{.*}}padded
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
-// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 72 : i64, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64]
+// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 96 : i64, a_padded = true, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64]
 // CHECK-SAME:      batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 280 : i64, batch_stride_c = 84 : i64, unary = "relu"
 // CHECK-LABEL: func.func @strided
 // CHECK:         loop.kernel {{.*}}padded{{.*}} memref<2x8x2x2x3x4xbf16>
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x2x4xbf16>)
-// CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 72 : i64, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
+// CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 96 : i64, a_padded = true, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
 // CHECK-LABEL: func.func @grouped
 // CHECK:         a grouped bf16 convolution (widen-half-floats widens them) runs in torch
 // CHECK-NOT:     bf16_kernel
