@@ -63,6 +63,7 @@ WIDENED = frozenset({
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
     "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
     "aten::clamp.Tensor", "aten::clamp_min", "aten::clamp_max", "aten::clamp_min.Tensor", "aten::clamp_max.Tensor",
+    "aten::clip", "aten::clip.Tensor",
     "aten::softmax.int", "aten::_softmax", "aten::layer_norm",
     # reductions and pools: eager accumulates a bf16 sum in float32 and rounds the result once
     # (a max or min is exact either way)

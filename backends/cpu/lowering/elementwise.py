@@ -245,7 +245,7 @@ def nan_to_num(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 
 @lowering(*with_inplace("aten::clamp", "aten::clamp.Tensor", "aten::clamp_min", "aten::clamp_min.Tensor",
-                        "aten::clamp_max", "aten::clamp_max.Tensor", "aten::clip"))
+                        "aten::clamp_max", "aten::clamp_max.Tensor", "aten::clip", "aten::clip.Tensor"))
 def clamp(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     x = _self(args)
     dt = args.out_dtype
