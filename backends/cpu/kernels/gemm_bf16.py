@@ -22,7 +22,9 @@ as no host here has AMX to measure it).  With a run-time B, a large A (a convolu
 :data:`PREFETCH_A_BYTES`) is prefetched into L2 a block of rows ahead: ResNet-50's bf16 layer-4
 1x1 convolutions went from 0.43 to 0.30 ms.  A rows are read in place; the last step of
 a K that is not a multiple of 32 reads them through a zero-padded copy, so no element past
-a row is ever read (an Inf or NaN there would turn a zero product into NaN).
+a row is ever read (an Inf or NaN there would turn a zero product into NaN), unless the rows
+are zero-padded already (``a_padded``, a weight): the AVX512-BF16 kernel then reads that step
+in place too.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class _Emitter:
         scratch = b.alloca(ir.ArrayType(F32, BLOCK * BLOCK), name="cblock")
         scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
         cs = _i(b.bitcast(scratch, F32P))
-        a_tail: ir.Value | None = None
+        a_tail: ir.Value | None = None  # None: every step of K is read in place
         if s.k % K_STEP and not (s.a_padded and s.kernel != "amx"):
             buf = b.alloca(ir.ArrayType(I16, BLOCK * K_STEP), name="atail")
             buf.align = 64  # pyright: ignore[reportAttributeAccessIssue]
@@ -393,8 +395,9 @@ class _Emitter:
         dp = declare(m, "llvm.x86.avx512bf16.dpbf16ps.512", V16F, [V16F, V32BF, V32BF])
         i32p = I32.as_pointer()
         v16i32p = V16I32.as_pointer()
-        # A padded with zeros to whole steps (a_padded): every pair is read in place, one loop
-        k_pairs_full = (s.k + 1) // 2 if s.a_padded else (s.k - s.k % K_STEP) // 2
+        # without a tail buffer every pair of K is read in place, in one loop (K whole steps, or
+        # A zero-padded to them)
+        k_pairs_full = (s.k + 1) // 2 if a_tail is None else (s.k - s.k % K_STEP) // 2
         for g0 in range(0, rows, ROW_GROUP):
             g = min(ROW_GROUP, rows - g0)
 

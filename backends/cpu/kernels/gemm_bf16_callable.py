@@ -16,7 +16,7 @@ from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm, entry_symbol
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_callable import generator_digest
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
-from ziggurat.backends.cpu.kernels.pack_bf16 import packed_elements
+from ziggurat.backends.cpu.kernels.pack_bf16 import packed_elements, padded_k
 
 
 class Bf16GemmKernel:
@@ -31,7 +31,7 @@ class Bf16GemmKernel:
         read through the spec's ``ldb`` and batch stride).  Batch strides are the spec's."""
         s = self.spec
         last = (s.batch - 1)
-        a_row = -(-s.k // 32) * 32 if s.a_padded else s.k
+        a_row = padded_k(s.k) if s.a_padded else s.k
         _expect(a, "a", torch.bfloat16, last * s.batch_stride_a + (s.m - 1) * self.lda + a_row)
         if s.b_packed:
             _expect(b, "b", torch.bfloat16, last * s.batch_stride_b + packed_elements(s.k, s.n))

@@ -43,6 +43,7 @@ from ziggurat.backends.cpu.kernels.gemm_spec import (
     checked_other_strides,
     spec_symbol,
 )
+from ziggurat.backends.cpu.kernels.pack_bf16 import padded_k
 from ziggurat.backends.cpu.threads import default_threads
 
 KERNELS = ("amx", "avx512bf16")
@@ -94,8 +95,8 @@ class Bf16GemmSpec:
         if self.kernel not in KERNELS:
             raise GemmSpecError(f"Bf16GemmSpec.kernel must be one of {KERNELS}, got {self.kernel!r}")
         lda, ldc = checked_leading_dims("Bf16GemmSpec", self.lda, self.ldc, k, n)
-        if self.a_padded and lda < -(-k // 32) * 32:
-            raise GemmSpecError(f"Bf16GemmSpec.a_padded needs lda >= K rounded up to 32 ({-(-k // 32) * 32}), got {lda}")
+        if self.a_padded and lda < padded_k(k):
+            raise GemmSpecError(f"Bf16GemmSpec.a_padded needs lda >= K rounded up to 32 ({padded_k(k)}), got {lda}")
         s(self, "lda", lda)
         s(self, "ldc", ldc)
         s(self, "threads", default_threads() if self.threads is None else _positive("threads", self.threads))

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
-from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP
+from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, padded_k
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node
@@ -104,8 +104,8 @@ def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k
     name = (w.buffer.name if w.buffer else "weight") + "_rows"
     if k % K_STEP == 0:
         return ctx.constant(rows.contiguous(), name), {"lda": k}
-    kp = -(-k // K_STEP) * K_STEP
-    padded = torch.nn.functional.pad(rows, (0, kp - k)).contiguous()
+    kp = padded_k(k)
+    padded = torch.nn.functional.pad(rows, (0, kp - k)).contiguous()  # zeros past K: the spec's contract
     return ctx.constant(padded, name), {"lda": kp, "a_padded": True}
 
 
