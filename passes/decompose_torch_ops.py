@@ -41,7 +41,10 @@ from ziggurat.dialects.torch.aten_ops import (
     Aten_TransformerEncoderLayerFwd_Op,
     AtenAddTensorOp,
     AtenAllDimOp,
+    AtenAmax_Op,
+    AtenDivTensorOp,
     AtenEqScalarOp,
+    AtenExp_Op,
     AtenGelu_Op,
     AtenLayerNorm_Op,
     AtenLinear_Op,
@@ -54,6 +57,8 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenSliceTensorOp,
     AtenSoftmaxIntOp,
     AtenSplitTensorOp,
+    AtenSubTensorOp,
+    AtenSumDimIntListOp,
     AtenTransposeIntOp,
     AtenWhereScalarOp,
 )
@@ -98,40 +103,83 @@ def eager_flash_attention(q: Sequence[int], k: Sequence[int], v: Sequence[int]) 
 
 
 def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None,
-              is_causal: bool, scale: float | None) -> SSAValue:
+              is_causal: bool, scale: float | None, *, float32_scores: bool = False) -> SSAValue:
     """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands.
 
-    The masks are in the query's dtype, as eager converts a boolean mask (``-inf`` and ``0`` in
+    The masks are in the scores' dtype, as eager converts a boolean mask (``-inf`` and ``0`` in
     bf16 or fp16 for a bf16 or fp16 attention): a float32 mask would promote the scores, and
-    the product with ``v`` would mix dtypes."""
+    the product with ``v`` would mix dtypes.
+
+    ``float32_scores``: a bf16 or fp16 attention computes its scores and softmax in float32,
+    as eager's ``scaled_dot_product_attention`` does (rounding the scores to 8 or 11 bits made
+    the result 5-13x farther from float64 than eager's).  Eager's math path (the shapes its
+    flash kernel does not take) widens q, k and v and rounds the output once; its flash kernel
+    rounds the probabilities to the 16-bit type for ``P @ v`` (float32 sums, one rounding)."""
     d = shape_of(q.type)[-1]
     qdtype = dtype_of(q.type)
+    widened = float32_scores and qdtype in (torch.bfloat16, torch.float16)
+    flash = eager_flash_attention(shape_of(q.type), shape_of(k.type), shape_of(v.type))
+    dtype = torch.float32 if widened else qdtype
+
+    def to(x: SSAValue, target: torch.dtype) -> SSAValue:
+        return e(Aten_ToCopy_Op, self=x, dtype=target, non_blocking=False)
+
+    if widened:
+        q, k = to(q, dtype), to(k, dtype)
     scores = e(AtenMatmul_Op, self=q, other=e(AtenTransposeIntOp, self=k, dim0=-2, dim1=-1))
     scores = e(AtenMulScalarOp, self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
     length, source = shape_of(scores.type)[-2:]
     if is_causal:
         hidden = torch.ones(length, source, dtype=torch.bool).triu(1)
-        if eager_flash_attention(shape_of(q.type), shape_of(k.type), shape_of(v.type)):
+        if flash:
             scores = e(AtenMaskedFillScalarOp, self=scores, mask=e.literal(hidden, "causal_mask"),
                        value=float("-inf"))
         else:
-            causal = torch.zeros(length, source, dtype=qdtype).masked_fill(hidden, float("-inf"))
+            causal = torch.zeros(length, source, dtype=dtype).masked_fill(hidden, float("-inf"))
             scores = e(AtenAddTensorOp, self=scores, other=e.literal(causal, "causal_mask"), alpha=1)
     if mask is not None:
         if shape_of(mask.type) and str(mask.type.get_element_type()) == "i1":  # pyright: ignore
             # torch adds a boolean mask as 0 / -inf, so a NaN or +inf score it hides stays NaN
             # (masked_fill would hide it as -inf)
             mask = e(AtenWhereScalarOp, condition=mask, self=0.0, other=float("-inf"))
-            if qdtype != torch.float32:
-                mask = e(Aten_ToCopy_Op, self=mask, dtype=qdtype, non_blocking=False)
+            if dtype != torch.float32:
+                mask = to(mask, dtype)
+        elif widened and dtype_of(mask.type) != dtype:
+            mask = to(mask, dtype)
         scores = e(AtenAddTensorOp, self=scores, other=mask, alpha=1)
+    if widened and flash:
+        return _flash_tail(e, scores, v, _fully_masked_rows(e, scores), qdtype)
     probs = e(AtenSoftmaxIntOp, self=scores, dim=-1)
-    # torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked
-    # query) attends to nothing and gives 0, where softmax gives NaN
-    masked_rows = e(AtenAllDimOp, self=e(AtenEqScalarOp, self=scores, other=float("-inf")), dim=-1,
-                    keepdim=True)
-    probs = e(AtenMaskedFillScalarOp, self=probs, mask=masked_rows, value=0.0)
-    return e(AtenMatmul_Op, self=probs, other=v)
+    probs = e(AtenMaskedFillScalarOp, self=probs, mask=_fully_masked_rows(e, scores), value=0.0)
+    if not widened:
+        return e(AtenMatmul_Op, self=probs, other=v)
+    return to(e(AtenMatmul_Op, self=probs, other=to(v, dtype)), qdtype)
+
+
+def _fully_masked_rows(e: Emitter, scores: SSAValue) -> SSAValue:
+    """torch's attention takes ``_safe_softmax``: a row whose scores are all -inf (a fully masked
+    query) attends to nothing and gives 0, where softmax gives NaN."""
+    return e(AtenAllDimOp, self=e(AtenEqScalarOp, self=scores, other=float("-inf")), dim=-1, keepdim=True)
+
+
+def _flash_tail(e: Emitter, scores: SSAValue, v: SSAValue, masked_rows: SSAValue, qdtype: torch.dtype) -> SSAValue:
+    """Eager's CPU flash kernel after its float32 scores, for a bf16 or fp16 ``v``: ``p = exp(s -
+    max)`` (the largest is exactly 1), rounded to ``v``'s type for ``p @ v`` (float32 sums), then
+    divided by the float32 sum of ``p`` and rounded once.  Normalized probabilities rounded
+    instead were 1.5x farther from float64 than eager (bf16, 20 to 600 keys); this form gives
+    eager's bits for 98-99.6 % of outputs, the others one ulp apart (its exp is not ours).  A fully
+    masked row (max -inf) gives 0, as eager's."""
+    f32 = torch.float32
+    top = e(AtenAmax_Op, self=scores, dim=[-1], keepdim=True)
+    top = e(AtenMaskedFillScalarOp, self=top, mask=masked_rows, value=0.0)
+    p = e(AtenExp_Op, self=e(AtenSubTensorOp, self=scores, other=top, alpha=1))
+    total = e(AtenSumDimIntListOp, self=p, dim=[-1], keepdim=True, dtype=None)
+    rounded = e(Aten_ToCopy_Op, self=e(Aten_ToCopy_Op, self=p, dtype=qdtype, non_blocking=False),
+                dtype=f32, non_blocking=False)
+    out = e(AtenMatmul_Op, self=rounded, other=e(Aten_ToCopy_Op, self=v, dtype=f32, non_blocking=False))
+    out = e(AtenDivTensorOp, self=out, other=total)
+    out = e(AtenMaskedFillScalarOp, self=out, mask=masked_rows, value=0.0)
+    return e(Aten_ToCopy_Op, self=out, dtype=qdtype, non_blocking=False)
 
 
 def multi_head_attention(e: Emitter, query: SSAValue, key: SSAValue, value: SSAValue, embed_dim: int,
@@ -167,7 +215,8 @@ class DecomposeSDPA(RewritePattern):
         if op.dropout_p.value.data or op.enable_gqa_value:
             return
         e = Emitter(op)
-        out = attention(e, op.query, op.key, op.value, op.attn_mask, op.is_causal_value, op.scale_value)
+        out = attention(e, op.query, op.key, op.value, op.attn_mask, op.is_causal_value, op.scale_value,
+                        float32_scores=True)
         rewriter.replace(op, e.ops, [out])
         record(NAME, "scaled_dot_product_attention")
 

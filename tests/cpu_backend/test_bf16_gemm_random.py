@@ -2,7 +2,8 @@
 residuals that broadcast), products of two computed operands (batched, broadcast batches,
 transposed and non-contiguous operands), baddbmm's alpha and beta, and attention with boolean
 and causal masks.  Each result must be as close to the float64 result as eager's own bf16
-result is (at most twice its error, or 1e-2 of the output's scale)."""
+result is (at most twice its error, or 1e-2 of the output's scale; attention: twice, with
+float32 scores as eager's)."""
 
 from __future__ import annotations
 
@@ -107,8 +108,12 @@ def test_random_bf16_gemm_program(seed: int) -> None:
     model.eval()
     low = tuple(x.bfloat16() if x.is_floating_point() else x for x in inputs)
     compiled = ziggurat.compile(model.to(torch.bfloat16), low, backend="cpu")
-    gemms = compiled.ir["graph"].count("bf16_kernel")
-    assert gemms >= 1, compiled.report.unsupported  # the product runs on a bf16 kernel
+    attention = isinstance(model, AttentionCase)
+    if attention:  # float32 scores and softmax, as eager's: the products run on float32 kernels
+        assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    else:
+        gemms = compiled.ir["graph"].count("bf16_kernel")
+        assert gemms >= 1, compiled.report.unsupported  # the product runs on a bf16 kernel
     with torch.no_grad():
         eager = model(*low).double()
         exact = model.double()(*(x.double() if x.is_floating_point() else x for x in low))
@@ -117,4 +122,5 @@ def test_random_bf16_gemm_program(seed: int) -> None:
     scale = max(exact.abs().max().item(), 1e-6)
     ours = (got.double() - exact).abs().max().item() / scale
     eagers = (eager - exact).abs().max().item() / scale
-    assert ours <= max(2 * eagers, 1e-2), (ours, eagers)
+    # attention: no absolute floor (scores rounded to bf16 were 2-13x eager's error, under 1e-2)
+    assert ours <= (max(2 * eagers, 1e-4) if attention else max(2 * eagers, 1e-2)), (ours, eagers)

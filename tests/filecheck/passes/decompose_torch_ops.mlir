@@ -52,16 +52,23 @@ func.func @sdpa_causal_flash(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %
   func.return %0 : tensor<1x2x3x4xf32>
 }
 
-// A bf16 attention takes its masks in bf16, as eager converts a boolean mask: a float32 mask
-// would promote the scores and mix dtypes in the product with v (it used to stop the compile).
+// A bf16 attention computes its scores and softmax in float32, as eager's does. Shapes eager's
+// flash kernel does not take (3-D here) follow its math path: q, k, v widened, the boolean mask
+// added in float32, the output rounded once.
 // CHECK-LABEL: func.func @sdpa_bf16_masks
+// CHECK:         %[[Q:.*]] = torch.aten._to_copy %q {dtype = f32, non_blocking = false} : (tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %[[K:.*]] = torch.aten._to_copy %k {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[KT:.*]] = torch.aten.transpose.int %[[K]]
+// CHECK-NEXT:    torch.aten.matmul %[[Q]], %[[KT]] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
 // CHECK:         %[[BIAS:.*]] = torch.aten.where.Scalar %m {{.*}} -> tensor<3x5xf32>
-// CHECK-NEXT:    %[[B16:.*]] = torch.aten._to_copy %[[BIAS]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
-// CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[B16]] {alpha = 1 : i64} : (tensor<2x3x5xbf16>, tensor<3x5xbf16>) -> tensor<2x3x5xbf16>
-// CHECK:         torch.aten.matmul %{{.*}}, %v : (tensor<2x3x5xbf16>, tensor<2x5x4xbf16>) -> tensor<2x3x4xbf16>
+// CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[BIAS]] {alpha = 1 : i64} : (tensor<2x3x5xf32>, tensor<3x5xf32>) -> tensor<2x3x5xf32>
+// CHECK:         %[[V:.*]] = torch.aten._to_copy %v {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[O:.*]] = torch.aten.matmul %{{.*}}, %[[V]] : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten._to_copy %[[O]] {dtype = bf16, non_blocking = false} : (tensor<2x3x4xf32>) -> tensor<2x3x4xbf16>
+// CHECK-NEXT:    func.return %[[R]]
 // CHECK-LABEL: func.func @sdpa_bf16_causal
-// CHECK:         torch.literal {{.*}} : tensor<3x3xbf16>
-// CHECK-NEXT:    torch.aten.add.Tensor {{.*}} -> tensor<2x3x3xbf16>
+// CHECK:         torch.literal {{.*}} : tensor<3x3xf32>
+// CHECK-NEXT:    torch.aten.add.Tensor {{.*}} -> tensor<2x3x3xf32>
 func.func @sdpa_bf16_masks(%q: tensor<2x3x4xbf16>, %k: tensor<2x5x4xbf16>, %v: tensor<2x5x4xbf16>, %m: tensor<3x5xi1>) -> tensor<2x3x4xbf16> {
   %0 = torch.aten.scaled_dot_product_attention %q, %k, %v attn_mask(%m) {dropout_p = 0.0 : f64, is_causal = false, enable_gqa = false} : (tensor<2x3x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<3x5xi1>) -> tensor<2x3x4xbf16>
   func.return %0 : tensor<2x3x4xbf16>
@@ -69,6 +76,31 @@ func.func @sdpa_bf16_masks(%q: tensor<2x3x4xbf16>, %k: tensor<2x5x4xbf16>, %v: t
 func.func @sdpa_bf16_causal(%q: tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16> {
   %0 = torch.aten.scaled_dot_product_attention %q, %q, %q {dropout_p = 0.0 : f64, is_causal = true, enable_gqa = false} : (tensor<2x3x4xbf16>, tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16>
   func.return %0 : tensor<2x3x4xbf16>
+}
+
+// The shapes of eager's flash kernel: float32 scores, p = exp(s - max) rounded to bf16 for the
+// product with v (float32 sums), divided by the float32 sum of p, rounded once; a fully masked
+// row (max -inf) gives 0.
+// CHECK-LABEL: func.func @sdpa_bf16_flash
+// CHECK:         %[[S:.*]] = torch.aten.mul.Scalar {{.*}} -> tensor<1x2x3x5xf32>
+// CHECK-NEXT:    %[[INF:.*]] = torch.aten.eq.Scalar %[[S]]
+// CHECK-NEXT:    %[[ROWS:.*]] = torch.aten.all.dim %[[INF]]
+// CHECK-NEXT:    %[[MAX:.*]] = torch.aten.amax %[[S]] {dim = array<i64: -1>, keepdim = true}
+// CHECK-NEXT:    %[[TOP:.*]] = torch.aten.masked_fill.Scalar %[[MAX]], %[[ROWS]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    %[[D:.*]] = torch.aten.sub.Tensor %[[S]], %[[TOP]]
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.exp %[[D]]
+// CHECK-NEXT:    %[[L:.*]] = torch.aten.sum.dim_IntList %[[P]] {dim = array<i64: -1>, keepdim = true}
+// CHECK-NEXT:    %[[P16:.*]] = torch.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<1x2x3x5xf32>) -> tensor<1x2x3x5xbf16>
+// CHECK-NEXT:    %[[PW:.*]] = torch.aten._to_copy %[[P16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[V:.*]] = torch.aten._to_copy %v {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[O:.*]] = torch.aten.matmul %[[PW]], %[[V]]
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.div.Tensor %[[O]], %[[L]]
+// CHECK-NEXT:    %[[Z:.*]] = torch.aten.masked_fill.Scalar %[[N]], %[[ROWS]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    %[[R:.*]] = torch.aten._to_copy %[[Z]] {dtype = bf16, non_blocking = false} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xbf16>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @sdpa_bf16_flash(%q: tensor<1x2x3x4xbf16>, %k: tensor<1x2x5x4xbf16>, %v: tensor<1x2x5x4xbf16>) -> tensor<1x2x3x4xbf16> {
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v {dropout_p = 0.0 : f64, is_causal = false, enable_gqa = false} : (tensor<1x2x3x4xbf16>, tensor<1x2x5x4xbf16>, tensor<1x2x5x4xbf16>) -> tensor<1x2x3x4xbf16>
+  func.return %0 : tensor<1x2x3x4xbf16>
 }
 
 // Negative: with dropout the op is random and stays.
