@@ -88,9 +88,27 @@ def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
         raise ZigguratError(f"produced {len(flat)} values for {len(op.results)} results",
                             op=schema.key, schema=schema.text, location=op_location(op))
     flat = [_empty_as_declared(res.type, value) for res, value in zip(op.results, flat, strict=True)]
+    if schema.key in WIDENED_AS_DECLARED:
+        flat = [_widened_as_declared(res.type, value) for res, value in zip(op.results, flat, strict=True)]
     for res, value in zip(op.results, flat, strict=True):
         check_result(op, res.type, value)
     return tuple(flat)
+
+
+#: Ops whose CPU kernel returns a 16-bit float where torch's fake (export) kernel, and so the IR,
+#: says float32: training batch norm of bf16 running statistics updates them in bf16, its fake
+#: kernel returns them in float32.
+WIDENED_AS_DECLARED = frozenset({"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit",
+                                 "aten::native_batch_norm"})
+
+
+def _widened_as_declared(expected: Any, value: Any) -> Any:
+    """A bf16 or float16 result the IR declares float32, converted (exactly: every 16-bit value
+    is a float32 one), so the ops after it read what the exported graph was traced with."""
+    if (isinstance(expected, TensorType) and isinstance(value, torch.Tensor)
+            and value.dtype in (torch.bfloat16, torch.float16) and dtype_of(expected) == torch.float32):  # pyright: ignore[reportUnknownArgumentType]
+        return value.float()
+    return value
 
 
 def _empty_as_declared(expected: Any, value: Any) -> Any:
