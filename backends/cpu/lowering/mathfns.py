@@ -66,10 +66,13 @@ def asinh(x: Value) -> Value:
 
 
 def acosh(x: Value) -> Value:
+    """NaN below 1: for ``x <= -1`` the product ``(x - 1)(x + 1)`` is positive and the formula
+    gave a number (-inf at -4128, 0 at -5.6e14, +inf at -1e30)."""
     xm1 = b("sub", x, 1.0)
     small = unary("log1p", b("add", xm1, unary("sqrt", b("mul", xm1, b("add", x, 1.0)))))
     large = b("add", unary("log", x), math.log(2.0))
-    return where(compare("gt", x, 1e18), large, small, x.dtype)
+    value = where(compare("gt", x, 1e18), large, small, x.dtype)
+    return where(compare("lt", x, 1.0), const(float("nan"), x.dtype), value, x.dtype)
 
 
 def atanh(x: Value) -> Value:
