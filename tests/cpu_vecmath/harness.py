@@ -93,7 +93,7 @@ def _define_loop(module: ir.Module, name: str, elem: ir.Type, width: int, n_in: 
         args = [b.load(b.bitcast(b.gep(p, [i]), vty.as_pointer()), align=4) for p in ins]
         y = emit(b, *args)
         b.store(y, b.bitcast(b.gep(out, [i]), vty.as_pointer()), align=4)
-        i.add_incoming(b.add(i, ir.Constant(I64, width)), vbody)
+        i.add_incoming(b.add(i, ir.Constant(I64, width)), b.block)  # sin/cos may branch
         b.branch(vhead)
     else:
         b.branch(shead)
@@ -105,7 +105,7 @@ def _define_loop(module: ir.Module, name: str, elem: ir.Type, width: int, n_in: 
     b.position_at_end(sbody)
     args = [b.load(b.gep(p, [j])) for p in ins]
     b.store(emit(b, *args), b.gep(out, [j]))
-    j.add_incoming(b.add(j, ir.Constant(I64, 1)), sbody)
+    j.add_incoming(b.add(j, ir.Constant(I64, 1)), b.block)
     b.branch(shead)
 
     b.position_at_end(done)

@@ -1,4 +1,6 @@
-"""The emitted IR: only LLVM intrinsics are called (no libm), code is straight-line, types are kept."""
+"""The emitted IR: only LLVM intrinsics are called (no libm), code is straight-line (but sin and
+cos: a branch, taken only for |x| >= 2^49, into their Payne-Hanek reduction, a function of the
+module inlined there), types are kept."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ TYPES: dict[str, ir.Type] = {
     "v8f64": ir.VectorType(F64, 8),
 }
 F32_ONLY = {"sin", "cos"}
+#: kinds with a (rarely taken) branch: the huge-argument reduction of sin and cos (and of tan)
+BRANCHING = {"sin", "cos", "tan"}
 PARAMS: dict[str, dict[str, float]] = {"pow": {"exponent": 1.7}, "clamp": {"min": -1.0, "max": 2.0}}
 LIBM = ("expf", "exp", "expm1f", "logf", "log", "log1pf", "tanhf", "tanh", "erff", "erf", "erfcf", "sinf", "cosf",
         "powf", "pow", "exp2f", "log2f", "log10f", "sqrtf", "fmaf", "fma")
@@ -47,11 +51,13 @@ def _module_with_all_kinds(ty: ir.Type) -> tuple[ir.Module, dict[str, ir.Functio
 @pytest.mark.parametrize("tyname", sorted(TYPES))
 def test_only_intrinsics_straight_line_and_valid(tyname: str) -> None:
     mod, fns = _module_with_all_kinds(TYPES[tyname])
+    defined = {g.name for g in mod.globals.values() if isinstance(g, ir.Function) and not g.is_declaration}
     for kind, fn in fns.items():
-        assert len(fn.blocks) == 1, f"{kind}: created basic blocks"
-        for instr in fn.blocks[0].instructions:
+        assert len(fn.blocks) == 1 or kind in BRANCHING, f"{kind}: created basic blocks"
+        for instr in (i for block in fn.blocks for i in block.instructions):
             if isinstance(instr, ir.CallInstr):
-                assert instr.callee.name.startswith("llvm."), f"{kind}: calls {instr.callee.name}"
+                name = instr.callee.name
+                assert name.startswith("llvm.") or (kind in BRANCHING and name in defined), f"{kind}: calls {name}"
     declared = [g.name for g in mod.globals.values() if isinstance(g, ir.Function) and g.is_declaration]
     assert declared and all(n.startswith("llvm.") for n in declared), declared
     text = str(mod)
