@@ -82,6 +82,19 @@ WIDENED = frozenset({
     # float32 element functions rounded once, as eager's (bit for bit over 2^16 values of each
     # type on every ISA; not erf, whose eager result is not, nor mish, 12 of them an ulp off)
     "aten::log", "aten::exp2", "aten::elu", "aten::softplus",
+    # checked the same way on both types and every ISA (tests/cpu_backend/test_widen_half_floats.py,
+    # and test_widen_half_floats_exhaustive.py, -m slow): bit for bit, but for sin, tan, acos,
+    # atan and asinh in float16 (2-4 values of 65,536 an ulp off, where float32's result sits a
+    # float32 ulp from a float16 rounding boundary; tan in bf16: 2), as sigmoid, silu and
+    # softplus in float16 already were (7, 2 and 1).  Not
+    # logsigmoid, logit, hardshrink, softshrink (eager rounds inside or compares with a rounded
+    # parameter), nan_to_num (eager writes the 16-bit type's largest value), rsqrt (eager's
+    # scalar loop, which takes strided operands and a vector's tail, rounds the square root to
+    # the 16-bit type first: 9,033 bf16 values an ulp off its vector loop's)
+    "aten::log2", "aten::log10", "aten::log1p", "aten::expm1", "aten::cosh", "aten::sinh",
+    "aten::asin", "aten::atanh", "aten::erfc", "aten::round", "aten::frac", "aten::deg2rad", "aten::rad2deg",
+    "aten::selu", "aten::celu", "aten::threshold", "aten::sgn", "aten::sin", "aten::cos", "aten::tan",
+    "aten::acos", "aten::atan", "aten::asinh", "aten::acosh",
 })
 #: ``where`` and ``masked_fill`` on 16-bit floats only select elements: eager copies their bits
 #: (a NaN keeps its payload, where a round trip through float32 would change it), and so does
@@ -96,6 +109,9 @@ INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::mi
 #: Comparisons: 16-bit operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
+#: Predicates: a 16-bit operand, a bool result (exact in float32).
+PREDICATES = frozenset({"aten::isnan", "aten::isinf", "aten::isfinite", "aten::signbit", "aten::logical_not"})
+_BOOL_RESULT = COMPARISONS | PREDICATES
 _OPERAND_DTYPES = (*HALF_FLOATS, torch.float32, torch.bool)
 #: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
 #: float32 then one rounding): only the last dim is widened.
@@ -134,7 +150,7 @@ class WidenOp(RewritePattern):
         if key in INDEXED:
             _widen_indexed(op, rewriter)
             return
-        if key not in WIDENED | COMPARISONS | MIXED or len(op.results) != 1 or "dtype" in op.properties:
+        if key not in WIDENED | _BOOL_RESULT | MIXED or len(op.results) != 1 or "dtype" in op.properties:
             return
         result = op.results[0]
         dtypes = [_dtype(v) for v in op.operands]
@@ -145,7 +161,7 @@ class WidenOp(RewritePattern):
             return  # nothing to widen, or bf16 with float16 (eager promotes to float32 first)
         half = halves.pop()
         promoted = key in MIXED and _dtype(result) == torch.float32
-        if key in COMPARISONS:
+        if key in _BOOL_RESULT:
             if _dtype(result) != torch.bool:
                 return
         elif not promoted and (key not in WIDENED or _dtype(result) != half):
@@ -161,12 +177,12 @@ class WidenOp(RewritePattern):
                 operands.append(up.results[0])
             else:
                 operands.append(value)
-        if key in COMPARISONS or promoted:
+        if key in _BOOL_RESULT or promoted:
             wide = type(op).create(operands=operands, result_types=[result.type], properties=dict(op.properties),
                                    attributes=dict(op.attributes))
             wide.results[0].name_hint = result.name_hint
             rewriter.replace(op, [*new_ops, wide], [wide.results[0]])
-            record(NAME, "comparisons widened" if key in COMPARISONS else "promoted operands widened")
+            record(NAME, "comparisons and predicates widened" if key in _BOOL_RESULT else "promoted operands widened")
             return
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),

@@ -181,12 +181,30 @@ func.func @lone_batch_norm(%x: tensor<1x4x3x3xf16>, %w: tensor<4xf16>, %m: tenso
   func.return %0 : tensor<1x4x3x3xf16>
 }
 
+// Predicates compare the widened value (exact); element functions checked over every 16-bit
+// value (erfc) are widened; rsqrt is not (eager's scalar loop rounds the square root first).
+// CHECK-LABEL: func.func @predicates_and_functions
+// CHECK-NEXT:    %[[X0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.isnan %[[X0]] : (tensor<4x33xf32>) -> tensor<4x33xi1>
+// CHECK-NEXT:    %[[X1:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[E:.*]] = torch.aten.erfc %[[X1]] : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[EB:.*]] = torch.aten._to_copy %[[E]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.rsqrt %x : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+// CHECK-NEXT:    func.return %[[N]], %[[EB]], %[[R]]
+func.func @predicates_and_functions(%x: tensor<4x33xbf16>) -> (tensor<4x33xi1>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
+  %0 = torch.aten.isnan %x : (tensor<4x33xbf16>) -> tensor<4x33xi1>
+  %1 = torch.aten.erfc %x : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  %2 = torch.aten.rsqrt %x : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0, %1, %2 : tensor<4x33xi1>, tensor<4x33xbf16>, tensor<4x33xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
+// STATS:   comparisons and predicates widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   grouped convolutions widened 1
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 8
+// STATS:   ops widened 9
 // STATS:   promoted operands widened 1
