@@ -51,7 +51,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS
 from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
-from ziggurat.dialects.torch import LiteralOp
+from ziggurat.dialects.torch import AtenOp, LiteralOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
@@ -158,13 +158,24 @@ HALF_FLOAT_MOVES = frozenset({
     "aten::where.self", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::unbind.int", "aten::split.Tensor",
     "aten::split_with_sizes", "aten::chunk", "aten::stack", "aten::flip", "aten::roll",
     "aten::repeat", "aten::constant_pad_nd", "aten::pad",
+    "aten::tril", "aten::triu", "aten::pixel_shuffle", "aten::pixel_unshuffle", "aten::diagonal", "aten::diag",
+    "aten::diag_embed", "aten::unfold", "aten::fliplr", "aten::flipud", "aten::expand_as", "aten::movedim.intlist",
+    "aten::broadcast_tensors", "aten::meshgrid.indexing", "aten::meshgrid", "aten::select_scatter",
+    "aten::slice_scatter", "aten::diagonal_scatter", "aten::zeros_like", "aten::ones_like", "aten::full_like",
+    "aten::repeat_interleave.self_int", "aten::tile",
+})
+#: Moves that read integer indices besides their 16-bit operands.
+HALF_FLOAT_INDEXED_MOVES = frozenset({
+    "aten::gather", "aten::take_along_dim", "aten::index_select", "aten::embedding", "aten::scatter.src",
+    "aten::index_put", "aten::index.Tensor", "aten::narrow.Tensor",
 })
 
 
 def is_half_float_move(op: Operation) -> bool:
     """An element-moving op whose tensors are all bf16, or all float16 (a condition or mask may
     be bool; a constant it writes, as ``masked_fill``'s, is rounded as eager rounds it)."""
-    if op_key(op) not in HALF_FLOAT_MOVES:
+    key = op_key(op)
+    if key not in HALF_FLOAT_MOVES | HALF_FLOAT_INDEXED_MOVES:
         return False
     results = [v.type for v in op.results if isinstance(v.type, TensorType)]
     operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
@@ -173,7 +184,10 @@ def is_half_float_move(op: Operation) -> bool:
     dtype = dtype_of(results[0])
     if dtype not in HALF_FLOATS or not all(dtype_of(t) == dtype for t in results):
         return False
-    return all(dtype_of(t) in (dtype, torch.bool) for t in operands)
+    if key == "aten::index_put" and (not isinstance(op, AtenOp) or op.static_value("accumulate") is not False):
+        return False  # accumulating adds in the 16-bit type
+    allowed = (dtype, torch.bool, torch.int64, torch.int32) if key in HALF_FLOAT_INDEXED_MOVES else (dtype, torch.bool)
+    return all(dtype_of(t) in allowed for t in operands)
 
 
 #: On an ``aten::to.dtype`` float32 -> uint8 whose operand is an integer of ``[0, 255]`` (or 0):

@@ -1,0 +1,67 @@
+"""bf16 and float16 ops on OpInfo samples: computed natively (no fallback) and bit for bit
+eager's (rtol = atol = 0; NaN where eager's is NaN).
+
+The ops whose eager 16-bit kernels move elements (``lowering/driver.py``'s
+``HALF_FLOAT_MOVES``: 16 bits copied) and those computed in float32 and rounded once
+(``widen_half_floats.py``); ``test_widen_half_floats_exhaustive.py`` (``-m slow``) checks the
+element functions over every 16-bit value.  ``PARTIAL`` lists samples that legitimately keep an
+op in torch.
+"""
+
+from __future__ import annotations
+
+import torch
+import pytest
+
+from tests.cpu_backend.conftest import compile_cpu
+from tests.support.opinfo import Case, assert_same, opinfo_cases
+
+MOVES = (
+    "reshape view flatten unflatten squeeze unsqueeze permute transpose t expand expand_as repeat tile flip roll "
+    "fliplr flipud movedim narrow select cat stack hstack vstack split chunk unbind where masked_fill "
+    "nn.functional.pad.constant tril triu diagonal diag diag_embed unfold nn.functional.pixel_shuffle "
+    "nn.functional.pixel_unshuffle select_scatter slice_scatter diagonal_scatter zeros_like ones_like full_like "
+    "broadcast_tensors meshgrid.variadic_tensors gather take_along_dim index_select nn.functional.embedding scatter "
+    "index_put"
+).split()
+WIDENED = (
+    "abs neg relu sigmoid tanh exp log log2 log10 log1p expm1 sin cos tan sinh cosh asin acos atan asinh acosh atanh "
+    "erfc round frac deg2rad rad2deg sign sgn sqrt reciprocal square ceil floor trunc isnan isinf isfinite signbit "
+    "logical_not nn.functional.selu nn.functional.celu nn.functional.threshold nn.functional.silu nn.functional.elu "
+    "nn.functional.softplus add sub mul maximum minimum eq ne lt le gt ge amax amin sum mean"
+).split()
+
+#: (op, sample index) -> why it stays in torch
+PARTIAL: dict[tuple[str, int], str] = {
+    ("take_along_dim", 3): "without dim it flattens first",
+    ("scatter", 1): "scatter with reduce= adds or multiplies in the 16-bit type",
+    ("scatter", 2): "scatter with reduce= adds or multiplies in the 16-bit type",
+    ("index_put", 1): "None (full-slice) indices",
+    ("index_put", 2): "accumulate adds in the 16-bit type",
+    ("index_put", 3): "None (full-slice) indices",
+    ("gather", 3): "a uint8 index (float32 keeps it in torch too)",
+}
+
+
+def _cases() -> list[Case]:
+    out: list[Case] = []
+    for dtype in (torch.bfloat16, torch.float16):
+        out.extend(opinfo_cases(MOVES + WIDENED, dtype, per_op=4))
+    return out
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.index}-{c.inputs[0].dtype}".replace("torch.", "") for c in CASES])
+def test_native_and_bit_exact(case: Case) -> None:
+    with torch.no_grad():
+        expected = case.module(*[t.clone() for t in case.inputs])
+    compiled = compile_cpu(case.module, case.inputs)
+    fallback = compiled.report.fallback_ops  # pyright: ignore[reportAttributeAccessIssue]
+    if (case.op, case.index) in PARTIAL:
+        assert fallback, f"{case.id} runs natively now: drop it from PARTIAL"
+    else:
+        assert not fallback, fallback
+    got = compiled(*[t.clone() for t in case.inputs])  # pyright: ignore[reportCallIssue]
+    assert_same(got, expected, op=case.id, rtol=0, atol=0)
