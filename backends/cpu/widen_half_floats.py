@@ -95,6 +95,14 @@ WIDENED = frozenset({
     "aten::asin", "aten::atanh", "aten::erfc", "aten::round", "aten::frac", "aten::deg2rad", "aten::rad2deg",
     "aten::selu", "aten::celu", "aten::threshold", "aten::sgn", "aten::sin", "aten::cos", "aten::tan",
     "aten::acos", "aten::atan", "aten::asinh", "aten::acosh",
+    # binary, checked on 2^19 random pairs of each type (half of them random bit patterns):
+    # bit for bit but for logaddexp and atan2 in float16 (1 and 45 pairs an ulp off).  Not xlogy,
+    # lerp by a tensor, remainder, fmod and the rounding divisions (eager rounds inside), fmax
+    # and fmin (eager's bf16 ones return NaN for a NaN operand)
+    "aten::logaddexp", "aten::pow.Tensor_Tensor", "aten::lerp.Scalar", "aten::addcdiv", "aten::copysign.Tensor",
+    "aten::heaviside", "aten::hypot", "aten::atan2", "aten::prelu",
+    # selections: exact in float32
+    "aten::max", "aten::min", "aten::max_pool1d",
 })
 #: ``where`` and ``masked_fill`` on 16-bit floats only select elements: eager copies their bits
 #: (a NaN keeps its payload, where a round trip through float32 would change it), and so does
@@ -105,12 +113,17 @@ MIXED = frozenset({"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "
                    "aten::where.self", "aten::rsub.Tensor"})
 #: Ops with a 16-bit value and int64 indices (exact in float32: they select an element; not
 #: ``topk``, whose tie order differs between eager's 16-bit and float32 kernels).
-INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::min.dim"})
+INDEXED = frozenset({"aten::max_pool2d_with_indices", "aten::max.dim", "aten::min.dim", "aten::max_pool1d_with_indices",
+                     "aten::adaptive_max_pool2d", "aten::adaptive_max_pool1d"})
 #: Comparisons: 16-bit operands, a bool result (exact in float32).
 COMPARISONS = frozenset({f"aten::{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
                          for overload in ("Tensor", "Scalar")})
 #: Predicates: a 16-bit operand, a bool result (exact in float32).
-PREDICATES = frozenset({"aten::isnan", "aten::isinf", "aten::isfinite", "aten::signbit", "aten::logical_not"})
+PREDICATES = frozenset({"aten::isnan", "aten::isinf", "aten::isfinite", "aten::signbit", "aten::logical_not",
+                        "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::any", "aten::any.dim",
+                        "aten::any.dims", "aten::all", "aten::all.dim", "aten::all.dims"})
+#: 16-bit operands, an index or count result (exact in float32: they compare, or test for 0).
+INDEX_RESULT = frozenset({"aten::argmax", "aten::argmin", "aten::count_nonzero", "aten::count_nonzero.dim_IntList"})
 _BOOL_RESULT = COMPARISONS | PREDICATES
 _OPERAND_DTYPES = (*HALF_FLOATS, torch.float32, torch.bool)
 #: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
@@ -150,7 +163,7 @@ class WidenOp(RewritePattern):
         if key in INDEXED:
             _widen_indexed(op, rewriter)
             return
-        if key not in WIDENED | _BOOL_RESULT | MIXED or len(op.results) != 1 or "dtype" in op.properties:
+        if key not in WIDENED | _BOOL_RESULT | INDEX_RESULT | MIXED or len(op.results) != 1 or "dtype" in op.properties:
             return
         result = op.results[0]
         dtypes = [_dtype(v) for v in op.operands]
@@ -161,8 +174,8 @@ class WidenOp(RewritePattern):
             return  # nothing to widen, or bf16 with float16 (eager promotes to float32 first)
         half = halves.pop()
         promoted = key in MIXED and _dtype(result) == torch.float32
-        if key in _BOOL_RESULT:
-            if _dtype(result) != torch.bool:
+        if key in _BOOL_RESULT | INDEX_RESULT:
+            if _dtype(result) != (torch.bool if key in _BOOL_RESULT else torch.int64):
                 return
         elif not promoted and (key not in WIDENED or _dtype(result) != half):
             return
@@ -177,12 +190,13 @@ class WidenOp(RewritePattern):
                 operands.append(up.results[0])
             else:
                 operands.append(value)
-        if key in _BOOL_RESULT or promoted:
+        if key in _BOOL_RESULT | INDEX_RESULT or promoted:
             wide = type(op).create(operands=operands, result_types=[result.type], properties=dict(op.properties),
                                    attributes=dict(op.attributes))
             wide.results[0].name_hint = result.name_hint
             rewriter.replace(op, [*new_ops, wide], [wide.results[0]])
-            record(NAME, "comparisons and predicates widened" if key in _BOOL_RESULT else "promoted operands widened")
+            record(NAME, "comparisons and predicates widened" if key in _BOOL_RESULT else
+                   "index results widened" if key in INDEX_RESULT else "promoted operands widened")
             return
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),
@@ -273,7 +287,7 @@ class WidenGroupedConv(RewritePattern):
 #: eager's batch norm of a 16-bit input computes in float32 and rounds once (bit for bit the
 #: float32 one rounded, checked on both types in eval mode), its parameters 16-bit or float32.
 #: In training mode (batch statistics) it is not widened: not checked against eager.
-WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm"})
+WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm", "aten::aminmax"})
 
 
 @dataclass
@@ -292,7 +306,7 @@ class WidenWhole(RewritePattern):
         if isinstance(op, AtenOp) and "training" in op.properties and op.static_value("training") is not False:
             return
         _widen_whole(op, half, rewriter)
-        record(NAME, "batch norms widened")
+        record(NAME, "min/max pairs widened" if op_key(op) == "aten::aminmax" else "batch norms widened")
 
 
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.

@@ -28,7 +28,11 @@ WIDENED = (
     "abs neg relu sigmoid tanh exp log log2 log10 log1p expm1 sin cos tan sinh cosh asin acos atan asinh acosh atanh "
     "erfc round frac deg2rad rad2deg sign sgn sqrt reciprocal square ceil floor trunc isnan isinf isfinite signbit "
     "logical_not nn.functional.selu nn.functional.celu nn.functional.threshold nn.functional.silu nn.functional.elu "
-    "nn.functional.softplus add sub mul maximum minimum eq ne lt le gt ge amax amin sum mean"
+    "nn.functional.softplus add sub mul maximum minimum eq ne lt le gt ge amax amin sum mean "
+    "logaddexp pow lerp addcdiv copysign heaviside hypot atan2 nn.functional.prelu logical_and logical_or "
+    "logical_xor any all argmax argmin count_nonzero max.reduction_no_dim min.reduction_no_dim "
+    "max.reduction_with_dim min.reduction_with_dim aminmax nn.functional.max_pool1d nn.functional.max_pool2d "
+    "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d"
 ).split()
 
 #: (op, sample index) -> why it stays in torch

@@ -198,6 +198,22 @@ func.func @predicates_and_functions(%x: tensor<4x33xbf16>) -> (tensor<4x33xi1>, 
   func.return %0, %1, %2 : tensor<4x33xi1>, tensor<4x33xbf16>, tensor<4x33xbf16>
 }
 
+// An index result (argmax: exact, it compares) keeps its type; aminmax is widened whole, both
+// values rounded back (exactly: each is an operand).
+// CHECK-LABEL: func.func @index_results
+// CHECK-NEXT:    %[[X0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[I:.*]] = torch.aten.argmax %[[X0]] {dim = 1 : i64, keepdim = false} : (tensor<4x33xf32>) -> tensor<4xi64>
+// CHECK-NEXT:    %[[X1:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[LO:.*]], %[[HI:.*]] = torch.aten.aminmax %[[X1]] {dim = 1 : i64, keepdim = false} : (tensor<4x33xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT:    %[[LB:.*]] = torch.aten._to_copy %[[LO]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[HB:.*]] = torch.aten._to_copy %[[HI]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    func.return %[[I]], %[[LB]], %[[HB]]
+func.func @index_results(%x: tensor<4x33xbf16>) -> (tensor<4xi64>, tensor<4xbf16>, tensor<4xbf16>) {
+  %0 = torch.aten.argmax %x {dim = 1 : i64, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xi64>
+  %1, %2 = torch.aten.aminmax %x {dim = 1 : i64, keepdim = false} : (tensor<4x33xbf16>) -> (tensor<4xbf16>, tensor<4xbf16>)
+  func.return %0, %1, %2 : tensor<4xi64>, tensor<4xbf16>, tensor<4xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -205,6 +221,7 @@ func.func @predicates_and_functions(%x: tensor<4x33xbf16>) -> (tensor<4x33xi1>, 
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   grouped convolutions widened 1
+// STATS:   index results widened 1
 // STATS:   indexed ops widened 1
 // STATS:   ops widened 9
 // STATS:   promoted operands widened 1
