@@ -103,6 +103,14 @@ WIDENED = frozenset({
     "aten::heaviside", "aten::hypot", "aten::atan2", "aten::prelu",
     # selections: exact in float32
     "aten::max", "aten::min", "aten::max_pool1d",
+    # norms, pools, resizes and sums checked on OpInfo samples and a 2x6x37x53 image, bit for
+    # bit (group_norm and rms_norm in float16: 4 and 1 values of 23,532 an ulp off, float32 sums
+    # in another order; tests/cpu_backend/test_half_float_opinfo.py); not the linear, bilinear
+    # and bicubic resizes (eager's bf16 bilinear with align_corners differs on half the
+    # values) nor the element-wise losses (eager rounds inside: up to 11 ulp apart)
+    "aten::group_norm", "aten::rms_norm", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d.vec",
+    "aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::avg_pool1d", "aten::adaptive_avg_pool1d",
+    "aten::nansum", "aten::trace",
 })
 #: ``where`` and ``masked_fill`` on 16-bit floats only select elements: eager copies their bits
 #: (a NaN keeps its payload, where a round trip through float32 would change it), and so does
@@ -287,7 +295,9 @@ class WidenGroupedConv(RewritePattern):
 #: eager's batch norm of a 16-bit input computes in float32 and rounds once (bit for bit the
 #: float32 one rounded, checked on both types in eval mode), its parameters 16-bit or float32.
 #: In training mode (batch statistics) it is not widened: not checked against eager.
-WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm", "aten::aminmax"})
+WIDENED_WHOLE = frozenset({"aten::_native_batch_norm_legit_no_training", "aten::batch_norm", "aten::aminmax",
+                           "aten::var_mean.dim", "aten::var_mean.correction", "aten::std_mean.dim",
+                           "aten::std_mean.correction"})
 
 
 @dataclass
@@ -306,7 +316,8 @@ class WidenWhole(RewritePattern):
         if isinstance(op, AtenOp) and "training" in op.properties and op.static_value("training") is not False:
             return
         _widen_whole(op, half, rewriter)
-        record(NAME, "min/max pairs widened" if op_key(op) == "aten::aminmax" else "batch norms widened")
+        key = op_key(op)
+        record(NAME, "batch norms widened" if "batch_norm" in key else "multi-result reductions widened")
 
 
 #: GEMMs and convolutions widened whole when every tensor they take and give is float16.

@@ -32,7 +32,9 @@ WIDENED = (
     "logaddexp pow lerp addcdiv copysign heaviside hypot atan2 nn.functional.prelu logical_and logical_or "
     "logical_xor any all argmax argmin count_nonzero max.reduction_no_dim min.reduction_no_dim "
     "max.reduction_with_dim min.reduction_with_dim aminmax nn.functional.max_pool1d nn.functional.max_pool2d "
-    "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d"
+    "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d nn.functional.group_norm "
+    "nn.functional.rms_norm nn.functional.interpolate.nearest nn.functional.avg_pool1d "
+    "nn.functional.adaptive_avg_pool1d nansum trace var_mean std_mean"
 ).split()
 
 #: (op, sample index) -> why it stays in torch
