@@ -207,7 +207,7 @@ class Builder:
 
     def default_domain(self, dtype: torch.dtype) -> str:
         if dtype.is_floating_point:
-            return self.rng.choices(FLOAT_DOMAINS, weights=(0.6, 0.25, 0.1, 0.05))[0]
+            return self.rng.choices(FLOAT_DOMAINS, weights=(0.55, 0.25, 0.1, 0.05, 0.05))[0]
         return "small"
 
     def index_const(self, n: int, shape: Sequence[int], negative: bool = True,

@@ -13,7 +13,7 @@ import torch
 
 #: float domains: standard normal, a grid of quarters in [-4, 4] (exact sums/products,
 #: ties), strictly positive, and normal values with a few specials (0, -0, +-inf, nan)
-FLOAT_DOMAINS = ("normal", "grid", "positive", "special")
+FLOAT_DOMAINS = ("normal", "grid", "positive", "special", "wide")
 #: int domains: small signed, small non-negative, shift amounts
 INT_DOMAINS = ("small", "nonneg", "shift")
 LAYOUTS = ("contiguous", "transposed", "channels_last", "offset", "strided")
@@ -32,6 +32,11 @@ def make_values(shape: list[int], dtype: torch.dtype, domain: str, seed: int) ->
             return (torch.randint(-16, 17, shape, generator=g) / 4.0).to(dtype)
         if domain == "positive":
             return (torch.rand(shape, generator=g, dtype=torch.float32) * 2.0 + 0.25).to(dtype)
+        if domain == "wide":  # magnitudes 2^-140 .. 2^127, subnormal to huge, both signs
+            exponent = torch.randint(-140, 128, shape, generator=g).to(torch.float64)
+            mantissa = 1.0 + torch.rand(shape, generator=g, dtype=torch.float64)
+            sign = torch.randint(0, 2, shape, generator=g).to(torch.float64) * 2 - 1
+            return (sign * mantissa * torch.exp2(exponent)).to(torch.float32).to(dtype)
         x = torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
         if domain == "special" and x.numel() > 0:
             specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")], dtype=dtype)
