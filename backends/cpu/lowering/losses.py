@@ -225,12 +225,14 @@ def cosine_similarity(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     a, b = expand(ctx, a, shape), expand(ctx, b, shape)
     dim = norm_dim(int(args.static("dim", 1)), len(shape))
     eps = float(args.static("eps", 1e-8))
-    dot = reduce(ctx, pointwise(ctx, [a, b], shape, F32, lambda x, y: mul(x, y, F32)), [dim], False, "sum", F32)
-    na = reduce(ctx, a, [dim], False, "sum", F32, lambda v, o: mul(v, v, F32))
-    nb = reduce(ctx, b, [dim], False, "sum", F32, lambda v, o: mul(v, v, F32))
+    # eager's formula: each operand divided by its norm (clamped to eps), then the dot product.
+    # The dot product over the product of the norms gave NaN (inf / inf) where a norm overflows
+    # (|x| past 1.8e19), where eager gives x / inf = 0 (fuzz seed 63, program 114).
+    norms = [pointwise(ctx, [reduce(ctx, v, [dim], True, "sum", F32, lambda x, o: mul(x, x, F32))],
+                       shape[:dim] + (1,) + shape[dim + 1:], F32, lambda s: maximum(unary("sqrt", s), eps, F32))
+             for v in (a, b)]
 
-    def fn(d: Value, x2: Value, y2: Value) -> Value:
-        den = mul(maximum(unary("sqrt", x2), eps, F32), maximum(unary("sqrt", y2), eps, F32), F32)
-        return div(d, den, F32)
+    def term(x: Value, y: Value, nx: Value, ny: Value) -> Value:
+        return mul(div(x, nx, F32), div(y, ny, F32), F32)
 
-    return pointwise(ctx, [dot, na, nb], args.out_shape, F32, fn)
+    return reduce(ctx, pointwise(ctx, [a, b, *norms], shape, F32, term), [dim], False, "sum", F32)
