@@ -47,11 +47,11 @@ from xdsl.pattern_rewriter import (
 )
 
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
-from ziggurat.dialects.fused import Conv2dOp
+from ziggurat.dialects.fused import Conv2dOp, MatmulOp
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
+from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op, AtenTransposeIntOp
 from ziggurat.dialects.torch.op_registry import op_key
-from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
+from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
 
@@ -355,10 +355,69 @@ class WidenGemm(RewritePattern):
             record(NAME, "bf16 GEMMs and convolutions without a bf16 kernel widened")
 
 
+def _bf16_source(value: SSAValue) -> tuple[SSAValue, bool] | None:
+    """The bf16 tensor a float32 GEMM operand is an exact cast of (``_to_copy``, possibly
+    transposed in its last two dims after the cast: attention's ``K^T``), and whether it was
+    transposed."""
+    owner = value.owner
+    transposed = False
+    if isinstance(owner, AtenTransposeIntOp):
+        rank = len(value.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        dims = {int(owner.static_value("dim0")) % rank, int(owner.static_value("dim1")) % rank}
+        if rank < 2 or dims != {rank - 2, rank - 1}:
+            return None
+        transposed, owner = True, owner.operands[0].owner
+    if not isinstance(owner, Aten_ToCopy_Op) or _dtype(owner.results[0]) != torch.float32:
+        return None
+    source = owner.operands[0]
+    if _dtype(source) != torch.bfloat16:
+        return None
+    return source, transposed
+
+
+@dataclass
+class Bf16Products(RewritePattern):
+    """``fused.matmul`` of two float32 operands that are exact casts of bf16 tensors (the
+    attention decomposition's float32 scores and ``p @ v``): the bf16 operands themselves, the
+    float32 result kept, its post-ops (a mask's residual add) as they were.  The products are exact in float32 either way and the sums float32,
+    so the bf16 kernels (AMX, AVX512-BF16) compute it with a float32 output, where the float32
+    kernels read operands twice as wide after a cast kernel each.  Without a bf16 kernel it
+    runs in torch as ``a.float() @ b.float()`` (the interpreter's reading of the op)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
+        if _dtype(op.result) != torch.float32 or op.bias is not None or op.weight_layout is not None:
+            return
+        if op.other is not None and _dtype(op.other) not in (torch.float32, torch.bfloat16):
+            return  # the epilogue's residual (an attention mask): float32 or bf16
+        found = [_bf16_source(v) for v in (op.a, op.b)]
+        if found[0] is None or found[1] is None or found[0][1]:
+            return
+        (a, _), (b, transposed) = found[0], found[1]
+        new_ops: list[Operation] = []
+        if transposed:
+            flip = build_aten_inferred(AtenTransposeIntOp, {"self": b, "dim0": -2, "dim1": -1})
+            new_ops.append(flip)
+            b = flip.results[0]
+        operands = [a, b, *([op.other] if op.other is not None else [])]
+        product = MatmulOp.create(operands=operands, result_types=[op.result.type], properties=dict(op.properties),
+                                  attributes=dict(op.attributes))
+        product.results[0].name_hint = op.result.name_hint
+        dead = [v.owner for v in (op.a, op.b)]
+        rewriter.replace(op, [*new_ops, product], [product.results[0]])
+        while dead:  # the casts (and K's float32 transpose) nothing else reads
+            owner = dead.pop()
+            if isinstance(owner, Aten_ToCopy_Op | AtenTransposeIntOp) and owner.parent is not None \
+                    and not any(r.uses for r in owner.results):
+                dead.extend(v.owner for v in owner.operands)
+                rewriter.erase_op(owner)
+        record(NAME, "bf16 products of widened operands")
+
+
 @dataclass(frozen=True)
 class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenGemm(), WidenWhole()])),
+        PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([WidenOp(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

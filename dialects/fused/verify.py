@@ -25,7 +25,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, f32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, bf16, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -207,6 +207,19 @@ def _key(op: FusedOp) -> Any:
     return (op.name, tuple(v.type for v in op.operands), tuple(sorted(op.properties.items())))
 
 
+def _float32_product_of_bf16(op: FusedOp, computed: Any) -> bool:
+    """A ``fused.matmul`` of bf16 operands may declare a float32 result of the computed shape:
+    the products (exact in float32) summed in float32 and not rounded to bf16
+    (``widen-half-floats``' bf16 products of widened operands)."""
+    if op.name != "fused.matmul" or not isinstance(computed, TensorType):
+        return False
+    declared = op.results[0].type
+    operands = [v.type for v in op.operands]
+    return (isinstance(declared, TensorType) and declared.get_element_type() == f32
+            and computed.get_element_type() == bf16 and declared.get_shape() == computed.get_shape()
+            and all(isinstance(t, TensorType) and t.get_element_type() == bf16 for t in operands))
+
+
 def verify_fused(op: FusedOp) -> None:
     """Raise a VerifyException at ``op`` naming what is wrong with it."""
     op.verify_post_ops(getattr(op, "other", None))
@@ -217,7 +230,8 @@ def verify_fused(op: FusedOp) -> None:
     name = f"{op.name} at {location}" if location else op.name
     if error is not None:
         raise VerifyException(f"{name}: {error}")
-    if types is not None and types[0] is not None and logical_result_type(op) != types[0]:
+    if types is not None and types[0] is not None and logical_result_type(op) != types[0] \
+            and not _float32_product_of_bf16(op, types[0]):
         raise VerifyException(f"{name}: result is declared {op.results[0].type}, but the op computes "
                               f"{types[0]} for these operands and attributes")
 

@@ -28,6 +28,7 @@ from ziggurat.dialects.fused import (
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.interpreter.torch_functions import check_result
 from ziggurat.ir.locations import op_location
+from ziggurat.ir.types import dtype_of
 
 
 def apply_unary(post: UnaryPostOpAttr, y: torch.Tensor) -> torch.Tensor:
@@ -154,7 +155,10 @@ class FusedFunctions(InterpreterFunctions):
     @impl(MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: MatmulOp, args: tuple[Any, ...]):
         v = _values(op, args)
-        y = torch.matmul(v["a"], logical_weight(op, v["b"]))
+        a, b = v["a"], logical_weight(op, v["b"])
+        if dtype_of(op.result.type) == torch.float32:  # bf16 operands, float32 result: exact products, float32 sums
+            a, b = a.float(), b.float()
+        y = torch.matmul(a, b)
         alpha, beta = op.alpha.value.data, op.beta.value.data
         if alpha != 1.0:
             y = y * alpha

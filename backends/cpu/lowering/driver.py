@@ -133,11 +133,21 @@ BF16_GEMMS = frozenset({"fused.linear", "fused.matmul", "fused.conv2d", "aten::l
 
 
 def is_bf16_gemm(op: Operation) -> bool:
-    """A GEMM whose tensors are all bf16 (the lowering may still decline it: a computed weight)."""
+    """A GEMM whose tensors are all bf16 (the lowering may still decline it: a computed weight),
+    or a ``fused.matmul`` of bf16 operands with a float32 result (``widen-half-floats``' bf16
+    products of widened operands)."""
     if op_key(op) not in BF16_GEMMS:
         return False
-    types = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
-    return bool(types) and all(dtype_of(t) == torch.bfloat16 for t in types)
+    operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
+    results = [v.type for v in op.results if isinstance(v.type, TensorType)]
+    if not operands or not results:
+        return False
+    if all(dtype_of(t) == torch.bfloat16 for t in (*operands, *results)):
+        return True
+    # bf16 products, float32 out: a float32 or bf16 residual may follow them in the epilogue
+    return (op.name == "fused.matmul" and all(dtype_of(t) == torch.float32 for t in results)
+            and all(dtype_of(t) == torch.bfloat16 for t in operands[:2])
+            and all(dtype_of(t) in (torch.bfloat16, torch.float32) for t in operands[2:]))
 
 
 def is_int8_gemm(op: Operation) -> bool:

@@ -134,6 +134,12 @@ def fused_matmul(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if simple and bias is not None and bias.numel == n and (bias.rank == 1 or all(d == 1 for d in bias.shape[:-1])):
         epi.bias = bias
         bias = None
+    if a.dtype == torch.bfloat16 and args.out_dtype == torch.float32:  # bf16 products, float32 out
+        from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_matmul
+
+        if packed is not None:
+            raise NotLowerable("a bf16 fused.matmul with a weight packed for the float32 kernels")
+        return bf16_matmul(ctx, a, b, args.out_shape, epi, scale=alpha, addend=bias, beta=beta, out_dtype=torch.float32)
     if simple and bias is None:
         return matmul(ctx, a, packed or b, args.out_shape, epi, b_shape)
     if args.out_dtype == torch.bfloat16:

@@ -73,12 +73,14 @@ def bf16_linear(ctx: LoweringContext, x: TensorValue, w: TensorValue, n: int, ou
 
 
 def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape: Sequence[int], epilogue: Any,
-                scale: float = 1.0, addend: TensorValue | None = None, beta: float = 1.0) -> TensorValue:
+                scale: float = 1.0, addend: TensorValue | None = None, beta: float = 1.0,
+                out_dtype: torch.dtype = BF16) -> TensorValue:
     """``scale * (a @ b) + beta * addend`` then the epilogue: a constant 2-D ``b`` is prepacked
-    (``a``'s batch dims fold into rows); a computed one is packed by the kernel as it runs."""
+    (``a``'s batch dims fold into rows); a computed one is packed by the kernel as it runs.
+    ``out_dtype`` float32: the float32 result is stored as it is (not rounded to bf16)."""
     weight = constant_bf16(b, "matmul")
     if weight is not None and weight.dim() == 2:
-        return _prepacked(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta)
+        return _prepacked(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta, out_dtype)
     if a.rank < 2 or b.rank < 2:
         raise NotLowerable("a bf16 matmul of a vector")
     m, k = a.shape[-2:]
@@ -97,7 +99,8 @@ def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape:
     if nbatch > 1:
         spec.update(batch=nbatch, batch_stride_a=av.batch_stride, batch_stride_b=bv.batch_stride,
                     batch_stride_c=m * n)
-    return bf16_gemm_node(ctx, kernel, spec, av.operand, bv.operand, batch, m, n, out_shape, epilogue, scale, addend, beta)
+    return bf16_gemm_node(ctx, kernel, spec, av.operand, bv.operand, batch, m, n, out_shape, epilogue, scale, addend, beta,
+                          out_dtype=out_dtype)
 
 
 def constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
@@ -110,7 +113,8 @@ def constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
 
 
 def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_shape: Sequence[int],
-               epi: Any, w: TensorValue, scale: float, addend: TensorValue | None, beta: float) -> TensorValue:
+               epi: Any, w: TensorValue, scale: float, addend: TensorValue | None, beta: float,
+               out_dtype: torch.dtype = BF16) -> TensorValue:
     k = x.shape[-1]
     m = x.numel // k if k else math.prod(x.shape[:-1])
     if min(m, n, k) < 1:
@@ -123,13 +127,14 @@ def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, ou
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
-    return bf16_gemm_node(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta)
+    return bf16_gemm_node(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta,
+                          out_dtype=out_dtype)
 
 
 def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: GemmOperand, b: GemmOperand,
           batch: Sequence[int], m: int, n: int, out_shape: Sequence[int], epi: Any, scale: float,
           addend: TensorValue | None, beta: float,
-          other_view: tuple[GemmOperand, int, int, int] | None = None) -> TensorValue:
+          other_view: tuple[GemmOperand, int, int, int] | None = None, out_dtype: torch.dtype = BF16) -> TensorValue:
     """``other_view``: the residual already laid out as ``(operand, row, column, batch strides)``
     (a convolution's, in its padded-width layout), instead of ``epi.other`` read by :func:`residual_operand`."""
     del kernel
@@ -160,7 +165,9 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
             spec["other_batch_stride"] = bstride
         if first:
             spec["binary_first"] = True
-    out = ctx.new_buffer(out_shape, BF16, "mm")
+    if out_dtype != BF16:
+        spec["out_bf16"] = False
+    out = ctx.new_buffer(out_shape, out_dtype, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))
     return BufferValue(out)

@@ -48,9 +48,12 @@ def float32_or_bf16(args: LoweringArgs) -> str | None:
     reason = all_float32(args)
     if reason is None:
         return None
+    from ziggurat.backends.cpu.lowering.driver import is_bf16_gemm
     from ziggurat.backends.cpu.lowering.gemm_bf16 import all_bf16
 
-    return None if all_bf16(args) is None else reason + " (or bf16 throughout)"
+    if all_bf16(args) is None or is_bf16_gemm(args.op):  # bf16 throughout, or bf16 products out in float32
+        return None
+    return reason + " (or bf16 throughout)"
 
 
 @dataclass(frozen=True)

@@ -214,9 +214,35 @@ func.func @index_results(%x: tensor<4x33xbf16>) -> (tensor<4xi64>, tensor<4xbf16
   func.return %0, %1, %2 : tensor<4xi64>, tensor<4xbf16>, tensor<4xbf16>
 }
 
+// A float32 product of two bf16 values widened (attention's scores, K transposed after its
+// cast): the bf16 operands themselves, the float32 result kept (exact products, float32 sums;
+// the bf16 kernels store it in float32). The casts nothing else reads go.
+// CHECK-LABEL: func.func @bf16_products
+// CHECK-NEXT:    %[[KT:.*]] = torch.aten.transpose.int %k {dim0 = -2 : i64, dim1 = -1 : i64} : (tensor<2x5x4xbf16>) -> tensor<2x4x5xbf16>
+// CHECK-NEXT:    %[[S:.*]] = fused.matmul %q, %[[KT]] {alpha = 5.000000e-01 : f64, beta = 5.000000e-01 : f64} : (tensor<2x3x4xbf16>, tensor<2x4x5xbf16>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @bf16_products(%q: tensor<2x3x4xbf16>, %k: tensor<2x5x4xbf16>) -> tensor<2x3x5xf32> {
+  %0 = torch.aten._to_copy %q {dtype = f32, non_blocking = false} : (tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+  %1 = torch.aten._to_copy %k {dtype = f32, non_blocking = false} : (tensor<2x5x4xbf16>) -> tensor<2x5x4xf32>
+  %2 = torch.aten.transpose.int %1 {dim0 = -2 : i64, dim1 = -1 : i64} : (tensor<2x5x4xf32>) -> tensor<2x4x5xf32>
+  %3 = fused.matmul %0, %2 {alpha = 5.000000e-01 : f64, beta = 5.000000e-01 : f64} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  func.return %3 : tensor<2x3x5xf32>
+}
+
+// Not a float16 product (its GEMMs are float32 ones already), nor one with a post-op.
+// CHECK-LABEL: func.func @float16_product_kept
+// CHECK:         fused.matmul {{.*}} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+func.func @float16_product_kept(%q: tensor<2x3x4xf16>, %k: tensor<2x4x5xf16>) -> tensor<2x3x5xf32> {
+  %0 = torch.aten._to_copy %q {dtype = f32, non_blocking = false} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf32>
+  %1 = torch.aten._to_copy %k {dtype = f32, non_blocking = false} : (tensor<2x4x5xf16>) -> tensor<2x4x5xf32>
+  %2 = fused.matmul %0, %1 {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  func.return %2 : tensor<2x3x5xf32>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
+// STATS:   bf16 products of widened operands 1
 // STATS:   comparisons and predicates widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
