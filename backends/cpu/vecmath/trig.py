@@ -93,15 +93,12 @@ def _reduce_huge_lanes(v: VB, x: ir.Value, q: ir.Value, rd: ir.Value) -> tuple[i
     huge = instr(b.and_(instr(b.fcmp_ordered(">=", ax, v.c(_X_LIMIT))), instr(b.fcmp_ordered("<", ax, v.c(math.inf)))))
     fn = _huge_reduction(b.module)
     if v.width is None:
-        qs = entry_alloca(b, F64, name="trig.q")
-        rs = entry_alloca(b, F64, name="trig.r")
-        b.store(q, qs)
-        b.store(rd, rs)
+        before = b.block
         with b.if_then(huge, likely=False):
             parts = b.call(fn, [x])
-            b.store(b.extract_value(parts, 0), rs)
-            b.store(b.extract_value(parts, 1), qs)
-        return instr(b.load(qs)), instr(b.load(rs))
+            rd_huge, q_huge = b.extract_value(parts, 0), b.extract_value(parts, 1)
+            reduced = b.block
+        return _merged(b, F64, (q, rd), (q_huge, rd_huge), before, reduced)
     width = v.width
     vd = ir.VectorType(F64, width)
     anyhuge = b.call(declare(b.module, f"llvm.vector.reduce.or.v{width}i1", I1, [ir.VectorType(I1, width)]), [huge])
@@ -127,11 +124,19 @@ def _reduce_huge_lanes(v: VB, x: ir.Value, q: ir.Value, rd: ir.Value) -> tuple[i
                 b.store(b.extract_value(parts, 1), b.gep(qp, [lane]))
         q_huge, rd_huge = b.load(qs), b.load(rs)
         reduced = b.block
-    q_out, rd_out = b.phi(vd, name="trig.q"), b.phi(vd, name="trig.r")
-    for phi, plain, fixed in ((q_out, q, q_huge), (rd_out, rd, rd_huge)):
-        phi.add_incoming(plain, before)
-        phi.add_incoming(fixed, reduced)
-    return q_out, rd_out
+    return _merged(b, vd, (q, rd), (q_huge, rd_huge), before, reduced)
+
+
+def _merged(b: ir.IRBuilder, ty: ir.Type, plain: tuple[ir.Value, ir.Value], fixed: tuple[ir.Value, ir.Value],
+            before: ir.Block | None, reduced: ir.Block | None) -> tuple[ir.Value, ir.Value]:
+    """``(q, r)`` after the branch: ``plain`` from ``before``, ``fixed`` from ``reduced``."""
+    out: list[ir.Value] = []
+    for name, p, f in zip(("trig.q", "trig.r"), plain, fixed, strict=True):
+        phi = b.phi(ty, name=name)
+        phi.add_incoming(p, before)
+        phi.add_incoming(f, reduced)
+        out.append(phi)
+    return out[0], out[1]
 
 
 def _require_f32(v: VB, name: str) -> None:
