@@ -15,11 +15,17 @@ The casts are native (``codegen/bf16.py``, ``codegen/f16.py``) and fuse with the
 them, so a chain of widened ops runs as one float32 loop nest that rounds after each op, as
 eager does (a ``to_bf16`` read by a ``to_f32`` is the rounding). Only ops on the list, whose
 operands are of one 16-bit float type, float32 or bool and whose one result is of that type
-(bool for a comparison; float32 for a binary op that promotes a 16-bit operand, ``MIXED``,
-which only has that operand widened), are widened; anything else stays as it is (and runs
-through torch). The float32 element functions may differ from eager's by an ulp of float32,
-which moves a result across a rounding boundary rarely: one ulp of the 16-bit type, the
-precision's own tolerance (``tests/cpu_backend/test_widen_half_floats.py``).
+(bool for a comparison or predicate, int64 for an index or count, ``INDEX_RESULT``; float32
+for a binary op that promotes a 16-bit operand, ``MIXED``, which only has that operand
+widened), are widened; anything else stays as it is (and runs through torch). The float32
+element functions may differ from eager's by an ulp of float32, which moves a result across a
+rounding boundary rarely: one ulp of the 16-bit type, the precision's own tolerance
+(``tests/cpu_backend/test_widen_half_floats.py``, ``test_widen_half_floats_exhaustive.py``,
+``test_half_float_opinfo.py``).
+
+``Bf16Products``: a float32 ``fused.matmul`` of two exact bf16 -> float32 casts (the float32
+scores of a bf16 attention) becomes a ``fused.matmul`` of the bf16 operands with a float32
+result, which the bf16 kernels compute.
 
 float16 GEMMs and convolutions (``WidenGemm``) are widened whole: eager's float16
 GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
