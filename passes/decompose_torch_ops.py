@@ -122,7 +122,7 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
     dtype = torch.float32 if widened else qdtype
 
     def to(x: SSAValue, target: torch.dtype) -> SSAValue:
-        return e(Aten_ToCopy_Op, self=x, dtype=target, non_blocking=False)
+        return _cast(e, x, target)
 
     if widened:
         q, k = to(q, dtype), to(k, dtype)
@@ -174,12 +174,14 @@ def _flash_tail(e: Emitter, scores: SSAValue, v: SSAValue, masked_rows: SSAValue
     top = e(AtenMaskedFillScalarOp, self=top, mask=masked_rows, value=0.0)
     p = e(AtenExp_Op, self=e(AtenSubTensorOp, self=scores, other=top, alpha=1))
     total = e(AtenSumDimIntListOp, self=p, dim=[-1], keepdim=True, dtype=None)
-    rounded = e(Aten_ToCopy_Op, self=e(Aten_ToCopy_Op, self=p, dtype=qdtype, non_blocking=False),
-                dtype=f32, non_blocking=False)
-    out = e(AtenMatmul_Op, self=rounded, other=e(Aten_ToCopy_Op, self=v, dtype=f32, non_blocking=False))
+    out = e(AtenMatmul_Op, self=_cast(e, _cast(e, p, qdtype), f32), other=_cast(e, v, f32))
     out = e(AtenDivTensorOp, self=out, other=total)
     out = e(AtenMaskedFillScalarOp, self=out, mask=masked_rows, value=0.0)
-    return e(Aten_ToCopy_Op, self=out, dtype=qdtype, non_blocking=False)
+    return _cast(e, out, qdtype)
+
+
+def _cast(e: Emitter, x: SSAValue, dtype: torch.dtype) -> SSAValue:
+    return e(Aten_ToCopy_Op, self=x, dtype=dtype, non_blocking=False)
 
 
 def multi_head_attention(e: Emitter, query: SSAValue, key: SSAValue, value: SSAValue, embed_dim: int,

@@ -394,8 +394,6 @@ class Bf16Products(RewritePattern):
     def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
         if _dtype(op.result) != torch.float32 or op.bias is not None or op.weight_layout is not None:
             return
-        if op.other is not None and _dtype(op.other) not in (torch.float32, torch.bfloat16):
-            return  # the epilogue's residual (an attention mask): float32 or bf16
         found = [_bf16_source(v) for v in (op.a, op.b)]
         if found[0] is None or found[1] is None or found[0][1]:
             return
@@ -408,6 +406,8 @@ class Bf16Products(RewritePattern):
         operands = [a, b, *([op.other] if op.other is not None else [])]
         product = MatmulOp.create(operands=operands, result_types=[op.result.type], properties=dict(op.properties),
                                   attributes=dict(op.attributes))
+        if not product.bf16_products_in_float32():
+            return  # a residual of another dtype (an attention mask is float32 or bf16)
         product.results[0].name_hint = op.result.name_hint
         dead = [v.owner for v in (op.a, op.b)]
         rewriter.replace(op, [*new_ops, product], [product.results[0]])

@@ -52,11 +52,12 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    bf16,
     f32,
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -411,6 +412,17 @@ class MatmulOp(FusedOp):
         "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
         "`:` `(` type($a) `,` type($b) `)` `->` type($result)"
     )
+
+    def bf16_products_in_float32(self) -> bool:
+        """bf16 ``a`` and ``b`` with a float32 result: the products (exact in float32) summed
+        in float32 and not rounded to bf16 (``widen-half-floats``' ``Bf16Products``); a bias or
+        residual is bf16 or float32.  The bf16 kernels store such a result in float32, and
+        the interpreter computes ``a.float() @ b.float()``."""
+        def element(v: SSAValue | None) -> Attribute | None:
+            return v.type.get_element_type() if v is not None and isinstance(v.type, TensorType) else None
+
+        return (element(self.a) == bf16 and element(self.b) == bf16 and element(self.result) == f32
+                and all(v is None or element(v) in (bf16, f32) for v in (self.bias, self.other)))
 
 
 

@@ -25,7 +25,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, bf16, f32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -208,16 +208,13 @@ def _key(op: FusedOp) -> Any:
 
 
 def _float32_product_of_bf16(op: FusedOp, computed: Any) -> bool:
-    """A ``fused.matmul`` of bf16 operands may declare a float32 result of the computed shape:
-    the products (exact in float32) summed in float32 and not rounded to bf16
-    (``widen-half-floats``' bf16 products of widened operands)."""
-    if op.name != "fused.matmul" or not isinstance(computed, TensorType):
-        return False
+    """A ``fused.matmul`` of bf16 operands may declare a float32 result of the shape torch
+    computes (``MatmulOp.bf16_products_in_float32``)."""
+    from ziggurat.dialects.fused import MatmulOp
+
     declared = op.results[0].type
-    operands = [v.type for v in op.operands]
-    return (isinstance(declared, TensorType) and declared.get_element_type() == f32
-            and computed.get_element_type() == bf16 and declared.get_shape() == computed.get_shape()
-            and all(isinstance(t, TensorType) and t.get_element_type() == bf16 for t in operands))
+    return (isinstance(op, MatmulOp) and op.bf16_products_in_float32() and isinstance(computed, TensorType)
+            and isinstance(declared, TensorType) and declared.get_shape() == computed.get_shape())
 
 
 def verify_fused(op: FusedOp) -> None:

@@ -28,7 +28,6 @@ from ziggurat.dialects.fused import (
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.interpreter.torch_functions import check_result
 from ziggurat.ir.locations import op_location
-from ziggurat.ir.types import dtype_of
 
 
 def apply_unary(post: UnaryPostOpAttr, y: torch.Tensor) -> torch.Tensor:
@@ -156,7 +155,7 @@ class FusedFunctions(InterpreterFunctions):
     def run_matmul(self, interpreter: Interpreter, op: MatmulOp, args: tuple[Any, ...]):
         v = _values(op, args)
         a, b = v["a"], logical_weight(op, v["b"])
-        if dtype_of(op.result.type) == torch.float32:  # bf16 operands, float32 result: exact products, float32 sums
+        if op.bf16_products_in_float32():  # exact products, float32 sums, no rounding to bf16
             a, b = a.float(), b.float()
         y = torch.matmul(a, b)
         alpha, beta = op.alpha.value.data, op.beta.value.data

@@ -50,6 +50,7 @@ from ziggurat.backends.cpu.lowering.tensors import (
 )
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS
+from ziggurat.dialects.fused import MatmulOp
 from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.dialects.torch import AtenOp, LiteralOp
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
@@ -138,16 +139,10 @@ def is_bf16_gemm(op: Operation) -> bool:
     products of widened operands)."""
     if op_key(op) not in BF16_GEMMS:
         return False
-    operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
-    results = [v.type for v in op.results if isinstance(v.type, TensorType)]
-    if not operands or not results:
-        return False
-    if all(dtype_of(t) == torch.bfloat16 for t in (*operands, *results)):
+    if isinstance(op, MatmulOp) and op.bf16_products_in_float32():
         return True
-    # bf16 products, float32 out: a float32 or bf16 residual may follow them in the epilogue
-    return (op.name == "fused.matmul" and all(dtype_of(t) == torch.float32 for t in results)
-            and all(dtype_of(t) == torch.bfloat16 for t in operands[:2])
-            and all(dtype_of(t) in (torch.bfloat16, torch.float32) for t in operands[2:]))
+    types = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    return bool(types) and all(dtype_of(t) == torch.bfloat16 for t in types)
 
 
 def is_int8_gemm(op: Operation) -> bool:

@@ -29,6 +29,7 @@ from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.backends.cpu.lowering.values import Binary, Buffer, Value
 from ziggurat.backends.cpu.lowering.views import permute, reshape
+from ziggurat.dialects.fused import MatmulOp
 from ziggurat.dialects.fused.pack import pack_gemm_b, pack_linear_weight
 
 
@@ -48,11 +49,11 @@ def float32_or_bf16(args: LoweringArgs) -> str | None:
     reason = all_float32(args)
     if reason is None:
         return None
-    from ziggurat.backends.cpu.lowering.driver import is_bf16_gemm
     from ziggurat.backends.cpu.lowering.gemm_bf16 import all_bf16
 
-    if all_bf16(args) is None or is_bf16_gemm(args.op):  # bf16 throughout, or bf16 products out in float32
-        return None
+    op = args.op
+    if all_bf16(args) is None or (isinstance(op, MatmulOp) and op.bf16_products_in_float32()):
+        return None  # bf16 throughout, or bf16 products out in float32
     return reason + " (or bf16 throughout)"
 
 
