@@ -89,3 +89,28 @@ def test_bf16_products_without_a_bf16_kernel(shape: tuple[int, ...], keys: int) 
     _, _, ours, theirs = _errors(Attention(False), _inputs(shape, keys, torch.bfloat16, 3), isa="avx2")
     assert ours <= 1.25 * theirs, (ours, theirs)
 
+
+NON_FINITE = {"nan_key": (1, (2, 3), float("nan")), "inf_key": (1, (1, 0), float("inf")),
+              "neg_inf_query": (0, (0, 0), float("-inf")), "nan_value": (2, (3, 1), float("nan")),
+              "inf_value": (2, (0, 2), float("inf"))}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", [(1, 2, 5, 8), (2, 5, 8)], ids=["flash", "math"])
+@pytest.mark.parametrize("what", sorted(NON_FINITE))
+def test_non_finite_values_as_eager(what: str, shape: tuple[int, ...], causal: bool, dtype: torch.dtype) -> None:
+    """A NaN or infinity in q, k or v: NaN and infinities where eager's are (``exp(s - max)``
+    of an infinite score is NaN in both), the finite outputs within an ulp."""
+    g = torch.Generator().manual_seed(4)
+    inputs = [torch.randn(shape, generator=g).to(dtype) for _ in range(3)]
+    which, (row, col), value = NON_FINITE[what]
+    inputs[which][..., row, col] = value
+    model = Attention(causal)
+    compiled = ziggurat.compile(model, tuple(inputs), backend="cpu")
+    assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    got, expected = compiled(*inputs), model(*inputs)
+    assert torch.equal(got.isnan(), expected.isnan()) and torch.equal(got.isinf(), expected.isinf())
+    finite = expected.isfinite()
+    torch.testing.assert_close(got[finite].float(), expected[finite].float(), rtol=2 ** -6, atol=2 ** -8)
+

@@ -22,7 +22,7 @@ MOVES = (
     "nn.functional.pad.constant tril triu diagonal diag diag_embed unfold nn.functional.pixel_shuffle "
     "nn.functional.pixel_unshuffle select_scatter slice_scatter diagonal_scatter zeros_like ones_like full_like "
     "broadcast_tensors meshgrid.variadic_tensors gather take_along_dim index_select nn.functional.embedding scatter "
-    "index_put"
+    "index_put __getitem__ repeat_interleave"
 ).split()
 WIDENED = (
     "abs neg relu sigmoid tanh exp log log2 log10 log1p expm1 sin cos tan sinh cosh asin acos atan asinh acosh atanh "
@@ -46,6 +46,7 @@ PARTIAL: dict[tuple[str, int], str] = {
     ("index_put", 2): "accumulate adds in the 16-bit type",
     ("index_put", 3): "None (full-slice) indices",
     ("gather", 3): "a uint8 index (float32 keeps it in torch too)",
+    ("repeat_interleave", 3): "tensor repeats give a data-dependent shape",
 }
 
 
