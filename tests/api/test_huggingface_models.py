@@ -95,3 +95,64 @@ def test_huggingface_model_matches_eager(name: str, backend: str) -> None:
     other = tuple(torch.randint(3, 64, a.shape) if a.dtype == torch.long else torch.randn(a.shape) for a in args)
     with torch.no_grad():
         assert_same_tree(compiled(*other, **kwargs), model(*other, **kwargs), name, 1e-5)
+
+
+def deberta() -> Any:
+    return transformers.DebertaV2Config(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                                        max_position_embeddings=16, **TOKENS), _ids()
+
+
+def llama() -> Any:
+    return transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+                                    num_key_value_heads=2, max_position_embeddings=16, **TOKENS), _ids()
+
+
+def segformer() -> Any:
+    config = transformers.SegformerConfig(num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16],
+                                          num_attention_heads=[1, 2], decoder_hidden_size=16, patch_sizes=[7, 3],
+                                          strides=[4, 2], mlp_ratios=[2, 2])
+    return config, ((torch.randn(2, 3, 32, 32),), {})
+
+
+#: bf16 models: (config and inputs, the model class or None for AutoModel, encoder only); each
+#: ran an op through torch before (GPT-2's ``x ** 3``, T5's ``where(mask, x, finfo.min)``,
+#: DeBERTa's ``mask.to(bf16)``, SegFormer's bilinear resize)
+BF16_MODELS: dict[str, tuple[Callable[[], Any], Any, bool]] = {
+    "gpt2": (gpt2, None, False), "t5-encoder": (t5_encoder, None, True), "deberta": (deberta, None, False),
+    "segformer": (segformer, "SegformerForSemanticSegmentation", False), "llama": (llama, None, False),
+}
+
+
+@pytest.mark.parametrize("mode", ["native", "autocast"])
+@pytest.mark.parametrize("name", list(BF16_MODELS))
+def test_huggingface_model_in_bf16_runs_natively(name: str, mode: str) -> None:
+    """``model.to(torch.bfloat16)``, or ``precision="bf16"`` against eager under autocast: every op
+    native, and the first floating output as far from the float32 model's as eager's is (at most
+    1.25x its max relative error)."""
+    make, cls, encoder = BF16_MODELS[name]
+    torch.manual_seed(0)
+    config, (args, kwargs) = make()
+    model = (getattr(transformers, cls)(config) if cls else transformers.AutoModel.from_config(config))
+    model = (model.get_encoder() if encoder else model).eval()
+    with torch.no_grad():
+        reference = model(*args, **kwargs)
+    if mode == "native":
+        model = model.to(torch.bfloat16)
+        args = tuple(a.to(torch.bfloat16) if a.is_floating_point() else a for a in args)
+        compiled = ziggurat.compile(model, args, example_kwargs=kwargs, threads=1)
+        with torch.no_grad():
+            eager = model(*args, **kwargs)
+    else:
+        compiled = ziggurat.compile(model, args, example_kwargs=kwargs, threads=1, precision="bf16")
+        with torch.no_grad(), torch.autocast("cpu", torch.bfloat16):
+            eager = model(*args, **kwargs)
+    assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    got = compiled(*args, **kwargs)
+    key = next(k for k, v in reference.items() if torch.is_tensor(v) and v.is_floating_point())
+    want = reference[key].float()
+
+    def error(t: torch.Tensor) -> float:
+        return float((t.float() - want).abs().max() / want.abs().max())
+
+    assert got[key].dtype == (torch.bfloat16 if mode == "native" else torch.float32)  # autocast: the model's dtype
+    assert error(got[key]) <= 1.25 * error(eager[key]), (error(got[key]), error(eager[key]))

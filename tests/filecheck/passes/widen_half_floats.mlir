@@ -239,15 +239,50 @@ func.func @float16_product_kept(%q: tensor<2x3x4xf16>, %k: tensor<2x4x5xf16>) ->
   func.return %2 : tensor<2x3x5xf32>
 }
 
+// Powers: eager rounds the exponent to the tensor's type (2.2 is bf16's 2.203125) and multiplies
+// a bf16 cube (and x ** -2) in bf16, each product rounded; casts to and from integers go through
+// float32, as c10's conversions do; a bilinear resize is widened without align_corners only.
+// CHECK-LABEL: func.func @powers_casts_resize
+// CHECK-NEXT:    %[[C0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<3x5xbf16>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[SQ:.*]] = torch.aten.mul.Tensor %[[C0]], %[[C0]] : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[SQB:.*]] = torch.aten._to_copy %[[SQ]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
+// CHECK-NEXT:    %[[SQF:.*]] = torch.aten._to_copy %[[SQB]] {dtype = f32, non_blocking = false} : (tensor<3x5xbf16>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[CU:.*]] = torch.aten.mul.Tensor %[[SQF]], %[[C0]] : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[CUB:.*]] = torch.aten._to_copy %[[CU]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
+// CHECK-NEXT:    %[[P0:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<3x5xbf16>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.pow.Tensor_Scalar %[[P0]] {exponent = 2.203125 : f64} : (tensor<3x5xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[PB:.*]] = torch.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
+// CHECK-NEXT:    torch.aten.pow.Tensor_Scalar %h {exponent = 5.000000e-01 : f64} : (tensor<3x5xf16>) -> tensor<3x5xf16>
+// CHECK-NEXT:    %[[MF:.*]] = torch.aten._to_copy %m {dtype = f32, non_blocking = false} : (tensor<3x5xi64>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[MB:.*]] = torch.aten._to_copy %[[MF]] {dtype = bf16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xbf16>
+// CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<3x5xbf16>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[XH:.*]] = torch.aten._to_copy %[[XF]] {dtype = f16, non_blocking = false} : (tensor<3x5xf32>) -> tensor<3x5xf16>
+// CHECK-NEXT:    %[[R0:.*]] = torch.aten._to_copy %i {dtype = f32, non_blocking = false} : (tensor<1x2x3x5xbf16>) -> tensor<1x2x3x5xf32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.upsample_bilinear2d.vec %[[R0]] {align_corners = false, {{.*}}} : (tensor<1x2x3x5xf32>) -> tensor<1x2x6x10xf32>
+// CHECK-NEXT:    %[[RB:.*]] = torch.aten._to_copy %[[R]] {dtype = bf16, non_blocking = false} : (tensor<1x2x6x10xf32>) -> tensor<1x2x6x10xbf16>
+// CHECK-NEXT:    torch.aten.upsample_bilinear2d.vec %i {align_corners = true, {{.*}}} : (tensor<1x2x3x5xbf16>) -> tensor<1x2x6x10xbf16>
+func.func @powers_casts_resize(%x: tensor<3x5xbf16>, %h: tensor<3x5xf16>, %m: tensor<3x5xi64>, %i: tensor<1x2x3x5xbf16>) -> (tensor<3x5xbf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<1x2x6x10xbf16>, tensor<1x2x6x10xbf16>) {
+  %0 = torch.aten.pow.Tensor_Scalar %x {exponent = 3 : i64} : (tensor<3x5xbf16>) -> tensor<3x5xbf16>
+  %1 = torch.aten.pow.Tensor_Scalar %x {exponent = 2.200000e+00 : f64} : (tensor<3x5xbf16>) -> tensor<3x5xbf16>
+  %2 = torch.aten.pow.Tensor_Scalar %h {exponent = 5.000000e-01 : f64} : (tensor<3x5xf16>) -> tensor<3x5xf16>
+  %3 = torch.aten.to.dtype %m {dtype = bf16, non_blocking = false, copy = false} : (tensor<3x5xi64>) -> tensor<3x5xbf16>
+  %4 = torch.aten._to_copy %x {dtype = f16, non_blocking = false} : (tensor<3x5xbf16>) -> tensor<3x5xf16>
+  %5 = torch.aten.upsample_bilinear2d.vec %i {align_corners = false, scale_factors = array<f64: 2.000000e+00, 2.000000e+00>} : (tensor<1x2x3x5xbf16>) -> tensor<1x2x6x10xbf16>
+  %6 = torch.aten.upsample_bilinear2d.vec %i {align_corners = true, scale_factors = array<f64: 2.000000e+00, 2.000000e+00>} : (tensor<1x2x3x5xbf16>) -> tensor<1x2x6x10xbf16>
+  func.return %0, %1, %2, %3, %4, %5, %6 : tensor<3x5xbf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<1x2x6x10xbf16>, tensor<1x2x6x10xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
+// STATS:   bf16 powers multiplied out 1
 // STATS:   bf16 products of widened operands 1
+// STATS:   casts through float32 2
 // STATS:   comparisons and predicates widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 9
+// STATS:   ops widened 11
 // STATS:   promoted operands widened 1
