@@ -34,6 +34,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, LinearOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.torch import AtenOp
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddmm_Op,
     AtenAddmmDtypeOp,
@@ -222,8 +223,8 @@ class FuseUnary(RewritePattern):
 
     def fuse(self, op: AtenOp, source: SSAValue, post: UnaryPostOpAttr, rewriter: PatternRewriter) -> None:
         producer = source.owner
-        if not isinstance(producer, FusedOp):
-            return
+        if not isinstance(producer, FusedOp) or overflowing_scalar(op) is not None:
+            return  # (a number eager raises on stays with its op, which runs in torch)
         if producer.unary() is not None or op.results[0].type != producer.results[0].type:
             return
         shared = not producer.results[0].has_one_use()
@@ -298,6 +299,8 @@ class FuseBinary(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenAddTensorOp | AtenSubTensorOp, rewriter: PatternRewriter) -> None:
         lhs, rhs = op.self_, op.other
+        if overflowing_scalar(op) is not None:
+            return
         kind = BINARIES[type(op)]
         alpha = float(op.alpha_value)
         # add/sub(x, y, alpha) is x +/- alpha * y and the post-op computes producer +/- alpha * other:

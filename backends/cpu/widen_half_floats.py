@@ -53,6 +53,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.fused import Conv2dOp, MatmulOp
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import (
@@ -193,6 +194,8 @@ class WidenOp(RewritePattern):
             return
         if key not in WIDENED | _BOOL_RESULT | INDEX_RESULT | MIXED or len(op.results) != 1 or "dtype" in op.properties:
             return
+        if overflowing_scalar(op) is not None:
+            return  # eager raises on a number past the 16-bit type's range: torch runs it
         result = op.results[0]
         dtypes = [_dtype(v) for v in op.operands]
         if any(d not in _OPERAND_DTYPES for d in dtypes):
@@ -252,7 +255,7 @@ class WidenPowScalar(RewritePattern):
         half = _dtype(op.results[0])
         exponent = op.static_value("exponent")
         if half not in HALF_FLOATS or _dtype(op.operands[0]) != half or isinstance(exponent, bool) \
-                or not isinstance(exponent, int | float):
+                or not isinstance(exponent, int | float) or overflowing_scalar(op) is not None:
             return
         e = float(torch.tensor(float(exponent), dtype=half))
         if half == torch.float16 and e in (0.5, -0.5):

@@ -39,6 +39,7 @@ from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringCon
 from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.layout import realize_channels_last, realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, GemmNode, Node, RuntimeOperand, StaticOperand
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowerings
 from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
 from ziggurat.backends.cpu.lowering.tensors import (
@@ -81,9 +82,10 @@ class LoweringResult:
 
 def _torch_only_problem(op: Operation) -> str | None:
     """Why ``op`` must run through torch whatever its lowering: an operand or result of a
-    dtype only torch computes (complex, float8, quantized), or a run-time size: data-dependent,
+    dtype only torch computes (complex, float8, quantized), a number eager raises on
+    (``checked_scalars``), or a run-time size: data-dependent,
     or a declared shape symbol (the CPU backend builds static sizes; ``compile`` specializes)."""
-    problem = type_problem(op, lambda _role, _index, ty: torch_only_reason(ty))
+    problem = type_problem(op, lambda _role, _index, ty: torch_only_reason(ty)) or overflowing_scalar(op)
     if problem is None or DATA_DEPENDENT_SHAPE not in problem:
         return problem
     fn = enclosing_function(op)

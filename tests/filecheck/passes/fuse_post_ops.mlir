@@ -161,3 +161,19 @@ func.func @divide_by_denormal(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tenso
   %d = torch.aten.div.Scalar %m {other = 1.0e-40 : f64} : (tensor<3x5xf32>) -> tensor<3x5xf32>
   func.return %d : tensor<3x5xf32>
 }
+
+// -----
+// Negative: a post-op with a number eager raises on (past float32's range: "value cannot be
+// converted to type float without overflow") stays an op of its own, which runs in torch.
+// CHECK-LABEL: func.func @overflowing_numbers
+// CHECK:         %[[L:.*]] = fused.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    torch.aten.clamp %[[L]] {max = 1.000000e+39 : f64}
+// CHECK:         %[[L2:.*]] = fused.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    torch.aten.add.Tensor %[[L2]], %y {alpha = 1.000000e+39 : f64}
+func.func @overflowing_numbers(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %y: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %l = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %c = torch.aten.clamp %l {max = 1.0e39 : f64} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l2 = torch.aten.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %a = torch.aten.add.Tensor %l2, %y {alpha = 1.0e39 : f64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  func.return %c, %a : tensor<4x6xf32>, tensor<4x6xf32>
+}
