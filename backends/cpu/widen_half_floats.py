@@ -55,7 +55,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.fused import Conv2dOp, MatmulOp
-from ziggurat.dialects.torch import AtenOp
+from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
     Aten_ToCopy_Op,
     AtenMulTensorOp,
@@ -72,7 +72,7 @@ NAME = "widen-half-floats"
 
 #: Ops whose eager bf16 and float16 kernels compute in float32 and round once.
 WIDENED = frozenset({
-    "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::neg",
+    "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::multiply.Tensor", "aten::div.Tensor", "aten::neg",
     "aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
     "aten::hardtanh", "aten::hardswish", "aten::hardsigmoid", "aten::leaky_relu", "aten::clamp",
     "aten::clamp.Tensor", "aten::clamp_min", "aten::clamp_max", "aten::clamp_min.Tensor", "aten::clamp_max.Tensor",
@@ -281,6 +281,33 @@ class WidenPowScalar(RewritePattern):
         record(NAME, "ops widened")
 
 
+#: Ops whose ``dtype`` argument casts the input first: eager's ``softmax(x, dim, dtype=float32)``
+#: of a bf16 ``x`` is ``softmax(x.float(), dim)``.
+_CASTING_DTYPE = frozenset({"aten::softmax.int", "aten::log_softmax.int", "aten::sum.dim_IntList", "aten::sum",
+                            "aten::mean.dim", "aten::mean", "aten::cumsum", "aten::prod", "aten::prod.dim_int"})
+
+
+@dataclass
+class WidenDtypeArgument(RewritePattern):
+    """An op of ``_CASTING_DTYPE`` on a bf16 or float16 operand with ``dtype=float32`` (Bloom's and
+    Gemma 2's attention softmax): the operand cast first, exactly, and the op on float32."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
+        if op_key(op) not in _CASTING_DTYPE or "dtype" not in op.properties or len(op.results) != 1:
+            return
+        if op.static_value("dtype") != torch.float32 or _dtype(op.operands[0]) not in HALF_FLOATS:
+            return
+        if _dtype(op.results[0]) != torch.float32 or any(_dtype(v) != _dtype(op.operands[0]) for v in op.operands):
+            return
+        up = _cast(op.operands[0], torch.float32, f32)
+        wide = type(op).create(operands=[up.results[0]], result_types=[op.results[0].type],
+                               properties=dict(op.properties), attributes=dict(op.attributes))
+        wide.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [up, wide], [wide.results[0]])
+        record(NAME, "float32 dtype arguments made casts")
+
+
 #: Casts of a 16-bit float to and from these types go through float32 (``WidenCast``).
 _CAST_PARTNERS = frozenset({torch.int64, torch.int32, torch.bool, *HALF_FLOATS})
 _CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtype_layout"})
@@ -295,8 +322,8 @@ class WidenCast(RewritePattern):
     native."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op_key(op) not in _CASTS or len(op.results) != 1 or not isinstance(op, AtenOp):
-            return
+        if op_key(op) not in _CASTS or len(op.results) != 1 or not isinstance(op, TorchOp):
+            return  # (``to.dtype_layout`` is a ``torch.operator``)
         source, target = _dtype(op.operands[0]), _dtype(op.results[0])
         if source == target or source not in _CAST_PARTNERS or target not in _CAST_PARTNERS \
                 or not {source, target} & set(HALF_FLOATS):
@@ -518,5 +545,5 @@ class WidenHalfFloatsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
-            WidenOp(), WidenPowScalar(), WidenCast(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
+            WidenOp(), WidenPowScalar(), WidenCast(), WidenDtypeArgument(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

@@ -114,17 +114,37 @@ def segformer() -> Any:
     return config, ((torch.randn(2, 3, 32, 32),), {})
 
 
+def bloom() -> Any:
+    return transformers.BloomConfig(hidden_size=32, n_layer=1, n_head=2, **TOKENS), _ids()
+
+
+def bart_encoder() -> Any:
+    return transformers.BartConfig(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                                   decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                                   max_position_embeddings=16, **TOKENS), _ids()
+
+
+def wav2vec2() -> Any:
+    config = transformers.Wav2Vec2Config(conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), hidden_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                                         num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+    return config, ((torch.randn(2, 400),), {})
+
+
 #: bf16 models: (config and inputs, the model class or None for AutoModel, encoder only); each
 #: ran an op through torch before (GPT-2's ``x ** 3``, T5's ``where(mask, x, finfo.min)``,
-#: DeBERTa's ``mask.to(bf16)``, SegFormer's bilinear resize)
+#: DeBERTa's ``mask.to(bf16)``, SegFormer's bilinear resize, Bloom's ``softmax(x, dtype=float32)``,
+#: Bart's ``to(bf16)`` of a bf16 tensor, wav2vec2's weight norm)
 BF16_MODELS: dict[str, tuple[Callable[[], Any], Any, bool]] = {
     "gpt2": (gpt2, None, False), "t5-encoder": (t5_encoder, None, True), "deberta": (deberta, None, False),
     "segformer": (segformer, "SegformerForSemanticSegmentation", False), "llama": (llama, None, False),
+    "bloom": (bloom, None, False), "bart-encoder": (bart_encoder, None, True), "wav2vec2": (wav2vec2, None, False),
 }
+BF16_CASES = [(name, mode) for name in BF16_MODELS for mode in ("native", "autocast")
+              if mode == "native" or name in ("gpt2", "llama", "segformer")]
 
 
-@pytest.mark.parametrize("mode", ["native", "autocast"])
-@pytest.mark.parametrize("name", list(BF16_MODELS))
+@pytest.mark.parametrize("name,mode", BF16_CASES)
 def test_huggingface_model_in_bf16_runs_natively(name: str, mode: str) -> None:
     """``model.to(torch.bfloat16)``, or ``precision="bf16"`` against eager under autocast: every op
     native, and the first floating output as far from the float32 model's as eager's is (at most

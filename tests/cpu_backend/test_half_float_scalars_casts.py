@@ -144,3 +144,27 @@ def test_bilinear_resize_rounds_once(shape: tuple[int, ...], size: dict[str, obj
     float32_error = 2.0**-20 * float(x.abs().max())  # a few float32 ulp of the largest input
     assert bool(((got - wide).abs() <= wide.abs() * HALF_ULP[dtype] + float32_error).all())
     assert float((got - exact).abs().max()) <= float((eager - exact).abs().max()) + float32_error
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("form", ["softmax", "log_softmax", "sum", "cumsum"])
+def test_float32_dtype_argument_casts_the_operand(form: str, dtype: torch.dtype) -> None:
+    """``softmax(x, -1, dtype=torch.float32)`` of a 16-bit ``x`` (Bloom, Gemma 2): ``x`` widened
+    exactly, the op in float32, as eager."""
+    fns: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+        "softmax": lambda x: torch.softmax(x, -1, dtype=torch.float32),
+        "log_softmax": lambda x: torch.log_softmax(x, -1, dtype=torch.float32),
+        "sum": lambda x: torch.sum(x, -1, dtype=torch.float32),
+        "cumsum": lambda x: torch.cumsum(x, -1, dtype=torch.float32),
+    }
+    x = (torch.randn(5, 37, generator=torch.Generator().manual_seed(2)) * 4).to(dtype)
+    model = Apply(fns[form])
+    compiled = compile_cpu(model, (x,))
+    assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    torch.testing.assert_close(compiled(x), model(x), rtol=2e-6, atol=1e-6)  # float32 in another order
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_cast_to_its_own_type_is_a_copy(dtype: torch.dtype) -> None:
+    """``x.to(device="cpu", dtype=x.dtype)`` (Bart's ``to.dtype_layout``) keeps every bit."""
+    _check(lambda x: x.to(device="cpu", dtype=dtype, copy=True), _every_value(dtype))

@@ -122,13 +122,15 @@ HALF_FLOAT_CASTS = frozenset({"aten::_to_copy", "aten::to.dtype", "aten::to.dtyp
 
 
 def is_half_float_cast(op: Operation) -> bool:
-    """A cast between float32 and bfloat16 or float16 (either way)."""
+    """A cast between float32 and bfloat16 or float16 (either way), or of one of those to itself
+    (a copy: Bart's ``to(dtype_layout)`` of a bf16 tensor to bf16)."""
     if op_key(op) not in HALF_FLOAT_CASTS:
         return False
     types = [v.type for v in (*op.operands, *op.results)]
     if not types or not all(isinstance(t, TensorType) for t in types):
         return False
-    return any({dtype_of(t) for t in types} == {torch.float32, half} for half in HALF_FLOATS)
+    dtypes = {dtype_of(t) for t in types}
+    return any(dtypes in ({torch.float32, half}, {half}) for half in HALF_FLOATS)  # {half}: a copy
 
 
 #: GEMMs the bf16 kernels compute (``lowering/gemm_bf16.py``) when every operand is bf16.

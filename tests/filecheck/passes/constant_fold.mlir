@@ -28,6 +28,19 @@ func.func @nofold(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   func.return %0, %1 : tensor<2xf32>, tensor<2xf32>
 }
 
+// A weight norm of constant parameters (wav2vec2's positional convolution) folds: it was a
+// torch.operator, which is not folded, and ran through torch at every call.
+// CHECK-LABEL: func.func @weight_norm
+// CHECK:         %[[W:.*]] = torch.literal dense<{{\[\[}}6.000000e+00, 8.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NEXT:    torch.aten.linear %x, %[[W]]
+func.func @weight_norm(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %v = torch.literal dense<[[3.0, 4.0], [0.0, 2.0]]> : tensor<2x2xf32>
+  %g = torch.literal dense<[[10.0], [1.0]]> : tensor<2x1xf32>
+  %w = torch.aten._weight_norm %v, %g {dim = 0 : i64} : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
+  %y = torch.aten.linear %x, %w : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  func.return %y : tensor<4x2xf32>
+}
+
 // STATS: constant-fold:
-// STATS:   bytes of constants produced              24
-// STATS:   folded ops                               2
+// STATS:   bytes of constants produced              40
+// STATS:   folded ops                               3

@@ -272,6 +272,21 @@ func.func @powers_casts_resize(%x: tensor<3x5xbf16>, %h: tensor<3x5xf16>, %m: te
   func.return %0, %1, %2, %3, %4, %5, %6 : tensor<3x5xbf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<3x5xbf16>, tensor<3x5xf16>, tensor<1x2x6x10xbf16>, tensor<1x2x6x10xbf16>
 }
 
+// A float32 dtype argument on a bf16 operand (Bloom's softmax) is a cast of the operand; the
+// multiply alias is widened as mul is.
+// CHECK-LABEL: func.func @dtype_argument_and_alias
+// CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.softmax.int %[[XF]] {dim = -1 : i64, dtype = f32} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[A:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[B:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.multiply.Tensor %[[A]], %[[B]] : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    torch.aten._to_copy %[[M]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @dtype_argument_and_alias(%x: tensor<4x33xbf16>) -> (tensor<4x33xf32>, tensor<4x33xbf16>) {
+  %0 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = f32} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+  %1 = torch.aten.multiply.Tensor %x, %x : (tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0, %1 : tensor<4x33xf32>, tensor<4x33xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -281,8 +296,9 @@ func.func @powers_casts_resize(%x: tensor<3x5xbf16>, %h: tensor<3x5xf16>, %m: te
 // STATS:   comparisons and predicates widened 1
 // STATS:   depthwise convolutions widened 1
 // STATS:   float16 GEMMs and convolutions widened 2
+// STATS:   float32 dtype arguments made casts 1
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 11
+// STATS:   ops widened 12
 // STATS:   promoted operands widened 1
