@@ -192,9 +192,17 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
         tiled = [e.substitute({tile: IndexExpr.of(blk) * options.width + IndexExpr.of(lane)}) for e in index]
         outer = [blk if v is tile else v for v in serial_vars]
         npar = len(par_vars) if parallel else 0
+        inner = [lane]
+        if blk in outer[npar:] and outer[-1] is blk:
+            # ... and the blocks inside the vector loop too (a serial innermost tile): a vector
+            # of W source rows streams through all its blocks before the next, so W rows are
+            # read at a time, not all of them, which defeats the hardware prefetcher when the
+            # source is cold (a 1x96x56x56 NCHW -> NHWC copy from memory: 0.39 -> 0.28 ms,
+            # 2x64x28x28 0.15 -> 0.12 ms; the same in cache; ConvNeXt's input)
+            outer, inner = outer[:-1], [blk, lane]
         begin_trace()
         _emit_nest(em, root_scope, outer[:npar], outer[npar:], vec_var, options.width, node.fn(tiled), tiled,
-                   shape, out, inner=lane, range_total=range_total)
+                   shape, out, inner=inner, range_total=range_total)
     elif chunk is None:
         _emit_nest(em, root_scope, par_vars if parallel else [], serial_vars[len(par_vars) if parallel else 0:],
                    vec_var, options.width, root, index, shape, out, range_total=range_total)
@@ -256,9 +264,9 @@ def _transpose_tile(root: Value, vec_var: Var | None, serial_vars: Sequence[Var]
 
 def _emit_nest(em: KernelEmitter, root_scope: Scope, par_vars: Sequence[Var], serial_vars: Sequence[Var],
                vec_var: Var | None, width: int, root: Value, index: Sequence[IndexExpr], shape: Sequence[int],
-               out: SSAValue, inner: Var | None = None, range_total: int = 0) -> None:
+               out: SSAValue, inner: Sequence[Var] = (), range_total: int = 0) -> None:
     """One loop nest: a ``loop.parallel`` over ``par_vars``, serial loops, the vector loop,
-    optionally one serial loop over ``inner`` inside it, and the store.  ``range_total``: the
+    optionally serial loops over ``inner`` inside it, and the store.  ``range_total``: the
     nest's elements, in a range schedule (``KernelOptions.range_schedule``)."""
     with contextlib.ExitStack() as stack:
         scope = root_scope
@@ -279,8 +287,8 @@ def _emit_nest(em: KernelEmitter, root_scope: Scope, par_vars: Sequence[Var], se
             op, child = open_vfor(scope, vec_var, width, masked=em.masked_vectors)
             stack.enter_context(scope.child_anchor(op))
             scope = child
-        if inner is not None:
-            op, child = open_for(scope, inner)
+        for v in inner:
+            op, child = open_for(scope, v)
             stack.enter_context(scope.child_anchor(op))
             scope = child
         value = em.emit(root, scope, want_vector=vec_var is not None)
