@@ -21,7 +21,7 @@ from xdsl.ir import Block, SSAValue
 
 from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, lane_step
 from ziggurat.backends.cpu.loopgen.loops import open_for, open_parallel, open_vfor
-from ziggurat.backends.cpu.loopgen.merge import merge_loops
+from ziggurat.backends.cpu.loopgen.merge import merge_loops, merge_narrow_inner
 from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
 from ziggurat.backends.cpu.loopgen.scope import Scope
 from ziggurat.backends.cpu.loopgen.types import memref
@@ -128,7 +128,11 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
 
     def traced(domain: tuple[list[Var], list[IndexExpr]]) -> tuple[list[Var], list[IndexExpr], Value]:
         begin_trace()
-        return merge_loops(list(domain[0]), list(domain[1]), node.fn, lambda idx: [flat_index(idx, shape)])
+        vars_, index, root = merge_loops(list(domain[0]), list(domain[1]), node.fn, lambda idx: [flat_index(idx, shape)])
+        if len(domains) == 1 and not options.range_schedule:  # (a range build's sampled sizes
+            # must give one loop structure; a narrow dim's merge follows its size)
+            vars_, index, root = merge_narrow_inner(vars_, index, root, node.fn, options.width)
+        return vars_, index, root
 
     first = traced(domains[0])
     vectorize = options.width > 1 and not vector_blockers(first[2])

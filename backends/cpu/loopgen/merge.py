@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Mod, Var, flat_index
+from ziggurat.backends.cpu.lowering.index import FloorDiv, IndexExpr, Indirect, Mod, Var, flat_index
 from ziggurat.backends.cpu.lowering.values import IndexValue, Load, ReduceRef, Value, walk
 
 Trace = Callable[[Sequence[IndexExpr]], Value]
@@ -65,3 +65,26 @@ def merge_loops(vars_: list[Var], index: list[IndexExpr], trace: Trace,
             index, root = new_index, new_root
         k -= 1
     return vars_, index, root
+
+
+def merge_narrow_inner(vars_: list[Var], index: list[IndexExpr], root: Value, trace: Trace,
+                       width: int) -> tuple[list[Var], list[IndexExpr], Value]:
+    """An innermost loop narrower than a quarter of the vector width merged with the loop around
+    it although an access is not affine in the merged variable: a vector loop of ``width``
+    lanes, that access a gather of ``m // E`` and ``m % E`` lane-wise, instead of one vector of
+    ``E`` lanes per outer step (the 3-channel NCHW -> NHWC input of a channels-last stem
+    convolution: a 3-lane gather per pixel).  Only for plain loads: no reduction, no run-time
+    index, no guarded (padded) access."""
+    if width < 8 or len(vars_) < 2 or vars_[-1].extent * 4 > width or vars_[-1].extent < 2:
+        return vars_, index, root
+    for node in walk(root):
+        if isinstance(node, ReduceRef | IndexValue):
+            return vars_, index, root
+        if isinstance(node, Load) and (node.guards or any(isinstance(atom, Indirect)
+                                                          for sub in node.subs for atom, _ in sub.terms)):
+            return vars_, index, root
+    outer, inner = vars_[-2], vars_[-1]
+    m = Var(outer.name, outer.extent * inner.extent)
+    sub = {outer: IndexExpr.of(m) // inner.extent, inner: IndexExpr.of(m) % inner.extent}
+    new_index = [e.substitute(sub) for e in index]
+    return vars_[:-2] + [m], new_index, trace(new_index)
