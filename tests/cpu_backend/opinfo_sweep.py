@@ -35,7 +35,7 @@ DEFAULT = (
     "reshape view flatten unflatten squeeze unsqueeze permute transpose t expand expand_as repeat tile flip roll "
     "fliplr flipud movedim diagonal narrow select unfold "
     "cat stack hstack vstack split split_with_sizes chunk unbind index_select gather take_along_dim "
-    "nn.functional.pixel_shuffle nn.functional.pixel_unshuffle meshgrid.variadic_tensors repeat_interleave "
+    "nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.unfold meshgrid.variadic_tensors repeat_interleave "
     "sum mean prod amax amin max.reduction_with_dim min.reduction_with_dim max.reduction_no_dim "
     "min.reduction_no_dim argmax argmin aminmax cumsum cumprod logcumsumexp softmax log_softmax var std var_mean "
     "std_mean logsumexp norm linalg.vector_norm any all count_nonzero nansum "

@@ -20,7 +20,7 @@ MOVES = (
     "reshape view flatten unflatten squeeze unsqueeze permute transpose t expand expand_as repeat tile flip roll "
     "fliplr flipud movedim narrow select cat stack hstack vstack split chunk unbind where masked_fill "
     "nn.functional.pad.constant tril triu diagonal diag diag_embed unfold nn.functional.pixel_shuffle "
-    "nn.functional.pixel_unshuffle select_scatter slice_scatter diagonal_scatter zeros_like ones_like full_like "
+    "nn.functional.pixel_unshuffle nn.functional.unfold select_scatter slice_scatter diagonal_scatter zeros_like ones_like full_like "
     "broadcast_tensors meshgrid.variadic_tensors gather take_along_dim index_select nn.functional.embedding scatter "
     "index_put __getitem__ repeat_interleave"
 ).split()

@@ -168,7 +168,7 @@ HALF_FLOAT_MOVES = frozenset({
     "aten::masked_fill.Scalar", "aten::masked_fill.Tensor", "aten::unbind.int", "aten::split.Tensor",
     "aten::split_with_sizes", "aten::chunk", "aten::stack", "aten::flip", "aten::roll",
     "aten::repeat", "aten::constant_pad_nd", "aten::pad",
-    "aten::tril", "aten::triu", "aten::pixel_shuffle", "aten::pixel_unshuffle", "aten::diagonal", "aten::diag",
+    "aten::tril", "aten::triu", "aten::pixel_shuffle", "aten::pixel_unshuffle", "aten::diagonal", "aten::diag", "aten::im2col",
     "aten::diag_embed", "aten::unfold", "aten::fliplr", "aten::flipud", "aten::expand_as", "aten::movedim.intlist",
     "aten::broadcast_tensors", "aten::meshgrid.indexing", "aten::meshgrid", "aten::select_scatter",
     "aten::slice_scatter", "aten::diagonal_scatter", "aten::zeros_like", "aten::ones_like", "aten::full_like",

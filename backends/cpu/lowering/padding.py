@@ -1,5 +1,5 @@
 """Padding: constant (guarded loads), reflect and replicate (computed source indices),
-circular (modular indices)."""
+circular (modular indices); and ``im2col`` (``F.unfold``), a gather of zero-padded patches."""
 
 from __future__ import annotations
 
@@ -100,6 +100,33 @@ def named_pad(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         "circular" if "circular" in args.name else "replicate")
     p = args.get_ints("padding", []) if args.has("padding") else args.get_ints("pad", [])
     return index_pad(ctx, args, x, p, mode, args.out_shape)
+
+
+
+@lowering("aten::im2col")
+def im2col(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """``out[n, (c * kh + i) * kw + j, oh * OW + ow] = x[n, c, oh * sh - ph + i * dh,
+    ow * sw - pw + j * dw]``, zero outside the image (an unbatched ``[C, H, W]`` too)."""
+    x = args.tensor("self")
+    kh, kw = (int(v) for v in args.get_ints("kernel_size", []))
+    dh, dw = (int(v) for v in args.get_ints("dilation", []))
+    ph, pw = (int(v) for v in args.get_ints("padding", []))
+    sh, sw = (int(v) for v in args.get_ints("stride", []))
+    height, width = x.shape[-2], x.shape[-1]
+    out_w = (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    batched = x.rank == 4
+    fill = 0.0 if x.dtype.is_floating_point else (False if x.dtype == torch.bool else 0)
+
+    def element(idx: Index) -> Value:
+        *lead, r, pixel = [IndexExpr.of(i) for i in idx]
+        c, i, j = r // (kh * kw), (r // kw) % kh, r % kw
+        h = (pixel // out_w) * sh - ph + i * dh
+        w = (pixel % out_w) * sw - pw + j * dw
+        return load_or(x, [*lead, c, h, w] if batched else [c, h, w], fill)
+
+    if x.rank not in (3, 4) or height <= 0 or width <= 0:
+        raise NotLowerable(f"im2col of a rank-{x.rank} tensor")
+    return ctx.lazy(args.out_shape, x.dtype, element, [x])
 
 
 __all__ = ["Binary", "cast", "const"]
