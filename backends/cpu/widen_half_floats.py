@@ -59,6 +59,7 @@ from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
     Aten_ToCopy_Op,
     AtenMulTensorOp,
+    AtenNanToNum_Op,
     AtenPowTensorScalarOp,
     AtenReciprocal_Op,
     AtenTransposeIntOp,
@@ -101,7 +102,7 @@ WIDENED = frozenset({
     # float32 ulp from a float16 rounding boundary; tan in bf16: 2), as sigmoid, silu and
     # softplus in float16 already were (7, 2 and 1).  Not
     # logsigmoid, logit, hardshrink, softshrink (eager rounds inside or compares with a rounded
-    # parameter), nan_to_num (eager writes the 16-bit type's largest value), rsqrt (eager's
+    # parameter), nan_to_num (``WidenNanToNum``: eager writes the 16-bit type's largest value), rsqrt (eager's
     # scalar loop, which takes strided operands and a vector's tail, rounds the square root to
     # the 16-bit type first: 9,033 bf16 values an ulp off its vector loop's)
     "aten::log2", "aten::log10", "aten::log1p", "aten::expm1", "aten::cosh", "aten::sinh",
@@ -306,6 +307,30 @@ class WidenDtypeArgument(RewritePattern):
         wide.results[0].name_hint = op.results[0].name_hint
         rewriter.replace(op, [up, wide], [wide.results[0]])
         record(NAME, "float32 dtype arguments made casts")
+
+
+@dataclass
+class WidenNanToNum(RewritePattern):
+    """``nan_to_num`` of a bf16 or float16 tensor: eager's defaults for the infinities are the
+    16-bit type's largest and smallest values, written out for the float32 op (exact in float32
+    and rounded back exactly; a given replacement rounds through float32 as eager's does)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenNanToNum_Op, rewriter: PatternRewriter) -> None:
+        half = _dtype(op.results[0])
+        if half not in HALF_FLOATS or _dtype(op.operands[0]) != half:
+            return
+        info = torch.finfo(half)
+        given = {name: op.static_value(name) for name in ("nan", "posinf", "neginf")}
+        defaults = {"nan": 0.0, "posinf": float(info.max), "neginf": float(info.min)}
+        arguments = {name: defaults[name] if value is None else float(value) for name, value in given.items()}
+        up = _cast(op.operands[0], torch.float32, f32)
+        wide = AtenNanToNum_Op.from_arguments({"self": up.results[0], **arguments},
+                                              [TensorType(f32, op.results[0].type.get_shape())])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        down = _cast(wide.results[0], half, op.results[0].type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        wide.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [up, wide, down], [down.results[0]])
+        record(NAME, "ops widened")
 
 
 #: Casts of a 16-bit float to and from these types go through float32 (``WidenCast``).
@@ -545,5 +570,5 @@ class WidenHalfFloatsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
-            WidenOp(), WidenPowScalar(), WidenCast(), WidenDtypeArgument(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
+            WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenCast(), WidenDtypeArgument(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

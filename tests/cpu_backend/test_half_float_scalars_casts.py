@@ -168,3 +168,13 @@ def test_float32_dtype_argument_casts_the_operand(form: str, dtype: torch.dtype)
 def test_cast_to_its_own_type_is_a_copy(dtype: torch.dtype) -> None:
     """``x.to(device="cpu", dtype=x.dtype)`` (Bart's ``to.dtype_layout``) keeps every bit."""
     _check(lambda x: x.to(device="cpu", dtype=dtype, copy=True), _every_value(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("replacements", [{}, {"nan": 0.5, "posinf": 100.0, "neginf": -3.0},
+                                          {"posinf": 1e10, "neginf": -1e10}, {"nan": 0.1, "posinf": 0.3}],
+                         ids=["defaults", "given", "overflowing", "rounded"])
+def test_nan_to_num_of_every_value(replacements: dict[str, float], dtype: torch.dtype) -> None:
+    """Eager's 16-bit defaults for the infinities are the type's largest and smallest values, not
+    float32's; a given replacement rounds through float32 (1e10 is float16's infinity)."""
+    _check(lambda x: torch.nan_to_num(x, **replacements), _every_value(dtype))

@@ -287,6 +287,16 @@ func.func @dtype_argument_and_alias(%x: tensor<4x33xbf16>) -> (tensor<4x33xf32>,
   func.return %0, %1 : tensor<4x33xf32>, tensor<4x33xbf16>
 }
 
+// nan_to_num: eager's 16-bit defaults for the infinities are the type's own extremes.
+// CHECK-LABEL: func.func @nan_to_num_defaults
+// CHECK-NEXT:    %[[F:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.nan_to_num %[[F]] {nan = 0.000000e+00 : f64, posinf = 3.3895313892515355e+38 : f64, neginf = -3.3895313892515355e+38 : f64} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    torch.aten._to_copy %[[N]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @nan_to_num_defaults(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.nan_to_num %x : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0 : tensor<4x33xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -300,5 +310,5 @@ func.func @dtype_argument_and_alias(%x: tensor<4x33xbf16>) -> (tensor<4x33xf32>,
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
 // STATS:   indexed ops widened 1
-// STATS:   ops widened 12
+// STATS:   ops widened 13
 // STATS:   promoted operands widened 1
