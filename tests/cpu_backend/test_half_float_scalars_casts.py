@@ -14,23 +14,14 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from tests.cpu_backend.conftest import compile_cpu
+from tests.support.apply import Apply
 
 DTYPES = [torch.bfloat16, torch.float16]
 IDS = ["bf16", "f16"]
 #: numbers of the two types' double rounding: through float32 a tie, rounded to even
 TIES = {torch.bfloat16: 1 + 2**-8 + 2**-40, torch.float16: 1 + 2**-11 + 2**-40}
-
-
-class Apply(nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        return self.fn(*args)
 
 
 def _every_value(dtype: torch.dtype) -> torch.Tensor:

@@ -13,15 +13,7 @@ import torch
 from torch import nn
 
 from tests.cpu_backend.conftest import compile_cpu, host_isas
-
-
-class Apply(nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        return self.fn(*args)
+from tests.support.apply import Apply
 
 
 def _inputs(seed: int, *shapes: tuple[int, ...], dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, ...]:
