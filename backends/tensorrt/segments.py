@@ -45,6 +45,7 @@ from ziggurat.backends.tensorrt.profiles import (
 )
 from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, ConverterRegistry
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.dialects.trt import ConstantOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
@@ -169,6 +170,8 @@ class _Partitioner:
         sizes_ignored = dynamic and key in SIZES_FROM_RESULT
         problem = type_problem(op, lambda role, i, ty: None if sizes_ignored and role == "operand" and i > 0
                                and not isinstance(ty, TensorType) else _trt_type_problem(role, i, ty, dynamic))
+        if problem is None:
+            problem = overflowing_scalar(op)  # eager raises on the number: torch runs the op
         if problem is not None:
             self.reasons[op] = problem
             return

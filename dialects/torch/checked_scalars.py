@@ -6,7 +6,8 @@ numbers to the tensor's type (``Scalar::to<scalar_t>``, checked) or to its compu
 for bf16 and float16).  A native kernel would write infinity.  So the CPU backend runs such an
 op through torch, which raises at the call as eager does (``InputError`` naming the op and its
 line); ``fuse-post-ops`` leaves it unfused and ``widen-half-floats`` unwidened (float32's range
-would let a float16 overflow pass).
+would let a float16 overflow pass).  The TensorRT partitioner keeps it out of its segments too
+(``pad`` and ``hardtanh`` built layers with an infinity there).
 
 Which ops check, and into which type, was measured on torch 2.13's CPU kernels: every op of
 these tables raises on a number past the type's range in float32, bf16, float16 and int32 (but
