@@ -102,30 +102,27 @@ def named_pad(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     return index_pad(ctx, args, x, p, mode, args.out_shape)
 
 
-
 @lowering("aten::im2col")
 def im2col(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     """``out[n, (c * kh + i) * kw + j, oh * OW + ow] = x[n, c, oh * sh - ph + i * dh,
-    ow * sw - pw + j * dw]``, zero outside the image (an unbatched ``[C, H, W]`` too)."""
+    ow * sw - pw + j * dw]``, zero outside the image (an unbatched ``[C, H, W]`` too).  Floating
+    tensors only: eager's im2col raises on integers ("not implemented for 'Long'")."""
     x = args.tensor("self")
+    if x.rank not in (3, 4) or not x.dtype.is_floating_point:
+        raise NotLowerable(f"im2col of a rank-{x.rank} {x.dtype} tensor (eager takes rank 3 or 4, floating)")
     kh, kw = (int(v) for v in args.get_ints("kernel_size", []))
     dh, dw = (int(v) for v in args.get_ints("dilation", []))
     ph, pw = (int(v) for v in args.get_ints("padding", []))
     sh, sw = (int(v) for v in args.get_ints("stride", []))
-    height, width = x.shape[-2], x.shape[-1]
-    out_w = (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    batched = x.rank == 4
-    fill = 0.0 if x.dtype.is_floating_point else (False if x.dtype == torch.bool else 0)
+    out_w = (x.shape[-1] + 2 * pw - dw * (kw - 1) - 1) // sw + 1
 
     def element(idx: Index) -> Value:
         *lead, r, pixel = [IndexExpr.of(i) for i in idx]
         c, i, j = r // (kh * kw), (r // kw) % kh, r % kw
         h = (pixel // out_w) * sh - ph + i * dh
         w = (pixel % out_w) * sw - pw + j * dw
-        return load_or(x, [*lead, c, h, w] if batched else [c, h, w], fill)
+        return load_or(x, [*lead, c, h, w], 0.0)
 
-    if x.rank not in (3, 4) or height <= 0 or width <= 0:
-        raise NotLowerable(f"im2col of a rank-{x.rank} tensor")
     return ctx.lazy(args.out_shape, x.dtype, element, [x])
 
 
