@@ -53,7 +53,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
-from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.fused import Conv2dOp, MatmulOp
 from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
@@ -64,6 +63,7 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenReciprocal_Op,
     AtenTransposeIntOp,
 )
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.op_registry import op_key
 from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, literal_value, new_literal
 from ziggurat.ir.statistics import record
@@ -102,8 +102,8 @@ WIDENED = frozenset({
     # float32 ulp from a float16 rounding boundary; tan in bf16: 2), as sigmoid, silu and
     # softplus in float16 already were (7, 2 and 1).  Not
     # logsigmoid, logit, hardshrink, softshrink (eager rounds inside or compares with a rounded
-    # parameter), nan_to_num (``WidenNanToNum``: eager writes the 16-bit type's largest value), rsqrt (eager's
-    # scalar loop, which takes strided operands and a vector's tail, rounds the square root to
+    # parameter), nan_to_num (eager writes the 16-bit type's largest value: ``WidenNanToNum``
+    # writes those defaults out), rsqrt (eager's scalar loop, which takes strided operands and a vector's tail, rounds the square root to
     # the 16-bit type first: 9,033 bf16 values an ulp off its vector loop's)
     "aten::log2", "aten::log10", "aten::log1p", "aten::expm1", "aten::cosh", "aten::sinh",
     "aten::asin", "aten::atanh", "aten::erfc", "aten::round", "aten::frac", "aten::deg2rad", "aten::rad2deg",
@@ -241,6 +241,19 @@ class WidenOp(RewritePattern):
         record(NAME, "ops widened")
 
 
+def _widen_with(op: AtenOp, half: torch.dtype, arguments: dict[str, object], rewriter: PatternRewriter) -> None:
+    """``op`` rebuilt on its operand cast to float32, with ``arguments`` for its static ones (the
+    values eager uses for the 16-bit type), and its float32 result rounded back to ``half`` once."""
+    result = op.results[0]
+    up = _cast(op.operands[0], torch.float32, f32)
+    wide = type(op).from_arguments({"self": up.results[0], **arguments},
+                                   [TensorType(f32, result.type.get_shape())])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    down = _cast(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    wide.results[0].name_hint = result.name_hint
+    rewriter.replace(op, [up, wide, down], [down.results[0]])
+    record(NAME, "ops widened")
+
+
 @dataclass
 class WidenPowScalar(RewritePattern):
     """``x ** e`` of a bf16 or float16 ``x`` and a number ``e``, as eager's 16-bit kernel computes
@@ -261,25 +274,20 @@ class WidenPowScalar(RewritePattern):
         e = float(torch.tensor(float(exponent), dtype=half))
         if half == torch.float16 and e in (0.5, -0.5):
             return
-        up = _cast(op.operands[0], torch.float32, f32)
-        element = op.results[0].type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        if half == torch.bfloat16 and e in (3.0, -2.0):
-            square = build_aten_inferred(AtenMulTensorOp, {"self": up.results[0], "other": up.results[0]})
-            rounded = _cast(square.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
-            back = _cast(rounded.results[0], torch.float32, f32)
-            last = build_aten_inferred(AtenMulTensorOp, {"self": back.results[0], "other": up.results[0]}) if e == 3.0 \
-                else build_aten_inferred(AtenReciprocal_Op, {"self": back.results[0]})
-            down = _cast(last.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
-            last.results[0].name_hint = op.results[0].name_hint
-            rewriter.replace(op, [up, square, rounded, back, last, down], [down.results[0]])
-            record(NAME, "bf16 powers multiplied out")
+        if half != torch.bfloat16 or e not in (3.0, -2.0):
+            _widen_with(op, half, {"exponent": e}, rewriter)
             return
-        wide = AtenPowTensorScalarOp.from_arguments({"self": up.results[0], "exponent": e},
-                                                    [TensorType(f32, op.results[0].type.get_shape())])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        down = _cast(wide.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
-        wide.results[0].name_hint = op.results[0].name_hint
-        rewriter.replace(op, [up, wide, down], [down.results[0]])
-        record(NAME, "ops widened")
+        element = op.results[0].type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        up = _cast(op.operands[0], torch.float32, f32)
+        square = build_aten_inferred(AtenMulTensorOp, {"self": up.results[0], "other": up.results[0]})
+        rounded = _cast(square.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
+        back = _cast(rounded.results[0], torch.float32, f32)
+        last = build_aten_inferred(AtenMulTensorOp, {"self": back.results[0], "other": up.results[0]}) if e == 3.0 \
+            else build_aten_inferred(AtenReciprocal_Op, {"self": back.results[0]})
+        down = _cast(last.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
+        last.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [up, square, rounded, back, last, down], [down.results[0]])
+        record(NAME, "bf16 powers multiplied out")
 
 
 #: Ops whose ``dtype`` argument casts the input first: eager's ``softmax(x, dim, dtype=float32)``
@@ -321,16 +329,10 @@ class WidenNanToNum(RewritePattern):
         if half not in HALF_FLOATS or _dtype(op.operands[0]) != half:
             return
         info = torch.finfo(half)
-        given = {name: op.static_value(name) for name in ("nan", "posinf", "neginf")}
         defaults = {"nan": 0.0, "posinf": float(info.max), "neginf": float(info.min)}
-        arguments = {name: defaults[name] if value is None else float(value) for name, value in given.items()}
-        up = _cast(op.operands[0], torch.float32, f32)
-        wide = AtenNanToNum_Op.from_arguments({"self": up.results[0], **arguments},
-                                              [TensorType(f32, op.results[0].type.get_shape())])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        down = _cast(wide.results[0], half, op.results[0].type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        wide.results[0].name_hint = op.results[0].name_hint
-        rewriter.replace(op, [up, wide, down], [down.results[0]])
-        record(NAME, "ops widened")
+        given = {name: op.static_value(name) for name in defaults}
+        _widen_with(op, half, {name: defaults[name] if value is None else float(value) for name, value in given.items()},
+                    rewriter)
 
 
 #: Casts of a 16-bit float to and from these types go through float32 (``WidenCast``).

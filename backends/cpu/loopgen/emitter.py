@@ -10,7 +10,6 @@ reshapes of transposes, indirect indices), a ``loop.vgather``.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -105,7 +104,12 @@ class KernelEmitter:
             return self.put(root, arith.ConstantOp(attr), ("const", ty, int(value)))
         if not isinstance(ty, AnyFloat):
             raise TypeError(f"loopgen constant of unsupported type {ty}")
-        number = _through_float32(float(value)) if isinstance(ty, BFloat16Type | Float16Type) else float(value)
+        number = float(value)
+        if isinstance(ty, BFloat16Type | Float16Type):
+            # rounded to float32 first, as c10::BFloat16 and c10::Half convert a number (xDSL's
+            # FloatAttr rounds straight to the type: 1 + 2**-8 + 2**-40 was bf16's 1.0078125,
+            # eager's 1.0); past float32's range an infinity, as in c10
+            number = float(torch.tensor(number, dtype=torch.float32))
         attr = FloatAttr(number, ty)
         return self.put(root, arith.ConstantOp(attr), ("const", ty, repr(number)))
 
@@ -512,12 +516,3 @@ def element_type_of(dtype: torch.dtype) -> Attribute:
 
 __all__ = ["KernelEmitter", "DenseIntOrFPElementsAttr", "i1"]
 
-
-def _through_float32(value: float) -> float:
-    """A number bound for a bf16 or float16 constant, rounded to float32 first, as ``c10::BFloat16``
-    and ``c10::Half`` convert a scalar (``1 + 2**-8 + 2**-40`` is bf16's 1.0, not 1.0078125, which
-    the direct rounding of xDSL's ``FloatAttr`` gives); past float32's range an infinity."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", value))[0]
-    except OverflowError:
-        return float("inf") if value > 0 else float("-inf")

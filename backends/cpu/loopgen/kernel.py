@@ -197,7 +197,7 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
         outer = [blk if v is tile else v for v in serial_vars]
         npar = len(par_vars) if parallel else 0
         inner = [lane]
-        if blk in outer[npar:] and outer[-1] is blk:
+        if npar < len(outer) and outer[-1] is blk:
             # ... and the blocks inside the vector loop too (a serial innermost tile): a vector
             # of W source rows streams through all its blocks before the next, so W rows are
             # read at a time, not all of them, which defeats the hardware prefetcher when the

@@ -39,7 +39,6 @@ from ziggurat.backends.cpu.lowering.context import MAX_INLINE_NODES, LoweringCon
 from ziggurat.backends.cpu.lowering.constants import literal_value
 from ziggurat.backends.cpu.lowering.layout import realize_channels_last, realize_preferred
 from ziggurat.backends.cpu.lowering.nodes import FallbackNode, GemmNode, Node, RuntimeOperand, StaticOperand
-from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowerings
 from ziggurat.backends.cpu.lowering.storage import check_storage_fallback
 from ziggurat.backends.cpu.lowering.tensors import (
@@ -54,6 +53,7 @@ from ziggurat.dialects.fused.layouts import INT8_LAYOUTS
 from ziggurat.dialects.fused import MatmulOp
 from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.dialects.torch import AtenOp, LiteralOp
+from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
 from ziggurat.ir.errors import OpReport, UnsupportedOpsError, ZigguratError
 from ziggurat.ir.locations import op_location
