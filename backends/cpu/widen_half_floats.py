@@ -27,7 +27,8 @@ rounding boundary rarely: one ulp of the 16-bit type, the precision's own tolera
 scores of a bf16 attention) becomes a ``fused.matmul`` of the bf16 operands with a float32
 result, which the bf16 kernels compute.
 
-float16 GEMMs and convolutions (``WidenGemm``) are widened whole: eager's float16
+float16 GEMMs and convolutions (``WidenGemm``, in ``widen_half_float_gemms.py`` with the bf16
+ones' patterns) are widened whole: eager's float16
 GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
 and rounds the result once, and the native float32 kernels do that 3-4x faster than eager's
 (literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -52,24 +53,21 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from ziggurat.backends.cpu.half_float_rewrites import NAME, cast_to, value_dtype, widen_whole
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
-from ziggurat.dialects.fused import Conv2dOp, MatmulOp
+from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm, WidenGroupedConv
 from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
-    Aten_ToCopy_Op,
     AtenMulTensorOp,
     AtenNanToNum_Op,
     AtenPowTensorScalarOp,
     AtenReciprocal_Op,
-    AtenTransposeIntOp,
 )
 from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.op_registry import op_key
-from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, literal_value, new_literal
+from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred
 from ziggurat.ir.statistics import record
-from ziggurat.ir.types import dtype_of
 
-NAME = "widen-half-floats"
 
 #: Ops whose eager bf16 and float16 kernels compute in float32 and round once.
 WIDENED = frozenset({
@@ -167,22 +165,6 @@ def _over_last_dim(op: AtenOp) -> bool:
     return rank == 0 or dim % rank == rank - 1
 
 
-def _dtype(value: SSAValue) -> torch.dtype | None:
-    ty = value.type
-    if not isinstance(ty, TensorType):
-        return None
-    try:
-        return dtype_of(ty)
-    except TypeError:
-        return None
-
-
-def _cast(value: SSAValue, dtype: torch.dtype, element: Attribute) -> AtenOp:
-    shape = value.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-    return Aten_ToCopy_Op.from_arguments({"self": value, "dtype": dtype, "non_blocking": False},
-                                         [TensorType(element, shape)])  # pyright: ignore[reportUnknownArgumentType]
-
-
 @dataclass
 class WidenOp(RewritePattern):
     """One op of ``WIDENED`` with a bf16 or float16 result: float32 operands in, that type out."""
@@ -198,18 +180,18 @@ class WidenOp(RewritePattern):
         if overflowing_scalar(op) is not None:
             return  # eager raises on a number past the 16-bit type's range: torch runs it
         result = op.results[0]
-        dtypes = [_dtype(v) for v in op.operands]
+        dtypes = [value_dtype(v) for v in op.operands]
         if any(d not in _OPERAND_DTYPES for d in dtypes):
             return
         halves = {d for d in dtypes if d in HALF_FLOATS}
         if len(halves) != 1:
             return  # nothing to widen, or bf16 with float16 (eager promotes to float32 first)
         half = halves.pop()
-        promoted = key in MIXED and _dtype(result) == torch.float32
+        promoted = key in MIXED and value_dtype(result) == torch.float32
         if key in _BOOL_RESULT | INDEX_RESULT:
-            if _dtype(result) != (torch.bool if key in _BOOL_RESULT else torch.int64):
+            if value_dtype(result) != (torch.bool if key in _BOOL_RESULT else torch.int64):
                 return
-        elif not promoted and (key not in WIDENED or _dtype(result) != half):
+        elif not promoted and (key not in WIDENED or value_dtype(result) != half):
             return
         if key in _SOFTMAX and not _over_last_dim(op):
             return
@@ -219,7 +201,7 @@ class WidenOp(RewritePattern):
         operands: list[SSAValue] = []
         for value, dtype in zip(op.operands, dtypes, strict=True):
             if dtype == half:
-                up = _cast(value, torch.float32, f32)
+                up = cast_to(value, torch.float32, f32)
                 new_ops.append(up)
                 operands.append(up.results[0])
             else:
@@ -235,7 +217,7 @@ class WidenOp(RewritePattern):
         wide_type = TensorType(f32, result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide = type(op).create(operands=operands, result_types=[wide_type], properties=dict(op.properties),
                                attributes=dict(op.attributes))
-        down = _cast(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        down = cast_to(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         wide.results[0].name_hint = result.name_hint
         rewriter.replace(op, [*new_ops, wide, down], [down.results[0]])
         record(NAME, "ops widened")
@@ -245,10 +227,10 @@ def _widen_with(op: AtenOp, half: torch.dtype, arguments: dict[str, object], rew
     """``op`` rebuilt on its operand cast to float32, with ``arguments`` for its static ones (the
     values eager uses for the 16-bit type), and its float32 result rounded back to ``half`` once."""
     result = op.results[0]
-    up = _cast(op.operands[0], torch.float32, f32)
+    up = cast_to(op.operands[0], torch.float32, f32)
     wide = type(op).from_arguments({"self": up.results[0], **arguments},
                                    [TensorType(f32, result.type.get_shape())])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-    down = _cast(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    down = cast_to(wide.results[0], half, result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
     wide.results[0].name_hint = result.name_hint
     rewriter.replace(op, [up, wide, down], [down.results[0]])
     record(NAME, "ops widened")
@@ -266,9 +248,9 @@ class WidenPowScalar(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenPowTensorScalarOp, rewriter: PatternRewriter) -> None:
-        half = _dtype(op.results[0])
+        half = value_dtype(op.results[0])
         exponent = op.static_value("exponent")
-        if half not in HALF_FLOATS or _dtype(op.operands[0]) != half or isinstance(exponent, bool) \
+        if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half or isinstance(exponent, bool) \
                 or not isinstance(exponent, int | float) or overflowing_scalar(op) is not None:
             return
         e = float(torch.tensor(float(exponent), dtype=half))
@@ -278,13 +260,13 @@ class WidenPowScalar(RewritePattern):
             _widen_with(op, half, {"exponent": e}, rewriter)
             return
         element = op.results[0].type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        up = _cast(op.operands[0], torch.float32, f32)
+        up = cast_to(op.operands[0], torch.float32, f32)
         square = build_aten_inferred(AtenMulTensorOp, {"self": up.results[0], "other": up.results[0]})
-        rounded = _cast(square.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
-        back = _cast(rounded.results[0], torch.float32, f32)
+        rounded = cast_to(square.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
+        back = cast_to(rounded.results[0], torch.float32, f32)
         last = build_aten_inferred(AtenMulTensorOp, {"self": back.results[0], "other": up.results[0]}) if e == 3.0 \
             else build_aten_inferred(AtenReciprocal_Op, {"self": back.results[0]})
-        down = _cast(last.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
+        down = cast_to(last.results[0], half, element)  # pyright: ignore[reportUnknownArgumentType]
         last.results[0].name_hint = op.results[0].name_hint
         rewriter.replace(op, [up, square, rounded, back, last, down], [down.results[0]])
         record(NAME, "bf16 powers multiplied out")
@@ -305,11 +287,11 @@ class WidenDtypeArgument(RewritePattern):
     def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
         if op_key(op) not in _CASTING_DTYPE or "dtype" not in op.properties or len(op.results) != 1:
             return
-        if op.static_value("dtype") != torch.float32 or _dtype(op.operands[0]) not in HALF_FLOATS:
+        if op.static_value("dtype") != torch.float32 or value_dtype(op.operands[0]) not in HALF_FLOATS:
             return
-        if _dtype(op.results[0]) != torch.float32 or any(_dtype(v) != _dtype(op.operands[0]) for v in op.operands):
+        if value_dtype(op.results[0]) != torch.float32 or any(value_dtype(v) != value_dtype(op.operands[0]) for v in op.operands):
             return
-        up = _cast(op.operands[0], torch.float32, f32)
+        up = cast_to(op.operands[0], torch.float32, f32)
         wide = type(op).create(operands=[up.results[0]], result_types=[op.results[0].type],
                                properties=dict(op.properties), attributes=dict(op.attributes))
         wide.results[0].name_hint = op.results[0].name_hint
@@ -325,8 +307,8 @@ class WidenNanToNum(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenNanToNum_Op, rewriter: PatternRewriter) -> None:
-        half = _dtype(op.results[0])
-        if half not in HALF_FLOATS or _dtype(op.operands[0]) != half:
+        half = value_dtype(op.results[0])
+        if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half:
             return
         info = torch.finfo(half)
         defaults = {"nan": 0.0, "posinf": float(info.max), "neginf": float(info.min)}
@@ -351,7 +333,7 @@ class WidenCast(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op_key(op) not in _CASTS or len(op.results) != 1 or not isinstance(op, TorchOp):
             return  # (``to.dtype_layout`` is a ``torch.operator``)
-        source, target = _dtype(op.operands[0]), _dtype(op.results[0])
+        source, target = value_dtype(op.operands[0]), value_dtype(op.results[0])
         if source == target or source not in _CAST_PARTNERS or target not in _CAST_PARTNERS \
                 or not {source, target} & set(HALF_FLOATS):
             return
@@ -360,8 +342,8 @@ class WidenCast(RewritePattern):
         if (device is not None and str(device) != "cpu") or \
                 memory_format not in (None, torch.preserve_format, torch.contiguous_format):
             return
-        up = _cast(op.operands[0], torch.float32, f32)
-        down = _cast(up.results[0], target, op.results[0].type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        up = cast_to(op.operands[0], torch.float32, f32)
+        down = cast_to(up.results[0], target, op.results[0].type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         down.results[0].name_hint = op.results[0].name_hint
         rewriter.replace(op, [up, down], [down.results[0]])
         record(NAME, "casts through float32")
@@ -370,77 +352,21 @@ class WidenCast(RewritePattern):
 def _widen_indexed(op: AtenOp, rewriter: PatternRewriter) -> None:
     """``INDEXED``: the bf16 operand widened, the value rounded back (exactly), the indices kept."""
     values = op.results[0]
-    half = _dtype(values)
-    if half not in HALF_FLOATS or _dtype(op.operands[0]) != half:
+    half = value_dtype(values)
+    if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half:
         return
-    if any(_dtype(r) != torch.int64 for r in op.results[1:]):
+    if any(value_dtype(r) != torch.int64 for r in op.results[1:]):
         return
-    up = _cast(op.operands[0], torch.float32, f32)
+    up = cast_to(op.operands[0], torch.float32, f32)
     wide_type = TensorType(f32, values.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
     wide = type(op).create(operands=[up.results[0], *op.operands[1:]],
                            result_types=[wide_type, *(r.type for r in op.results[1:])],
                            properties=dict(op.properties), attributes=dict(op.attributes))
-    down = _cast(wide.results[0], half, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    down = cast_to(wide.results[0], half, values.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
     for old, new in zip(op.results, wide.results, strict=True):
         new.name_hint = old.name_hint
     rewriter.replace(op, [up, wide, down], [down.results[0], *wide.results[1:]])
     record(NAME, "indexed ops widened")
-
-
-def _widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> None:
-    """``op`` on float32 operands (a literal one converted at compile time, exactly; others
-    cast) with float32 results, each rounded back to ``half`` once."""
-    new_ops: list[Operation] = []
-    operands: list[SSAValue] = []
-    for v in op.operands:
-        if _dtype(v) != half:
-            operands.append(v)
-            continue
-        tensor = literal_value(v)
-        up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32") if tensor is not None else \
-            _cast(v, torch.float32, f32)
-        new_ops.append(up)
-        operands.append(up.results[0])
-    wide_types = [TensorType(f32, r.type.get_shape()) if _dtype(r) == half else r.type  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-                  for r in op.results]
-    # the same operand count: a fused op's optional operands keep their segment sizes
-    wide = type(op).create(operands=operands, result_types=wide_types, properties=dict(op.properties),
-                           attributes=dict(op.attributes))
-    after: list[Operation] = []
-    results: list[SSAValue] = []
-    for old, new in zip(op.results, wide.results, strict=True):
-        new.name_hint = old.name_hint
-        if _dtype(old) == half:
-            down = _cast(new, half, old.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-            after.append(down)
-            results.append(down.results[0])
-        else:
-            results.append(new)
-    rewriter.replace(op, [*new_ops, wide, *after], results)
-
-
-@dataclass
-class WidenGroupedConv(RewritePattern):
-    """A grouped bf16 ``fused.conv2d`` (depthwise or not) on the float32 kernels: eager's bf16
-    convolution accumulates the exact bf16 products in float32 and rounds once, as this does
-    (in another order: a bf16 ulp apart at most where a sum rounds across a boundary).  Literal
-    weights and biases become float32 literals; the post-ops run in float32 before the one
-    rounding.  A one-group bf16 convolution has its own kernels (``lowering/conv_bf16.py``)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
-        if op.weight_layout is not None or _dtype(op.result) != torch.bfloat16:
-            return
-        in_shape, w_shape = op.input.type.get_shape(), op.weight.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        groups = int(op.groups.value.data)
-        if len(in_shape) != 4 or len(w_shape) != 4 or groups == 1:
-            return
-        if any(v is not None and _dtype(v) not in (torch.bfloat16, torch.float32)
-               for v in (op.input, op.weight, op.bias, op.other)):
-            return
-        _widen_whole(op, torch.bfloat16, rewriter)
-        depthwise = groups == in_shape[1] and w_shape[1] == 1
-        record(NAME, "depthwise convolutions widened" if depthwise else "grouped convolutions widened")
 
 
 #: Ops widened whole (``_widen_whole``: every result, one or several) when their input is bf16 or float16:
@@ -460,110 +386,16 @@ class WidenWhole(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op_key(op) not in WIDENED_WHOLE or not op.operands:
             return
-        half = _dtype(op.operands[0])
-        if half not in HALF_FLOATS or _dtype(op.results[0]) != half:
+        half = value_dtype(op.operands[0])
+        if half not in HALF_FLOATS or value_dtype(op.results[0]) != half:
             return
-        if any(isinstance(v.type, TensorType) and _dtype(v) not in (half, torch.float32) for v in op.operands):
+        if any(isinstance(v.type, TensorType) and value_dtype(v) not in (half, torch.float32) for v in op.operands):
             return
         if isinstance(op, AtenOp) and "training" in op.properties and op.static_value("training") is not False:
             return
-        _widen_whole(op, half, rewriter)
+        widen_whole(op, half, rewriter)
         key = op_key(op)
         record(NAME, "batch norms widened" if "batch_norm" in key else "multi-result reductions widened")
-
-
-#: GEMMs and convolutions widened whole when every tensor they take and give is float16.
-WIDENED_GEMMS = frozenset({
-    "fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
-    "aten::addmm", "aten::baddbmm", "aten::addbmm", "aten::convolution", "aten::conv1d", "aten::conv1d.padding",
-    "aten::conv2d", "aten::conv2d.padding", "aten::conv3d", "aten::conv3d.padding", "aten::conv_transpose1d",
-    "aten::conv_transpose2d.input", "aten::conv_transpose3d.input",
-})
-#: ... and when every tensor is bf16: those without a bf16 kernel (``lowering/gemm_bf16.py``,
-#: ``conv_bf16.py`` take linears, matmuls and one-group 2-d convolutions).
-BF16_GEMMS_WIDENED = WIDENED_GEMMS - {"fused.linear", "fused.matmul", "fused.conv2d", "aten::linear", "aten::matmul",
-                                      "aten::mm"}
-
-
-@dataclass
-class WidenGemm(RewritePattern):
-    """A float16 GEMM or convolution (``WIDENED_GEMMS``), or a bf16 one without a bf16 kernel
-    (``BF16_GEMMS_WIDENED``: 1-d, 3-d, same-padded and transposed convolutions, bmm/addmm
-    forms), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
-    accumulate in float32 and round once; a fused epilogue runs in float32 before that
-    rounding (eager rounds after the product too: up to an ulp closer to the float32 result)."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        key = op_key(op)
-        if key not in WIDENED_GEMMS or op.properties.get("weight_layout") is not None:
-            return
-        tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
-        dtypes = {_dtype(v) for v in tensors}
-        if dtypes == {torch.float16}:
-            _widen_whole(op, torch.float16, rewriter)
-            record(NAME, "float16 GEMMs and convolutions widened")
-        elif dtypes == {torch.bfloat16} and key in BF16_GEMMS_WIDENED:
-            _widen_whole(op, torch.bfloat16, rewriter)
-            record(NAME, "bf16 GEMMs and convolutions without a bf16 kernel widened")
-
-
-def _bf16_source(value: SSAValue) -> tuple[SSAValue, bool] | None:
-    """The bf16 tensor a float32 GEMM operand is an exact cast of (``_to_copy``, possibly
-    transposed in its last two dims after the cast: attention's ``K^T``), and whether it was
-    transposed."""
-    owner = value.owner
-    transposed = False
-    if isinstance(owner, AtenTransposeIntOp):
-        rank = len(value.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-        dims = {int(owner.static_value("dim0")) % rank, int(owner.static_value("dim1")) % rank}
-        if rank < 2 or dims != {rank - 2, rank - 1}:
-            return None
-        transposed, owner = True, owner.operands[0].owner
-    if not isinstance(owner, Aten_ToCopy_Op) or _dtype(owner.results[0]) != torch.float32:
-        return None
-    source = owner.operands[0]
-    if _dtype(source) != torch.bfloat16:
-        return None
-    return source, transposed
-
-
-@dataclass
-class Bf16Products(RewritePattern):
-    """``fused.matmul`` of two float32 operands that are exact casts of bf16 tensors (the
-    attention decomposition's float32 scores and ``p @ v``): the bf16 operands themselves, the
-    float32 result kept, its post-ops (a mask's residual add) as they were.  The products are exact in float32 either way and the sums float32,
-    so the bf16 kernels (AMX, AVX512-BF16) compute it with a float32 output, where the float32
-    kernels read operands twice as wide after a cast kernel each.  Without a bf16 kernel it
-    runs in torch as ``a.float() @ b.float()`` (the interpreter's reading of the op)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
-        if _dtype(op.result) != torch.float32 or op.bias is not None or op.weight_layout is not None:
-            return
-        found = [_bf16_source(v) for v in (op.a, op.b)]
-        if found[0] is None or found[1] is None or found[0][1]:
-            return
-        (a, _), (b, transposed) = found[0], found[1]
-        new_ops: list[Operation] = []
-        if transposed:
-            flip = build_aten_inferred(AtenTransposeIntOp, {"self": b, "dim0": -2, "dim1": -1})
-            new_ops.append(flip)
-            b = flip.results[0]
-        operands = [a, b, *([op.other] if op.other is not None else [])]
-        product = MatmulOp.create(operands=operands, result_types=[op.result.type], properties=dict(op.properties),
-                                  attributes=dict(op.attributes))
-        if not product.bf16_products_in_float32():
-            return  # a residual of another dtype (an attention mask is float32 or bf16)
-        product.results[0].name_hint = op.result.name_hint
-        dead = [v.owner for v in (op.a, op.b)]
-        rewriter.replace(op, [*new_ops, product], [product.results[0]])
-        while dead:  # the casts (and K's float32 transpose) nothing else reads
-            owner = dead.pop()
-            if isinstance(owner, Aten_ToCopy_Op | AtenTransposeIntOp) and owner.parent is not None \
-                    and not any(r.uses for r in owner.results):
-                dead.extend(v.owner for v in owner.operands)
-                rewriter.erase_op(owner)
-        record(NAME, "bf16 products of widened operands")
 
 
 @dataclass(frozen=True)
