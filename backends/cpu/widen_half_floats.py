@@ -34,6 +34,9 @@ and rounds the result once, and the native float32 kernels do that 3-4x faster t
 (literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
 own kernels (AMX, AVX512-BF16); a grouped bf16 convolution, and one the bf16 kernels do not
 take (1-d, 3-d, transposed), is widened.
+
+``log_softmax`` and ``logsumexp``, whose eager 16-bit kernels round inside, are written out as
+float32 ops with those roundings (``widen_half_float_reductions.py``).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.cpu.half_float_rewrites import NAME, cast_to, value_dtype, widen_whole
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm, WidenGroupedConv
+from ziggurat.backends.cpu.widen_half_float_reductions import WidenLogSoftmax, WidenLogsumexp
 from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
     AtenMulTensorOp,
@@ -83,8 +87,9 @@ WIDENED = frozenset({
     "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::avg_pool2d",
     # ... and so do var/std (float32 moments), the vector norm and cumsum (a float32 running
     # sum, each output rounded; checked bit for bit against eager's bf16 kernels).  Not prod,
-    # cumprod, logsumexp, log_softmax or softmax over another dim: eager's bf16 results there
-    # are not float32's rounded once.
+    # cumprod or softmax over another dim: eager's bf16 results there are not float32's
+    # rounded once (log_softmax and logsumexp round inside too: ``WidenLogSoftmax`` and
+    # ``WidenLogsumexp`` write eager's roundings out).
     "aten::var", "aten::var.dim", "aten::var.correction", "aten::std", "aten::std.dim", "aten::std.correction",
     "aten::linalg_vector_norm", "aten::cumsum",
     # exact in float32 then rounded once: eager's result too (sqrt's double rounding is
@@ -404,5 +409,6 @@ class WidenHalfFloatsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
-            WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenCast(), WidenDtypeArgument(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
+            WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
+            WidenLogsumexp(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

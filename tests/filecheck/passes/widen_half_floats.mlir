@@ -22,16 +22,16 @@ func.func @chain(%x: tensor<4x33xbf16>, %w: tensor<33xf32>, %b: tensor<33xf32>) 
   func.return %2 : tensor<4x33xbf16>
 }
 
-// Not widened: an op off the list (logsumexp: eager's bf16 result is not float32's rounded once), an op with a dtype argument,
+// Not widened: an op off the list (prod: eager multiplies in the 16-bit type), an op with a dtype argument,
 // bf16 with float16 (eager promotes both to float32), an int64 operand, and a softmax over another dim than the last (eager rounds inside it).
 // CHECK-LABEL: func.func @kept
-// CHECK-NEXT:    torch.aten.logsumexp %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+// CHECK-NEXT:    torch.aten.prod.dim_int %x {{.*}} : (tensor<4x33xbf16>) -> tensor<4xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.add.Tensor %x, %h {{.*}} : (tensor<4x33xbf16>, tensor<4x33xf16>) -> tensor<4x33xf32>
 // CHECK-NEXT:    torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
 // CHECK-NEXT:    torch.aten.softmax.int %x {dim = 0 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
 func.func @kept(%x: tensor<4x33xbf16>, %h: tensor<4x33xf16>, %i: tensor<4x33xi64>) -> (tensor<4xbf16>, tensor<4x33xbf16>, tensor<4x33xf32>, tensor<4x33xbf16>, tensor<4x33xbf16>) {
-  %0 = torch.aten.logsumexp %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+  %0 = torch.aten.prod.dim_int %x {dim = 1 : i64, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
   %1 = torch.aten.softmax.int %x {dim = -1 : i64, dtype = bf16} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
   %2 = torch.aten.add.Tensor %x, %h {alpha = 1 : i64} : (tensor<4x33xbf16>, tensor<4x33xf16>) -> tensor<4x33xf32>
   %3 = torch.aten.mul.Tensor %x, %i : (tensor<4x33xbf16>, tensor<4x33xi64>) -> tensor<4x33xbf16>
@@ -297,6 +297,57 @@ func.func @nan_to_num_defaults(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
   func.return %0 : tensor<4x33xbf16>
 }
 
+// log_softmax over the last dim: eager rounds the row's sum of exponentials and its log to
+// the 16-bit type before (x - max) - log_sum; over another dim, float32's rounded once.
+// CHECK-LABEL: func.func @log_softmax_last_dim
+// CHECK-NEXT:    %[[F:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.amax %[[F]] {dim = array<i64: -1>, keepdim = true} : (tensor<4x33xf32>) -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[D:.*]] = torch.aten.sub.Tensor %[[F]], %[[M]]
+// CHECK-NEXT:    %[[E:.*]] = torch.aten.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.sum.dim_IntList %[[E]] {dim = array<i64: -1>, keepdim = true} : (tensor<4x33xf32>) -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[S16:.*]] = torch.aten._to_copy %[[S]] {dtype = bf16, non_blocking = false} : (tensor<4x1xf32>) -> tensor<4x1xbf16>
+// CHECK-NEXT:    %[[SR:.*]] = torch.aten._to_copy %[[S16]] {dtype = f32, non_blocking = false} : (tensor<4x1xbf16>) -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[L:.*]] = torch.aten.log %[[SR]]
+// CHECK-NEXT:    %[[L16:.*]] = torch.aten._to_copy %[[L]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[LR:.*]] = torch.aten._to_copy %[[L16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten.sub.Tensor %[[D]], %[[LR]]
+// CHECK-NEXT:    torch.aten._to_copy %[[Y]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @log_softmax_last_dim(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.log_softmax.int %x {dim = -1 : i64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0 : tensor<4x33xbf16>
+}
+
+// CHECK-LABEL: func.func @log_softmax_other_dim
+// CHECK-NEXT:    %[[F:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten.log_softmax.int %[[F]] {dim = 0 : i64} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    torch.aten._to_copy %[[Y]] {dtype = f16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xf16>
+func.func @log_softmax_other_dim(%x: tensor<4x33xf16>) -> tensor<4x33xf16> {
+  %0 = torch.aten.log_softmax.int %x {dim = 0 : i64} : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  func.return %0 : tensor<4x33xf16>
+}
+
+// logsumexp: ATen's composite of 16-bit ops, each rounded; an infinite max is made 0 first.
+// CHECK-LABEL: func.func @logsumexp
+// CHECK-NEXT:    %[[F:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.amax %[[F]] {dim = array<i64: 1>, keepdim = true}
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.abs %[[M]]
+// CHECK-NEXT:    %[[I:.*]] = torch.aten.eq.Scalar %[[A]] {other = 0x7ff0000000000000 : f64}
+// CHECK-NEXT:    %[[MF:.*]] = torch.aten.masked_fill.Scalar %[[M]], %[[I]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    %[[D:.*]] = torch.aten.sub.Tensor %[[F]], %[[MF]]
+// CHECK-NEXT:    %[[D16:.*]] = torch.aten._to_copy %[[D]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[DR:.*]] = torch.aten._to_copy %[[D16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[E:.*]] = torch.aten.exp %[[DR]]
+// CHECK:         %[[S:.*]] = torch.aten.sum.dim_IntList %{{.*}} {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xf32>) -> tensor<4xf32>
+// CHECK:         %[[L:.*]] = torch.aten.log
+// CHECK:         %[[MS:.*]] = torch.aten.amax %[[F]] {dim = array<i64: 1>, keepdim = false}
+// CHECK:         %[[MSF:.*]] = torch.aten.masked_fill.Scalar %[[MS]]
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten.add.Tensor %{{.*}}, %[[MSF]]
+// CHECK-NEXT:    torch.aten._to_copy %[[Y]] {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
+func.func @logsumexp(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
+  %0 = torch.aten.logsumexp %x {dim = array<i64: 1>, keepdim = false} : (tensor<4x33xbf16>) -> tensor<4xbf16>
+  func.return %0 : tensor<4xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -310,5 +361,8 @@ func.func @nan_to_num_defaults(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
 // STATS:   indexed ops widened 1
+// STATS:   log_softmax over another dim widened 1
+// STATS:   log_softmax over the last dim written out 1
+// STATS:   logsumexp written out 1
 // STATS:   ops widened 13
 // STATS:   promoted operands widened 1
