@@ -62,6 +62,7 @@ from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm
 from ziggurat.backends.cpu.widen_half_float_reductions import WidenLogSoftmax, WidenLogsumexp
 from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
+    AtenHardshrink_Op,
     AtenMulTensorOp,
     AtenNanToNum_Op,
     AtenPowTensorScalarOp,
@@ -98,14 +99,16 @@ WIDENED = frozenset({
     "aten::rsub.Tensor", "aten::addcmul", "aten::reciprocal", "aten::square", "aten::maximum", "aten::minimum",
     # float32 element functions rounded once, as eager's (bit for bit over 2^16 values of each
     # type on every ISA; not erf, whose eager result is not, nor mish, 12 of them an ulp off)
-    "aten::log", "aten::exp2", "aten::elu", "aten::softplus",
+    "aten::log", "aten::exp2", "aten::elu", "aten::softplus", "aten::log_sigmoid",
     # checked the same way on both types and every ISA (tests/cpu_backend/test_widen_half_floats.py,
     # and test_widen_half_floats_exhaustive.py, -m slow): bit for bit, but for sin, tan, acos,
     # atan and asinh in float16 (2-4 values of 65,536 an ulp off, where float32's result sits a
     # float32 ulp from a float16 rounding boundary; tan in bf16: 2), as sigmoid, silu and
-    # softplus in float16 already were (7, 2 and 1).  Not
-    # logsigmoid, logit, hardshrink, softshrink (eager rounds inside or compares with a rounded
-    # parameter), nan_to_num (eager writes the 16-bit type's largest value: ``WidenNanToNum``
+    # softplus in float16 already were (7, 2 and 1), and logsigmoid (2 and 19: zeros of the
+    # other sign past x = 102.875).  hardshrink compares with its lambd rounded to the 16-bit
+    # type (``WidenHardshrink``).  Not logit, softshrink (eager's scalar loop, which takes
+    # strided operands and a vector's tail, rounds inside: 1,168 of 65,536 bf16 values off in
+    # tails), nan_to_num (eager writes the 16-bit type's largest value: ``WidenNanToNum``
     # writes those defaults out), rsqrt (eager's scalar loop, which takes strided operands and a vector's tail, rounds the square root to
     # the 16-bit type first: 9,033 bf16 values an ulp off its vector loop's)
     "aten::log2", "aten::log10", "aten::log1p", "aten::expm1", "aten::cosh", "aten::sinh",
@@ -305,6 +308,22 @@ class WidenDtypeArgument(RewritePattern):
 
 
 @dataclass
+class WidenHardshrink(RewritePattern):
+    """``hardshrink`` of a bf16 or float16 tensor: eager compares with ``lambd`` rounded to the
+    tensor's type (through float32, as c10 converts), so the float32 op takes that rounded value
+    (bit for bit over every value, in eager's vector and scalar loops alike)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenHardshrink_Op, rewriter: PatternRewriter) -> None:
+        half = value_dtype(op.results[0])
+        lambd = op.static_value("lambd")
+        if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half or isinstance(lambd, bool) \
+                or not isinstance(lambd, int | float) or overflowing_scalar(op) is not None:
+            return
+        _widen_with(op, half, {"lambd": float(torch.tensor(float(lambd)).to(half))}, rewriter)
+
+
+@dataclass
 class WidenNanToNum(RewritePattern):
     """``nan_to_num`` of a bf16 or float16 tensor: eager's defaults for the infinities are the
     16-bit type's largest and smallest values, written out for the float32 op (exact in float32
@@ -409,6 +428,6 @@ class WidenHalfFloatsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
-            WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
+            WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenHardshrink(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
             WidenLogsumexp(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

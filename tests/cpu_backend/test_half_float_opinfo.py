@@ -34,7 +34,8 @@ WIDENED = (
     "max.reduction_with_dim min.reduction_with_dim aminmax nn.functional.max_pool1d nn.functional.max_pool2d "
     "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d nn.functional.group_norm "
     "nn.functional.rms_norm nn.functional.interpolate.nearest nn.functional.avg_pool1d "
-    "nn.functional.adaptive_avg_pool1d nansum trace var_mean std_mean nan_to_num log_softmax logsumexp"
+    "nn.functional.adaptive_avg_pool1d nansum trace var_mean std_mean nan_to_num log_softmax logsumexp "
+    "nn.functional.logsigmoid nn.functional.hardshrink"
 ).split()
 
 #: (op, sample index) -> why it stays in torch

@@ -31,12 +31,18 @@ FUNCTIONS: dict[str, Fn] = {
     # widened before, on the same terms
     "exp": torch.exp, "log": torch.log, "exp2": torch.exp2, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "silu": F.silu, "elu": F.elu, "softplus": F.softplus, "sqrt": torch.sqrt, "reciprocal": torch.reciprocal,
+    # eager's hardshrink compares with lambd rounded to the 16-bit type (WidenHardshrink)
+    "logsigmoid": F.logsigmoid, "hardshrink_0.1": lambda x: F.hardshrink(x, 0.1),
+    "hardshrink_0.3337": lambda x: F.hardshrink(x, 0.3337), "hardshrink_2.7": lambda x: F.hardshrink(x, 2.7),
 }
 #: (function, dtype, isa) -> values an ulp off eager (None: any ISA)
 FLIPS: dict[tuple[str, torch.dtype, str | None], int] = {
     ("sin", torch.float16, None): 2, ("tan", torch.float16, None): 2, ("acos", torch.float16, None): 2,
     ("atan", torch.float16, None): 4, ("asinh", torch.float16, None): 2, ("sigmoid", torch.float16, None): 7,
     ("silu", torch.float16, None): 2, ("softplus", torch.float16, None): 1, ("tan", torch.bfloat16, None): 2,
+    # logsigmoid of x >= 102.875: eager's float32 log1p of exp(-x) (the smallest denormal) is 0,
+    # ours is that denormal, so the 16-bit result is -0 where eager's is +0; and one float16 ulp
+    ("logsigmoid", torch.bfloat16, None): 2, ("logsigmoid", torch.float16, None): 19,
 }
 
 
@@ -71,6 +77,7 @@ def test_every_value(name: str, dtype: torch.dtype, isa: str) -> None:
     same = (got.view(torch.int16) == expected.view(torch.int16)) | (got.isnan() & expected.isnan())
     off = ~same
     assert int(off.sum()) <= _allowed(name, dtype, isa), x[off][:8]
-    if off.any():  # an ulp apart, same sign and class
+    if off.any():  # an ulp apart, same sign and class (or zeros of two signs)
         step = (got[off].view(torch.int16).int() - expected[off].view(torch.int16).int()).abs()
-        assert bool((step == 1).all()), (x[off][:8], got[off][:8], expected[off][:8])
+        zeros = (got[off] == 0) & (expected[off] == 0)
+        assert bool(((step == 1) | zeros).all()), (x[off][:8], got[off][:8], expected[off][:8])

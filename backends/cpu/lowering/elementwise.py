@@ -62,6 +62,15 @@ def _float_unary(kind: str, **params: float) -> Callable[[Value], Value]:
 
 # -- unary ------------------------------------------------------------------------------
 
+
+def _log_sigmoid(x: Value) -> Value:
+    """Eager's form, ``min(x, 0) - log1p(exp(-|x|))``: a large positive ``x`` gives ``+0`` (the
+    former ``-softplus(-x)`` gave ``-0``, which a bf16 result keeps)."""
+    dtype = x.dtype if x.dtype.is_floating_point else torch.float32
+    tail = unary("log1p", unary("exp", unary("neg", unary("abs", x, dtype))))
+    return sub(minimum(x, 0.0, dtype), tail, dtype)
+
+
 UNARY: dict[str, Callable[[Value], Value]] = {
     "exp": _float_unary("exp"), "exp2": _float_unary("exp2"), "expm1": _float_unary("expm1"),
     "log": _float_unary("log"), "log2": _float_unary("log2"), "log10": _float_unary("log10"),
@@ -75,7 +84,7 @@ UNARY: dict[str, Callable[[Value], Value]] = {
     "atanh": mf.atanh, "atan": mf.atan, "asin": mf.asin, "acos": mf.acos,
     "arctan": mf.atan, "arcsin": mf.asin, "arccos": mf.acos, "arctanh": mf.atanh, "arcsinh": mf.asinh,
     "arccosh": mf.acosh,
-    "log_sigmoid": lambda x: unary("neg", unary("softplus", unary("neg", x))),
+    "log_sigmoid": lambda x: _log_sigmoid(x),
     "deg2rad": lambda x: mul(x, math.pi / 180.0, x.dtype),
     "rad2deg": lambda x: mul(x, 180.0 / math.pi, x.dtype),
     "frac": lambda x: sub(x, unary("trunc", x), x.dtype),

@@ -348,6 +348,16 @@ func.func @logsumexp(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
   func.return %0 : tensor<4xbf16>
 }
 
+// hardshrink: eager compares with lambd rounded to the tensor's type (bf16's 0.1 is 0.10009765625).
+// CHECK-LABEL: func.func @hardshrink_rounded_lambd
+// CHECK-NEXT:    %[[F:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[H:.*]] = torch.aten.hardshrink %[[F]] {lambd = 0.10009765625 : f64} : (tensor<4x33xf32>) -> tensor<4x33xf32>
+// CHECK-NEXT:    torch.aten._to_copy %[[H]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @hardshrink_rounded_lambd(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.hardshrink %x {lambd = 1.000000e-01 : f64} : (tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0 : tensor<4x33xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -364,5 +374,5 @@ func.func @logsumexp(%x: tensor<4x33xbf16>) -> tensor<4xbf16> {
 // STATS:   log_softmax over another dim widened 1
 // STATS:   log_softmax over the last dim written out 1
 // STATS:   logsumexp written out 1
-// STATS:   ops widened 13
+// STATS:   ops widened 14
 // STATS:   promoted operands widened 1
