@@ -9,9 +9,11 @@ from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
+from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
-from ziggurat.ir.rewriting import literal_value, new_literal
+from ziggurat.ir.rewriting import build_aten_inferred, literal_value, new_literal
+from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
 
 NAME = "widen-half-floats"
@@ -65,3 +67,48 @@ def widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> 
         else:
             results.append(new)
     rewriter.replace(op, [*new_ops, wide, *after], results)
+
+
+class Float32Builder:
+    """Float32 ops on a 16-bit op's operand, collected in order, with eager's roundings."""
+
+    def __init__(self, half: torch.dtype, element: Attribute) -> None:
+        self.half = half
+        self.element = element
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def aten(self, cls: type[AtenOp], args: dict[str, object]) -> SSAValue:
+        return self.add(build_aten_inferred(cls, args))
+
+    def widen(self, value: SSAValue) -> SSAValue:
+        return self.add(cast_to(value, torch.float32, f32))
+
+    def narrow(self, value: SSAValue) -> SSAValue:
+        return self.add(cast_to(value, self.half, self.element))
+
+    def round(self, value: SSAValue) -> SSAValue:
+        """``value`` rounded to the 16-bit type, as float32: a 16-bit tensor's op result."""
+        return self.widen(self.narrow(value))
+
+    def replace(self, op: Operation, result: SSAValue, rewriter: PatternRewriter, statistic: str) -> None:
+        """``op``'s one result replaced by ``result``, the last of the collected ops."""
+        result.name_hint = op.results[0].name_hint
+        rewriter.replace(op, self.ops, [result])
+        record(NAME, statistic)
+
+
+def half_operands(op: Operation) -> tuple[torch.dtype, Attribute] | None:
+    """The 16-bit float type of all of ``op``'s tensor operands and its one result, with its
+    element type; None if they differ, or a shape is dynamic or empty (eager's empty
+    reductions and ops are not written out)."""
+    half = value_dtype(op.results[0]) if len(op.results) == 1 else None
+    if half not in HALF_FLOATS or any(value_dtype(v) != half for v in op.operands):
+        return None
+    for v in [*op.operands, op.results[0]]:
+        if any(d <= 0 for d in v.type.get_shape()):  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+            return None
+    return half, op.results[0].type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]

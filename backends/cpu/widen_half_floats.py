@@ -35,8 +35,9 @@ and rounds the result once, and the native float32 kernels do that 3-4x faster t
 own kernels (AMX, AVX512-BF16); a grouped bf16 convolution, and one the bf16 kernels do not
 take (1-d, 3-d, transposed), is widened.
 
-``log_softmax`` and ``logsumexp``, whose eager 16-bit kernels round inside, are written out as
-float32 ops with those roundings (``widen_half_float_reductions.py``).
+``log_softmax``, ``logsumexp``, ``xlogy``, ``logit`` and trunc division, whose eager 16-bit
+kernels round inside, are written out as float32 ops with those roundings
+(``widen_half_float_reductions.py``, ``widen_half_float_intermediates.py``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.cpu.half_float_rewrites import NAME, cast_to, value_dtype, widen_whole
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm, WidenGroupedConv
+from ziggurat.backends.cpu.widen_half_float_intermediates import WidenLogit, WidenTruncDivision, WidenXlogy
 from ziggurat.backends.cpu.widen_half_float_reductions import WidenLogSoftmax, WidenLogsumexp
 from ziggurat.dialects.torch import AtenOp, TorchOp
 from ziggurat.dialects.torch.aten_ops import (
@@ -117,8 +119,10 @@ WIDENED = frozenset({
     "aten::acos", "aten::atan", "aten::asinh", "aten::acosh",
     # binary, checked on 2^19 random pairs of each type (half of them random bit patterns):
     # bit for bit but for logaddexp and atan2 in float16 (1 and 45 pairs an ulp off).  Not xlogy,
-    # lerp by a tensor, remainder, fmod and the rounding divisions (eager rounds inside), fmax
-    # and fmin (eager's bf16 ones return NaN for a NaN operand)
+    # logit and trunc division (eager rounds inside: written out with its roundings,
+    # ``widen_half_float_intermediates.py``), lerp by a tensor, remainder, fmod and floor
+    # division (eager's scalar and vector loops round differently), fmax and fmin (eager's bf16
+    # ones returned NaN for a NaN operand)
     "aten::logaddexp", "aten::pow.Tensor_Tensor", "aten::lerp.Scalar", "aten::addcdiv", "aten::copysign.Tensor",
     "aten::heaviside", "aten::hypot", "aten::atan2", "aten::prelu",
     # selections: exact in float32
@@ -429,5 +433,6 @@ class WidenHalfFloatsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
             WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenHardshrink(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
-            WidenLogsumexp(), WidenGroupedConv(), WidenGemm(), WidenWhole(), Bf16Products()])),
+            WidenLogsumexp(), WidenXlogy(), WidenLogit(), WidenTruncDivision(), WidenGroupedConv(), WidenGemm(),
+            WidenWhole(), Bf16Products()])),
                              apply_recursively=False).rewrite_module(op)

@@ -35,7 +35,7 @@ WIDENED = (
     "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d nn.functional.group_norm "
     "nn.functional.rms_norm nn.functional.interpolate.nearest nn.functional.avg_pool1d "
     "nn.functional.adaptive_avg_pool1d nansum trace var_mean std_mean nan_to_num log_softmax logsumexp "
-    "nn.functional.logsigmoid nn.functional.hardshrink"
+    "nn.functional.logsigmoid nn.functional.hardshrink xlogy logit div.trunc_rounding"
 ).split()
 
 #: (op, sample index) -> why it stays in torch
@@ -48,6 +48,8 @@ PARTIAL: dict[tuple[str, int], str] = {
     ("index_put", 3): "None (full-slice) indices",
     ("gather", 3): "a uint8 index (float32 keeps it in torch too)",
     ("repeat_interleave", 3): "tensor repeats give a data-dependent shape",
+    ("logit", 1): "eps: eager's 16-bit clamp of x to [eps, 1 - eps] is not written out",
+    ("logit", 3): "eps: eager's 16-bit clamp of x to [eps, 1 - eps] is not written out",
 }
 
 

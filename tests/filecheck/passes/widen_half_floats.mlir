@@ -358,6 +358,51 @@ func.func @hardshrink_rounded_lambd(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> 
   func.return %0 : tensor<4x33xbf16>
 }
 
+// xlogy, logit, trunc division: eager rounds an intermediate (log(y); 1 - x and the odds; the quotient).
+// CHECK-LABEL: func.func @xlogy
+// CHECK-NEXT:    %[[X:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten._to_copy %y {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[L:.*]] = torch.aten.log %[[Y]]
+// CHECK-NEXT:    %[[L16:.*]] = torch.aten._to_copy %[[L]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[LR:.*]] = torch.aten._to_copy %[[L16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.mul.Tensor %[[X]], %[[LR]]
+// CHECK-NEXT:    %[[Z:.*]] = torch.aten.eq.Scalar %[[X]] {other = 0.000000e+00 : f64}
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.isnan %[[Y]]
+// CHECK-NEXT:    %[[NN:.*]] = torch.aten.logical_not %[[N]]
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.logical_and %[[Z]], %[[NN]]
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.masked_fill.Scalar %[[P]], %[[M]] {value = 0.000000e+00 : f64}
+// CHECK-NEXT:    torch.aten._to_copy %[[R]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @xlogy(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.xlogy.Tensor %x, %y : (tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0 : tensor<4x33xbf16>
+}
+
+// CHECK-LABEL: func.func @logit
+// CHECK-NEXT:    %[[X:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xf16>) -> tensor<4x33xf32>
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.rsub.Scalar %[[X]] {other = 1.000000e+00 : f64, alpha = 1 : i64}
+// CHECK-NEXT:    %[[R16:.*]] = torch.aten._to_copy %[[R]] {dtype = f16, non_blocking = false}
+// CHECK-NEXT:    %[[RR:.*]] = torch.aten._to_copy %[[R16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[Q:.*]] = torch.aten.div.Tensor %[[X]], %[[RR]]
+// CHECK-NEXT:    %[[Q16:.*]] = torch.aten._to_copy %[[Q]] {dtype = f16, non_blocking = false}
+// CHECK-NEXT:    %[[QR:.*]] = torch.aten._to_copy %[[Q16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[L:.*]] = torch.aten.log %[[QR]]
+// CHECK-NEXT:    torch.aten._to_copy %[[L]] {dtype = f16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xf16>
+func.func @logit(%x: tensor<4x33xf16>) -> tensor<4x33xf16> {
+  %0 = torch.aten.logit %x : (tensor<4x33xf16>) -> tensor<4x33xf16>
+  func.return %0 : tensor<4x33xf16>
+}
+
+// CHECK-LABEL: func.func @div_trunc
+// CHECK:         %[[Q:.*]] = torch.aten.div.Tensor
+// CHECK-NEXT:    %[[Q16:.*]] = torch.aten._to_copy %[[Q]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[QR:.*]] = torch.aten._to_copy %[[Q16]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[T:.*]] = torch.aten.trunc %[[QR]]
+// CHECK-NEXT:    torch.aten._to_copy %[[T]] {dtype = bf16, non_blocking = false} : (tensor<4x33xf32>) -> tensor<4x33xbf16>
+func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = torch.aten.div.Tensor_mode %x, %y {rounding_mode = "trunc"} : (tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  func.return %0 : tensor<4x33xbf16>
+}
+
 // STATS: widen-half-floats:
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
@@ -373,6 +418,9 @@ func.func @hardshrink_rounded_lambd(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> 
 // STATS:   indexed ops widened 1
 // STATS:   log_softmax over another dim widened 1
 // STATS:   log_softmax over the last dim written out 1
+// STATS:   logit written out 1
 // STATS:   logsumexp written out 1
 // STATS:   ops widened 14
 // STATS:   promoted operands widened 1
+// STATS:   trunc divisions written out 1
+// STATS:   xlogy written out 1
