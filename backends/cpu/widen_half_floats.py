@@ -121,10 +121,10 @@ WIDENED = frozenset({
     # bit for bit but for logaddexp and atan2 in float16 (1 and 45 pairs an ulp off).  Not xlogy,
     # logit and trunc division (eager rounds inside: written out with its roundings,
     # ``widen_half_float_intermediates.py``), lerp by a tensor, remainder, fmod and floor
-    # division (eager's scalar and vector loops round differently), fmax and fmin (eager's bf16
-    # ones returned NaN for a NaN operand)
+    # division (eager's scalar and vector loops round differently).  fmax and fmin select (torch
+    # 2.13's bf16 ones ignore a NaN operand, as float32's do)
     "aten::logaddexp", "aten::pow.Tensor_Tensor", "aten::lerp.Scalar", "aten::addcdiv", "aten::copysign.Tensor",
-    "aten::heaviside", "aten::hypot", "aten::atan2", "aten::prelu",
+    "aten::heaviside", "aten::hypot", "aten::atan2", "aten::prelu", "aten::fmax", "aten::fmin",
     # selections: exact in float32
     "aten::max", "aten::min", "aten::max_pool1d",
     # norms, pools, resizes and sums checked on OpInfo samples and a 2x6x37x53 image, bit for

@@ -35,7 +35,7 @@ WIDENED = (
     "nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d nn.functional.group_norm "
     "nn.functional.rms_norm nn.functional.interpolate.nearest nn.functional.avg_pool1d "
     "nn.functional.adaptive_avg_pool1d nansum trace var_mean std_mean nan_to_num log_softmax logsumexp "
-    "nn.functional.logsigmoid nn.functional.hardshrink xlogy logit div.trunc_rounding"
+    "nn.functional.logsigmoid nn.functional.hardshrink xlogy logit div.trunc_rounding fmax fmin"
 ).split()
 
 #: (op, sample index) -> why it stays in torch

@@ -88,6 +88,7 @@ OPS: dict[str, Fn] = {
     "sin": lambda x, y: torch.sin(x),
     "cos": lambda x, y: torch.cos(x),
     "tan": lambda x, y: torch.tan(x),
+    "fmax": lambda x, y: torch.fmax(x, y.flip(1)), "fmin": lambda x, y: torch.fmin(y, x.flip(0)),
     "predicates": lambda x, y: torch.isnan(x) | torch.isinf(y) ^ torch.isfinite(x) & torch.signbit(y) | torch.logical_not(x),
 }
 #: eager's float32 gelu is inaccurate in its negative tail (see the module docstring)
