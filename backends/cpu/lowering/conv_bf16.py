@@ -28,10 +28,10 @@ from typing import Any
 import torch
 
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
-from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, padded_k
+from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_kernel, constant_bf16, bf16_gemm_node
+from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_gemm_node, bf16_kernel, constant_bf16, prepacked_gemm
 from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
@@ -39,7 +39,7 @@ from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer, Value
-from ziggurat.backends.cpu.lowering.views import expand, reshape, slice_dim
+from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
 
 
 def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
@@ -51,9 +51,78 @@ def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias:
         raise NotLowerable("a bf16 convolution needs a constant 4-D weight and a 4-D image")
     if groups != 1:
         raise NotLowerable("a grouped bf16 convolution (widen-half-floats widens them) runs in torch")
-    if tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding):
+    pointwise = tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding)
+    if _pixel_rows_pay(x, weight, stride, padding, out_shape, pointwise):
+        return _pixel_rows_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
+    if pointwise:
         return bf16_pointwise_conv(ctx, x, w, bias, stride, padding, groups, out_shape, epi)
     return _implicit_gemm_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
+
+
+#: A convolution whose channel rows use at most this share of their 32-pixel panels' lanes
+#: computes pixel rows instead (:func:`_pixel_rows_conv`).
+PIXEL_ROWS_LANE_USE = 0.8
+#: ... when its im2col copy is at most this many bytes.
+PIXEL_ROWS_MAX_BYTES = 2 * 1024 * 1024
+
+
+def _pixel_rows_pay(x: TensorValue, weight: Any, stride: Sequence[int], padding: Sequence[int],
+                    out_shape: Sequence[int], pointwise: bool) -> bool:
+    """Whether pixel rows waste fewer lanes than channel rows.  Channel rows (the kernels' N is
+    the pixels) compute whole panels of 32 pixel columns, and an implicit GEMM's columns also
+    run past each output row to the padded width: a 7x7 image is 49 useful lanes of 64 (ResNet's
+    layer 4), 39 of 64 at 5x5.  Pixel rows have no waste with a multiple of 32 output channels."""
+    n, cout = int(x.shape[0]), int(weight.shape[0])
+    oh, ow = int(out_shape[2]), int(out_shape[3])
+    k = int(weight.shape[1]) * int(weight.shape[2]) * int(weight.shape[3])
+    if cout % PANEL or n * oh * ow * k * 2 > PIXEL_ROWS_MAX_BYTES:
+        return False
+    if pointwise:
+        cols = oh * ow
+    else:
+        sw, pw = int(stride[1]), int(padding[1])
+        wq = -(-(int(x.shape[3]) + 2 * pw) // sw)
+        cols = (oh - 1) * wq + ow
+    return oh * ow <= PIXEL_ROWS_LANE_USE * panels(cols) * PANEL
+
+
+def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: TensorValue, bias: TensorValue | None,
+                     stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], out_shape: Sequence[int],
+                     epi: Any) -> TensorValue:
+    """A small image's convolution as pixel rows: ``out^T[N*OH*OW, Cout] = im2col(x) @ W^T``,
+    the im2col rows ``[N, OH, OW, Cin, KH, KW]`` copied once, ``W^T`` prepacked as a linear
+    layer's weight, the bias one per column and a residual read as ``[N*OH*OW, Cout]``.  The
+    result is channels-last, returned as its ``[N, Cout, OH, OW]`` view (a next pixel-rows
+    convolution or residual reads it in place)."""
+    n, cin = int(x.shape[0]), int(x.shape[1])
+    cout, _, kh, kw = (int(d) for d in weight.shape)
+    oh, ow = int(out_shape[2]), int(out_shape[3])
+    (sh, sw), (ph, pw), (dh, dw) = ((int(v) for v in pair) for pair in (stride, padding, dilation))
+    m, k = n * oh * ow, cin * kh * kw
+
+    view = ctx.strided_view(x)
+    channels_last = view is not None and view[2][1] == 1 and cin > 1
+    if channels_last:  # a pixel-rows result: K as (tap, channel), each tap's channels contiguous
+        def element(idx: Index) -> Value:
+            b_, y, z, i, j, c = (IndexExpr.of(v) for v in idx)
+            return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
+
+        cols = ctx.realize(ctx.lazy((n, oh, ow, kh, kw, cin), x.dtype, element, [x]), "im2col_rows")
+        weight = weight.permute(0, 2, 3, 1)
+    else:  # K as (channel, tap), each channel's taps a window of its plane
+        def element(idx: Index) -> Value:
+            b_, y, z, c, i, j = (IndexExpr.of(v) for v in idx)
+            return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
+
+        cols = ctx.realize(ctx.lazy((n, oh, ow, cin, kh, kw), x.dtype, element, [x]), "im2col_rows")
+    rows_epi = copy.copy(epi)
+    rows_epi.bias = bias
+    if epi.other is not None and epi.binary is not None:
+        other = epi.other if tuple(epi.other.shape) == tuple(out_shape) else expand(ctx, epi.other, out_shape)
+        rows_epi.other = reshape(ctx, permute(ctx, other, (0, 2, 3, 1)), (m, cout))
+    out = prepacked_gemm(ctx, reshape(ctx, BufferValue(cols), (m, k)), weight.reshape(cout, k).t(), cout, (m, cout),
+                         rows_epi, w, 1.0, None, 1.0)
+    return permute(ctx, reshape(ctx, out, (n, oh, ow, cout)), (0, 3, 1, 2))
 
 
 def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: TensorValue,

@@ -69,7 +69,7 @@ def bf16_linear(ctx: LoweringContext, x: TensorValue, w: TensorValue, n: int, ou
         return bf16_matmul(ctx, x, permute(ctx, w, (1, 0)), out_shape, epilogue)
     if weight.dim() != 2:
         raise NotLowerable("a bf16 linear needs a 2-D weight")
-    return _prepacked(ctx, x, weight.t(), n, out_shape, epilogue, w, 1.0, None, 1.0)
+    return prepacked_gemm(ctx, x, weight.t(), n, out_shape, epilogue, w, 1.0, None, 1.0)
 
 
 def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape: Sequence[int], epilogue: Any,
@@ -80,7 +80,7 @@ def bf16_matmul(ctx: LoweringContext, a: TensorValue, b: TensorValue, out_shape:
     ``out_dtype`` float32: the float32 result is stored as it is (not rounded to bf16)."""
     weight = constant_bf16(b, "matmul")
     if weight is not None and weight.dim() == 2:
-        return _prepacked(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta, out_dtype)
+        return prepacked_gemm(ctx, a, weight, weight.shape[1], out_shape, epilogue, b, scale, addend, beta, out_dtype)
     if a.rank < 2 or b.rank < 2:
         raise NotLowerable("a bf16 matmul of a vector")
     m, k = a.shape[-2:]
@@ -112,7 +112,7 @@ def constant_bf16(w: TensorValue, what: str) -> torch.Tensor | None:
     return tensor
 
 
-def _prepacked(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_shape: Sequence[int],
+def prepacked_gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int, out_shape: Sequence[int],
                epi: Any, w: TensorValue, scale: float, addend: TensorValue | None, beta: float,
                out_dtype: torch.dtype = BF16) -> TensorValue:
     k = x.shape[-1]

@@ -1,0 +1,92 @@
+"""bf16 convolutions of small images as pixel rows (``conv_bf16._pixel_rows_conv``):
+``out^T = im2col(x) @ W^T`` with the pixels as the GEMM's rows, where the channel-row form
+would leave more than a fifth of its 32-pixel panels' lanes idle (ResNet's layer 4: 49 pixels
+in 64 lanes).  Each case must run natively as pixel rows and be as close to the float64 result
+as eager's own bf16 result is (at most twice its error, or 1e-2 of the output's scale)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch import nn
+
+import ziggurat
+from ziggurat.backends.cpu.kernels import amx
+
+def _pixel_rows(graph: str) -> int:
+    """Convolutions computed as pixel rows: their im2col buffers allocated in the loop IR."""
+    return len(re.findall(r"%im2col_rows\w* = loop.alloc", graph))
+
+
+pytestmark = pytest.mark.skipif(amx.host_bf16_kernel() is None,
+                                reason="this host has neither AMX-BF16 nor AVX512-BF16")
+
+
+class Block(nn.Module):
+    """conv (+ bias) -> relu, then a second 3x3 conv reading the first's (channels-last) result
+    with a residual of it, then a 1x1 conv: the layer-4 pattern of a ResNet."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, stride: int, padding: int, dilation: int, bias: bool) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cout, kernel, stride, padding, dilation, bias=bias)
+        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.c3 = nn.Conv2d(cout, 2 * cout, 1, bias=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.c1(x))
+        y = torch.relu(self.c2(y) + y)
+        return torch.nn.functional.silu(self.c3(y))
+
+
+# (n, cin, cout, h, w, kernel, stride, padding, dilation, bias)
+CASES = [
+    (1, 64, 64, 7, 7, 3, 1, 1, 1, True),  # ResNet layer 4, reduced channels
+    (2, 32, 32, 5, 5, 3, 1, 1, 1, False),  # 25 of 64 lanes: a batch of two
+    (1, 64, 64, 14, 14, 3, 2, 1, 1, True),  # the stride-2 entry of layer 4
+    (1, 64, 32, 7, 7, 1, 1, 0, 1, True),  # 1x1
+    (3, 32, 64, 6, 5, 3, 1, 2, 2, True),  # dilated, padded past the taps
+    (1, 3, 32, 4, 4, 3, 1, 1, 1, True),  # K = 27: not a whole 32-deep step
+    (1, 40, 64, 7, 9, 5, 1, 2, 1, False),  # 5x5 taps, a wider-than-high image
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "n{}c{}o{}_{}x{}_k{}s{}p{}d{}{}".format(*c[:9], "b" if c[9] else ""))
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_pixel_rows_convolution(case: tuple[int, ...], layout: str) -> None:
+    n, cin, cout, h, w, kernel, stride, padding, dilation, bias = case
+    torch.manual_seed(sum(case))
+    exact_model = Block(cin, cout, kernel, stride, padding, dilation, bool(bias)).eval()
+    model = Block(cin, cout, kernel, stride, padding, dilation, bool(bias)).eval()
+    model.load_state_dict(exact_model.state_dict())
+    model = model.to(torch.bfloat16)
+    x = torch.randn(n, cin, h, w).to(torch.bfloat16)
+    if layout == "nhwc":
+        x = x.contiguous(memory_format=torch.channels_last)
+    compiled = ziggurat.compile(model, (x,), backend="cpu")
+    assert compiled.report.fallback_ops == {}, compiled.report.unsupported
+    # the two spatial convolutions at least (the 1x1 too where its pixels leave lanes idle)
+    assert _pixel_rows(compiled.ir["graph"]) >= 2, compiled.ir["graph"].count("b_conv")
+    with torch.no_grad():
+        exact = exact_model.double()(x.double())
+        eager = model(x)
+    got = compiled(x)
+    assert got.dtype == torch.bfloat16 and got.shape == eager.shape
+    scale = exact.abs().max().clamp_min(1e-30)
+    ours = ((got.double() - exact).abs().max() / scale).item()
+    theirs = ((eager.double() - exact).abs().max() / scale).item()
+    assert ours <= max(2 * theirs, 1e-2), (ours, theirs)
+
+
+def test_channel_rows_where_lanes_are_used() -> None:
+    """A 16x16 image (256 of 288 lanes) and an output channel count that is not a multiple of
+    32 keep the channel-row forms."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 33, 3, padding=1)).eval()
+    model = model.to(torch.bfloat16)
+    for x in (torch.randn(1, 32, 16, 16), torch.randn(1, 32, 7, 7)):
+        compiled = ziggurat.compile(model, (x.bfloat16(),), backend="cpu")
+        graph = compiled.ir["graph"]
+        expected = 0 if x.shape[-1] == 16 else 1  # at 7x7 the first (32 channels) computes pixel rows
+        assert _pixel_rows(graph) == expected and graph.count("b_conv") == 2 - expected, graph.count("b_conv")
