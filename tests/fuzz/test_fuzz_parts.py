@@ -15,7 +15,7 @@ import torch
 from tests.fuzz.execute import build_module, example_inputs, fresh_inputs, run_eager
 from tests.fuzz.generator import PROFILES, generate
 from tests.fuzz.minimize import dead_code, minimize
-from tests.fuzz.oracle import Config, check_program, reference
+from tests.fuzz.oracle import Config, check_program, overflows, reference
 from tests.fuzz.program import Node, Program, TensorSpec
 from tests.fuzz.repro import write_repro
 from tests.fuzz.tolerance import compare
@@ -510,3 +510,18 @@ def test_gemm_profile_draws_gemms_and_convolutions() -> None:
         return sum(any(n.op in GEMM_SPECS for n in generate(30, i, PROFILES[profile]).nodes) for i in range(40))
 
     assert with_gemm("gemm") >= 30 > with_gemm("default")
+
+
+def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
+    """Fuzz seed 72, program 63: a conv's products pass float32's range (the float64 sum of one
+    output is 4.98e38); eager's order sums them to +inf, the scalar ISA's and the TensorRT
+    reference's to NaN, and a hardsigmoid, a var and a logsumexp carried that to a finite value
+    against NaN.  An accumulation's overflow is the order of its sums: such inputs are not
+    compared (the program is invalid on its examples; call-time values are left unchecked)."""
+    program = generate(72, 63, PROFILES["default"])
+    assert overflows(program, fresh_inputs(program)) and overflows(program, example_inputs(program))
+    result = check_program(program, [Config.parse("cpu-scalar-ex")])
+    assert result.invalid and not result.outcomes, result
+    # an element-wise overflow (exp of a large number) is the same in every correct order
+    assert not overflows(_neg_program(), (torch.full((3, 17), 3e38),))  # -inf from -3e38 * 2
+    assert not overflows(generate(72, 62, PROFILES["default"]), example_inputs(generate(72, 62, PROFILES["default"])))
