@@ -14,6 +14,11 @@
   ``[..., :OW]`` view.  The weight is the GEMM's A, read in place; the bias is one per row
   (output channel); activation and residual run in the epilogue, in float32, before the one
   rounding to bf16 (a residual is first copied to the same padded width).
+* **Pixel rows** (a small image, any kernel): ``out^T[N*OH*OW, Cout] = im2col(x) @ W^T``
+  (:func:`_pixel_rows_conv`), where the two forms above, whose GEMM columns are pixels, would
+  leave over a fifth of their 32-pixel panels' lanes idle (a 7x7 image: 49 of 64).  The im2col
+  rows are copied once; ``W^T`` is prepacked as a linear layer's weight; the result is
+  channels-last, which the next pixel-rows convolution reads with its channels contiguous.
 
 Grouped convolutions are widened to the float32 kernels before this (``widen-half-floats``); one that
 reaches here (``passes=`` without that pass) runs in torch, with the reason.
