@@ -99,6 +99,8 @@ def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Tenso
     layer's weight, the bias one per column and a residual read as ``[N*OH*OW, Cout]``.  The
     result is channels-last, returned as its ``[N, Cout, OH, OW]`` view (a next pixel-rows
     convolution or residual reads it in place)."""
+    if epi.bias is not None:
+        raise NotLowerable("a bf16 convolution with a column bias")
     n, cin = int(x.shape[0]), int(x.shape[1])
     cout, _, kh, kw = (int(d) for d in weight.shape)
     oh, ow = int(out_shape[2]), int(out_shape[3])
