@@ -248,6 +248,18 @@ def _widen_with(op: AtenOp, half: torch.dtype, arguments: dict[str, object], rew
     record(NAME, "ops widened")
 
 
+def _half_with_number(op: AtenOp, name: str) -> tuple[torch.dtype, float] | None:
+    """The 16-bit type of ``op``'s operand and result, and its number argument ``name`` rounded to
+    that type as eager rounds it (through float32, as c10 converts); None for another op, a
+    number that is not an int or float, or one eager raises on."""
+    half = value_dtype(op.results[0])
+    number = op.static_value(name)
+    if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half or isinstance(number, bool) \
+            or not isinstance(number, int | float) or overflowing_scalar(op) is not None:
+        return None
+    return half, float(torch.tensor(float(number)).to(half))
+
+
 @dataclass
 class WidenPowScalar(RewritePattern):
     """``x ** e`` of a bf16 or float16 ``x`` and a number ``e``, as eager's 16-bit kernel computes
@@ -260,12 +272,10 @@ class WidenPowScalar(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenPowTensorScalarOp, rewriter: PatternRewriter) -> None:
-        half = value_dtype(op.results[0])
-        exponent = op.static_value("exponent")
-        if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half or isinstance(exponent, bool) \
-                or not isinstance(exponent, int | float) or overflowing_scalar(op) is not None:
+        found = _half_with_number(op, "exponent")
+        if found is None:
             return
-        e = float(torch.tensor(float(exponent), dtype=half))
+        half, e = found
         if half == torch.float16 and e in (0.5, -0.5):
             return
         if half != torch.bfloat16 or e not in (3.0, -2.0):
@@ -319,12 +329,9 @@ class WidenHardshrink(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenHardshrink_Op, rewriter: PatternRewriter) -> None:
-        half = value_dtype(op.results[0])
-        lambd = op.static_value("lambd")
-        if half not in HALF_FLOATS or value_dtype(op.operands[0]) != half or isinstance(lambd, bool) \
-                or not isinstance(lambd, int | float) or overflowing_scalar(op) is not None:
-            return
-        _widen_with(op, half, {"lambd": float(torch.tensor(float(lambd)).to(half))}, rewriter)
+        found = _half_with_number(op, "lambd")
+        if found is not None:
+            _widen_with(op, found[0], {"lambd": found[1]}, rewriter)
 
 
 @dataclass
