@@ -46,6 +46,7 @@ CASES = [
     (2, 32, 32, 5, 5, 3, 1, 1, 1, False),  # 25 of 64 lanes: a batch of two
     (1, 64, 64, 14, 14, 3, 2, 1, 1, True),  # the stride-2 entry of layer 4
     (1, 64, 32, 7, 7, 1, 1, 0, 1, True),  # 1x1
+    (2, 64, 64, 14, 14, 1, 2, 0, 1, False),  # 1x1, stride 2: ResNet-50's layer-4 downsample
     (3, 32, 64, 6, 5, 3, 1, 2, 2, True),  # dilated, padded past the taps
     (1, 3, 32, 4, 4, 3, 1, 1, 1, True),  # K = 27: not a whole 32-deep step
     (1, 40, 64, 7, 9, 5, 1, 2, 1, False),  # 5x5 taps, a wider-than-high image
