@@ -88,11 +88,10 @@ def annotate_symbolic_shapes(symbolic_ir: ModuleOp) -> str:
     return "annotated" if incomplete is None else f"annotated, incomplete {incomplete}"
 
 
-def _state_fingerprint(program: Any) -> dict[str, tuple[int, torch.dtype, tuple[int, ...], int]]:
-    """Each tensor of the exported program's state (parameters, buffers, constants) as its
-    storage, dtype, shape and version counter: an in-place write or a conversion of the model
-    after ``compile()`` changes one of them."""
-    state = {**dict(getattr(program, "state_dict", {}) or {}), **dict(getattr(program, "constants", {}) or {})}
+def state_fingerprint(state: dict[str, Any]) -> dict[str, tuple[int, torch.dtype, tuple[int, ...], int]]:
+    """Each tensor of a model's state (parameters, buffers, constants) as its storage, dtype,
+    shape and version counter: an in-place write or a conversion of the model after
+    ``compile()`` changes one of them."""
     return {name: (t.data_ptr(), t.dtype, tuple(t.shape), t._version)  # pyright: ignore[reportPrivateUsage]
             for name, t in state.items() if isinstance(t, torch.Tensor)}
 
@@ -111,8 +110,8 @@ class DynamicCompiledModule(torch.nn.Module):
         super().__init__()
         self._model_name = model_name
         self._program = program
-        #: the program's parameters, buffers and constants as compiled (later sizes import them again)
-        self._state = _state_fingerprint(program)
+        #: the model's parameters, buffers and constants as compiled (later sizes import them again)
+        self._state = state_fingerprint(self._live_state())
         self.symbols = symbols
         self._sympy = sympy_symbols
         self.options = options
@@ -200,6 +199,20 @@ class DynamicCompiledModule(torch.nn.Module):
         return [dict(zip((s.name for s in self.symbols.symbols), key, strict=True)) for key in self._specializations]
 
     # -- builds ------------------------------------------------------------------------------------
+    def _live_state(self) -> dict[str, Any]:
+        """The tensors a later size's build reads: the exported program's state and constants."""
+        program = self._program
+        return {**dict(getattr(program, "state_dict", {}) or {}), **dict(getattr(program, "constants", {}) or {})}
+
+    def _check_state(self, label: str) -> None:
+        """A build from tensors changed since ``compile()`` would disagree with the sizes built before."""
+        changed = sorted(name for name, now in state_fingerprint(self._live_state()).items() if self._state.get(name) != now)
+        if changed:
+            raise ModelImportError(
+                f"specializing to {label}: the model's {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} "
+                "changed after compile() (written in place or converted); the sizes built so far use the values "
+                "it had then: compile the model again", op="compile")
+
     def lowering(self, values: dict[str, int], shapes: Sequence[Sequence[int]], start: float,
                  options: CompileOptions | None = None, sampled: bool = False) -> Lowered:
         """The exported graph imported at ``values`` (the symbols' sizes; ``shapes``: the inputs')
@@ -209,13 +222,7 @@ class DynamicCompiledModule(torch.nn.Module):
         sizes = {self._sympy[name]: value for name, value in values.items()}
         examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
         label = ", ".join(f"{k}={v}" for k, v in values.items())
-        changed = sorted(name for name, now in _state_fingerprint(self._program).items() if self._state.get(name) != now)
-        if changed:
-            # a build from the live tensors would disagree with the sizes built before
-            raise ModelImportError(
-                f"specializing to {label}: the model's {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} "
-                "changed after compile() (written in place or converted); the sizes built so far use the values "
-                "it had then: compile the model again", op="compile")
+        self._check_state(label)
         try:
             module = ExportImporter(self._program, sizes, mark_sized=sampled).import_program(examples, input_names=self._input_names)
         except ZigguratError as e:

@@ -16,7 +16,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.driver import Lowered, lower_module
-from ziggurat.backends.dynamic_module import DynamicCompiledModule
+from ziggurat.backends.dynamic_module import DynamicCompiledModule, state_fingerprint
 from ziggurat.backends.options import CompileOptions
 from ziggurat.ir.errors import InputError, ZigguratError
 from ziggurat.ir.importer import fresh_examples, import_model
@@ -52,11 +52,17 @@ class TracedDynamicModule(DynamicCompiledModule):
                  example_ir: ModuleOp, example_shapes: list[list[int]], example_values: dict[str, int]) -> None:
         super().__init__(None, symbols, {}, options, example_ir, type(model).__name__)
         self._model = model
+        self._state = state_fingerprint(self._live_state())
         self._example_ir: ModuleOp | None = example_ir.clone()
         self._example_values = example_values
         dynamic = {(d.input, d.dim) for d in symbols.dims}
         self._static = [[None if (i, k) in dynamic else n for k, n in enumerate(shape)]
                         for i, shape in enumerate(example_shapes)]
+
+    def _live_state(self) -> dict[str, Any]:
+        """The tensors a later size's trace reads: the model's parameters and buffers."""
+        model = getattr(self, "_model", None)
+        return dict(model.state_dict(keep_vars=True)) if model is not None else {}
 
     def lowering(self, values: dict[str, int], shapes: Any, start: float) -> Lowered:
         examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
@@ -64,6 +70,7 @@ class TracedDynamicModule(DynamicCompiledModule):
         if self._example_ir is not None and values == self._example_values:
             module, self._example_ir = self._example_ir, None  # the example's trace: not traced twice
         else:
+            self._check_state(", ".join(f"{k}={v}" for k, v in values.items()))
             args, kwargs = self._signature.arguments(examples)
             module = import_model(self._model, args, "torchscript", kwargs, self.options.precision)
         return lower_module(module, tuple(examples), self.options, start)
