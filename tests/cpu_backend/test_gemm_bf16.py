@@ -8,6 +8,7 @@ import torch
 
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.gemm_bf16 import chunk_rows
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -356,3 +357,23 @@ def test_staged_activation_is_the_activation_of_the_plain_kernel(kernel: str, ki
     rounded = Bf16GemmSpec(m, n, k, kernel=kernel, threads=1, unary=kind, **epilogue)  # type: ignore[arg-type]
     got16 = bf16_gemm_callable(rounded)(a, packed, bias if rounded.bias else None, other if rounded.binary else None)
     assert torch.equal(got16, want.bfloat16())
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", [(3136, 384, 96), (100, 64, 4096), (1000, 40, 1000)])
+def test_chunks_of_equal_rows(kernel: str, shape: tuple[int, int, int]) -> None:
+    """Rows of A split into chunks of equal size (a thread takes a run of (chunk, panel)
+    tasks: ConvNeXt's 3136x384x96 GEMM was chunks of 2720 and 416 rows, one of two threads
+    idle most of the time), and the product of a split A on two threads is right."""
+    m, n, k = shape
+    spec = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=2)
+    rows = chunk_rows(spec)
+    chunks = -(-m // rows)
+    assert rows % 32 == 0 and chunks * rows - m < 32 * chunks, (rows, chunks)
+    if shape == (3136, 384, 96):
+        assert rows == 1568
+    a, b = _operands(m, n, k)
+    got = bf16_gemm_callable(spec)(a, pack_b_bf16(b))
+    ref = a.double() @ b.double()
+    tol = 1e-6 * (a.double().abs() @ b.double().abs()).max().item() * max(1, k) ** 0.5 + 1e-30
+    assert (got.double() - ref).abs().max().item() <= tol
