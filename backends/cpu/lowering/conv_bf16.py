@@ -107,21 +107,20 @@ def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Tenso
     (sh, sw), (ph, pw), (dh, dw) = ((int(v) for v in pair) for pair in (stride, padding, dilation))
     m, k = n * oh * ow, cin * kh * kw
 
+    # K as (tap, channel) for a channels-last input (a pixel-rows result: each tap's channels
+    # contiguous), else as (channel, tap) (each channel's taps a window of its plane)
     view = ctx.strided_view(x)
-    channels_last = view is not None and view[2][1] == 1 and cin > 1
-    if channels_last:  # a pixel-rows result: K as (tap, channel), each tap's channels contiguous
-        def element(idx: Index) -> Value:
-            b_, y, z, i, j, c = (IndexExpr.of(v) for v in idx)
-            return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
+    tap_outer = view is not None and view[2][1] == 1 and cin > 1
 
-        cols = ctx.realize(ctx.lazy((n, oh, ow, kh, kw, cin), x.dtype, element, [x]), "im2col_rows")
+    def element(idx: Index) -> Value:
+        b_, y, z, *k_index = (IndexExpr.of(v) for v in idx)
+        i, j, c = k_index if tap_outer else (k_index[1], k_index[2], k_index[0])
+        return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
+
+    cols = ctx.realize(ctx.lazy((n, oh, ow, kh, kw, cin) if tap_outer else (n, oh, ow, cin, kh, kw), x.dtype,
+                                element, [x]), "im2col_rows")
+    if tap_outer:
         weight = weight.permute(0, 2, 3, 1)
-    else:  # K as (channel, tap), each channel's taps a window of its plane
-        def element(idx: Index) -> Value:
-            b_, y, z, c, i, j = (IndexExpr.of(v) for v in idx)
-            return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
-
-        cols = ctx.realize(ctx.lazy((n, oh, ow, cin, kh, kw), x.dtype, element, [x]), "im2col_rows")
     rows_epi = copy.copy(epi)
     rows_epi.bias = bias
     if epi.other is not None and epi.binary is not None:
