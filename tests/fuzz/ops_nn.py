@@ -54,6 +54,26 @@ def _conv(b: Builder) -> Emit:
     return conv_call(b, x, nd)
 
 
+@spec("conv_many_channels", weight=0.0)
+def _conv_many_channels(b: Builder) -> Emit:
+    """A 2-d convolution to 32 or 64 channels of an image of at most 7x7 (1x1 or 3x3 taps,
+    stride 1 or 2): in bf16 the kernels compute it as pixel rows (``conv_bf16._pixel_rows_conv``,
+    the GEMM's rows the pixels), which the ``conv`` spec (at most 5 channels a group) never
+    reaches; a second one reads the first's channels-last result.  Of weight 0 but in the
+    ``gemm`` profile (the -bf16 configurations' programs), so other profiles' programs stay
+    as they were."""
+    x = b.pick_float(4, 4, pred=lambda v: 2 <= min(v.shape[-2:]) and max(v.shape[-2:]) <= 7 and v.shape[1] <= 64,
+                     shape=lambda: [b.size(1, 2), b.size(1, 16), b.size(2, 7), b.size(2, 7)])
+    n, c_in, h, w = x.shape
+    c_out = b.choice([32, 64]) if n * 64 * h * w <= 4096 else 32
+    k = b.choice([1, 3, 3])
+    stride = b.choice([1, 1, 2])
+    padding = k // 2 if b.chance(0.7) or k > min(h, w) else 0
+    weight = _weight(b, [c_out, c_in, k, k])
+    bias = b.new_const([c_out], torch.float32) if b.chance(0.7) else None
+    return f"F.conv2d({x}, {weight}, {bias if bias is not None else 'None'}, stride={stride}, padding={padding})"
+
+
 @spec("conv_transpose", weight=1.5)
 def _conv_transpose(b: Builder) -> Emit:
     nd = b.rng.choices([1, 2, 3], weights=[0.3, 0.55, 0.15])[0]
