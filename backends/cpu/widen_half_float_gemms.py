@@ -24,8 +24,9 @@ class WidenGroupedConv(RewritePattern):
     """A grouped bf16 ``fused.conv2d`` (depthwise or not) on the float32 kernels: eager's bf16
     convolution accumulates the exact bf16 products in float32 and rounds once, as this does
     (in another order: a bf16 ulp apart at most where a sum rounds across a boundary).  Literal
-    weights and biases become float32 literals; the post-ops run in float32 before the one
-    rounding.  A one-group bf16 convolution has its own kernels (``lowering/conv_bf16.py``)."""
+    weights and biases become float32 literals; the post-ops left fused (those that commute
+    with rounding, ``split_half_float_epilogues.py``) run in float32 before the one rounding.
+    A one-group bf16 convolution has its own kernels (``lowering/conv_bf16.py``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -61,8 +62,8 @@ class WidenGemm(RewritePattern):
     """A float16 GEMM or convolution (``WIDENED_GEMMS``), or a bf16 one without a bf16 kernel
     (``BF16_GEMMS_WIDENED``: 1-d, 3-d, same-padded and transposed convolutions, bmm/addmm
     forms), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
-    accumulate in float32 and round once; a fused epilogue runs in float32 before that
-    rounding (eager rounds after the product too: up to an ulp closer to the float32 result)."""
+    accumulate in float32 and round once; the post-ops left fused (those that commute with
+    rounding, ``split_half_float_epilogues.py``) run in float32 before that rounding."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         key = op_key(op)

@@ -60,6 +60,7 @@ from xdsl.pattern_rewriter import (
 from ziggurat.backends.cpu.half_float_rewrites import NAME, cast_to, value_dtype, widen_whole
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm, WidenGroupedConv
+from ziggurat.backends.cpu.split_half_float_epilogues import SplitHalfFloatEpilogue
 from ziggurat.backends.cpu.widen_half_float_intermediates import WidenLogit, WidenTruncDivision, WidenXlogy
 from ziggurat.backends.cpu.widen_half_float_reductions import WidenLogSoftmax, WidenLogsumexp
 from ziggurat.dialects.torch import AtenOp, TorchOp
@@ -438,6 +439,7 @@ class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(StaticShapesOnly(SplitHalfFloatEpilogue()), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
             WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenHardshrink(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
             WidenLogsumexp(), WidenXlogy(), WidenLogit(), WidenTruncDivision(), WidenGroupedConv(), WidenGemm(),

@@ -2,8 +2,8 @@
 ``cpu-avx512-fp16``, ``ref-fp16``, ...): a program compiled with ``precision="bf16"`` (or
 ``"fp16"``) against eager float32, with a tolerance sized at that type's rounding.
 
-``precision=`` promises eager autocast's numerics, not its bits: a fused epilogue or a
-folded batch-norm rounds at other points (README, Low precision).  So the reference stays
+``precision=`` promises eager autocast's numerics, not its bits: a folded batch-norm or a
+GEMM's order of sums rounds at other points (README, Low precision).  So the reference stays
 eager float32 (``e32``) and the tolerance comes from two measurements of how far the
 precision's rounding moves each element:
 

@@ -42,3 +42,15 @@ def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     high = b.trunc(b.lshr(rounded, splat_constant(ity, 16)), _like(ty, I16))
     nan = b.fcmp_unordered("uno", x, x)
     return b.select(nan, splat_constant(_like(ty, I16), 0xFFFF), high)
+
+
+def round_f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """``x`` rounded to bf16 (nearest even), as float32: ``bf16_to_f32(f32_to_bf16(x))`` for
+    every non-NaN ``x``, with a NaN kept as it is, on 32-bit lanes (no packing to 16 bits)."""
+    ty = value_type(x)
+    ity = _like(ty, I32)
+    bits = b.bitcast(x, ity)
+    lsb = b.and_(b.lshr(bits, splat_constant(ity, 16)), splat_constant(ity, 1))
+    rounded = b.and_(b.add(b.add(bits, splat_constant(ity, 0x7FFF)), lsb), splat_constant(ity, -65536))
+    nan = b.fcmp_unordered("uno", x, x)
+    return b.select(nan, x, b.bitcast(rounded, ty))  # pyright: ignore[reportReturnType]

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir
-from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
+from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16, round_f32_to_bf16
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
@@ -462,20 +462,25 @@ class _Emitter:
         def tile_at(i: ir.Value, h: int) -> ir.Value:
             return gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h)))
 
+        rounded = s.rounded_steps
+
+        def rnd(x: ir.Value) -> ir.Value:  # a bf16 op's result, as eager stores it
+            return round_f32_to_bf16(b, x) if rounded else x
+
         def pre(x: ir.Value, row: ir.Value, h: int) -> ir.Value:
             if s.scale != 1.0:
-                x = llvm_ir.fmul(b, x, vec.const(s.scale))
+                x = llvm_ir.fmul(b, rnd(x), vec.const(s.scale))
             if s.bias and s.bias_rows:  # one bias per row (a 1x1 convolution's channel)
                 x = llvm_ir.fadd(b, x, vec.splat(b, _i(b.load(gep(b, bias, row)))))
             elif s.bias:
                 x = llvm_ir.fadd(b, x, bias_v[h])
             if s.binary is not None and s.binary_first:
-                x = self._binary(b, x, other, row, cols_h[h], rs, ocs, masks[h])
-            return x
+                x = self._binary(b, rnd(x), other, row, cols_h[h], rs, ocs, masks[h])
+            return rnd(x) if s.unary is not None or s.binary is not None else x  # else the store rounds
 
         def post(x: ir.Value, i: int | ir.Value, h: int) -> ir.Value:
             if s.binary is not None and not s.binary_first:
-                x = self._binary(b, x, other, row_of(i), cols_h[h], rs, ocs, masks[h])
+                x = self._binary(b, x if s.unary is None else rnd(x), other, row_of(i), cols_h[h], rs, ocs, masks[h])
             return x
 
         def store(x: ir.Value, i: int | ir.Value, h: int) -> None:

@@ -23,6 +23,10 @@
   0 or 1), or binary before unary with ``binary_first``;
 * ``C`` bf16 (rounded to nearest even, as torch rounds) or float32, ``C[i, j]`` at
   ``c + i*ldc + j``;
+* with ``rounded_steps`` (``C`` bf16), each step rounded to bf16 as eager's separate bf16 ops
+  round their results: the product (scaled, plus bias), the binary's and the unary's results
+  (a ``scale`` multiplies the rounded product: eager's ``matmul * c``), so the activation reads
+  the bf16 value eager's activation reads;
 * with ``a_padded``, every row of ``A`` holds ``K`` rounded up to 32 elements, zero past ``K``
   (a weight padded at compile time): the AVX512-BF16 kernel then reads the last, partial step of
   K in place, in the same loop, instead of copying each block's tail into a zero-padded buffer
@@ -86,6 +90,7 @@ class Bf16GemmSpec:
     bias_rows: bool = False
     b_conv: tuple[int, int, int, int, int, int, int, int] | None = None
     a_padded: bool = False
+    rounded_steps: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -135,6 +140,8 @@ class Bf16GemmSpec:
         if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool) or not math.isfinite(self.scale):
             raise GemmSpecError(f"Bf16GemmSpec.scale must be a finite number, got {self.scale!r}")
         s(self, "scale", float(self.scale))
+        if self.rounded_steps and not self.out_bf16:
+            raise GemmSpecError("Bf16GemmSpec.rounded_steps rounds to bf16: it needs out_bf16=True")
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):

@@ -167,6 +167,8 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
             spec["binary_first"] = True
     if out_dtype != BF16:
         spec["out_bf16"] = False
+    elif addend is None:  # eager rounds each bf16 op's result (an addend is part of the product: addmm)
+        spec["rounded_steps"] = True
     out = ctx.new_buffer(out_shape, out_dtype, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))

@@ -3,7 +3,8 @@
 // RUN: ziggurat-opt %s -p 'convert-torch-to-loop{isa=avx2 threads=1}' | filecheck %s --check-prefix=AVX2
 // bf16 GEMMs are loop.gemm calls of the bf16 kernels (AMX or AVX512-BF16, by host feature):
 // a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
-// float32, the post-ops in the epilogue; a computed right operand is packed by the kernel
+// float32, the post-ops in the epilogue, each step rounded to bf16 as eager's separate bf16 ops
+// round (rounded_steps); a computed right operand is packed by the kernel
 // (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
 // one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw, sh,
 // sw]), its output read back through a [..., :OW] view; a strided one reads the image split
@@ -49,6 +50,7 @@ builtin.module {
 // CHECK-DAG:     loop.constant {{.*}} : tensor<24xf32> -> memref<24xf32>
 // CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>) b(%{{.*}} : memref<1024xbf16>) c(%{{.*}} : memref<5x24xbf16>) bias(%{{.*}} : memref<24xf32>)
 // CHECK-SAME:      spec {bf16_kernel = "{{(amx|avx512bf16)}}", m = 5 : i64, n = 24 : i64, k = 8 : i64, lda = 8 : i64, ldc = 24 : i64, unary = "relu"
+// CHECK-SAME:      rounded_steps = true
 // CHECK-LABEL: func.func @product
 // CHECK:         loop.gemm {{.*}} a(%a : memref<3x5x8xbf16>) b(%c : memref<3x8x7xbf16>)
 // CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64

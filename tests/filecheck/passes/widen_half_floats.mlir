@@ -122,6 +122,39 @@ func.func @grouped(%x: tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xbf16> {
   func.return %0 : tensor<1x4x8x8xbf16>
 }
 
+// A 16-bit fused op on the float32 kernels gives back the post-ops eager rounds between: only
+// those that commute with rounding stay (relu; a hardtanh whose bounds are bf16 values), the
+// others become the 16-bit aten ops they were, each widened with its own rounding.
+// CHECK-LABEL: func.func @half_float_epilogues
+// CHECK:         %[[KEPT:.*]] = fused.linear %{{.*}}, %{{.*}} {post_ops = [#fused.unary<relu>]} : (tensor<4x33xf32>, tensor<24x33xf32>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[KEPTH:.*]] = torch.aten._to_copy %[[KEPT]] {dtype = f16, non_blocking = false}
+// CHECK:         %[[L:.*]] = fused.linear %{{.*}}, %{{.*}} : (tensor<4x33xf32>, tensor<24x33xf32>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[LH:.*]] = torch.aten._to_copy %[[L]] {dtype = f16, non_blocking = false} : (tensor<4x24xf32>) -> tensor<4x24xf16>
+// CHECK-NEXT:    %[[LF:.*]] = torch.aten._to_copy %[[LH]] {dtype = f32, non_blocking = false} : (tensor<4x24xf16>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[RF:.*]] = torch.aten._to_copy %r {dtype = f32, non_blocking = false} : (tensor<4x24xf16>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.add.Tensor %[[LF]], %[[RF]] {{.*}} : (tensor<4x24xf32>, tensor<4x24xf32>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[AH:.*]] = torch.aten._to_copy %[[A]] {dtype = f16, non_blocking = false} : (tensor<4x24xf32>) -> tensor<4x24xf16>
+// CHECK-NEXT:    %[[AF:.*]] = torch.aten._to_copy %[[AH]] {dtype = f32, non_blocking = false} : (tensor<4x24xf16>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[G:.*]] = torch.aten.gelu %[[AF]] {approximate = "none"} : (tensor<4x24xf32>) -> tensor<4x24xf32>
+// CHECK-NEXT:    %[[GH:.*]] = torch.aten._to_copy %[[G]] {dtype = f16, non_blocking = false} : (tensor<4x24xf32>) -> tensor<4x24xf16>
+// CHECK:         %[[D1:.*]] = fused.conv2d {{.*}}post_ops = [#fused.unary<hardtanh, 0.0, 6.5>]} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:    %[[D1B:.*]] = torch.aten._to_copy %[[D1]] {dtype = bf16, non_blocking = false}
+// CHECK:         %[[D2:.*]] = fused.conv2d {{.*}}groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:    %[[D2B:.*]] = torch.aten._to_copy %[[D2]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    %[[D2F:.*]] = torch.aten._to_copy %[[D2B]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[H:.*]] = torch.aten.hardtanh %[[D2F]] {min_val = 0.000000e+00 : f64, max_val = 6.300000e+00 : f64}
+// CHECK-NEXT:    %[[HB:.*]] = torch.aten._to_copy %[[H]] {dtype = bf16, non_blocking = false}
+// CHECK-NEXT:    func.return %[[KEPTH]], %[[GH]], %[[D1B]], %[[HB]]
+func.func @half_float_epilogues(%h: tensor<4x33xf16>, %r: tensor<4x24xf16>, %x: tensor<1x4x8x8xbf16>) -> (tensor<4x24xf16>, tensor<4x24xf16>, tensor<1x4x8x8xbf16>, tensor<1x4x8x8xbf16>) {
+  %w = torch.literal dense<0.5> : tensor<24x33xf16>
+  %0 = fused.linear %h, %w {post_ops = [#fused.unary<relu>]} : (tensor<4x33xf16>, tensor<24x33xf16>) -> tensor<4x24xf16>
+  %1 = fused.linear %h, %w other(%r : tensor<4x24xf16>) {post_ops = [#fused.binary<add, 1.0>, #fused.unary<gelu_erf>]} : (tensor<4x33xf16>, tensor<24x33xf16>) -> tensor<4x24xf16>
+  %wd = torch.literal dense<1.5> : tensor<4x1x3x3xbf16>
+  %2 = fused.conv2d %x, %wd {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4 : i64, post_ops = [#fused.unary<hardtanh, 0.0, 6.5>]} : (tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<1x4x8x8xbf16>
+  %3 = fused.conv2d %x, %wd {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4 : i64, post_ops = [#fused.unary<hardtanh, 0.0, 6.3>]} : (tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<1x4x8x8xbf16>
+  func.return %0, %1, %2, %3 : tensor<4x24xf16>, tensor<4x24xf16>, tensor<1x4x8x8xbf16>, tensor<1x4x8x8xbf16>
+}
+
 // A bf16 sum accumulates in float32 and rounds once, as eager's.
 // CHECK-LABEL: func.func @reduction
 // CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
@@ -404,14 +437,15 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 }
 
 // STATS: widen-half-floats:
+// STATS:   16-bit epilogues given back to eager's roundings 2
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
 // STATS:   bf16 powers multiplied out 1
 // STATS:   bf16 products of widened operands 1
 // STATS:   casts through float32 2
 // STATS:   comparisons and predicates widened 1
-// STATS:   depthwise convolutions widened 1
-// STATS:   float16 GEMMs and convolutions widened 2
+// STATS:   depthwise convolutions widened 3
+// STATS:   float16 GEMMs and convolutions widened 4
 // STATS:   float32 dtype arguments made casts 1
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
@@ -420,7 +454,7 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 // STATS:   log_softmax over the last dim written out 1
 // STATS:   logit written out 1
 // STATS:   logsumexp written out 1
-// STATS:   ops widened 14
+// STATS:   ops widened 17
 // STATS:   promoted operands widened 1
 // STATS:   trunc divisions written out 1
 // STATS:   xlogy written out 1

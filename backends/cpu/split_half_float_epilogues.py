@@ -1,0 +1,136 @@
+"""``widen-half-floats``' first step: a 16-bit fused op bound for the float32 kernels gives
+back the post-ops eager rounds between (``SplitHalfFloatEpilogue``).
+
+A fused op of 16-bit tensors stands for eager's separate 16-bit ops: the GEMM or convolution
+rounds its result to the 16-bit type, and so does each post-op.  The float32 kernels (float16
+GEMMs and convolutions, bf16 grouped ones) run the whole epilogue in float32 and round once,
+which is not eager's result: a GELU after a float16 linear differed from eager on 23 % of its
+values (up to 3 ulps), a residual add on 25 % (a sum that cancels: hundreds of ulps).
+
+So such an op keeps only the post-ops that commute with rounding (relu, relu6, and clamps
+whose bounds are values of the 16-bit type: rounding the clamp's result or its input gives
+the same value), and the post-ops from the first other one on become the 16-bit aten ops
+they were, each widened after this with eager's roundings (``widen_half_floats.py``).  The
+bf16 GEMM kernels round between the steps themselves (``Bf16GemmSpec.rounded_steps``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from ziggurat.backends.cpu.half_float_rewrites import NAME, value_dtype
+from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, UnaryPostOpAttr
+from ziggurat.dialects.torch.aten_ops import (
+    AtenAddTensorOp,
+    AtenClamp_Op,
+    AtenGelu_Op,
+    AtenHardsigmoid_Op,
+    AtenHardswish_Op,
+    AtenHardtanh_Op,
+    AtenLeakyRelu_Op,
+    AtenRelu6_Op,
+    AtenRelu_Op,
+    AtenSigmoid_Op,
+    AtenSilu_Op,
+    AtenSubTensorOp,
+    AtenTanh_Op,
+)
+from ziggurat.ir.rewriting import build_aten_inferred
+from ziggurat.ir.statistics import record
+from ziggurat.passes.fuse_post_ops import rebuild
+
+HALF_TYPES = (torch.float16, torch.bfloat16)
+
+
+def on_float32_kernels(op: FusedOp) -> bool:
+    """Whether ``widen-half-floats`` puts this 16-bit fused op on the float32 kernels: every
+    float16 one, and bf16 grouped convolutions (the bf16 kernels take the others)."""
+    dtype = value_dtype(op.results[0])
+    if dtype == torch.float16:
+        return True
+    return dtype == torch.bfloat16 and isinstance(op, Conv2dOp) and int(op.groups.value.data) != 1
+
+
+def _representable(bound: float, dtype: torch.dtype) -> bool:
+    return math.isinf(bound) or torch.tensor(bound, dtype=dtype).item() == bound
+
+
+def commutes_with_rounding(post: Attribute, dtype: torch.dtype) -> bool:
+    """Whether rounding to ``dtype`` before ``post`` gives what rounding after it gives."""
+    if not isinstance(post, UnaryPostOpAttr):
+        return False
+    kind, values = post.kind.data, post.values
+    if kind in ("relu", "relu6"):
+        return True
+    return kind in ("hardtanh", "clamp") and all(_representable(float(v), dtype) for v in values)
+
+
+def post_op_as_aten(post: Attribute, x: SSAValue, other: SSAValue | None) -> Operation:
+    """The aten op a unary or binary post-op stands for, on ``x`` (and ``other``)."""
+    if isinstance(post, BinaryPostOpAttr):
+        cls = AtenAddTensorOp if post.kind.data == "add" else AtenSubTensorOp
+        return build_aten_inferred(cls, {"self": x, "other": other, "alpha": post.alpha.value.data})
+    assert isinstance(post, UnaryPostOpAttr)
+    kind, p = post.kind.data, [float(v) for v in post.values]
+    match kind:
+        case "relu":
+            return build_aten_inferred(AtenRelu_Op, {"self": x})
+        case "relu6":
+            return build_aten_inferred(AtenRelu6_Op, {"self": x})
+        case "gelu_erf" | "gelu_tanh":
+            return build_aten_inferred(AtenGelu_Op, {"self": x, "approximate": "tanh" if kind == "gelu_tanh" else "none"})
+        case "silu":
+            return build_aten_inferred(AtenSilu_Op, {"self": x})
+        case "sigmoid":
+            return build_aten_inferred(AtenSigmoid_Op, {"self": x})
+        case "tanh":
+            return build_aten_inferred(AtenTanh_Op, {"self": x})
+        case "hardswish":
+            return build_aten_inferred(AtenHardswish_Op, {"self": x})
+        case "hardsigmoid":
+            return build_aten_inferred(AtenHardsigmoid_Op, {"self": x})
+        case "hardtanh":
+            return build_aten_inferred(AtenHardtanh_Op, {"self": x, "min_val": p[0], "max_val": p[1]})
+        case "leaky_relu":
+            return build_aten_inferred(AtenLeakyRelu_Op, {"self": x, "negative_slope": p[0]})
+        case "clamp":
+            return build_aten_inferred(AtenClamp_Op, {"self": x, "min": None if p[0] == -math.inf else p[0],
+                                                      "max": None if p[1] == math.inf else p[1]})
+        case _:
+            raise ValueError(f"unknown unary post-op {kind!r}")
+
+
+class SplitHalfFloatEpilogue(RewritePattern):
+    """A 16-bit fused op on the float32 kernels -> the op with the post-ops that commute with
+    rounding, then the others as 16-bit aten ops (see the module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:
+        dtype = value_dtype(op.results[0])
+        if dtype not in HALF_TYPES or not on_float32_kernels(op):
+            return
+        posts: list[Attribute] = list(op.post_ops.data)
+        if not all(isinstance(p, UnaryPostOpAttr | BinaryPostOpAttr) for p in posts):
+            return  # a requantize post-op (float32 results only)
+        keep = 0
+        while keep < len(posts) and commutes_with_rounding(posts[keep], dtype):
+            keep += 1
+        if keep == len(posts):
+            return
+        other = getattr(op, "other", None)
+        kept_binary = any(isinstance(p, BinaryPostOpAttr) for p in posts[:keep])
+        base = rebuild(op, posts[:keep], other if kept_binary else None, op.results[0].type)
+        base.results[0].name_hint = op.results[0].name_hint
+        new_ops: list[Operation] = [base]
+        x = base.results[0]
+        for post in posts[keep:]:
+            step = post_op_as_aten(post, x, other)
+            step.location = op.location
+            new_ops.append(step)
+            x = step.results[0]
+        rewriter.replace(op, new_ops, [x])
+        record(NAME, "16-bit epilogues given back to eager's roundings")
