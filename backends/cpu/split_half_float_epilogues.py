@@ -9,8 +9,8 @@ values (up to 3 ulps), a residual add on 25 % (a sum that cancels: hundreds of u
 
 So such an op keeps only the post-ops that commute with rounding (relu, relu6, and clamps
 whose bounds are values of the 16-bit type: rounding the clamp's result or its input gives
-the same value), and the post-ops from the first other one on become the 16-bit aten ops
-they were, each widened after this with eager's roundings (``widen_half_floats.py``).  The
+the same value), and the post-ops from the first other one on (a matmul's scale first, when it
+has one) become the 16-bit aten ops they were, each widened after this with eager's roundings (``widen_half_floats.py``).  The
 bf16 GEMM kernels round between the steps themselves (``Bf16GemmSpec.rounded_steps``).
 """
 
@@ -22,10 +22,13 @@ import torch
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from ziggurat.backends.cpu.half_float_rewrites import NAME, value_dtype
-from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, UnaryPostOpAttr
+from ziggurat.backends.cpu.half_float_rewrites import NAME, Float32Builder, value_dtype
+from xdsl.dialects.builtin import FloatAttr, f64
+
+from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddTensorOp,
+    AtenMulScalarOp,
     AtenClamp_Op,
     AtenGelu_Op,
     AtenHardsigmoid_Op,
@@ -104,6 +107,14 @@ def post_op_as_aten(post: Attribute, x: SSAValue, other: SSAValue | None) -> Ope
             raise ValueError(f"unknown unary post-op {kind!r}")
 
 
+def _scale(op: FusedOp) -> float | None:
+    """A bias-free matmul's ``alpha`` other than 1 (``fuse-post-ops``' ``matmul * c``)."""
+    if not isinstance(op, MatmulOp) or op.bias is not None:
+        return None
+    alpha = float(op.alpha.value.data)
+    return None if alpha == 1.0 else alpha
+
+
 class SplitHalfFloatEpilogue(RewritePattern):
     """A 16-bit fused op on the float32 kernels -> the op with the post-ops that commute with
     rounding, then the others as 16-bit aten ops (see the module docstring)."""
@@ -116,10 +127,12 @@ class SplitHalfFloatEpilogue(RewritePattern):
         posts: list[Attribute] = list(op.post_ops.data)
         if not all(isinstance(p, UnaryPostOpAttr | BinaryPostOpAttr) for p in posts):
             return  # a requantize post-op (float32 results only)
+        # a matmul's scale (``matmul * c``: eager rounds the product, then its multiple)
+        scale = _scale(op)
         keep = 0
-        while keep < len(posts) and commutes_with_rounding(posts[keep], dtype):
+        while scale is None and keep < len(posts) and commutes_with_rounding(posts[keep], dtype):
             keep += 1
-        if keep == len(posts):
+        if scale is None and keep == len(posts):
             return
         other = getattr(op, "other", None)
         kept_binary = any(isinstance(p, BinaryPostOpAttr) for p in posts[:keep])
@@ -127,6 +140,14 @@ class SplitHalfFloatEpilogue(RewritePattern):
         base.results[0].name_hint = op.results[0].name_hint
         new_ops: list[Operation] = [base]
         x = base.results[0]
+        if scale is not None:  # float32 times float32(c), rounded: eager's 16-bit mul by a number
+            base.properties["alpha"] = FloatAttr(1.0, f64)
+            wide = Float32Builder(dtype, op.results[0].type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+            wide.narrow(wide.aten(AtenMulScalarOp, {"self": wide.widen(x), "other": scale}))
+            for step in wide.ops:
+                step.location = op.location
+            new_ops.extend(wide.ops)
+            x = wide.ops[-1].results[0]
         for post in posts[keep:]:
             step = post_op_as_aten(post, x, other)
             step.location = op.location

@@ -155,6 +155,23 @@ func.func @half_float_epilogues(%h: tensor<4x33xf16>, %r: tensor<4x24xf16>, %x: 
   func.return %0, %1, %2, %3 : tensor<4x24xf16>, tensor<4x24xf16>, tensor<1x4x8x8xbf16>, tensor<1x4x8x8xbf16>
 }
 
+// A float16 matmul with a scale (fuse-post-ops' matmul * c) rounds the product, then eager's
+// 16-bit mul by the number, then the relu after it.
+// CHECK-LABEL: func.func @scaled_float16_product
+// CHECK:         %[[P:.*]] = fused.matmul %{{.*}}, %{{.*}} {alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    %[[PH:.*]] = torch.aten._to_copy %[[P]] {dtype = f16, non_blocking = false}
+// CHECK-NEXT:    %[[PF:.*]] = torch.aten._to_copy %[[PH]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.mul.Scalar %[[PF]] {other = 5.000000e-01 : f64} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    %[[SH:.*]] = torch.aten._to_copy %[[S]] {dtype = f16, non_blocking = false}
+// CHECK-NEXT:    %[[SF:.*]] = torch.aten._to_copy %[[SH]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.relu %[[SF]]
+// CHECK-NEXT:    %[[RH:.*]] = torch.aten._to_copy %[[R]] {dtype = f16, non_blocking = false}
+// CHECK-NEXT:    func.return %[[RH]]
+func.func @scaled_float16_product(%a: tensor<2x3x4xf16>, %b: tensor<2x4x5xf16>) -> tensor<2x3x5xf16> {
+  %0 = fused.matmul %a, %b {alpha = 5.000000e-01 : f64, beta = 1.000000e+00 : f64, post_ops = [#fused.unary<relu>]} : (tensor<2x3x4xf16>, tensor<2x4x5xf16>) -> tensor<2x3x5xf16>
+  func.return %0 : tensor<2x3x5xf16>
+}
+
 // A bf16 sum accumulates in float32 and rounds once, as eager's.
 // CHECK-LABEL: func.func @reduction
 // CHECK-NEXT:    %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x33xbf16>) -> tensor<4x33xf32>
@@ -437,7 +454,7 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 }
 
 // STATS: widen-half-floats:
-// STATS:   16-bit epilogues given back to eager's roundings 2
+// STATS:   16-bit epilogues given back to eager's roundings 3
 // STATS:   batch norms widened 1
 // STATS:   bf16 GEMMs and convolutions without a bf16 kernel widened 1
 // STATS:   bf16 powers multiplied out 1
@@ -445,7 +462,7 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 // STATS:   casts through float32 2
 // STATS:   comparisons and predicates widened 1
 // STATS:   depthwise convolutions widened 3
-// STATS:   float16 GEMMs and convolutions widened 4
+// STATS:   float16 GEMMs and convolutions widened 5
 // STATS:   float32 dtype arguments made casts 1
 // STATS:   grouped convolutions widened 1
 // STATS:   index results widened 1
@@ -454,7 +471,7 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 // STATS:   log_softmax over the last dim written out 1
 // STATS:   logit written out 1
 // STATS:   logsumexp written out 1
-// STATS:   ops widened 17
+// STATS:   ops widened 18
 // STATS:   promoted operands widened 1
 // STATS:   trunc divisions written out 1
 // STATS:   xlogy written out 1
