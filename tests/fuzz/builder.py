@@ -318,13 +318,23 @@ class Builder:
         return [self._add(name, t, "op") for name, t in results]
 
     def probe(self, expr: str) -> Any:
-        """The value of ``expr`` on the example values (a rejection if eager refuses it)."""
+        """The value of ``expr`` on copies of the example values (a rejection if eager refuses
+        it, or if it writes an operand in place: an OpInfo sample of ``instance_norm`` with
+        running stats updates them, which changed the example values under the program)."""
+        scratch = dict(self.env)
+        copies = {m: scratch[m].clone() for m in set(_NAME.findall(expr))
+                  if isinstance(scratch.get(m), torch.Tensor)}
+        scratch.update(copies)
+        versions = {m: t._version for m, t in copies.items()}
         try:
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return eval(expr, dict(self.env))
+                value = eval(expr, scratch)
         except Exception as e:
             raise Reject(f"eager refuses: {type(e).__name__}: {e}") from None
+        if any(copies[m]._version != v for m, v in versions.items()):
+            raise Reject("the expression writes an operand in place")
+        return value
 
     def emit_multi(self, op: str, expr: str) -> list[Value]:
         """An expression returning a tuple/list of tensors: every element joins the pool."""

@@ -524,3 +524,21 @@ def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
     assert result.invalid and not result.outcomes, result
     # an element-wise overflow (exp of a large number) is the same in every correct order
     assert not overflows(_neg_program(), (torch.full((3, 17), 3e38),))  # -inf from -3e38 * 2
+
+
+def test_a_probe_that_writes_an_operand_is_rejected_and_changes_nothing() -> None:
+    """An OpInfo sample of ``instance_norm`` with running stats updates them in place (seed 78,
+    program 100): the probe ran it on the example values themselves, which changed them under
+    the program, and the spec's statement then failed the builder's in-place check."""
+    import random
+
+    from tests.fuzz.builder import Builder, Reject
+
+    b = Builder(random.Random(0), "probe_test")
+    x = b.new_input((2, 3, 4), torch.float32)
+    stats = b.new_input((3,), torch.float32)
+    before = b.env[stats.name].clone()
+    with pytest.raises(Reject, match="in place"):
+        b.probe(f"F.instance_norm({x.name}, running_mean={stats.name}, running_var={stats.name}.abs(), momentum=0.5)")
+    assert torch.equal(b.env[stats.name], before)
+    assert b.probe(f"{x.name}.sum()").shape == ()
