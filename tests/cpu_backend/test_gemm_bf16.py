@@ -387,6 +387,8 @@ def test_chunks_of_equal_rows(kernel: str, shape: tuple[int, int, int]) -> None:
     {"bias": True, "unary": "silu", "binary": "sub", "alpha": 0.5, "other_strides": (47, 1), "binary_first": True},
     {"binary": "add", "other_strides": (47, 1), "other_bf16": False},
     {"scale": 0.3, "unary": "tanh"},
+    {"bias": True, "unary": "relu", "binary": "add", "other_strides": (47, 1), "binary_first": True},
+    {"unary": "hardtanh", "unary_params": {"min_val": -0.5, "max_val": 2.0}, "binary": "add", "other_strides": (47, 1)},
 ])
 def test_rounded_steps_are_eager_separate_bf16_ops(kernel: str, epilogue: dict[str, object]) -> None:
     """``rounded_steps``: the product (with its bias; a scale applied after rounding it), the
@@ -412,8 +414,8 @@ def test_rounded_steps_are_eager_separate_bf16_ops(kernel: str, epilogue: dict[s
         assert o is not None
         return torch.add(v, o, alpha=spec.alpha) if spec.binary == "add" else torch.sub(v, o, alpha=spec.alpha)
 
-    unary = {"gelu_erf": F.gelu, "silu": F.silu, "tanh": torch.tanh,
-             "leaky_relu": lambda v: F.leaky_relu(v, 0.1)}
+    unary = {"gelu_erf": F.gelu, "silu": F.silu, "tanh": torch.tanh, "relu": torch.relu,
+             "leaky_relu": lambda v: F.leaky_relu(v, 0.1), "hardtanh": lambda v: F.hardtanh(v, -0.5, 2.0)}
     if spec.binary_first:
         y = binary(y)
     # eager's float32 GELU is off in its negative tail (ATen's erf; README, Low precision),
@@ -427,3 +429,15 @@ def test_rounded_steps_are_eager_separate_bf16_ops(kernel: str, epilogue: dict[s
     assert got.dtype == torch.bfloat16
     differ = (got.view(torch.int16) != y.view(torch.int16)) & ~tail
     assert int(differ.sum()) == 0, (int(differ.sum()), got[differ][:4], y[differ][:4], product[differ][:4])
+
+
+def test_which_activations_commute_with_bf16_rounding() -> None:
+    from ziggurat.backends.cpu.kernels.gemm_bf16 import commutes_with_bf16_rounding
+
+    assert commutes_with_bf16_rounding("relu", {}) and commutes_with_bf16_rounding("relu6", {})
+    assert commutes_with_bf16_rounding("hardtanh", {"min_val": -1.0, "max_val": 6.5})
+    assert commutes_with_bf16_rounding("clamp", {"min": None, "max": 0.5})
+    assert not commutes_with_bf16_rounding("hardtanh", {"min_val": 0.0, "max_val": 6.3})
+    assert not commutes_with_bf16_rounding("clamp", {"min": 1e39, "max": None})
+    assert not commutes_with_bf16_rounding("leaky_relu", {"negative_slope": 0.01})
+    assert not commutes_with_bf16_rounding("gelu_erf", {})

@@ -29,7 +29,9 @@ in place too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import struct
+from collections.abc import Callable, Mapping
 
 from llvmlite import ir
 
@@ -94,6 +96,25 @@ def emit_bf16_gemm(module: ir.Module, spec: Bf16GemmSpec) -> ir.Function:
         raise GemmSpecError(f"module already has a symbol named {entry_symbol(spec)!r}")
     with gc_paused():
         return _Emitter(module, spec).emit()
+
+
+def commutes_with_bf16_rounding(unary: str, params: Mapping[str, float | None]) -> bool:
+    """Whether rounding to bf16 before ``unary`` gives what rounding after it gives: relu,
+    relu6, and a hardtanh or clamp whose bounds are bf16 values."""
+    if unary in ("relu", "relu6"):
+        return True
+    if unary not in ("hardtanh", "clamp"):
+        return False
+    for v in params.values():
+        if v is None or math.isinf(v):
+            continue
+        try:
+            bits = struct.unpack("<I", struct.pack("<f", v))[0]
+        except OverflowError:  # past float32's range
+            return False
+        if struct.unpack("<f", struct.pack("<I", bits))[0] != v or bits & 0xFFFF:
+            return False
+    return True
 
 
 class _Emitter:
@@ -463,6 +484,8 @@ class _Emitter:
             return gep(b, cs, llvm_ir.add(b, llvm_ir.mul(b, i, i64(BLOCK)), i64(16 * h)))
 
         rounded = s.rounded_steps
+        # relu and clamps to bf16 values commute with rounding: no rounding before them
+        clamps = s.unary is not None and commutes_with_bf16_rounding(s.unary, params)
 
         def rnd(x: ir.Value) -> ir.Value:  # a bf16 op's result, as eager stores it
             return round_f32_to_bf16(b, x) if rounded else x
@@ -476,7 +499,9 @@ class _Emitter:
                 x = llvm_ir.fadd(b, x, bias_v[h])
             if s.binary is not None and s.binary_first:
                 x = self._binary(b, rnd(x), other, row, cols_h[h], rs, ocs, masks[h])
-            return rnd(x) if s.unary is not None or s.binary is not None else x  # else the store rounds
+            # the op before the unary rounds, or the product before a later binary (else the store rounds)
+            before_unary = s.unary is not None and not clamps
+            return rnd(x) if before_unary or (s.unary is None and s.binary is not None) else x
 
         def post(x: ir.Value, i: int | ir.Value, h: int) -> ir.Value:
             if s.binary is not None and not s.binary_first:
