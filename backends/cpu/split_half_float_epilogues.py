@@ -3,7 +3,8 @@ back the post-ops eager rounds between (``SplitHalfFloatEpilogue``).
 
 A fused op of 16-bit tensors stands for eager's separate 16-bit ops: the GEMM or convolution
 rounds its result to the 16-bit type, and so does each post-op.  The float32 kernels (float16
-GEMMs and convolutions, bf16 grouped ones) run the whole epilogue in float32 and round once,
+GEMMs and convolutions, bf16 grouped ones), and the bf16 kernel after an addend (``addmm``'s
+``beta * input``), run the whole epilogue in float32 and round once,
 which is not eager's result: a GELU after a float16 linear differed from eager on 23 % of its
 values (up to 3 ulps), a residual add on 25 % (a sum that cancels: hundreds of ulps).
 
@@ -49,13 +50,28 @@ from ziggurat.passes.fuse_post_ops import rebuild
 HALF_TYPES = (torch.float16, torch.bfloat16)
 
 
-def on_float32_kernels(op: FusedOp) -> bool:
-    """Whether ``widen-half-floats`` puts this 16-bit fused op on the float32 kernels: every
-    float16 one, and bf16 grouped convolutions (the bf16 kernels take the others)."""
+def rounds_once(op: FusedOp) -> bool:
+    """Whether this 16-bit fused op's kernel runs its post-ops on the float32 product and rounds
+    once: the float32 kernels (every float16 op, bf16 grouped convolutions), and a bf16 matmul
+    whose bias is an addend (``addmm``/``baddbmm``'s ``beta * input``, part of the product)."""
     dtype = value_dtype(op.results[0])
     if dtype == torch.float16:
         return True
-    return dtype == torch.bfloat16 and isinstance(op, Conv2dOp) and int(op.groups.value.data) != 1
+    if dtype != torch.bfloat16:
+        return False
+    if isinstance(op, Conv2dOp):
+        return int(op.groups.value.data) != 1
+    return isinstance(op, MatmulOp) and op.bias is not None and not _row_bias(op)
+
+
+def _row_bias(op: MatmulOp) -> bool:
+    """Whether the matmul's bias is one per column, added as the epilogue's bias (not an
+    addend): ``lowering/fused_ops.py``'s condition."""
+    if float(op.alpha.value.data) != 1.0 or float(op.beta.value.data) != 1.0 or op.bias is None:
+        return False
+    shape = [int(d) for d in op.bias.type.get_shape()]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType, reportUnknownArgumentType]
+    n = int(op.results[0].type.get_shape()[-1])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    return math.prod(shape) == n and all(d == 1 for d in shape[:-1])
 
 
 def _representable(bound: float, dtype: torch.dtype) -> bool:
@@ -122,7 +138,7 @@ class SplitHalfFloatEpilogue(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:
         dtype = value_dtype(op.results[0])
-        if dtype not in HALF_TYPES or not on_float32_kernels(op):
+        if dtype not in HALF_TYPES or not rounds_once(op):
             return
         posts: list[Attribute] = list(op.post_ops.data)
         if not all(isinstance(p, UnaryPostOpAttr | BinaryPostOpAttr) for p in posts):

@@ -195,3 +195,31 @@ def test_only_clamps_with_representable_bounds_commute_with_rounding() -> None:
 def test_rounded_steps_need_a_bf16_result() -> None:
     with pytest.raises(GemmSpecError, match="rounded_steps"):
         Bf16GemmSpec(m=4, n=32, k=8, kernel="avx512bf16", out_bf16=False, rounded_steps=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
+@pytest.mark.parametrize("alpha_beta", [(1.0, 1.0), (2.0, 0.5)])
+def test_addmm_then_activation(dtype: torch.dtype, alpha_beta: tuple[float, float]) -> None:
+    """``gelu(addmm(c, a, b))``: the addend is part of the product (one rounding, as eager's
+    addmm), the GELU reads that rounded result (the bf16 kernel rounds nothing after an addend,
+    so the GELU is given back to a widened bf16 op)."""
+    if dtype == torch.bfloat16 and amx.host_bf16_kernel() is None:
+        pytest.skip("this host has neither AMX-BF16 nor AVX512-BF16 (the bf16 GEMM runs in torch)")
+    alpha, beta = alpha_beta
+    g = torch.Generator().manual_seed(7)
+    a, b, c = (torch.randn(*s, generator=g).to(dtype) for s in ((19, 40), (40, 35), (19, 35)))
+
+    class Addmm(nn.Module):
+        def __init__(self, act: bool) -> None:
+            super().__init__()
+            self.act = act
+
+        def forward(self, c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            y = torch.addmm(c, a, b, beta=beta, alpha=alpha)
+            return F.gelu(y) if self.act else y
+
+    with torch.no_grad():
+        fused = ziggurat.compile(Addmm(True), (c, a, b), threads=1)(c, a, b)
+        y = ziggurat.compile(Addmm(False), (c, a, b), threads=1)(c, a, b)
+        separate = ziggurat.compile(nn.GELU(), (y,), threads=1)(y)
+    _assert_same_bits(fused, separate, "the GELU of the compiled addmm")
