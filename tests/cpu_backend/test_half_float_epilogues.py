@@ -82,6 +82,8 @@ def _base(kind: str, g: torch.Generator) -> tuple[nn.Module, tuple[int, ...], tu
             return nn.Conv2d(8, 16, 3, padding=1), (1, 8, 9, 11), (1, 16, 9, 11)
         case "pointwise_conv":
             return nn.Conv2d(16, 32, 1), (2, 16, 5, 6), (2, 32, 5, 6)
+        case "pixel_rows":  # a small image, 32 output channels: bf16's pixel-row convolution
+            return nn.Conv2d(16, 32, 3, padding=1), (1, 16, 5, 5), (1, 32, 5, 5)
         case "depthwise":
             return nn.Conv2d(12, 12, 3, padding=1, groups=12), (1, 12, 10, 7), (1, 12, 10, 7)
         case "grouped":
@@ -91,7 +93,8 @@ def _base(kind: str, g: torch.Generator) -> tuple[nn.Module, tuple[int, ...], tu
 
 def _check(dtype: torch.dtype, kind: str, unary: str | None, binary: str | None, alpha: float, binary_first: bool,
            seed: int) -> None:
-    if dtype == torch.bfloat16 and kind in ("linear", "conv", "pointwise_conv") and amx.host_bf16_kernel() is None:
+    if dtype == torch.bfloat16 and kind in ("linear", "conv", "pointwise_conv", "pixel_rows") \
+            and amx.host_bf16_kernel() is None:
         pytest.skip("this host has neither AMX-BF16 nor AVX512-BF16 (the bf16 GEMM runs in torch)")
     g = torch.Generator().manual_seed(seed)
     base, in_shape, out_shape = _base(kind, g)
@@ -130,7 +133,7 @@ def test_linear_then_activation(dtype: torch.dtype, unary: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("kind", ["linear", "conv", "pointwise_conv", "depthwise", "grouped"])
+@pytest.mark.parametrize("kind", ["linear", "conv", "pointwise_conv", "pixel_rows", "depthwise", "grouped"])
 @pytest.mark.parametrize("chain", ["add", "sub_alpha", "add_then_relu", "gelu_then_add", "add_then_silu"])
 def test_residual_chains(dtype: torch.dtype, kind: str, chain: str) -> None:
     unary, binary, alpha, first = {
@@ -145,7 +148,7 @@ def test_residual_chains(dtype: torch.dtype, kind: str, chain: str) -> None:
 def test_random_chains(seed: int) -> None:
     rnd = random.Random(seed)
     dtype = rnd.choice(DTYPES)
-    kind = rnd.choice(["linear", "conv", "pointwise_conv", "depthwise", "grouped"])
+    kind = rnd.choice(["linear", "conv", "pointwise_conv", "depthwise", "grouped"])  # (the seeds pin these)
     unary = rnd.choice([None, *sorted(UNARY)])
     binary = rnd.choice([None, "add", "sub"])
     _check(dtype, kind, unary, binary, rnd.choice([1.0, 1.0, -2.0, 0.25]), rnd.random() < 0.5, seed=100 + seed)
