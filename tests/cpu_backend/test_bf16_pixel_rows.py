@@ -7,6 +7,7 @@ as eager's own bf16 result is (at most twice its error, or 1e-2 of the output's 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 import torch
@@ -18,6 +19,21 @@ from ziggurat.backends.cpu.kernels import amx
 def _pixel_rows(graph: str) -> int:
     """Convolutions computed as pixel rows: their im2col buffers allocated in the loop IR."""
     return len(re.findall(r"%im2col_rows\w* = loop.alloc", graph))
+
+
+def _assert_as_close_as_eager(compiled: Any, model: nn.Module, exact_model: nn.Module,
+                              x: torch.Tensor) -> None:
+    """The compiled bf16 result at most twice as far from float64 as eager's bf16 result (or
+    1e-2 of the output's scale)."""
+    with torch.no_grad():
+        exact = exact_model.double()(x.double())
+        eager = model(x)
+    got = compiled(x)
+    assert got.dtype == torch.bfloat16 and got.shape == eager.shape
+    scale = exact.abs().max().clamp_min(1e-30)
+    ours = ((got.double() - exact).abs().max() / scale).item()
+    theirs = ((eager.double() - exact).abs().max() / scale).item()
+    assert ours <= max(2 * theirs, 1e-2), (ours, theirs)
 
 
 pytestmark = pytest.mark.skipif(amx.host_bf16_kernel() is None,
@@ -69,15 +85,7 @@ def test_pixel_rows_convolution(case: tuple[int, ...], layout: str) -> None:
     assert compiled.report.fallback_ops == {}, compiled.report.unsupported
     # the two spatial convolutions at least (the 1x1 too where its pixels leave lanes idle)
     assert _pixel_rows(compiled.ir["graph"]) >= 2, compiled.ir["graph"].count("b_conv")
-    with torch.no_grad():
-        exact = exact_model.double()(x.double())
-        eager = model(x)
-    got = compiled(x)
-    assert got.dtype == torch.bfloat16 and got.shape == eager.shape
-    scale = exact.abs().max().clamp_min(1e-30)
-    ours = ((got.double() - exact).abs().max() / scale).item()
-    theirs = ((eager.double() - exact).abs().max() / scale).item()
-    assert ours <= max(2 * theirs, 1e-2), (ours, theirs)
+    _assert_as_close_as_eager(compiled, model, exact_model, x)
 
 
 def test_channel_rows_where_lanes_are_used() -> None:
@@ -126,12 +134,4 @@ def test_a_depthwise_result_feeds_pixel_rows(channels: tuple[int, int]) -> None:
     # every projection (after a depthwise), and the expansions of the blocks after the first
     assert _pixel_rows(graph) >= 5, _pixel_rows(graph)
     assert "%compact" not in graph
-    with torch.no_grad():
-        exact = exact_model.double()(x.double())
-        eager = model(x)
-    got = compiled(x)
-    assert got.dtype == torch.bfloat16 and got.shape == eager.shape
-    scale = exact.abs().max().clamp_min(1e-30)
-    ours = ((got.double() - exact).abs().max() / scale).item()
-    theirs = ((eager.double() - exact).abs().max() / scale).item()
-    assert ours <= max(2 * theirs, 1e-2), (ours, theirs)
+    _assert_as_close_as_eager(compiled, model, exact_model, x)
