@@ -35,7 +35,8 @@ import torch
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
-from ziggurat.backends.cpu.lowering.index import IndexExpr, flat_index
+from ziggurat.backends.cpu.lowering.index import IndexExpr
+from ziggurat.backends.cpu.lowering.layout import is_channels_last, prefers_channels_last
 from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_gemm_node, bf16_kernel, constant_bf16, prepacked_gemm
 from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
@@ -43,7 +44,7 @@ from ziggurat.backends.cpu.lowering.ops import load_or
 from ziggurat.backends.cpu.lowering.padding import constant_pad
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
-from ziggurat.backends.cpu.lowering.values import Buffer, Cast, Load, Value
+from ziggurat.backends.cpu.lowering.values import Buffer, Value
 from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
 
 
@@ -57,39 +58,18 @@ def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias:
     if groups != 1:
         raise NotLowerable("a grouped bf16 convolution (widen-half-floats widens them) runs in torch")
     pointwise = tuple(weight.shape[2:]) == (1, 1) and all(p == 0 for p in padding)
-    if pointwise and all(s == 1 for s in stride) and _channels_last_source(ctx, x) \
-            and x.numel * 2 <= PIXEL_ROWS_MAX_BYTES:
+    if pointwise and all(s == 1 for s in stride) and x.numel * 2 <= PIXEL_ROWS_MAX_BYTES \
+            and (is_channels_last(ctx, x) or prefers_channels_last(x)):
         # a 1x1 convolution of channels-last values (the float32 depthwise kernel's result, a
-        # pixel-rows convolution's): pixel rows keep the chain channels-last, where channel rows
-        # would transpose the image to NCHW and the depthwise kernel's input back (MobileNetV2)
+        # pixel-rows convolution's, or a cast of either: layout.py's tests): pixel rows keep the
+        # chain channels-last, where channel rows would transpose the image to NCHW and the
+        # depthwise kernel's input back (MobileNetV2)
         return _pixel_rows_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
     if _pixel_rows_pay(x, weight, stride, padding, out_shape, pointwise):
         return _pixel_rows_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
     if pointwise:
         return bf16_pointwise_conv(ctx, x, w, bias, stride, padding, groups, out_shape, epi)
     return _implicit_gemm_conv(ctx, x, weight, w, bias, stride, padding, dilation, out_shape, epi)
-
-
-def _dense_channels_last(strides: Sequence[int], shape: Sequence[int]) -> bool:
-    """Whether ``[N, C, H, W]`` strides are a dense channels-last layout (more than one channel)."""
-    _, c, h, w = (int(d) for d in shape)
-    return c > 1 and strides[1] == 1 and strides[3] == c and (h == 1 or strides[2] == w * c)
-
-
-def _channels_last_source(ctx: LoweringContext, x: TensorValue) -> bool:
-    """Whether ``x`` (``[N, C, H, W]``) is a dense channels-last view of a buffer, or a cast of
-    one: copied channels-last, it is read and written contiguously."""
-    view = ctx.strided_view(x)
-    if view is not None:
-        return _dense_channels_last(view[2], x.shape)
-    vars_, root = x.trace()
-    while isinstance(root, Cast):
-        root = root.x
-    if not isinstance(root, Load) or root.guards:
-        return False
-    flat = flat_index(root.subs, root.buffer.shape)
-    strides = [flat.coeff(v) for v in vars_]
-    return all(s is not None for s in strides) and _dense_channels_last([int(s or 0) for s in strides], x.shape)
 
 
 #: A convolution whose channel rows use at most this share of their 32-pixel panels' lanes
