@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 
 import torch
+from xdsl.dialects.builtin import FloatAttr, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from ziggurat.backends.cpu.half_float_rewrites import NAME, Float32Builder, value_dtype
-from xdsl.dialects.builtin import FloatAttr, f64
-
+from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding as activation_commutes
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, MatmulOp, UnaryPostOpAttr
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddTensorOp,
@@ -74,18 +74,11 @@ def _row_bias(op: MatmulOp) -> bool:
     return math.prod(shape) == n and all(d == 1 for d in shape[:-1])
 
 
-def _representable(bound: float, dtype: torch.dtype) -> bool:
-    return math.isinf(bound) or torch.tensor(bound, dtype=dtype).item() == bound
-
-
 def commutes_with_rounding(post: Attribute, dtype: torch.dtype) -> bool:
-    """Whether rounding to ``dtype`` before ``post`` gives what rounding after it gives."""
-    if not isinstance(post, UnaryPostOpAttr):
-        return False
-    kind, values = post.kind.data, post.values
-    if kind in ("relu", "relu6"):
-        return True
-    return kind in ("hardtanh", "clamp") and all(_representable(float(v), dtype) for v in values)
+    """Whether rounding to ``dtype`` before ``post`` gives what rounding after it gives
+    (``kernels/unary.py``'s rule, on a post-op)."""
+    return isinstance(post, UnaryPostOpAttr) and activation_commutes(
+        post.kind.data, [float(v) for v in post.values], "bf16" if dtype == torch.bfloat16 else "f16")
 
 
 def post_op_as_aten(post: Attribute, x: SSAValue, other: SSAValue | None) -> Operation:

@@ -431,13 +431,19 @@ def test_rounded_steps_are_eager_separate_bf16_ops(kernel: str, epilogue: dict[s
     assert int(differ.sum()) == 0, (int(differ.sum()), got[differ][:4], y[differ][:4], product[differ][:4])
 
 
-def test_which_activations_commute_with_bf16_rounding() -> None:
-    from ziggurat.backends.cpu.kernels.gemm_bf16 import commutes_with_bf16_rounding
+def test_which_activations_commute_with_16_bit_rounding() -> None:
+    from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding
 
-    assert commutes_with_bf16_rounding("relu", {}) and commutes_with_bf16_rounding("relu6", {})
-    assert commutes_with_bf16_rounding("hardtanh", {"min_val": -1.0, "max_val": 6.5})
-    assert commutes_with_bf16_rounding("clamp", {"min": None, "max": 0.5})
-    assert not commutes_with_bf16_rounding("hardtanh", {"min_val": 0.0, "max_val": 6.3})
-    assert not commutes_with_bf16_rounding("clamp", {"min": 1e39, "max": None})
-    assert not commutes_with_bf16_rounding("leaky_relu", {"negative_slope": 0.01})
-    assert not commutes_with_bf16_rounding("gelu_erf", {})
+    assert commutes_with_rounding("relu", [], "bf16") and commutes_with_rounding("relu6", [], "f16")
+    assert commutes_with_rounding("hardtanh", [-1.0, 6.5], "bf16")
+    assert commutes_with_rounding("clamp", [None, 0.5], "bf16")
+    assert not commutes_with_rounding("hardtanh", [0.0, 6.3], "bf16")
+    assert commutes_with_rounding("hardtanh", [0.0, 6.3125], "bf16")
+    assert not commutes_with_rounding("hardtanh", [0.0, 6.3125 + 2 ** -10], "bf16")
+    assert commutes_with_rounding("hardtanh", [0.0, 6.3125 + 2 ** -8], "f16")  # float16's ulp at 6
+    assert not commutes_with_rounding("hardtanh", [0.0, 6.3125 + 2 ** -10], "f16")
+    assert not commutes_with_rounding("clamp", [1e39, None], "bf16")
+    assert not commutes_with_rounding("clamp", [70000.0, None], "f16")
+    assert commutes_with_rounding("clamp", [-float("inf"), 2.0 ** 100], "bf16")
+    assert not commutes_with_rounding("leaky_relu", [0.01], "bf16")
+    assert not commutes_with_rounding("gelu_erf", [], "bf16")

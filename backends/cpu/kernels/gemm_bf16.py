@@ -29,9 +29,7 @@ in place too.
 
 from __future__ import annotations
 
-import math
-import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from llvmlite import ir
 
@@ -44,7 +42,7 @@ from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.kernels.staged_epilogue import activate_tile, stages
-from ziggurat.backends.cpu.kernels.unary import emit_unary
+from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding, emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
 from ziggurat.backends.cpu.llvm_ir import instr as _i
@@ -96,25 +94,6 @@ def emit_bf16_gemm(module: ir.Module, spec: Bf16GemmSpec) -> ir.Function:
         raise GemmSpecError(f"module already has a symbol named {entry_symbol(spec)!r}")
     with gc_paused():
         return _Emitter(module, spec).emit()
-
-
-def commutes_with_bf16_rounding(unary: str, params: Mapping[str, float | None]) -> bool:
-    """Whether rounding to bf16 before ``unary`` gives what rounding after it gives: relu,
-    relu6, and a hardtanh or clamp whose bounds are bf16 values."""
-    if unary in ("relu", "relu6"):
-        return True
-    if unary not in ("hardtanh", "clamp"):
-        return False
-    for v in params.values():
-        if v is None or math.isinf(v):
-            continue
-        try:
-            bits = struct.unpack("<I", struct.pack("<f", v))[0]
-        except OverflowError:  # past float32's range
-            return False
-        if struct.unpack("<f", struct.pack("<I", bits))[0] != v or bits & 0xFFFF:
-            return False
-    return True
 
 
 class _Emitter:
@@ -485,7 +464,7 @@ class _Emitter:
 
         rounded = s.rounded_steps
         # relu and clamps to bf16 values commute with rounding: no rounding before them
-        clamps = s.unary is not None and commutes_with_bf16_rounding(s.unary, params)
+        clamps = s.unary is not None and commutes_with_rounding(s.unary, params.values(), "bf16")
 
         def rnd(x: ir.Value) -> ir.Value:  # a bf16 op's result, as eager stores it
             return round_f32_to_bf16(b, x) if rounded else x

@@ -9,7 +9,8 @@ propagation through the clamps.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import struct
+from collections.abc import Iterable, Mapping
 
 from llvmlite import ir
 
@@ -63,6 +64,29 @@ def normalize_unary_params(kind: str, params: Mapping[str, float | None] | None)
         if out["min_val"] > out["max_val"]:  # type: ignore[operator]
             raise UnaryError(f"hardtanh: min_val {out['min_val']} > max_val {out['max_val']}")
     return out
+
+
+def representable(value: float, half: str) -> bool:
+    """Whether ``value`` is a value of the 16-bit type ``half`` (``"bf16"`` or ``"f16"``), or infinite."""
+    if math.isinf(value):
+        return True
+    try:
+        if half == "f16":
+            return struct.unpack("<e", struct.pack("<e", value))[0] == value
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # past the type's range
+        return False
+    return struct.unpack("<f", struct.pack("<I", bits))[0] == value and not bits & 0xFFFF
+
+
+def commutes_with_rounding(kind: str, bounds: Iterable[float | None], half: str) -> bool:
+    """Whether rounding to the 16-bit type ``half`` before the activation ``kind`` gives what
+    rounding after it gives: relu, relu6, and a hardtanh or clamp whose bounds (``None``:
+    unbounded) are values of that type.  Then a fused 16-bit epilogue needs no rounding (bf16
+    kernels) or split (``split_half_float_epilogues.py``) before it."""
+    if kind in ("relu", "relu6"):
+        return True
+    return kind in ("hardtanh", "clamp") and all(v is None or representable(v, half) for v in bounds)
 
 
 def emit_unary(
