@@ -32,13 +32,19 @@ def bf16_to_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.bitcast(high, _like(ty, F32))  # pyright: ignore[reportReturnType]  # llvmlite: decorated IRBuilder ops infer as None
 
 
+def _rounded_bits(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Type, ir.Value]:
+    """``x``'s float32 bits with bf16's round to nearest even applied to the high half (the low
+    half left as garbage), and their integer type."""
+    ity = _like(value_type(x), I32)
+    bits = b.bitcast(x, ity)
+    lsb = b.and_(b.lshr(bits, splat_constant(ity, 16)), splat_constant(ity, 1))
+    return ity, b.add(b.add(bits, splat_constant(ity, 0x7FFF)), lsb)  # pyright: ignore[reportReturnType]
+
+
 def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """``x``: float32 (or a vector) -> bf16 bits, rounded to nearest even."""
     ty = value_type(x)
-    ity = _like(ty, I32)
-    bits = b.bitcast(x, ity)
-    lsb = b.and_(b.lshr(bits, splat_constant(ity, 16)), splat_constant(ity, 1))
-    rounded = b.add(b.add(bits, splat_constant(ity, 0x7FFF)), lsb)
+    ity, rounded = _rounded_bits(b, x)
     high = b.trunc(b.lshr(rounded, splat_constant(ity, 16)), _like(ty, I16))
     nan = b.fcmp_unordered("uno", x, x)
     return b.select(nan, splat_constant(_like(ty, I16), 0xFFFF), high)
@@ -47,10 +53,7 @@ def f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def round_f32_to_bf16(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """``x`` rounded to bf16 (nearest even), as float32: ``bf16_to_f32(f32_to_bf16(x))`` for
     every non-NaN ``x``, with a NaN kept as it is, on 32-bit lanes (no packing to 16 bits)."""
-    ty = value_type(x)
-    ity = _like(ty, I32)
-    bits = b.bitcast(x, ity)
-    lsb = b.and_(b.lshr(bits, splat_constant(ity, 16)), splat_constant(ity, 1))
-    rounded = b.and_(b.add(b.add(bits, splat_constant(ity, 0x7FFF)), lsb), splat_constant(ity, -65536))
+    ity, rounded = _rounded_bits(b, x)
+    high = b.and_(rounded, splat_constant(ity, -65536))
     nan = b.fcmp_unordered("uno", x, x)
-    return b.select(nan, x, b.bitcast(rounded, ty))  # pyright: ignore[reportReturnType]
+    return b.select(nan, x, b.bitcast(high, value_type(x)))  # pyright: ignore[reportReturnType]
