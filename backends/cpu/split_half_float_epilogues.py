@@ -27,25 +27,19 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from ziggurat.backends.cpu.half_float_rewrites import NAME, Float32Builder, value_dtype
 from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding as activation_commutes
 from ziggurat.dialects.fused import BinaryPostOpAttr, Conv2dOp, FusedOp, MatmulOp, UnaryPostOpAttr
+from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import (
     AtenAddTensorOp,
     AtenMulScalarOp,
     AtenClamp_Op,
     AtenGelu_Op,
-    AtenHardsigmoid_Op,
-    AtenHardswish_Op,
     AtenHardtanh_Op,
     AtenLeakyRelu_Op,
-    AtenRelu6_Op,
-    AtenRelu_Op,
-    AtenSigmoid_Op,
-    AtenSilu_Op,
     AtenSubTensorOp,
-    AtenTanh_Op,
 )
 from ziggurat.ir.rewriting import build_aten_inferred
 from ziggurat.ir.statistics import record
-from ziggurat.passes.fuse_post_ops import rebuild
+from ziggurat.passes.fuse_post_ops import ACTIVATIONS, rebuild
 
 HALF_TYPES = (torch.float16, torch.bfloat16)
 
@@ -81,6 +75,11 @@ def commutes_with_rounding(post: Attribute, dtype: torch.dtype) -> bool:
         post.kind.data, [float(v) for v in post.values], "bf16" if dtype == torch.bfloat16 else "f16")
 
 
+#: The activation op of each parameterless unary post-op: ``fuse-post-ops``' table read
+#: backwards, its out-of-place ops (``torch.aten.relu``, not ``torch.aten.relu_``).
+_PARAMLESS: dict[str, type[AtenOp]] = {kind: cls for cls, kind in ACTIVATIONS.items() if not cls.name.endswith("_")}
+
+
 def post_op_as_aten(post: Attribute, x: SSAValue, other: SSAValue | None) -> Operation:
     """The aten op a unary or binary post-op stands for, on ``x`` (and ``other``)."""
     if isinstance(post, BinaryPostOpAttr):
@@ -88,23 +87,11 @@ def post_op_as_aten(post: Attribute, x: SSAValue, other: SSAValue | None) -> Ope
         return build_aten_inferred(cls, {"self": x, "other": other, "alpha": post.alpha.value.data})
     assert isinstance(post, UnaryPostOpAttr)
     kind, p = post.kind.data, [float(v) for v in post.values]
+    if kind in _PARAMLESS:
+        return build_aten_inferred(_PARAMLESS[kind], {"self": x})
     match kind:
-        case "relu":
-            return build_aten_inferred(AtenRelu_Op, {"self": x})
-        case "relu6":
-            return build_aten_inferred(AtenRelu6_Op, {"self": x})
         case "gelu_erf" | "gelu_tanh":
             return build_aten_inferred(AtenGelu_Op, {"self": x, "approximate": "tanh" if kind == "gelu_tanh" else "none"})
-        case "silu":
-            return build_aten_inferred(AtenSilu_Op, {"self": x})
-        case "sigmoid":
-            return build_aten_inferred(AtenSigmoid_Op, {"self": x})
-        case "tanh":
-            return build_aten_inferred(AtenTanh_Op, {"self": x})
-        case "hardswish":
-            return build_aten_inferred(AtenHardswish_Op, {"self": x})
-        case "hardsigmoid":
-            return build_aten_inferred(AtenHardsigmoid_Op, {"self": x})
         case "hardtanh":
             return build_aten_inferred(AtenHardtanh_Op, {"self": x, "min_val": p[0], "max_val": p[1]})
         case "leaky_relu":
@@ -144,8 +131,7 @@ class SplitHalfFloatEpilogue(RewritePattern):
         if scale is None and keep == len(posts):
             return
         other = getattr(op, "other", None)
-        kept_binary = any(isinstance(p, BinaryPostOpAttr) for p in posts[:keep])
-        base = rebuild(op, posts[:keep], other if kept_binary else None, op.results[0].type)
+        base = rebuild(op, posts[:keep], None, op.results[0].type)  # (a binary never commutes: not kept)
         base.results[0].name_hint = op.results[0].name_hint
         new_ops: list[Operation] = [base]
         x = base.results[0]
