@@ -5,7 +5,9 @@
 * ``aten::_native_multi_head_attention`` (``nn.MultiheadAttention``) -> q/k/v projections,
   per-head attention, output projection (when the attention weights are not used);
 * ``aten::scaled_dot_product_attention`` -> ``matmul(q, k^T) * scale (+ mask) -> softmax
-  (0 on rows masked entirely, as torch's ``_safe_softmax``) -> matmul(., v)`` (no dropout);
+  (0 on rows masked entirely, as torch's ``_safe_softmax``) -> matmul(., v)`` (no dropout); the
+  shapes eager's flash kernel does not take scale q and k before their product, as its math
+  path does;
   masks are added as 0 / -inf (a NaN score they hide stays NaN), except the causal mask of
   the shapes eager's flash kernel takes, which replaces the hidden scores.
 
@@ -102,6 +104,16 @@ def eager_flash_attention(q: Sequence[int], k: Sequence[int], v: Sequence[int]) 
             and q[-1] == k[-1] == v[-1] and q[2] > 0 and k[2] > 0)
 
 
+def math_attention_factors(scale: float) -> tuple[float, float]:
+    """The factors eager's math attention (the shapes its flash kernel does not take) multiplies
+    q and k by before their product: the root of the scale each, negated on q for a negative
+    scale (``_scaled_dot_product_attention_math``).  Its scores are ``(q*f) @ (k*f)^T``, not
+    ``(q @ k^T) * scale``: they round otherwise, and a product that overflows to inf (and gives
+    NaN) one way is finite the other (fuzz seed 82, program 281)."""
+    root = math.sqrt(abs(scale))
+    return (-root if scale < 0 else root), root
+
+
 def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None,
               is_causal: bool, scale: float | None, *, float32_scores: bool = False) -> SSAValue:
     """softmax(q @ k^T * scale + mask) @ v on ``[..., L, D]`` operands.
@@ -126,8 +138,14 @@ def attention(e: Emitter, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue 
 
     if widened:
         q, k = to(q, dtype), to(k, dtype)
-    scores = e(AtenMatmul_Op, self=q, other=e(AtenTransposeIntOp, self=k, dim0=-2, dim1=-1))
-    scores = e(AtenMulScalarOp, self=scores, other=scale if scale is not None else 1.0 / math.sqrt(d))
+    scale = scale if scale is not None else 1.0 / math.sqrt(d)
+    k_t = e(AtenTransposeIntOp, self=k, dim0=-2, dim1=-1)
+    if flash:
+        scores = e(AtenMulScalarOp, self=e(AtenMatmul_Op, self=q, other=k_t), other=scale)
+    else:
+        q_factor, k_factor = math_attention_factors(scale)
+        scores = e(AtenMatmul_Op, self=e(AtenMulScalarOp, self=q, other=q_factor),
+                   other=e(AtenMulScalarOp, self=k_t, other=k_factor))
     length, source = shape_of(scores.type)[-2:]
     if is_causal:
         hidden = torch.ones(length, source, dtype=torch.bool).triu(1)

@@ -1,7 +1,8 @@
 """``scaled_dot_product_attention``: a batched GEMM for the scores (scale and mask fused into
 the softmax kernel, one kernel per row), then a batched GEMM with the values.  As torch's,
 the masks are added to the scores (0 / -inf; the causal mask of the shapes eager's flash
-kernel takes replaces them instead) and the softmax is ``_safe_softmax`` (a fully masked row
+kernel takes replaces them instead; the other shapes scale q and k before their product, as
+eager's math path does) and the softmax is ``_safe_softmax`` (a fully masked row
 gives 0)."""
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.linalg import matmul
 from ziggurat.backends.cpu.lowering.normalization import safe_softmax
 from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, mul, where
-from ziggurat.backends.cpu.lowering.pointwise import broadcast_index
+from ziggurat.backends.cpu.lowering.pointwise import broadcast_index, pointwise
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value
 from ziggurat.backends.cpu.lowering.views import transpose
-from ziggurat.passes.decompose_torch_ops import eager_flash_attention
+from ziggurat.passes.decompose_torch_ops import eager_flash_attention, math_attention_factors
 
 F32 = torch.float32
 
@@ -41,12 +42,16 @@ def sdpa(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     scale = args.static("scale")
     scale = 1.0 / math.sqrt(e) if scale is None else float(scale)
     s_shape = (*q.shape[:-1], k.shape[-2])
-    scores = matmul(ctx, q, transpose(ctx, k, -2, -1), s_shape)
-
     flash = eager_flash_attention(q.shape, k.shape, v.shape)
+    k_t = transpose(ctx, k, -2, -1)
+    if not flash:  # eager's math path scales q and k before their product
+        q_factor, k_factor = math_attention_factors(scale)
+        q = pointwise(ctx, [q], q.shape, F32, lambda x: mul(x, q_factor, F32))
+        k_t = pointwise(ctx, [k_t], k_t.shape, F32, lambda x: mul(x, k_factor, F32))
+    scores = matmul(ctx, q, k_t, s_shape)
 
     def masked(idx: Index) -> Value:
-        s = mul(scores.load(idx), scale, F32)
+        s = mul(scores.load(idx), scale, F32) if flash else scores.load(idx)
         if causal:
             keep = compare("le", index(IndexExpr.of(idx[-1])), index(IndexExpr.of(idx[-2])))
             hide = const(-math.inf, F32)

@@ -25,7 +25,7 @@ from ziggurat.backends.tensorrt.converters.linear import matmul
 from ziggurat.backends.tensorrt.converters.reduction import softmax
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import ActivationType, ElementWiseOperation, ReduceOperation, UnaryOperation
-from ziggurat.passes.decompose_torch_ops import eager_flash_attention
+from ziggurat.passes.decompose_torch_ops import eager_flash_attention, math_attention_factors
 
 A = ActivationType
 E = ElementWiseOperation
@@ -52,7 +52,8 @@ def _sdpa_ok(args: ConverterArgs) -> str | None:
 def scaled_dot_product_attention(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
     """softmax(q @ k^T * scale + mask) @ v as eager: masks add 0 / -inf (a NaN or +inf score
     they hide stays NaN), except the causal mask of the shapes eager's flash kernel takes,
-    which replaces the hidden scores; a row whose scores are all -inf gives 0 (_safe_softmax)."""
+    which replaces the hidden scores; a row whose scores are all -inf gives 0 (_safe_softmax).
+    The other shapes scale q and k before their product, as eager's math path does."""
     q, k, v = (ctx.tensor(args.tensor(n)) for n in ("query", "key", "value"))
     dtype = ctx.dtype(q)
     scale = args.get_optional_float("scale")
@@ -60,11 +61,18 @@ def scaled_dot_product_attention(ctx: ConversionContext, args: ConverterArgs) ->
         scale = 1.0 / math.sqrt(ctx.shape(q)[-1])
     rank_k = ctx.rank(k)
     k_t = transpose(ctx, k, list(range(rank_k - 2)) + [rank_k - 1, rank_k - 2], "key transposed")
-    scores = elementwise(ctx, matmul(ctx, q, k_t, suffix="scores"), scale, E.kPROD, dtype=dtype, suffix="scaled")
+    flash = eager_flash_attention(ctx.shape(q), ctx.shape(k), ctx.shape(v))
+    if flash:
+        scores = elementwise(ctx, matmul(ctx, q, k_t, suffix="scores"), scale, E.kPROD, dtype=dtype, suffix="scaled")
+    else:  # eager's math path scales q and k before their product
+        q_factor, k_factor = math_attention_factors(scale)
+        q = elementwise(ctx, q, q_factor, E.kPROD, dtype=dtype, suffix="query scaled")
+        k_t = elementwise(ctx, k_t, k_factor, E.kPROD, dtype=dtype, suffix="key scaled")
+        scores = matmul(ctx, q, k_t, suffix="scores")
     length, source = ctx.shape(q)[-2], ctx.shape(k)[-2]
     if args.get_bool("is_causal"):
         causal = ctx.constant(torch.ones(length, source, dtype=torch.bool).tril(), "causal mask")
-        if eager_flash_attention(ctx.shape(q), ctx.shape(k), ctx.shape(v)):
+        if flash:
             scores = select(ctx, causal, scores, -math.inf, dtype=dtype, suffix="causal")
         else:
             scores = _add_mask(ctx, scores, causal, dtype, "causal")

@@ -1,11 +1,15 @@
 // RUN: ziggurat-opt %s -p decompose-torch-ops | filecheck %s
 
-// scaled_dot_product_attention -> matmul(q, k^T) * scale -> (+ causal mask) -> softmax -> matmul.
-// As torch's _safe_softmax, a row whose scores are all -inf gives 0 (softmax alone gives NaN).
+// scaled_dot_product_attention -> matmul(q * f, k^T * f) -> (+ causal mask) -> softmax -> matmul.
+// Shapes eager's flash kernel does not take (3-D here) follow its math path, which scales q and
+// k by the root f of the scale (here 1/2) before their product (the flash shapes scale the
+// product: @sdpa_causal_flash). As torch's _safe_softmax, a row whose scores are all -inf gives
+// 0 (softmax alone gives NaN).
 // CHECK-LABEL: func.func @sdpa
 // CHECK:         %[[KT:.*]] = torch.aten.transpose.int %k {dim0 = -2 : i64, dim1 = -1 : i64}
-// CHECK-NEXT:    %[[S:.*]] = torch.aten.matmul %q, %[[KT]]
-// CHECK-NEXT:    %[[SS:.*]] = torch.aten.mul.Scalar %[[S]] {other = 5.000000e-01 : f64}
+// CHECK-NEXT:    %[[QS:.*]] = torch.aten.mul.Scalar %q {other = 0.70710678118654757 : f64}
+// CHECK-NEXT:    %[[KS:.*]] = torch.aten.mul.Scalar %[[KT]] {other = 0.70710678118654757 : f64}
+// CHECK-NEXT:    %[[SS:.*]] = torch.aten.matmul %[[QS]], %[[KS]]
 // CHECK-NEXT:    %[[M:.*]] = torch.literal dense<{{\[\[}}0.000000e+00, 0xff800000, 0xff800000], [0.000000e+00, 0.000000e+00, 0xff800000], [0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<3x3xf32>
 // CHECK-NEXT:    %[[SM:.*]] = torch.aten.add.Tensor %[[SS]], %[[M]]
 // CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
@@ -23,7 +27,7 @@ func.func @sdpa(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf
 // A boolean mask is added as torch adds it, 0 where True and -inf where False (a NaN score it
 // hides stays NaN, masked_fill would make it -inf); a row it masks entirely comes out 0.
 // CHECK-LABEL: func.func @sdpa_bool_mask
-// CHECK:         %[[S:.*]] = torch.aten.mul.Scalar
+// CHECK:         %[[S:.*]] = torch.aten.matmul
 // CHECK-NEXT:    %[[BIAS:.*]] = torch.aten.where.Scalar %m {self_ = 0.000000e+00 : f64, other = 0xfff0000000000000 : f64} : (tensor<3x5xi1>) -> tensor<3x5xf32>
 // CHECK-NEXT:    %[[SM:.*]] = torch.aten.add.Tensor %[[S]], %[[BIAS]] {alpha = 1 : i64}
 // CHECK-NOT:     masked_fill
@@ -41,7 +45,8 @@ func.func @sdpa_bool_mask(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tens
 // replaces the hidden scores instead: that kernel never computes them, so a NaN key beyond
 // the diagonal is ignored.
 // CHECK-LABEL: func.func @sdpa_causal_flash
-// CHECK:         %[[SS:.*]] = torch.aten.mul.Scalar
+// CHECK:         %[[S:.*]] = torch.aten.matmul %q
+// CHECK-NEXT:    %[[SS:.*]] = torch.aten.mul.Scalar %[[S]] {other = 5.000000e-01 : f64}
 // CHECK-NEXT:    %[[H:.*]] = torch.literal dense<{{\[\[}}false, true, true], [false, false, true], [false, false, false]]> : tensor<3x3xi1>
 // CHECK-NEXT:    %[[SM:.*]] = torch.aten.masked_fill.Scalar %[[SS]], %[[H]] {value = 0xfff0000000000000 : f64}
 // CHECK-NEXT:    %[[P:.*]] = torch.aten.softmax.int %[[SM]] {dim = -1 : i64}
@@ -53,13 +58,15 @@ func.func @sdpa_causal_flash(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %
 }
 
 // A bf16 attention computes its scores and softmax in float32, as eager's does. Shapes eager's
-// flash kernel does not take (3-D here) follow its math path: q, k, v widened, the boolean mask
-// added in float32, the output rounded once.
+// flash kernel does not take (3-D here) follow its math path: q, k, v widened, q and k scaled in
+// float32, the boolean mask added in float32, the output rounded once.
 // CHECK-LABEL: func.func @sdpa_bf16_masks
 // CHECK:         %[[Q:.*]] = torch.aten._to_copy %q {dtype = f32, non_blocking = false} : (tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
 // CHECK-NEXT:    %[[K:.*]] = torch.aten._to_copy %k {dtype = f32, non_blocking = false}
 // CHECK-NEXT:    %[[KT:.*]] = torch.aten.transpose.int %[[K]]
-// CHECK-NEXT:    torch.aten.matmul %[[Q]], %[[KT]] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    %[[QS:.*]] = torch.aten.mul.Scalar %[[Q]] {other = 0.70710678118654757 : f64} : (tensor<2x3x4xf32>)
+// CHECK-NEXT:    %[[KS:.*]] = torch.aten.mul.Scalar %[[KT]] {other = 0.70710678118654757 : f64} : (tensor<2x4x5xf32>)
+// CHECK-NEXT:    torch.aten.matmul %[[QS]], %[[KS]] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
 // CHECK:         %[[BIAS:.*]] = torch.aten.where.Scalar %m {{.*}} -> tensor<3x5xf32>
 // CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[BIAS]] {alpha = 1 : i64} : (tensor<2x3x5xf32>, tensor<3x5xf32>) -> tensor<2x3x5xf32>
 // CHECK:         %[[V:.*]] = torch.aten._to_copy %v {dtype = f32, non_blocking = false}
