@@ -123,6 +123,12 @@ for _op, _name in ((arith.MaximumfOp, "maximum"), (arith.MinimumfOp, "minimum"),
     handles(_op)(_intrinsic(_name))
 
 
+@handles(math.FmaOp)
+def _fma(em: FunctionEmitter, op: Operation) -> None:
+    a, c, d = (em.get(v) for v in op.operands)
+    em.set(op.results[0], VB(em.b, a).intrinsic("fma", value_type(a), [a, c, d]))
+
+
 @handles(arith.IndexCastOp)
 def _index_cast(em: FunctionEmitter, op: Operation) -> None:
     """``index`` is ``i64``: a cast to or from it truncates or sign-extends other widths."""

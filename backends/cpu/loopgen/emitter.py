@@ -41,6 +41,7 @@ from ziggurat.backends.cpu.lowering.values import (
     Cast,
     Compare,
     Const,
+    Fma,
     IndexValue,
     Load,
     LoweringBug,
@@ -279,6 +280,9 @@ class KernelEmitter:
             return self.put(scope, op, ("unary", value.kind, value.params, operands[0], ty))
         if isinstance(value, Binary):
             return self._binary(value, operands[0], operands[1], scope)
+        if isinstance(value, Fma):
+            a, b, c = operands
+            return self.put(scope, math.FmaOp(a, b, c), ("fma", a, b, c))
         if isinstance(value, Compare):
             a, b = operands
             dtype = value.a.dtype

@@ -3,7 +3,8 @@
 A softmax over the last dimension is one kernel: per row, a vectorized max loop, a
 vectorized sum-of-exp loop, then the output loop (the reductions are computed in the
 consuming kernel, see ``placement.py``).  Normalizations compute mean and variance in
-two passes (mean, then squared deviations), in float32.
+two passes (mean, then squared deviations), in float32; batch statistics (batch and instance
+norm) sum in float64, as eager's CPU kernels do.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, mul, sub, unary, where
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, div, fma, mul, sub, unary, where
 from ziggurat.backends.cpu.lowering.pointwise import pointwise
 from ziggurat.backends.cpu.lowering.reduce_util import numel, read_twice, reduce, source_index
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
@@ -108,14 +109,49 @@ def statistics(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: f
     return mean, rstd
 
 
+def batch_statistics(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
+                     dt: torch.dtype) -> tuple[TensorValue, TensorValue]:
+    """(mean, rstd) over ``dims`` (kept as size 1) as eager's batch and instance norms compute
+    their batch statistics on the CPU (``batch_norm_cpu_collect_stats``, whose accumulator is
+    ``acc_type<float, false>``, a double): ``mean = float(sum / n)`` with the sum in float64,
+    ``var_sum`` the float64 sum of the float32 ``(x - mean)**2``, stored as a float32, and
+    ``rstd = float(1 / sqrt(double(var_sum / n) + eps))``.  A float32 sum overflowed where
+    eager's does not (values near 1e38): its infinite mean made the output NaN where eager's
+    is finite (fuzz seed 82, program 173)."""
+    f64 = torch.float64
+    dims = list(dims)
+    n = numel([x.shape[d] for d in dims])
+    rank = x.rank
+    total = reduce(ctx, x, dims, True, "sum", f64)
+    mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), f64), f64)
+
+    def body(out: Index, red: Index) -> Value:
+        idx = source_index(rank, dims, True, out, red)
+        d = sub(cast(x.load(idx), dt), mean.load(_kept(idx, dims)), dt)
+        return cast(mul(d, d, dt), f64)
+
+    var_sum = ctx.reduction("sum", f64, mean.shape, tuple(x.shape[d] for d in dims), body, [x])
+
+    def invstd(s: Value) -> Value:
+        var = div(cast(s, dt), float(n), dt)
+        return div(1.0, unary("sqrt", add(cast(var, f64), eps, f64)), f64)
+
+    rstd = pointwise(ctx, [var_sum], var_sum.shape, dt, invstd, f64)
+    return mean, rstd
+
+
 def scale_shift(xv: Value, mean: Value, rstd: Value, weight: Value | None, bias: Value | None,
-                dt: torch.dtype) -> Value:
+                dt: torch.dtype, fused: bool = False) -> Value:
     """Eager's batch, instance and group norm kernels: ``x * a + (bias - mean * a)`` with
-    ``a = rstd * weight``.  Only finite values round alike in ``(x - mean) * rstd * weight``:
-    an infinite weight gives NaN here wherever ``x`` or ``mean`` is 0 or their signs differ."""
+    ``a = rstd * weight``; ``fused``: both multiply-adds rounded once, as eager's batch and
+    instance norms (their compiler contracts them; measured bit for bit).
+    Only finite values round alike in ``(x - mean) * rstd * weight``: an infinite weight gives
+    NaN here wherever ``x`` or ``mean`` is 0 or their signs differ."""
     a = rstd if weight is None else mul(rstd, weight, dt)
-    shift = sub(bias if bias is not None else const(0.0, dt), mul(mean, a, dt), dt)
-    return add(mul(xv, a, dt), shift, dt)
+    b = bias if bias is not None else const(0.0, dt)
+    if fused:
+        return fma(xv, a, fma(mul(mean, -1.0, dt), a, b, dt), dt)
+    return add(mul(xv, a, dt), sub(b, mul(mean, a, dt), dt), dt)
 
 
 def normalize(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float,
@@ -149,16 +185,17 @@ def _linear_norm(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps:
                  weight: TensorValue | None, bias: TensorValue | None,
                  dt: torch.dtype) -> tuple[TensorValue, TensorValue, TensorValue]:
     """Instance norm and batch norm with batch statistics over ``dims``, per-channel (dim 1)
-    ``weight``/``bias``, in eager's :func:`scale_shift` form.  Returns (output, mean, rstd)."""
+    ``weight``/``bias``, in eager's :func:`scale_shift` form with its statistics
+    (:func:`batch_statistics`).  Returns (output, mean, rstd)."""
     dims = list(dims)
-    mean, rstd = statistics(ctx, x, dims, eps, dt)
+    mean, rstd = batch_statistics(ctx, x, dims, eps, dt)
 
     def element(idx: Index) -> Value:
         k = _kept(idx, dims)
         ch = [IndexExpr.of(idx[1])]
         return scale_shift(cast(x.load(idx), dt), mean.load(k), rstd.load(k),
                            cast(weight.load(ch), dt) if weight is not None else None,
-                           cast(bias.load(ch), dt) if bias is not None else None, dt)
+                           cast(bias.load(ch), dt) if bias is not None else None, dt, fused=True)
 
     return ctx.lazy(x.shape, dt, element, [x]), mean, rstd
 
@@ -261,7 +298,7 @@ def _batch_norm_eval(ctx: LoweringContext, x: TensorValue, mean: TensorValue | N
         rstd = unary("rsqrt", add(cast(var.load(ch), dt), eps, dt))  # 1 / sqrt(var + eps) as eager
         return scale_shift(cast(x.load(idx), dt), cast(mean.load(ch), dt), rstd,
                            cast(weight.load(ch), dt) if weight is not None else None,
-                           cast(bias.load(ch), dt) if bias is not None else None, dt)
+                           cast(bias.load(ch), dt) if bias is not None else None, dt, fused=True)
 
     return ctx.lazy(x.shape, dt, element, [x])
 

@@ -19,6 +19,7 @@ from ziggurat.backends.cpu.lowering.values import (
     Cast,
     Compare,
     Const,
+    Fma,
     IndexValue,
     Select,
     Unary,
@@ -83,6 +84,11 @@ def mul(a: Value | Number, b: Value | Number, dtype: torch.dtype) -> Value:
 
 def div(a: Value | Number, b: Value | Number, dtype: torch.dtype) -> Value:
     return binary("div", a, b, dtype)
+
+
+def fma(a: Value | Number, b: Value | Number, c: Value | Number, dtype: torch.dtype) -> Value:
+    """``a * b + c`` rounded once, on a float ``dtype``."""
+    return Fma(value_of(a, dtype), value_of(b, dtype), value_of(c, dtype))
 
 
 def maximum(a: Value | Number, b: Value | Number, dtype: torch.dtype) -> Value:

@@ -7,7 +7,7 @@ fusion.  Nodes are immutable; code generation numbers equal nodes once (CSE).
 
 Node kinds: :class:`Const`, :class:`Load` (a buffer element at subscripts),
 :class:`IndexValue` (an index expression used as a number, e.g. ``arange``),
-:class:`Unary`, :class:`Binary`, :class:`Compare`, :class:`Select`, :class:`Cast` and
+:class:`Unary`, :class:`Binary`, :class:`Fma`, :class:`Compare`, :class:`Select`, :class:`Cast` and
 :class:`ReduceRef` (the result of a :class:`Reduction` at an output index).
 """
 
@@ -211,6 +211,24 @@ class Binary(Value):
 
     def children(self) -> tuple[Value, ...]:
         return (self.a, self.b)
+
+
+class Fma(Value):
+    """``a * b + c`` rounded once (``llvm.fma``): eager's vectorized kernels where the compiler
+    contracts ``x * alpha + beta`` (batch and instance norm's transform)."""
+
+    __slots__ = ("a", "b", "c")
+
+    def __init__(self, a: Value, b: Value, c: Value) -> None:
+        if not (a.dtype == b.dtype == c.dtype) or not a.dtype.is_floating_point:
+            raise LoweringBug(f"fma on {a.dtype}, {b.dtype} and {c.dtype}")
+        super().__init__(a.dtype)
+        self.a = a
+        self.b = b
+        self.c = c
+
+    def children(self) -> tuple[Value, ...]:
+        return (self.a, self.b, self.c)
 
 
 COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
