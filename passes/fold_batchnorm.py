@@ -4,7 +4,10 @@ with rescaled weight and bias; likewise linear -> batch_norm1d (on ``[N, C]``).
 Only when the batch norm is in inference mode, its statistics (and affine parameters, if
 any) and the conv/linear weight and bias are constants, and the conv/linear result has no
 other user.  With ``s = gamma / sqrt(var + eps)``: ``w' = w * s`` (per output channel),
-``b' = (b - mean) * s + beta``.
+``b' = (b - mean) * s + beta``, computed in float64 from the float32 weight where
+``precision=`` casts it to bf16/float16 (a cast of a literal: one rounding, not two), and
+rounded to the conv's weight type.  graph-opt runs this pass before constant-fold, which
+rounds such casts, and again after it.
 
 Only finite values fold: eager computes ``y * a + (beta - mean * a)`` on the conv's output
 ``y`` with ``a = gamma / sqrt(var + eps)``, so an infinite or NaN ``a`` or shift (an
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -33,6 +37,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.dialects.torch.aten_ops import (
     Aten_NativeBatchNormLegitNoTraining_Op,
+    Aten_ToCopy_Op,
     AtenBatchNorm_Op,
     AtenConv1d_Op,
     AtenConv1dPaddingOp,
@@ -43,6 +48,7 @@ from ziggurat.dialects.torch.aten_ops import (
 )
 from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal, single_use
 from ziggurat.ir.statistics import record
+from ziggurat.ir.types import dtype_of
 
 NAME = "fold-batchnorm"
 
@@ -86,6 +92,19 @@ class FoldNoTrainingBatchNormIntoProducer(RewritePattern):
             _fold(op, rewriter)
 
 
+def _source_constant(value: SSAValue) -> torch.Tensor | None:
+    """A constant weight or bias at its source precision: a literal, or a literal cast by
+    ``_to_copy`` (``precision=``'s cast of a float32 weight to bf16/float16, before
+    constant-fold rounds it).  Folding from the float32 source rounds the folded weight once,
+    as eager autocast rounds its weight once; folding from the rounded weight rounded twice."""
+    cast = value.owner
+    if isinstance(cast, Aten_ToCopy_Op) and cast.dtype is not None:
+        source = literal_value(cast.self_)
+        if source is not None and source.is_floating_point():
+            return source
+    return literal_value(value)
+
+
 def _fold(bn: BatchNorm, rewriter: PatternRewriter) -> None:
     """Fold the inference-mode batch norm ``bn`` into its producer, if both are constant enough."""
     if literal_value(bn.running_mean) is None or literal_value(bn.running_var) is None:
@@ -96,10 +115,11 @@ def _fold(bn: BatchNorm, rewriter: PatternRewriter) -> None:
     if not isinstance(producer, Producer) or not single_use(producer.result):
         return
     is_linear = isinstance(producer, AtenLinear_Op)
-    weight = literal_value(producer.weight)
-    bias = literal_value(producer.bias) if producer.bias is not None else None
+    weight = _source_constant(producer.weight)
+    bias = _source_constant(producer.bias) if producer.bias is not None else None
     if weight is None or (producer.bias is not None and bias is None):
         return
+    dtype = dtype_of(producer.weight.type)  # the producer's: 16-bit where precision= casts a float32 weight
     out_type = producer.result.type
     assert isinstance(out_type, TensorType)
     if is_linear and len(out_type.get_shape()) != 2:
@@ -116,9 +136,9 @@ def _fold(bn: BatchNorm, rewriter: PatternRewriter) -> None:
     eps = bn.eps.value.data
     w64, m64, v64 = weight.double(), mean.double(), var.double()
     scale = gamma.double() / torch.sqrt(v64 + eps)
-    new_weight = (w64 * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(weight.dtype)
+    new_weight = (w64 * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(dtype)
     b64 = bias.double() if bias is not None else torch.zeros(channels, dtype=torch.float64)
-    new_bias = ((b64 - m64) * scale + beta.double()).to(weight.dtype)
+    new_bias = ((b64 - m64) * scale + beta.double()).to(dtype)
     if not _finite_fold(weight, bias, gamma, beta, mean, var, eps, new_weight, new_bias):
         record(NAME, "kept: non-finite")
         return

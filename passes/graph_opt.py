@@ -1,7 +1,7 @@
 """``graph-opt``: the default graph-level pipeline both backends consume, target-independent.
 
     torch-canonicalize -> decompose (big fused torch ops) -> decompose-rnn (LSTM/GRU)
-    -> decompose-quantize (PT2E's quantize/dequantize pairs) -> constant-fold
+    -> decompose-quantize (PT2E's quantize/dequantize pairs) -> fold-batchnorm -> constant-fold
     -> fold-batchnorm -> fuse-post-ops -> fuse-sibling-linears -> torch-canonicalize
 
 Option: ``duplicate`` (for fuse-post-ops).  Weight prepacking is the CPU backend's
@@ -36,8 +36,10 @@ def graph_opt_passes(duplicate: bool = False) -> list[ModulePass]:
     from ziggurat.passes.decompose_torch_ops import DecomposeTorchOpsPass
 
     passes.append(DecomposeTorchOpsPass())
-    passes += [DecomposeRnnPass(), DecomposeQuantizePass(), ConstantFoldPass(), FoldBatchNormPass(), FusePostOpsPass(duplicate=duplicate),
-               FuseSiblingLinearsPass(), TorchCanonicalizePass()]
+    # fold-batchnorm before constant-fold too: it folds a float32 weight that precision= casts to
+    # 16 bits from the float32 values, before constant-fold rounds the cast
+    passes += [DecomposeRnnPass(), DecomposeQuantizePass(), FoldBatchNormPass(), ConstantFoldPass(), FoldBatchNormPass(),
+               FusePostOpsPass(duplicate=duplicate), FuseSiblingLinearsPass(), TorchCanonicalizePass()]
     return passes
 
 

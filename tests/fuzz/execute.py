@@ -136,16 +136,20 @@ class _InnerSteps(TorchDispatchMode):
 
 def run_statements(program: Program, inputs: Sequence[torch.Tensor],
                    after: Callable[[torch.Tensor, list[torch.Tensor]], torch.Tensor],
-                   inner: bool = False) -> list[Any]:
+                   inner: bool = False, constants: bool = False) -> list[Any]:
     """The program's statements run one node at a time in eager; every tensor a node makes
     is passed through ``after(tensor, operands)`` before later nodes read it (the
     rounding-noise runs); with ``inner``, so is every value made inside a node (each
-    functional aten op's float32 result, see ``_InnerSteps``).  Nodes never mutate their
-    operands, so replacing a value does not change aliasing."""
+    functional aten op's float32 result, see ``_InnerSteps``); with ``constants``, so is each
+    float constant, once, before the first node.  Nodes never mutate their operands, so
+    replacing a value does not change aliasing."""
     module = build_module(program)
     env = namespace()
     env.update({spec.name: t for spec, t in zip(program.inputs, clone_inputs(inputs))})
     env.update({c.name: getattr(module, c.name) for c in program.consts})
+    if constants:
+        env.update({c.name: after(env[c.name], []) for c in program.consts
+                    if isinstance(env[c.name], torch.Tensor) and env[c.name].is_floating_point()})
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for node in program.nodes:

@@ -9,8 +9,13 @@ precision's rounding moves each element:
 
 * ``autocast``: eager itself under ``torch.autocast("cpu", dtype=...)``;
 * ``pushed``: eager float32 with every float value the program computes (inside nodes too)
-  times ``1 +- delta`` as it is made, ``delta`` the size of a rounding (``2**-8`` for bf16,
-  ``2**-11`` for float16), with random signs and their mirror, and all one way up and down.
+  and every float constant times ``1 +- delta`` as it is made, ``delta`` the size of a rounding
+  (``2**-8`` for bf16, ``2**-11`` for float16), with random signs and their mirror, and all one
+  way up and down.  Constants too: autocast rounds a float32 weight to the 16-bit type where a
+  GEMM reads it, and a batch norm folded into the weight rounds the folded weight instead, once
+  as well; a constant that happens to be exact in 16 bits (the fuzzer's grid values) is the one
+  case where only the folded weight rounds (seed 83, program 283: a folded 16-bit convolution
+  whose sum cancels 2.8x-scaled grid weights, 15 float16 ulps from eager's result).
 
 An element is masked when one of those changes its class (NaN, +-inf; for int/bool outputs,
 its value) or moves it by more than 5 % of its magnitude plus 1 % of the output's scale: it
@@ -70,9 +75,11 @@ def low_reference(program: Program, inputs: tuple[torch.Tensor, ...], precision:
     for seed in (7, 8):
         for push in (delta, -delta):
             g = torch.Generator().manual_seed(seed)
-            pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, g), inner=True))
+            pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, g), inner=True,
+                                         constants=True))
     for push in (delta, -delta):
-        pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, None), inner=True))
+        pushed.append(run_statements(program, inputs, lambda t, _ops: jitter(t, push, None), inner=True,
+                                     constants=True))
     return LowReference(autocast, pushed, precision)
 
 

@@ -8,11 +8,12 @@
 // CHECK:      IR after graph-opt/decompose-torch-ops:
 // CHECK:      IR after graph-opt/decompose-rnn:
 // CHECK:      IR after graph-opt/decompose-quantize:
-// CHECK:      IR after graph-opt/constant-fold:
 // CHECK:        torch.aten.batch_norm
 // CHECK:      IR after graph-opt/fold-batchnorm:
 // CHECK-NOT:    torch.aten.batch_norm
 // CHECK:        torch.aten.relu
+// CHECK:      IR after graph-opt/constant-fold:
+// CHECK:      IR after graph-opt/fold-batchnorm:
 // CHECK:      IR after graph-opt/fuse-post-ops:
 // CHECK-NOT:    torch.aten.relu
 // CHECK:        fused.conv2d

@@ -12,6 +12,7 @@
 // CHECK-NEXT:   {{.*%\)}}    decompose-torch-ops
 // CHECK-NEXT:   {{.*%\)}}    decompose-rnn
 // CHECK-NEXT:   {{.*%\)}}    decompose-quantize
+// CHECK-NEXT:   {{.*%\)}}    fold-batchnorm
 // CHECK-NEXT:   {{.*%\)}}    constant-fold
 // CHECK-NEXT:   {{.*%\)}}    fold-batchnorm
 // CHECK-NEXT:   {{.*%\)}}    fuse-post-ops

@@ -96,3 +96,25 @@ func.func @overflowing_weight(%x: tensor<4x1xf32>) -> tensor<4x2xf32> {
   %y = torch.aten.batch_norm %c weight(%gamma : tensor<2xf32>) running_mean(%mean : tensor<2xf32>) running_var(%var : tensor<2xf32>) {training = false, momentum = 0.1 : f64, eps = 1.0 : f64, cudnn_enabled = true} : (tensor<4x2xf32>) -> tensor<4x2xf32>
   func.return %y : tensor<4x2xf32>
 }
+
+// precision= casts a float32 weight to float16 (a _to_copy of the literal, before constant-fold
+// rounds it): the fold reads the float32 weight and rounds the folded one once. w = 1.0004,
+// scale 3: 3.0012 rounds to the float16 3.00195; folding the float16 weight (1.0) would give 3.0.
+// (float16 literals print as resources: 0x4201 is 3.00195, 0x3800 is 0.5, after the 4-byte alignment.)
+// CHECK-LABEL: func.func @float16_cast_weight
+// CHECK:         %[[W:.*]] = torch.literal dense_resource<w.weight_bn> : tensor<1x1x1x1xf16>
+// CHECK-NEXT:    %[[B:.*]] = torch.literal dense_resource<w.bias_bn> : tensor<1xf16>
+// CHECK-NEXT:    %[[Y:.*]] = torch.aten.conv2d %x, %[[W]] bias(%[[B]]) {{.*}} -> tensor<1x1x3x3xf16>
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK:         w.bias_bn: "0x400000000038",w.weight_bn: "0x400000000142"
+func.func @float16_cast_weight(%x: tensor<1x1x3x3xf16>) -> tensor<1x1x3x3xf16> {
+  %w32 = torch.literal dense<[[[[1.0004]]]]> : tensor<1x1x1x1xf32>
+  %w = torch.aten._to_copy %w32 {dtype = f16, non_blocking = false} : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf16>
+  %gamma = torch.literal dense<[3.0]> : tensor<1xf32>
+  %beta = torch.literal dense<[0.5]> : tensor<1xf32>
+  %mean = torch.literal dense<[0.0]> : tensor<1xf32>
+  %var = torch.literal dense<[0.0]> : tensor<1xf32>
+  %c = torch.aten.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x3x3xf16>, tensor<1x1x1x1xf16>) -> tensor<1x1x3x3xf16>
+  %y = torch.aten.batch_norm %c weight(%gamma : tensor<1xf32>) bias(%beta : tensor<1xf32>) running_mean(%mean : tensor<1xf32>) running_var(%var : tensor<1xf32>) {training = false, momentum = 0.1 : f64, eps = 1.0 : f64, cudnn_enabled = true} : (tensor<1x1x3x3xf16>) -> tensor<1x1x3x3xf16>
+  func.return %y : tensor<1x1x3x3xf16>
+}
