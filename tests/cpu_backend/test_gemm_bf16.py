@@ -447,3 +447,18 @@ def test_which_activations_commute_with_16_bit_rounding() -> None:
     assert commutes_with_rounding("clamp", [-float("inf"), 2.0 ** 100], "bf16")
     assert not commutes_with_rounding("leaky_relu", [0.01], "bf16")
     assert not commutes_with_rounding("gelu_erf", [], "bf16")
+
+
+def test_row_groups_are_even_and_cover_the_block() -> None:
+    """The AVX512-BF16 kernel's groups of accumulator rows: at most 8, sizes within one of
+    each other, covering the block in order (a 17-row tail is 6 + 6 + 5, not 8 + 8 + 1)."""
+    from ziggurat.backends.cpu.kernels.gemm_bf16 import ROW_GROUP, row_groups
+
+    assert row_groups(17) == [(0, 6), (6, 6), (12, 5)]
+    assert row_groups(32) == [(0, 8), (8, 8), (16, 8), (24, 8)]
+    for rows in range(1, 33):
+        groups = row_groups(rows)
+        sizes = [g for _, g in groups]
+        assert [first for first, _ in groups] == [sum(sizes[:i]) for i in range(len(sizes))]
+        assert sum(sizes) == rows and max(sizes) <= ROW_GROUP and max(sizes) - min(sizes) <= 1
+        assert len(groups) == -(-rows // ROW_GROUP)

@@ -80,6 +80,21 @@ def chunk_rows(spec: Bf16GemmSpec) -> int:
     return -(-(-(-spec.m // chunks)) // BLOCK) * BLOCK
 
 
+def row_groups(rows: int) -> list[tuple[int, int]]:
+    """(first row, row count) of the AVX512-BF16 kernel's groups of accumulator rows in a block
+    of ``rows``: at most :data:`ROW_GROUP` each, as even as possible.  A 17-row tail (a 7x7
+    image's 49 pixel rows) is 6 + 6 + 5, not 8 + 8 + 1, whose one-row group's two accumulators
+    wait on ``vdpbf16ps``' latency at each step of K."""
+    count = -(-rows // ROW_GROUP)
+    base, extra = divmod(rows, count)
+    groups, first = [], 0
+    for i in range(count):
+        size = base + (1 if i < extra else 0)
+        groups.append((first, size))
+        first += size
+    return groups
+
+
 AMX_SYMBOL_SUFFIX = "__amx"
 
 
@@ -402,8 +417,7 @@ class _Emitter:
         # without a tail buffer every pair of K is read in place, in one loop (K whole steps, or
         # A zero-padded to them)
         k_pairs_full = (s.k + 1) // 2 if a_tail is None else (s.k - s.k % K_STEP) // 2
-        for g0 in range(0, rows, ROW_GROUP):
-            g = min(ROW_GROUP, rows - g0)
+        for g0, g in row_groups(rows):
 
             def pair_step(accs: list[ir.Value], kp: ir.Value, a_base: ir.Value, a_ld: int) -> list[ir.Value]:
                 bk = gep(b, b_panel, llvm_ir.mul(b, kp, i64(PANEL * 2)))
@@ -549,4 +563,4 @@ class _Emitter:
         b.call(fn, [x, _i(b.bitcast(ptr, vty.as_pointer())), I32(align), mask])
 
 
-__all__ = ["AMX_SYMBOL_SUFFIX", "emit_bf16_gemm", "entry_symbol", "chunk_rows"]
+__all__ = ["AMX_SYMBOL_SUFFIX", "emit_bf16_gemm", "entry_symbol", "chunk_rows", "row_groups"]
