@@ -75,3 +75,15 @@ builtin.module {
 // CHECK-LABEL: func.func @pool_contiguous(%x: memref<1x8x6x6xf32>)
 // CHECK:         %[[P:.*]] = loop.alloc : memref<1x8x3x3xf32>
 // CHECK:         loop.kernel @max_pool2d_0 ins(%x : memref<1x8x6x6xf32>) outs(%[[P]] : memref<1x8x3x3xf32>)
+// A float max is eager's step (val > max || isnan(val)) on two chains: the largest value (a tie
+// keeps the running one: one vmaxps) and the last NaN read, picked after the loops.
+// CHECK:         %[[M:.*]], %[[L:.*]] = loop.for %r0 = 0 to 2 step 1 iter_args
+// CHECK:           %[[V:.*]] = loop.vload
+// CHECK-NEXT:      %[[GT:.*]] = loop.cmp "ogt" %[[V]], %[[ACC:[^ ]*]] :
+// CHECK-NEXT:      %[[MAX:.*]] = loop.select %[[GT]], %[[V]], %[[ACC]] :
+// CHECK-NEXT:      %[[ISNAN:.*]] = loop.cmp "uno" %[[V]], %[[V]] :
+// CHECK-NEXT:      %[[NAN:.*]] = loop.select %[[ISNAN]], %[[V]], %{{[^ ]*}} :
+// CHECK-NEXT:      loop.yield %[[MAX]], %[[NAN]]
+// CHECK:         %[[U:.*]] = loop.cmp "uno" %[[L]], %[[L]] :
+// CHECK-NEXT:    %[[R:.*]] = loop.select %[[U]], %[[L]], %[[M]] :
+// CHECK-NEXT:    loop.reduce "max" %[[R]]
