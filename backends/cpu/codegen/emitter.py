@@ -48,6 +48,8 @@ class FunctionEmitter:
         #: the target has F16C (``vcvtph2ps``/``vcvtps2ph``): float16 conversions use it
         #: (``codegen/f16.py`` otherwise; the same bits either way)
         self.f16c = False
+        #: gathers read as a column of a transposed tile, to their values (``transpose_tiles``)
+        self.tiles: dict[Operation, ir.Value] = {}
 
     def get(self, value: SSAValue) -> ir.Value:
         try:

@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
+from ziggurat.backends.cpu.codegen.transpose_tiles import emit_unrolled, tile_gathers
 from ziggurat.backends.cpu.llvm_ir import I1, I64, instr, value_type
 from ziggurat.backends.cpu.threads import PARALLEL_MIN_ELEMENTS, emit_parallel_for
 from ziggurat.dialects import loop
@@ -89,6 +90,10 @@ def _wraps_an_index(block: Block) -> bool:
 @handles(loop.ForOp)
 def _for(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.ForOp)
+    gathers = tile_gathers(op)
+    if gathers:  # a transposing read's tile loop: unrolled, its gathers read as a transposed tile
+        emit_unrolled(em, op, gathers)
+        return
     inits = [em.get(v) for v in op.inits]
     ub = op.upper_bound
     results = _counted_loop(em, op.body.block, 1, op.lb, ub if isinstance(ub, int) else em.get(ub),

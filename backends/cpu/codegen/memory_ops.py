@@ -261,6 +261,10 @@ def _span_gather(em: FunctionEmitter, op: loop.VGatherOp, sty: ir.VectorType, st
 @handles(loop.VGatherOp)
 def _vgather(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.VGatherOp)
+    tile = em.tiles.get(op)
+    if tile is not None:  # a column of a transposed tile (transpose_tiles.py)
+        em.set(op.result, tile)
+        return
     vty = llvm_type(op.result.type)
     assert isinstance(vty, ir.VectorType)
     sty = _storage_vec(vty)
