@@ -120,28 +120,37 @@ def count_nonzero(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 
 def _variance(ctx: LoweringContext, x: TensorValue, dims: list[int], keep: bool, correction: float,
-              dt: torch.dtype) -> tuple[TensorValue, TensorValue]:
-    """(variance, mean) with two passes: the mean, then the sum of squared deviations from it."""
+              sqrt: bool, dt: torch.dtype) -> tuple[TensorValue, TensorValue]:
+    """(variance or, with ``sqrt``, standard deviation; mean), in float64 as eager's CPU kernel
+    (``WelfordOps<scalar_t, double>``) and rounded once to ``dt``: two passes, the mean, then the
+    sum of squared deviations from it.  In float32 the squares of values past 1.8e19 overflowed
+    where eager's are finite (fuzz seed 87, program 198: ``std`` of values near 1e36 gave inf),
+    and the result was an ulp off eager's in about half the cases."""
     from ziggurat.backends.cpu.lowering.index import IndexExpr
 
+    f64 = torch.float64
     n = numel([x.shape[d] for d in dims])
-    total = reduce(ctx, x, dims, True, "sum", dt)
-    mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt))
+    total = reduce(ctx, x, dims, True, "sum", f64)
+    mean = pointwise(ctx, [total], total.shape, f64, lambda s: div(s, float(n), f64))
     rank = x.rank
 
     def body(out: Index, red: Index) -> Value:
         idx = source_index(rank, dims, keep, out, red)
         mean_idx = [IndexExpr.of(0) if d in dims else i for d, i in enumerate(idx)]
-        d = sub(cast(x.load(idx), dt), mean.load(mean_idx), dt)
-        return mul(d, d, dt)
+        d = sub(cast(x.load(idx), f64), mean.load(mean_idx), f64)
+        return mul(d, d, f64)
 
     shape = out_shape(x, dims, keep)
-    sq = ctx.reduction("sum", dt, shape, tuple(x.shape[d] for d in dims), body, [x])
+    sq = ctx.reduction("sum", f64, shape, tuple(x.shape[d] for d in dims), body, [x])
     denom = max(n - correction, 0)
-    var = pointwise(ctx, [sq], shape, dt,
-                    lambda s: div(s, float(denom), dt) if denom else mul(s, math.inf, dt))
-    mean_out = reshape(ctx, mean, shape) if mean.shape != shape else mean
-    return var, mean_out
+
+    def result(s: Value) -> Value:
+        var = div(s, float(denom), f64) if denom else mul(s, math.inf, f64)
+        return unary("sqrt", var) if sqrt else var
+
+    out = pointwise(ctx, [sq], shape, dt, result, f64)
+    mean_out = pointwise(ctx, [mean], mean.shape, dt, lambda m: m, f64)
+    return out, reshape(ctx, mean_out, shape) if mean_out.shape != shape else mean_out
 
 
 def _correction(args: LoweringArgs) -> float:
@@ -161,10 +170,7 @@ def var_std(ctx: LoweringContext, args: LoweringArgs) -> TensorValue | list[Tens
         raise NotLowerable("variance of an integer tensor")
     dims = _dims(args, x)
     keep = bool(args.static("keepdim", False))
-    var, mean = _variance(ctx, x, dims, keep, _correction(args), dt)
-    out = var
-    if args.name.startswith("std"):
-        out = pointwise(ctx, [var], var.shape, dt, lambda v: unary("sqrt", v))
+    out, mean = _variance(ctx, x, dims, keep, _correction(args), args.name.startswith("std"), dt)
     if args.name.endswith("_mean"):
         return [out, _welford_mean(ctx, x, dims, keep, mean, dt)]
     return out

@@ -1,0 +1,68 @@
+"""``var``/``std`` (and ``var_mean``/``std_mean``) give eager's bits, their overflows included.
+
+Eager's CPU kernel accumulates them in float64 (``WelfordOps<scalar_t, double>``) and rounds
+the variance, or its root, once.  In float32 the squared deviations of values past 1.8e19
+overflowed where eager's are finite (fuzz seed 87, program 198: ``std`` of values near 1e36
+gave inf), and 8-40 % of ordinary results were an ulp off.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from tests.cpu_backend.conftest import compile_cpu
+
+Fn = Callable[[torch.Tensor], torch.Tensor | tuple[torch.Tensor, torch.Tensor]]
+
+FUNCTIONS: dict[str, Fn] = {
+    "var_dim": lambda x: torch.var(x, dim=1),
+    "std_correction_0": lambda x: torch.std(x, dim=0, correction=0),
+    "var_all": lambda x: torch.var(x),
+    "std_mean_correction_2": lambda x: torch.std_mean(x, dim=-1, correction=2),
+    "var_mean_keepdim": lambda x: torch.var_mean(x, dim=(0, 1), keepdim=True),
+}
+
+
+class Op(torch.nn.Module):
+    def __init__(self, fn: Fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return self.fn(x)
+
+
+def _assert_bits(actual: object, expected: object) -> None:
+    got = actual if isinstance(actual, tuple) else (actual,)
+    want = expected if isinstance(expected, tuple) else (expected,)
+    assert len(got) == len(want)
+    for a, e in zip(got, want, strict=True):
+        assert isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and a.shape == e.shape
+        same = (a == e) | (a.isnan() & e.isnan())
+        assert bool(same.all()), f"{int((~same).sum())} of {same.numel()} differ: ours {a[~same][:4]}, eager {e[~same][:4]}"
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_eagers_bits(name: str, isa: str) -> None:
+    fn = FUNCTIONS[name]
+    g = torch.Generator().manual_seed(4)
+    for shape in [(7, 33, 5), (5, 100, 3), (64, 17, 2), (3, 1000, 4)]:
+        x = torch.randn(shape, generator=g) * 3 + 10
+        compiled = compile_cpu(Op(fn), (x,), isa=isa)
+        assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+        with warnings.catch_warnings():  # std_mean's correction of 2 over 2 values warns
+            warnings.simplefilter("ignore", UserWarning)
+            expected = fn(x)
+        _assert_bits(compiled(x), expected)
+
+
+def test_values_whose_squares_overflow_float32(isa: str) -> None:
+    x = torch.tensor([[1e36, -1e36, 5e35, 0.0], [3e38, -3e38, 1.0, 2.0], [1e20, 3e19, -2e19, 0.5]])
+    for fn in (lambda t: torch.std(t, dim=1, correction=0), lambda t: torch.var(t, dim=1)):
+        _assert_bits(compile_cpu(Op(fn), (x,), isa=isa)(x), fn(x))
+    std = torch.std(x, dim=1, correction=0)
+    assert torch.isfinite(std).all()  # eager's float64 sums: finite roots of 1e72 variances
