@@ -269,17 +269,22 @@ def linalg_norm(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
 
 @lowering("aten::trace")
 def trace(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
+    """The diagonal's sum; a float one in float64, rounded once, as eager's CPU kernel
+    (``acc_type<scalar_t, false>``): in float32, ``3e38 + 3e38 - 3e38`` overflowed."""
     x = _self(args)
     n = min(x.shape)
     dt = args.out_dtype
+    acc = torch.float64 if dt.is_floating_point else dt
     from ziggurat.backends.cpu.lowering.index import IndexExpr
 
     def body(out: Index, red: Index) -> Value:
         i = IndexExpr.of(red[0])
-        return cast(x.load([i, i]), dt)
+        return cast(x.load([i, i]), acc)
 
-    return ctx.reduction("sum", dt, (), (n,), body, [x]) if n else \
-        ctx.lazy((), dt, lambda idx: const(0, dt), [x])
+    if not n:
+        return ctx.lazy((), dt, lambda idx: const(0, dt), [x])
+    total = ctx.reduction("sum", acc, (), (n,), body, [x])
+    return total if acc == dt else pointwise(ctx, [total], (), dt, lambda v: v, acc)
 
 
 __all__ = ["Binary"]

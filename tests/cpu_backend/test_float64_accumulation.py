@@ -1,9 +1,13 @@
-"""``var``/``std`` (and ``var_mean``/``std_mean``) give eager's bits, their overflows included.
+"""The reductions eager's CPU kernels accumulate in float64 give eager's bits, overflows included.
 
-Eager's CPU kernel accumulates them in float64 (``WelfordOps<scalar_t, double>``) and rounds
-the variance, or its root, once.  In float32 the squared deviations of values past 1.8e19
-overflowed where eager's are finite (fuzz seed 87, program 198: ``std`` of values near 1e36
-gave inf), and 8-40 % of ordinary results were an ulp off.
+* ``var``/``std`` (and ``var_mean``/``std_mean``): ``WelfordOps<scalar_t, double>``, the
+  variance or its root rounded once.  In float32 the squared deviations of values past 1.8e19
+  overflowed where eager's are finite (fuzz seed 87, program 198: ``std`` of values near 1e36
+  gave inf), and 8-40 % of ordinary results were an ulp off.
+* ``trace``: ``acc_type<scalar_t, false>``; in float32 ``3e38 + 3e38 - 3e38`` overflowed.
+
+(``cumsum``/``cumprod`` accumulate in float64 too; they already gave eager's bits.  Batch and
+instance norm: ``test_batch_norm_statistics.py``.)
 """
 
 from __future__ import annotations
@@ -66,3 +70,14 @@ def test_values_whose_squares_overflow_float32(isa: str) -> None:
         _assert_bits(compile_cpu(Op(fn), (x,), isa=isa)(x), fn(x))
     std = torch.std(x, dim=1, correction=0)
     assert torch.isfinite(std).all()  # eager's float64 sums: finite roots of 1e72 variances
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (300, 300), (7, 13), (13, 7)])
+def test_trace(shape: tuple[int, int], isa: str) -> None:
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(shape, generator=g) * 3 + 10
+    if shape == (4, 4):
+        x = torch.diag(torch.tensor([3e38, 3e38, -3e38, 1.0]))
+    compiled = compile_cpu(Op(torch.trace), (x,), isa=isa)
+    assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    _assert_bits(compiled(x), torch.trace(x))
