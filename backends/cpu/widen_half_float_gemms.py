@@ -21,12 +21,14 @@ from ziggurat.ir.statistics import record
 
 @dataclass
 class WidenGroupedConv(RewritePattern):
-    """A grouped bf16 ``fused.conv2d`` (depthwise or not) on the float32 kernels: eager's bf16
-    convolution accumulates the exact bf16 products in float32 and rounds once, as this does
-    (in another order: a bf16 ulp apart at most where a sum rounds across a boundary).  Literal
-    weights and biases become float32 literals; the post-ops left fused (those that commute
-    with rounding, ``split_half_float_epilogues.py``) run in float32 before the one rounding.
-    A one-group bf16 convolution has its own kernels (``lowering/conv_bf16.py``)."""
+    """A grouped bf16 ``fused.conv2d`` on the float32 kernels: eager's bf16 convolution
+    accumulates the exact bf16 products in float32 and rounds once, as this does (in another
+    order: a bf16 ulp apart at most where a sum rounds across a boundary).  Literal weights and
+    biases become float32 literals; the post-ops left fused (those that commute with rounding,
+    ``split_half_float_epilogues.py``) run in float32 before the one rounding.  A depthwise one
+    without a residual stays bf16: the lowering runs it on the float32 depthwise kernel reading
+    and writing bf16, with the same arithmetic.  A one-group bf16 convolution has its own
+    kernels (``lowering/conv_bf16.py``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -39,8 +41,13 @@ class WidenGroupedConv(RewritePattern):
         if any(v is not None and value_dtype(v) not in (torch.bfloat16, torch.float32)
                for v in (op.input, op.weight, op.bias, op.other)):
             return
-        widen_whole(op, torch.bfloat16, rewriter)
         depthwise = groups == in_shape[1] and w_shape[1] == 1
+        if depthwise and op.other is None and all(value_dtype(v) == torch.bfloat16 for v in (op.input, op.result)):
+            # the depthwise kernel reads and writes bf16 (``conv_native.bf16_depthwise``): no casts
+            # around it (MobileNetV2: 34 copies of its blocks' activations)
+            record(NAME, "depthwise convolutions kept bf16")
+            return
+        widen_whole(op, torch.bfloat16, rewriter)
         record(NAME, "depthwise convolutions widened" if depthwise else "grouped convolutions widened")
 
 

@@ -82,6 +82,10 @@ class ConvSpec:
     #: uint8 integers (``#fused.quantize``)
     requantize: tuple[float, int, int, int] | None = None
     store_u8: bool = False
+    #: depthwise: the input holds bf16 values (widened exactly as they are read), and the result
+    #: is rounded to bf16 and stored as such: a bf16 depthwise convolution on this float32 kernel
+    in_bf16: bool = False
+    out_bf16: bool = False
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -130,6 +134,12 @@ class ConvSpec:
                 s(self, "requantize", checked_quantized_output("ConvSpec", self.requantize, self.store_u8))
             except GemmSpecError as e:
                 raise ConvSpecError(str(e)) from None
+
+        if self.in_bf16 or self.out_bf16:
+            if self.kind != "depthwise":
+                raise ConvSpecError("ConvSpec: bf16 operands are for a depthwise call only")
+            if self.in_quantization is not None or self.requantize is not None or self.store_u8 or self.binary:
+                raise ConvSpecError("ConvSpec: a bf16 depthwise call has no quantized operand and no residual")
 
     # -- derived ------------------------------------------------------------------------
     @property

@@ -28,7 +28,11 @@ from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.quantized_lanes import dequantized_u8, load_u8, requantize_f32, store_quantized_u8
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32P, I8P, I64, VOID, for_range, gep, i64, if_update
+from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
+from ziggurat.backends.cpu.llvm_ir import F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, if_update
+
+I16 = ir.IntType(16)
+I16P = I16.as_pointer()
 
 MAX_TILE = 8
 
@@ -105,8 +109,12 @@ class _DepthwiseEmitter:
         x, w, c, bias, other = caps
         if s.in_quantization is not None:
             x = llvm_ir.instr(b.bitcast(x, I8P))
+        if s.in_bf16:
+            x = llvm_ir.instr(b.bitcast(x, I16P))
         if s.store_u8:
             c = llvm_ir.instr(b.bitcast(c, I8P))
+        if s.out_bf16:
+            c = llvm_ir.instr(b.bitcast(c, I16P))
         with for_range(b, begin, end, name="task") as t:
             blk = llvm_ir.urem(b, t, i64(self.blocks))
             row = llvm_ir.udiv(b, t, i64(self.blocks))  # n*out_h + oy
@@ -209,13 +217,38 @@ class _DepthwiseEmitter:
     def _load_x(self, b: ir.IRBuilder, ptr: ir.Value, lanes: int) -> ir.Value:
         """An input vector: floats, or bytes dequantized as eager's ``dequantize_per_tensor``."""
         s, vec = self.spec, self.vec
+        if s.in_bf16:
+            return bf16_to_f32(b, self._halves(b, ptr, lanes, None))
         if s.in_quantization is None:
             return vec.load(b, ptr, lanes)
         return dequantized_u8(b, vec, load_u8(self.module, b, ptr, lanes, vec.width), s.in_quantization)
 
+    def _halves(self, b: ir.IRBuilder, ptr: ir.Value, lanes: int, value: ir.Value | None) -> ir.Value:
+        """Load (``value`` None) or store ``lanes`` 16-bit elements at ``ptr`` as a vector of the
+        kernel's width (masked past ``lanes``: nothing past them is read or written)."""
+        width = self.vec.width
+        vty = ir.VectorType(I16, width)
+        vptr = llvm_ir.instr(b.bitcast(ptr, vty.as_pointer()))
+        mask = ir.Constant(ir.VectorType(I1, width), [1 if i < lanes else 0 for i in range(width)])
+        suffix = llvm_ir.intrinsic_suffix(vty)
+        if value is None:
+            if lanes >= width:
+                return llvm_ir.instr(b.load(vptr, align=2))
+            fn = declare(self.module, f"llvm.masked.load.{suffix}.p0{suffix}", vty, [vty.as_pointer(), I32, mask.type, vty])
+            return llvm_ir.instr(b.call(fn, [vptr, I32(2), mask, ir.Constant(vty, None)]))
+        if lanes >= width:
+            b.store(value, vptr, align=2)
+        else:
+            fn = declare(self.module, f"llvm.masked.store.{suffix}.p0{suffix}", VOID, [vty, vty.as_pointer(), I32, mask.type])
+            b.call(fn, [value, vptr, I32(2), mask])
+        return value
+
     def _store(self, b: ir.IRBuilder, y: ir.Value, ptr: ir.Value, lanes: int) -> None:
         """An output vector, through the spec's quantize -> dequantize pair, or its quantize into bytes."""
         s, vec = self.spec, self.vec
+        if s.out_bf16:  # rounded to bf16 as eager's bf16 convolution rounds its float32 sums
+            self._halves(b, ptr, lanes, f32_to_bf16(b, y))
+            return
         if s.requantize is None:
             vec.store(b, y, ptr, lanes)
             return

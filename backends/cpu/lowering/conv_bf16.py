@@ -125,8 +125,11 @@ def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Tenso
         i, j, c = k_index if tap_outer else (k_index[1], k_index[2], k_index[0])
         return load_or(x, [b_, c, y * sh + i * dh - ph, z * sw + j * dw - pw], 0.0)
 
-    cols = ctx.realize(ctx.lazy((n, oh, ow, kh, kw, cin) if tap_outer else (n, oh, ow, cin, kh, kw), x.dtype,
-                                element, [x]), "im2col_rows")
+    rows = _dense_pixel_rows(ctx, x, (kh, kw), (sh, sw), (ph, pw), m, k)
+    if rows is None:
+        cols = ctx.realize(ctx.lazy((n, oh, ow, kh, kw, cin) if tap_outer else (n, oh, ow, cin, kh, kw), x.dtype,
+                                    element, [x]), "im2col_rows")
+        rows = reshape(ctx, BufferValue(cols), (m, k))
     if tap_outer:
         weight = weight.permute(0, 2, 3, 1)
     rows_epi = copy.copy(epi)
@@ -134,9 +137,22 @@ def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Tenso
     if epi.other is not None and epi.binary is not None:
         other = epi.other if tuple(epi.other.shape) == tuple(out_shape) else expand(ctx, epi.other, out_shape)
         rows_epi.other = reshape(ctx, permute(ctx, other, (0, 2, 3, 1)), (m, cout))
-    out = prepacked_gemm(ctx, reshape(ctx, BufferValue(cols), (m, k)), weight.reshape(cout, k).t(), cout, (m, cout),
-                         rows_epi, w, 1.0, None, 1.0)
+    out = prepacked_gemm(ctx, rows, weight.reshape(cout, k).t(), cout, (m, cout), rows_epi, w, 1.0, None, 1.0)
     return permute(ctx, reshape(ctx, out, (n, oh, ow, cout)), (0, 3, 1, 2))
+
+
+def _dense_pixel_rows(ctx: LoweringContext, x: TensorValue, kernel: tuple[int, int], stride: tuple[int, int],
+                      padding: tuple[int, int], m: int, k: int) -> TensorValue | None:
+    """A 1x1 stride-1 convolution's rows read in place: ``x``'s channels-last ``[N*H*W, C]``
+    matrix when it is a dense bf16 buffer (a depthwise or pixel-rows result), else None (the
+    rows are copied).  MobileNetV2 copied every block's activations twice for this."""
+    if kernel != (1, 1) or stride != (1, 1) or padding != (0, 0) or x.dtype != torch.bfloat16:
+        return None
+    rows = reshape(ctx, permute(ctx, x, (0, 2, 3, 1)), (m, k))
+    view = ctx.strided_view(rows)
+    if view is None or view[0].dtype != torch.bfloat16 or tuple(view[2]) != (k, 1):
+        return None
+    return rows
 
 
 def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: TensorValue,

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 F32 = torch.float32
 U8 = torch.uint8
+BF16 = torch.bfloat16
 #: Channels per group below which the input is copied padded and K runs over whole kernel rows.
 ROW_SEGMENT_CHANNELS = 16
 
@@ -107,12 +108,13 @@ def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView
     x4 = x if g.k == 2 else reshape(ctx, x, (g.n, g.c, 1, sp[1]))
     nhwc = permute(ctx, x4, [0, 2, 3, 1])
     view = ctx.strided_view(nhwc)
-    if view is not None and nhwc.dtype in (F32, U8) and view[0].dtype == nhwc.dtype:
+    if view is not None and nhwc.dtype in (F32, U8, BF16) and view[0].dtype == nhwc.dtype:
         strides = kernel_strides(nhwc.shape, view[2])
         if strides is not None:
             return NhwcView(view[0], view[1], *strides)
-    # a uint8 input holds quantized integers (the depthwise kernel dequantizes them): copied as is
-    buf = ctx.realize(nhwc if nhwc.dtype == U8 else _cast32(ctx, nhwc), "nhwc")
+    # a uint8 input holds quantized integers (the depthwise kernel dequantizes them), a bf16 one
+    # bf16 values (the bf16 depthwise call widens them): copied as they are
+    buf = ctx.realize(nhwc if nhwc.dtype in (U8, BF16) else _cast32(ctx, nhwc), "nhwc")
     h, w, c = nhwc.shape[1:]
     return NhwcView(buf, 0, h * w * c, w * c, c)
 
@@ -133,6 +135,16 @@ def kernel_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, i
     if pixel < c or row < 1 or batch < 1:
         return None  # pixels that overlap, or a broadcast (stride 0) dim: read from a copy
     return batch, row, pixel
+
+
+def _float32_bias(ctx: LoweringContext, bias: TensorValue) -> Buffer:
+    """The bias as a float32 buffer: a constant one of another type converted at compile time (a
+    bf16 depthwise convolution's), any other cast by a kernel."""
+    tensor = weight_tensor(bias)
+    if isinstance(bias, BufferValue) and tensor is not None and tensor.dtype != F32 \
+            and tuple(tensor.shape) == tuple(bias.shape):
+        return ctx.constant(tensor.float(), (bias.buffer.name if bias.buffer else "bias") + "_f32")
+    return ctx.realize(_cast32(ctx, bias), "bias")
 
 
 def _cast32(ctx: LoweringContext, t: TensorValue) -> TensorValue:
@@ -246,8 +258,25 @@ def quantized_depthwise(ctx: LoweringContext, x: TensorValue, w: TensorValue, bi
     return _emit(ctx, x, g, epi, bias, "depthwise", weight, [0])
 
 
+def bf16_depthwise(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None, g: ConvGeometry,
+                   epi: Epilogue) -> TensorValue | None:
+    """A bf16 depthwise convolution (``widen-half-floats`` keeps them bf16) on the native
+    float32 depthwise kernel, reading its bf16 input and writing its bf16 result
+    (``ConvSpec.in_bf16``/``out_bf16``): eager's bf16 convolution sums the exact products in
+    float32 and rounds once, as this does, and its fused post-ops commute with that rounding
+    (``split_half_float_epilogues``).  None where the kernel does not apply (the caller widens)."""
+    tensor = weight_tensor(w)
+    if not (native_applicable(ctx, g) and is_depthwise(g) and depthwise_supported(ctx.options.isa)) \
+            or tensor is None or x.dtype != BF16 or epi.other is not None:
+        return None
+    weight = ctx.constant(pack_depthwise_weight(tensor.float().reshape(g.o, 1, *_as_2d(g)[2]),
+                                                vector_width(ctx.options.isa, 32)),
+                          (w.buffer.name if w.buffer else "weight") + "_dw")
+    return _emit(ctx, x, g, epi, bias, "depthwise", weight, [0], bf16=True)
+
+
 def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, bias: TensorValue | None,
-          kind: str, weight: Buffer, w_offsets: Sequence[int]) -> TensorValue:
+          kind: str, weight: Buffer, w_offsets: Sequence[int], bf16: bool = False) -> TensorValue:
     in_sp, out_sp, ks, stride, pad, dil = _as_2d(g)
     row_segments = kind == "igemm" and g.groups == 1 and g.cg < ROW_SEGMENT_CHANNELS and dil[1] == 1
     if row_segments:
@@ -257,8 +286,9 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
         in_sp, pad = [hp, wp], [0, 0]
     else:
         src = nhwc_view(ctx, x, g)
-    out = ctx.new_buffer((g.n, *g.out_sp, g.o), U8 if epi.store_u8 else F32, "conv" if kind == "igemm" else "dwconv")
-    bias_buf = ctx.realize(_cast32(ctx, bias), "bias") if bias is not None else None
+    out_dtype = BF16 if bf16 else U8 if epi.store_u8 else F32
+    out = ctx.new_buffer((g.n, *g.out_sp, g.o), out_dtype, "conv" if kind == "igemm" else "dwconv")
+    bias_buf = _float32_bias(ctx, bias) if bias is not None else None
     per_call = g.c if kind == "depthwise" else g.cg
     outs = g.o if kind == "depthwise" else g.og
     spec: dict[str, Any] = {
@@ -279,6 +309,8 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
         spec["requantize"] = tuple(epi.requantize)
     if epi.store_u8:
         spec["store_u8"] = True
+    if bf16:
+        spec.update(in_bf16=True, out_bf16=True)
     other = _epilogue_spec(ctx, epi, g, spec)
     try:  # what codegen will build (its checks do not depend on the ISA, which lowering may not
         # run on): an inconsistent call is this op's internal error, a fallback

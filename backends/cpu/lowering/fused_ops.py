@@ -11,6 +11,7 @@ int8 GEMMs only), so an op with it and another weight runs in torch.  Prepacked 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from xdsl.dialects.builtin import StringAttr, TensorType
@@ -22,7 +23,7 @@ from ziggurat.backends.cpu.lowering.conv_native import native_depthwise
 from ziggurat.backends.cpu.lowering.linalg import Epilogue, PackedB, float32_or_bf16, linear, matmul
 from ziggurat.backends.cpu.lowering.ops import add, cast, mul
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
-from ziggurat.backends.cpu.lowering.tensors import TensorValue
+from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.dialects.fused.layouts import INT8_LAYOUTS, INT8_LINEAR
 from ziggurat.dialects.fused import (
     BinaryPostOpAttr,
@@ -193,6 +194,8 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         epi.input_quantization = quantization_of(op, INPUT_QUANTIZATION_ATTR) if x.dtype == torch.uint8 else None
         geometry = ConvGeometry(x, w.shape, ints, padding, dilation, groups, args.out_shape)
         return quantized_depthwise(ctx, x, w, bias, geometry, epi)
+    if args.out_dtype == torch.bfloat16 and groups > 1:
+        return _bf16_grouped_conv(ctx, x, w, bias, ints, padding, dilation, groups, args.out_shape, epi)
     if args.out_dtype == torch.bfloat16:
         from ziggurat.backends.cpu.lowering.conv_bf16 import bf16_convolution
 
@@ -205,3 +208,31 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
         packed = (w, p.nr)
         w_shape = _logical_shape(op)
     return convolution(ctx, x, w, bias, ints, padding, dilation, groups, args.out_shape, epi, packed, w_shape)
+
+
+def _bf16_grouped_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias: TensorValue | None,
+                       stride: list[int], padding: list[int], dilation: list[int], groups: int,
+                       out_shape: Sequence[int], epi: Epilogue) -> TensorValue:
+    """A bf16 grouped convolution (``widen-half-floats`` keeps depthwise ones bf16): on the
+    depthwise kernel reading and writing bf16 (``conv_native.bf16_depthwise``), else the float32
+    convolution of the widened operands, rounded once.  Eager's bf16 convolution sums the exact
+    products in float32 and rounds once; the fused post-ops commute with that rounding."""
+    from ziggurat.backends.cpu.lowering.constants import weight_tensor
+    from ziggurat.backends.cpu.lowering.conv import convolution
+    from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, bf16_depthwise
+
+    out = bf16_depthwise(ctx, x, w, bias, ConvGeometry(x, w.shape, stride, padding, dilation, groups, out_shape), epi)
+    if out is not None:
+        return out
+    tensor = weight_tensor(w)
+    if tensor is None or (epi.other is not None and epi.other.dtype != torch.float32):
+        raise NotLowerable("a bf16 grouped convolution with a computed weight or a bf16 residual runs in torch")
+    f32 = torch.float32
+
+    def widened(t: TensorValue) -> TensorValue:
+        return ctx.lazy(t.shape, f32, lambda idx: cast(t.load(idx), f32), [t])
+
+    w32 = BufferValue(ctx.constant(tensor.float(), (w.buffer.name if w.buffer else "weight") + "_f32"))
+    y = convolution(ctx, widened(x), w32, widened(bias) if bias is not None else None, stride, padding, dilation,
+                    groups, out_shape, epi, None, None)
+    return ctx.lazy(y.shape, torch.bfloat16, lambda idx: cast(y.load(idx), torch.bfloat16), [y])

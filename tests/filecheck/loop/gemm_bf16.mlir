@@ -43,6 +43,12 @@ builtin.module {
     %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x4x3x3xbf16>) -> tensor<2x4x3x5xbf16>
     func.return %0 : tensor<2x4x3x5xbf16>
   }
+  func.func @depthwise(%x: tensor<1x40x6x7xbf16>) -> tensor<1x40x6x7xbf16> {
+    %w = torch.literal dense<0.5> : tensor<40x1x3x3xbf16>
+    %b = torch.literal dense<0.25> : tensor<40xbf16>
+    %0 = fused.conv2d %x, %w bias(%b : tensor<40xbf16>) {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 40 : i64, post_ops = [#fused.unary<relu6>]} : (tensor<1x40x6x7xbf16>, tensor<40x1x3x3xbf16>) -> tensor<1x40x6x7xbf16>
+    func.return %0 : tensor<1x40x6x7xbf16>
+  }
 }
 
 // CHECK-LABEL: func.func @linear
@@ -66,9 +72,29 @@ builtin.module {
 // CHECK:         loop.kernel {{.*}}padded{{.*}} memref<2x8x2x2x3x4xbf16>
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x2x4xbf16>)
 // CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 96 : i64, a_padded = true, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
+// A grouped bf16 convolution that reaches the lowering unwidened (widen-half-floats widens the
+// ones not depthwise) runs as the float32 convolution of its widened operands, rounded once.
 // CHECK-LABEL: func.func @grouped
-// CHECK:         a grouped bf16 convolution (widen-half-floats widens them) runs in torch
+// CHECK-SAME:      loop.fallback_ops = {}
 // CHECK-NOT:     bf16_kernel
+// CHECK:         "extf"
+// CHECK:         loop.gemm @igemm_conv2d_0
+// CHECK:         loop.gemm @igemm_conv2d_1
+// CHECK:         "truncf"
+
+// A bf16 depthwise convolution is the float32 depthwise kernel reading its bf16 input (here made
+// channels-last, still bf16) and writing bf16: its weight and bias are float32 constants, no
+// kernel widens or rounds the activations.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-DAG:     loop.constant {{.*}} : tensor<9x48xf32>
+// CHECK-DAG:     loop.constant {{.*}} : tensor<40xf32>
+// CHECK:         %[[NHWC:.*]] = loop.alloc : memref<1x6x7x40xbf16>
+// CHECK-NOT:     "extf"
+// CHECK:         %[[OUT:.*]] = loop.alloc : memref<1x6x7x40xbf16>
+// CHECK-NEXT:    loop.gemm @depthwise_conv2d_0 a(%[[NHWC]] : memref<1x6x7x40xbf16>) {{.*}} c(%[[OUT]] : memref<1x6x7x40xbf16>)
+// CHECK-SAME:      in_bf16 = true, out_bf16 = true
+// CHECK-NOT:     "truncf"
+// CHECK:         func.return
 
 // AVX2-LABEL:  func.func @linear
 // AVX2:          bf16 GEMMs need the avx512 ISA
