@@ -17,17 +17,9 @@ import torch
 import torch.nn.functional as F
 
 import ziggurat
+from tests.support.opinfo import OpModule
 
 SHAPES = [(2, 6, 5), (1, 6, 17, 3), (3, 6, 100), (2, 6, 33, 31)]
-
-
-class Norm(torch.nn.Module):
-    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fn(x)
 
 
 def _params() -> dict[str, torch.Tensor]:
@@ -54,7 +46,7 @@ def _compile(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, isa: s
     logger.setLevel(logging.ERROR)
     try:
         # passes="": the norm reaches the lowering as it is (graph-opt folds an eval batch norm)
-        compiled = ziggurat.compile(Norm(fn), (x,), backend="cpu", isa=isa, passes="")
+        compiled = ziggurat.compile(OpModule(fn), (x,), backend="cpu", isa=isa, passes="")
     finally:
         logger.setLevel(level)
     assert not compiled.report.fallback_ops, compiled.report.fallback_ops

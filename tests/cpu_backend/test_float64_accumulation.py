@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from tests.cpu_backend.conftest import compile_cpu
+from tests.support.opinfo import OpModule
 
 Fn = Callable[[torch.Tensor], torch.Tensor | tuple[torch.Tensor, torch.Tensor]]
 
@@ -29,15 +30,6 @@ FUNCTIONS: dict[str, Fn] = {
     "std_mean_correction_2": lambda x: torch.std_mean(x, dim=-1, correction=2),
     "var_mean_keepdim": lambda x: torch.var_mean(x, dim=(0, 1), keepdim=True),
 }
-
-
-class Op(torch.nn.Module):
-    def __init__(self, fn: Fn) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return self.fn(x)
 
 
 def _assert_bits(actual: object, expected: object) -> None:
@@ -56,7 +48,7 @@ def test_eagers_bits(name: str, isa: str) -> None:
     g = torch.Generator().manual_seed(4)
     for shape in [(7, 33, 5), (5, 100, 3), (64, 17, 2), (3, 1000, 4)]:
         x = torch.randn(shape, generator=g) * 3 + 10
-        compiled = compile_cpu(Op(fn), (x,), isa=isa)
+        compiled = compile_cpu(OpModule(fn), (x,), isa=isa)
         assert not compiled.report.fallback_ops, compiled.report.fallback_ops
         with warnings.catch_warnings():  # std_mean's correction of 2 over 2 values warns
             warnings.simplefilter("ignore", UserWarning)
@@ -67,7 +59,7 @@ def test_eagers_bits(name: str, isa: str) -> None:
 def test_values_whose_squares_overflow_float32(isa: str) -> None:
     x = torch.tensor([[1e36, -1e36, 5e35, 0.0], [3e38, -3e38, 1.0, 2.0], [1e20, 3e19, -2e19, 0.5]])
     for fn in (lambda t: torch.std(t, dim=1, correction=0), lambda t: torch.var(t, dim=1)):
-        _assert_bits(compile_cpu(Op(fn), (x,), isa=isa)(x), fn(x))
+        _assert_bits(compile_cpu(OpModule(fn), (x,), isa=isa)(x), fn(x))
     std = torch.std(x, dim=1, correction=0)
     assert torch.isfinite(std).all()  # eager's float64 sums: finite roots of 1e72 variances
 
@@ -78,6 +70,6 @@ def test_trace(shape: tuple[int, int], isa: str) -> None:
     x = torch.randn(shape, generator=g) * 3 + 10
     if shape == (4, 4):
         x = torch.diag(torch.tensor([3e38, 3e38, -3e38, 1.0]))
-    compiled = compile_cpu(Op(torch.trace), (x,), isa=isa)
+    compiled = compile_cpu(OpModule(torch.trace), (x,), isa=isa)
     assert not compiled.report.fallback_ops, compiled.report.fallback_ops
     _assert_bits(compiled(x), torch.trace(x))

@@ -14,15 +14,7 @@ import pytest
 import torch
 
 from tests.cpu_backend.conftest import compile_cpu
-
-
-class Op(torch.nn.Module):
-    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fn(x)
+from tests.support.opinfo import OpModule
 
 
 def _nhwc(x: torch.Tensor) -> torch.Tensor:
@@ -69,7 +61,7 @@ def _values(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
 def test_tiles_give_the_gathers_values(name: str, shape: tuple[int, ...], dtype: torch.dtype,
                                        fn: Callable[[torch.Tensor], torch.Tensor], isa: str) -> None:
     x = _values(shape, dtype)
-    compiled = compile_cpu(Op(fn), (x,), isa=isa, threads=1)
+    compiled = compile_cpu(OpModule(fn), (x,), isa=isa, threads=1)
     assert not compiled.report.fallback_ops, compiled.report.fallback_ops
     got, want = compiled(x), fn(x)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -82,5 +74,5 @@ def test_tiles_give_the_gathers_values(name: str, shape: tuple[int, ...], dtype:
 
 def test_threads_split_the_tiles() -> None:
     x = _values((2, 64, 16, 32), torch.float32)
-    compiled = compile_cpu(Op(_nhwc), (x,), threads=2)
+    compiled = compile_cpu(OpModule(_nhwc), (x,), threads=2)
     torch.testing.assert_close(compiled(x), _nhwc(x), rtol=0, atol=0, equal_nan=True)
