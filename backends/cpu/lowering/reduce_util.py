@@ -86,9 +86,18 @@ REREAD_REALIZE_NODES = 48
 
 
 def read_twice(ctx: LoweringContext, x: TensorValue) -> TensorValue:
-    """``x`` as a two-pass reduction should read it (see :data:`REREAD_REALIZE_NODES`)."""
-    from ziggurat.backends.cpu.lowering.tensors import BufferValue, LazyValue
+    """``x`` as a two-pass reduction should read it: computed once into a buffer when its element
+    function is large (:data:`REREAD_REALIZE_NODES`) or reads a reduction.  A reduction evaluated
+    in each pass's loops may sum in another order in each, so the passes saw different values:
+    a softmax over dim 0 of a small ``conv_transpose1d`` (a direct reduction) gave 1.0000072
+    on AVX2, its sum of exponentials from other logits than its numerator (fuzz seed 88,
+    program 130)."""
+    from ziggurat.backends.cpu.lowering.tensors import BufferValue, LazyValue, ReductionValue
 
-    if isinstance(x, LazyValue) and x.compute_size()[0] > REREAD_REALIZE_NODES:
+    if isinstance(x, ReductionValue):
         return BufferValue(ctx.realize(x))
+    if isinstance(x, LazyValue):
+        nodes, window = x.compute_size()
+        if nodes > REREAD_REALIZE_NODES or window > 0:
+            return BufferValue(ctx.realize(x))
     return x
