@@ -217,16 +217,22 @@ def _bf16_grouped_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bia
     depthwise kernel reading and writing bf16 (``conv_native.bf16_depthwise``), else the float32
     convolution of the widened operands, rounded once.  Eager's bf16 convolution sums the exact
     products in float32 and rounds once; the fused post-ops commute with that rounding."""
+    from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding
     from ziggurat.backends.cpu.lowering.constants import weight_tensor
     from ziggurat.backends.cpu.lowering.conv import convolution
     from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, bf16_depthwise
 
+    if epi.binary is not None or (epi.unary is not None
+                                  and not commutes_with_rounding(epi.unary, epi.unary_params.values(), "bf16")):
+        # eager rounds the convolution before them (split-half-float-epilogues gives them back)
+        raise NotLowerable("a bf16 grouped convolution's fused post-ops that do not commute with its "
+                           "rounding run in torch")
     out = bf16_depthwise(ctx, x, w, bias, ConvGeometry(x, w.shape, stride, padding, dilation, groups, out_shape), epi)
     if out is not None:
         return out
     tensor = weight_tensor(w)
-    if tensor is None or (epi.other is not None and epi.other.dtype != torch.float32):
-        raise NotLowerable("a bf16 grouped convolution with a computed weight or a bf16 residual runs in torch")
+    if tensor is None:
+        raise NotLowerable("a bf16 grouped convolution with a computed weight runs in torch")
     f32 = torch.float32
 
     def widened(t: TensorValue) -> TensorValue:
