@@ -75,3 +75,18 @@ def test_blocks_copy_no_activation() -> None:
     got = compiled(x).double()
     # the 1x1 GEMMs sum in another order than eager's: a bf16 rounding apart at most, per step
     assert float((got - expected).abs().max()) <= 0.05 * float(expected.abs().max())
+
+
+def test_post_ops_that_do_not_commute_run_in_torch_without_the_split() -> None:
+    """Without ``widen-half-floats`` (a custom pass list), a depthwise convolution + GELU reaches
+    the lowering fused: eager rounds the convolution before the GELU, so the op runs in torch
+    with the reason rather than rounding once after the GELU."""
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16), nn.GELU()).eval().to(torch.bfloat16)
+    x = torch.randn(1, 16, 9, 9).to(torch.bfloat16)
+    passes = "graph-opt,prepack-weights{isa=avx512},convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop"
+    compiled = compile_cpu(model, (x,), passes=passes)
+    reasons = compiled.report.fallback_ops.get("fused.conv2d", [])
+    assert any("do not commute" in r for r in reasons), compiled.report.fallback_ops
+    with torch.no_grad():
+        assert torch.equal(compiled(x), model(x))
