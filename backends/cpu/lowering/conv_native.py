@@ -33,6 +33,7 @@ from ziggurat.backends.cpu.kernels.conv_spec import ConvSpecError, conv_spec_fro
 from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported, pack_depthwise_weight
 from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext
+from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast, load_or
@@ -114,7 +115,7 @@ def nhwc_view(ctx: LoweringContext, x: TensorValue, g: ConvGeometry) -> NhwcView
             return NhwcView(view[0], view[1], *strides)
     # a uint8 input holds quantized integers (the depthwise kernel dequantizes them), a bf16 one
     # bf16 values (the bf16 depthwise call widens them): copied as they are
-    buf = ctx.realize(nhwc if nhwc.dtype in (U8, BF16) else _cast32(ctx, nhwc), "nhwc")
+    buf = ctx.realize(nhwc if nhwc.dtype in (U8, BF16) else as_float32(ctx, nhwc), "nhwc")
     h, w, c = nhwc.shape[1:]
     return NhwcView(buf, 0, h * w * c, w * c, c)
 
@@ -137,17 +138,8 @@ def kernel_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, i
     return batch, row, pixel
 
 
-def _float32_bias(ctx: LoweringContext, bias: TensorValue) -> Buffer:
-    """The bias as a float32 buffer: a constant one of another type converted at compile time (a
-    bf16 depthwise convolution's), any other cast by a kernel."""
-    tensor = weight_tensor(bias)
-    if isinstance(bias, BufferValue) and tensor is not None and tensor.dtype != F32 \
-            and tuple(tensor.shape) == tuple(bias.shape):
-        return ctx.constant(tensor.float(), (bias.buffer.name if bias.buffer else "bias") + "_f32")
-    return ctx.realize(_cast32(ctx, bias), "bias")
-
-
-def _cast32(ctx: LoweringContext, t: TensorValue) -> TensorValue:
+def as_float32(ctx: LoweringContext, t: TensorValue) -> TensorValue:
+    """``t`` cast to float32 element by element (itself when it is float32)."""
     if t.dtype == F32:
         return t
     return ctx.lazy(t.shape, F32, lambda idx: cast(t.load(idx), F32), [t])
@@ -213,7 +205,7 @@ def _residual_view(ctx: LoweringContext, other: TensorValue, g: ConvGeometry) ->
         buf, off, (ps, cs) = view
         if cs == 1 and ps >= g.o:
             return buf, off, ps
-    buf = ctx.realize(_cast32(ctx, flat), "other")
+    buf = ctx.realize(as_float32(ctx, flat), "other")
     return buf, 0, g.o
 
 
@@ -288,7 +280,7 @@ def _emit(ctx: LoweringContext, x: TensorValue, g: ConvGeometry, epi: Epilogue, 
         src = nhwc_view(ctx, x, g)
     out_dtype = BF16 if bf16 else U8 if epi.store_u8 else F32
     out = ctx.new_buffer((g.n, *g.out_sp, g.o), out_dtype, "conv" if kind == "igemm" else "dwconv")
-    bias_buf = _float32_bias(ctx, bias) if bias is not None else None
+    bias_buf = float32_bias(ctx, bias, g.o, "convolution") if bias is not None else None
     per_call = g.c if kind == "depthwise" else g.cg
     outs = g.o if kind == "depthwise" else g.og
     spec: dict[str, Any] = {

@@ -220,7 +220,7 @@ def _bf16_grouped_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bia
     from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding
     from ziggurat.backends.cpu.lowering.constants import weight_tensor
     from ziggurat.backends.cpu.lowering.conv import convolution
-    from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, bf16_depthwise
+    from ziggurat.backends.cpu.lowering.conv_native import ConvGeometry, as_float32, bf16_depthwise
 
     if epi.binary is not None or (epi.unary is not None
                                   and not commutes_with_rounding(epi.unary, epi.unary_params.values(), "bf16")):
@@ -233,12 +233,7 @@ def _bf16_grouped_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bia
     tensor = weight_tensor(w)
     if tensor is None:
         raise NotLowerable("a bf16 grouped convolution with a computed weight runs in torch")
-    f32 = torch.float32
-
-    def widened(t: TensorValue) -> TensorValue:
-        return ctx.lazy(t.shape, f32, lambda idx: cast(t.load(idx), f32), [t])
-
     w32 = BufferValue(ctx.constant(tensor.float(), (w.buffer.name if w.buffer else "weight") + "_f32"))
-    y = convolution(ctx, widened(x), w32, widened(bias) if bias is not None else None, stride, padding, dilation,
-                    groups, out_shape, epi, None, None)
+    y = convolution(ctx, as_float32(ctx, x), w32, as_float32(ctx, bias) if bias is not None else None, stride, padding,
+                    dilation, groups, out_shape, epi, None, None)
     return ctx.lazy(y.shape, torch.bfloat16, lambda idx: cast(y.load(idx), torch.bfloat16), [y])
