@@ -251,6 +251,25 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type])
     return fn
 
 
+def masked_load(b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType, align: int) -> ir.Value:
+    """``vty`` at ``ptr`` where ``mask`` is set (``llvm.masked.load``: the others read as 0, not read)."""
+    suffix = intrinsic_suffix(vty)
+    fn = declare(b.module, f"llvm.masked.load.{suffix}.p0{suffix}", vty,
+                 [vty.as_pointer(), ir.IntType(32), value_type(mask), vty])
+    return instr(b.call(fn, [instr(b.bitcast(ptr, vty.as_pointer())), ir.Constant(ir.IntType(32), align), mask,
+                             ir.Constant(vty, None)]))
+
+
+def masked_store(b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, align: int) -> None:
+    """The lanes of ``x`` where ``mask`` is set at ``ptr`` (``llvm.masked.store``: the others untouched)."""
+    vty = value_type(x)
+    assert isinstance(vty, ir.VectorType)
+    suffix = intrinsic_suffix(vty)
+    fn = declare(b.module, f"llvm.masked.store.{suffix}.p0{suffix}", ir.VoidType(),
+                 [vty, vty.as_pointer(), ir.IntType(32), value_type(mask)])
+    b.call(fn, [x, instr(b.bitcast(ptr, vty.as_pointer())), ir.Constant(ir.IntType(32), align), mask])
+
+
 def prefetch(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, *, write: bool = False, locality: int = 3) -> None:
     """``llvm.prefetch`` of the line at ``ptr`` for reading or writing; locality 3 = all cache
     levels (``prefetcht0``), 2 = L2 (``prefetcht1``)."""

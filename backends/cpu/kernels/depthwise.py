@@ -29,7 +29,7 @@ from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.quantized_lanes import dequantized_u8, load_u8, requantize_f32, store_quantized_u8
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
 from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16
-from ziggurat.backends.cpu.llvm_ir import F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, if_update
+from ziggurat.backends.cpu.llvm_ir import F32P, I1, I8P, I64, VOID, for_range, gep, i64, if_update
 
 I16 = ir.IntType(16)
 I16P = I16.as_pointer()
@@ -230,17 +230,12 @@ class _DepthwiseEmitter:
         vty = ir.VectorType(I16, width)
         vptr = llvm_ir.instr(b.bitcast(ptr, vty.as_pointer()))
         mask = ir.Constant(ir.VectorType(I1, width), [1 if i < lanes else 0 for i in range(width)])
-        suffix = llvm_ir.intrinsic_suffix(vty)
         if value is None:
-            if lanes >= width:
-                return llvm_ir.instr(b.load(vptr, align=2))
-            fn = declare(self.module, f"llvm.masked.load.{suffix}.p0{suffix}", vty, [vty.as_pointer(), I32, mask.type, vty])
-            return llvm_ir.instr(b.call(fn, [vptr, I32(2), mask, ir.Constant(vty, None)]))
+            return llvm_ir.instr(b.load(vptr, align=2)) if lanes >= width else llvm_ir.masked_load(b, vptr, mask, vty, 2)
         if lanes >= width:
             b.store(value, vptr, align=2)
         else:
-            fn = declare(self.module, f"llvm.masked.store.{suffix}.p0{suffix}", VOID, [vty, vty.as_pointer(), I32, mask.type])
-            b.call(fn, [value, vptr, I32(2), mask])
+            llvm_ir.masked_store(b, value, vptr, mask, 2)
         return value
 
     def _store(self, b: ir.IRBuilder, y: ir.Value, ptr: ir.Value, lanes: int) -> None:

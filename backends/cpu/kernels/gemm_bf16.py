@@ -53,7 +53,6 @@ I16P = I16.as_pointer()
 V16F = ir.VectorType(F32, 16)
 V16I16 = ir.VectorType(I16, 16)
 V16I32 = ir.VectorType(I32, 16)
-V16I1 = ir.VectorType(I1, 16)
 BLOCK = 32  # rows and columns of one block of products
 ROW_GROUP = 8  # AVX512-BF16: rows of accumulators held at once (2 vectors each)
 
@@ -505,10 +504,10 @@ class _Emitter:
             dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
             if s.out_bf16:
                 ptr = gep(b, _i(b.bitcast(c, I16P)), dst)
-                self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], V16I16, 2)
+                self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], 2)
             else:
                 ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
-                self._masked_store(b, x, ptr, masks[h], V16F, 4)
+                self._masked_store(b, x, ptr, masks[h], 4)
 
         if stages(s.unary, 16):
             # A transcendental runs over the staged block a few rows at a time as one wide value
@@ -550,17 +549,9 @@ class _Emitter:
         return self._masked_load(b, ptr, mask, V16F, 4)
 
     def _masked_load(self, b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType, align: int) -> ir.Value:
-        suffix = llvm_ir.intrinsic_suffix(vty)
-        fn = declare(self.module, f"llvm.masked.load.{suffix}.p0{suffix}", vty,
-                     [vty.as_pointer(), I32, V16I1, vty])
-        return llvm_ir.instr(b.call(fn, [_i(b.bitcast(ptr, vty.as_pointer())), I32(align), mask, ir.Constant(vty, None)]))
+        return llvm_ir.masked_load(b, ptr, mask, vty, align)
 
-    def _masked_store(self, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType,
-                      align: int) -> None:
-        suffix = llvm_ir.intrinsic_suffix(vty)
-        fn = declare(self.module, f"llvm.masked.store.{suffix}.p0{suffix}", VOID,
-                     [vty, vty.as_pointer(), I32, V16I1])
-        b.call(fn, [x, _i(b.bitcast(ptr, vty.as_pointer())), I32(align), mask])
-
+    def _masked_store(self, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, align: int) -> None:
+        llvm_ir.masked_store(b, x, ptr, mask, align)
 
 __all__ = ["AMX_SYMBOL_SUFFIX", "emit_bf16_gemm", "entry_symbol", "chunk_rows", "row_groups"]
