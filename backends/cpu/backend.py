@@ -70,6 +70,10 @@ def kernel_stats(fn: func.FuncOp) -> dict[str, object]:
                    if "bf16_kernel" in op.spec.data)
     for kernel, count in sorted(bf16.items()):
         stats[f"bf16 gemm calls ({kernel})"] = count
+    int8 = Counter(str(op.spec.data["int8_kernel"].data) for op in gemm_ops  # pyright: ignore[reportAttributeAccessIssue]
+                   if "int8_kernel" in op.spec.data)
+    for kernel, count in sorted(int8.items()):
+        stats[f"int8 gemm calls ({kernel})"] = count
     return stats
 
 

@@ -131,10 +131,15 @@ def bf16_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Bf16GemmSpec, dict[st
     return Bf16GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
+#: ``int8_kernel`` as IR from before the AMX kernel recorded it (a saved module's): VNNI's
+_INT8_KERNEL_ALIASES = {"avx512vnni": "vnni"}
+
+
 def int8_gemm_spec(op: loop.GemmOp, threads: int) -> tuple[Int8GemmSpec, dict[str, int]]:
     raw, offsets = _raw_spec(op)
-    raw.pop("int8_kernel")
-    return Int8GemmSpec(threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
+    kernel = str(raw.pop("int8_kernel"))
+    kernel = _INT8_KERNEL_ALIASES.get(kernel, kernel)
+    return Int8GemmSpec(kernel=kernel, threads=threads, name=f"zg_{op.gemm_name}", **raw), offsets
 
 
 def gemm_spec(op: loop.GemmOp, isa: Isa, threads: int) -> tuple[GemmSpec, dict[str, int]]:
@@ -187,7 +192,8 @@ def _gemm_entry(op: loop.GemmOp, spec: Any) -> ProfileEntry:
     if isinstance(spec, Bf16GemmSpec):
         shape = f"{spec.m}x{spec.n}x{spec.k} bf16 {spec.kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
     elif isinstance(spec, Int8GemmSpec):
-        shape = f"{spec.m}x{spec.n}x{spec.k} int8 avx512vnni" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
+        kernel = "amx" if spec.kernel == "amx" else "avx512vnni"
+        shape = f"{spec.m}x{spec.n}x{spec.k} int8 {kernel}" + "".join(f" {f}" for f in (spec.unary, spec.binary) if f)
     elif not isinstance(spec, GemmSpec):
         from ziggurat.backends.cpu.kernels.conv_library import conv_profile_shape
 

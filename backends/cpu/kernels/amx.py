@@ -4,8 +4,9 @@ Linux gives a process the AMX tile registers only after it asks
 (``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``); an AMX instruction run before
 that raises SIGILL.  :func:`amx_permitted` asks once per process (the grant covers every
 thread, OpenMP's included) and reports whether the OS agreed.  Code generation chooses AMX
-kernels only when it did (:func:`choose_bf16_kernel`), and loading compiled code asks again
-(:mod:`~ziggurat.backends.cpu.jit`), so object code saved by one process runs in another.
+kernels only when it did (:func:`choose_bf16_kernel`, :func:`choose_int8_kernel`), and
+loading compiled code asks again (:mod:`~ziggurat.backends.cpu.jit`), so object code saved
+by one process runs in another.
 
 The tile intrinsics are LLVM's ``*.internal`` forms, which take each tile's shape (rows, and
 bytes per row) as operands; LLVM's AMX passes write the tile configuration (``ldtilecfg``)
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 
 from llvmlite import ir
 
-from ziggurat.backends.cpu.llvm_ir import I8P, I64, VOID, NamedType, declare, instr
+from ziggurat.backends.cpu.llvm_ir import I8P, I64, VOID, NamedType, declare, instr, value_type
 
 _SYS_ARCH_PRCTL = 158
 _ARCH_REQ_XCOMP_PERM = 0x1023
@@ -89,29 +90,63 @@ def host_bf16_kernel() -> str | None:
     return choose_bf16_kernel(feats, granted, amx_disabled_by_env())
 
 
+def host_has_amx_int8(features: Mapping[str, bool]) -> bool:
+    return bool(features.get("amx-tile")) and bool(features.get("amx-int8"))
+
+
+def choose_int8_kernel(features: Mapping[str, bool], amx_granted: bool, amx_disabled: bool = False) -> str | None:
+    """The int8 GEMM kernel for a host: ``"amx"`` (tile ``tdpbusd``), ``"vnni"``
+    (``vpdpbusd``), or None when the host has neither (int8 GEMMs then run in torch).
+
+    Both need AVX512F and AVX512BW: the requantizing pass and the epilogue are AVX512 code.
+    ``features`` are LLVM's host feature names; ``amx_granted`` whether the OS gave this
+    process the tile state."""
+    avx512 = bool(features.get("avx512f")) and bool(features.get("avx512bw"))
+    if host_has_amx_int8(features) and amx_granted and not amx_disabled and avx512:
+        return "amx"
+    if features.get("avx512vnni") and avx512:
+        return "vnni"
+    return None
+
+
+def host_int8_kernel() -> str | None:
+    """:func:`choose_int8_kernel` for this process (asks for the tile permission on an AMX host)."""
+    from ziggurat.backends.cpu.isa import host_features
+
+    feats = host_features()
+    granted = request_tile_permission()[0] if host_has_amx_int8(feats) and not amx_disabled_by_env() else False
+    return choose_int8_kernel(feats, granted, amx_disabled_by_env())
+
+
 AMX = NamedType("x86_amx")  # one tile register
 I16 = ir.IntType(16)
 
 
-def _i16(v: int) -> ir.Constant:
+def _i16(v: int | ir.Value) -> ir.Value:
+    """A tile dimension: a constant, or an ``i16`` value computed at run time (LLVM then writes
+    the tile configuration from it when the function starts; it must be set before that)."""
+    if isinstance(v, ir.Value):
+        if value_type(v) != I16:
+            raise ValueError(f"a run-time tile dimension must be an i16, got {value_type(v)}")
+        return v
     if not 0 < v <= 1024:
         raise ValueError(f"tile dimension {v} out of range")
     return ir.Constant(I16, v)
 
 
-def tile_zero(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int) -> ir.Value:
+def tile_zero(module: ir.Module, b: ir.IRBuilder, rows: int | ir.Value, col_bytes: int) -> ir.Value:
     fn = declare(module, "llvm.x86.tilezero.internal", AMX, [I16, I16])
     return instr(b.call(fn, [_i16(rows), _i16(col_bytes)]))
 
 
-def tile_load(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int, ptr: ir.Value,
+def tile_load(module: ir.Module, b: ir.IRBuilder, rows: int | ir.Value, col_bytes: int, ptr: ir.Value,
               stride_bytes: int | ir.Value) -> ir.Value:
     fn = declare(module, "llvm.x86.tileloadd64.internal", AMX, [I16, I16, I8P, I64])
     stride = ir.Constant(I64, stride_bytes) if isinstance(stride_bytes, int) else stride_bytes
     return instr(b.call(fn, [_i16(rows), _i16(col_bytes), b.bitcast(ptr, I8P), stride]))
 
 
-def tile_store(module: ir.Module, b: ir.IRBuilder, rows: int, col_bytes: int, ptr: ir.Value,
+def tile_store(module: ir.Module, b: ir.IRBuilder, rows: int | ir.Value, col_bytes: int, ptr: ir.Value,
                stride_bytes: int, tile: ir.Value) -> None:
     fn = declare(module, "llvm.x86.tilestored64.internal", VOID, [I16, I16, I8P, I64, AMX])
     b.call(fn, [_i16(rows), _i16(col_bytes), b.bitcast(ptr, I8P), ir.Constant(I64, stride_bytes), tile])
@@ -121,4 +156,12 @@ def tile_dpbf16ps(module: ir.Module, b: ir.IRBuilder, rows: int, c_col_bytes: in
                   acc: ir.Value, a: ir.Value, bt: ir.Value) -> ir.Value:
     """``acc[rows x c_col_bytes/4] += a[rows x a_col_bytes/2] @ b`` (b in VNNI-2 pairs)."""
     fn = declare(module, "llvm.x86.tdpbf16ps.internal", AMX, [I16, I16, I16, AMX, AMX, AMX])
+    return instr(b.call(fn, [_i16(rows), _i16(c_col_bytes), _i16(a_col_bytes), acc, a, bt]))
+
+
+def tile_dpbusd(module: ir.Module, b: ir.IRBuilder, rows: int | ir.Value, c_col_bytes: int, a_col_bytes: int,
+                acc: ir.Value, a: ir.Value, bt: ir.Value) -> ir.Value:
+    """``acc[rows x c_col_bytes/4] += a[rows x a_col_bytes] @ b`` in int32: ``a`` uint8, ``b``
+    int8 in VNNI-4 groups (``a_col_bytes / 4`` rows of 4 k per column)."""
+    fn = declare(module, "llvm.x86.tdpbusd.internal", AMX, [I16, I16, I16, AMX, AMX, AMX])
     return instr(b.call(fn, [_i16(rows), _i16(c_col_bytes), _i16(a_col_bytes), acc, a, bt]))

@@ -1,4 +1,5 @@
-"""int8 GEMM on AVX512-VNNI (``vpdpbusd``): uint8 activations times int8 weights, int32 sums.
+"""int8 GEMM on AVX512-VNNI (``vpdpbusd``) or AMX-INT8 (``tdpbusd``): uint8 activations times int8
+weights, int32 sums.
 
 :func:`emit_int8_gemm` adds one externally visible function with the float32 GEMM's C ABI::
 
@@ -30,12 +31,19 @@ panel's two lines into L2 (a model's weights come cold from memory: 128x2304x768
 weights, 1 thread, 861 -> 948-981 GOP/s; no change with the weights in cache).  With ``a_conv`` A is the implicit
 im2col of a convolution over an NHWC input: the requantizing pass gathers each output pixel's
 taps into its row (a tap in the padding is the zero point), so a KxK convolution is this GEMM.
+
+With ``kernel="amx"`` the tasks are (32-column panel, block of up to 32 rows) instead: the
+block's sums come from AMX tiles into a 32x32 int32 scratch on the task's stack
+(:mod:`~ziggurat.backends.cpu.kernels.gemm_int8_amx`), and the same epilogue then runs over
+each group of 8 rows with its accumulators read from there.  Both kernels sum the same
+integers exactly, so their outputs are the same bits.  The AMX entry's symbol ends in
+``AMX_SYMBOL_SUFFIX``: loading its object code asks the OS for the tile state first.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +52,9 @@ from llvmlite import ir
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
+from ziggurat.backends.cpu.kernels.gemm_bf16 import AMX_SYMBOL_SUFFIX
+from ziggurat.backends.cpu.kernels.gemm_int8_amx import BLOCK as AMX_BLOCK
+from ziggurat.backends.cpu.kernels.gemm_int8_amx import AmxBlockProducts
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
     checked_dequantization,
@@ -92,6 +103,7 @@ BLOCK_BYTES = 384 << 10
 MIN_BLOCK_ROWS = 128
 #: ``K * 255 * 128`` must fit an int32 sum.
 MAX_K = 65536
+KERNELS = ("vnni", "amx")
 
 
 def int8_kernel_available(isa: Isa) -> bool:
@@ -147,6 +159,10 @@ class Int8GemmSpec:
     #: tasks (False), or by size (None: row blocks where A is past ``BLOCKED_A_BYTES`` and has
     #: two blocks per thread; with ``m_runtime`` decided at each call)
     blocked: bool | None = None
+    #: the products' instructions: ``"vnni"`` (``vpdpbusd``, 8-row groups in registers) or
+    #: ``"amx"`` (``tdpbusd`` tiles over 32-row blocks, :mod:`.gemm_int8_amx`); the same int32
+    #: sums, so the same bits
+    kernel: str = "vnni"
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -183,10 +199,18 @@ class Int8GemmSpec:
         if self.other_quantization is not None and self.binary is None:
             raise GemmSpecError("Int8GemmSpec.other_quantization needs a binary post-op")
         s(self, "other_quantization", checked_dequantization("Int8GemmSpec.other_quantization", self.other_quantization))
+        if self.kernel not in KERNELS:
+            raise GemmSpecError(f"Int8GemmSpec.kernel must be one of {KERNELS}, got {self.kernel!r}")
 
     @property
     def symbol(self) -> str:
         return self.name if self.name is not None else spec_symbol("zig_int8_gemm_", self)
+
+    @property
+    def entry_symbol(self) -> str:
+        """The entry function's name: an AMX kernel's ends in ``AMX_SYMBOL_SUFFIX``, so that
+        loading its object code asks the OS for the tile state first (``jit``)."""
+        return self.symbol + (AMX_SYMBOL_SUFFIX if self.kernel == "amx" else "")
 
     @property
     def ldq(self) -> int:
@@ -217,8 +241,8 @@ class Int8GemmSpec:
 def emit_int8_gemm(module: ir.Module, spec: Int8GemmSpec) -> ir.Function:
     if not isinstance(spec, Int8GemmSpec):
         raise GemmSpecError(f"emit_int8_gemm expects an Int8GemmSpec, got {type(spec).__name__}")
-    if spec.symbol in module.globals:
-        raise GemmSpecError(f"module already has a symbol named {spec.symbol!r}")
+    if spec.entry_symbol in module.globals:
+        raise GemmSpecError(f"module already has a symbol named {spec.entry_symbol!r}")
     with gc_paused():
         return _Emitter(module, spec).emit()
 
@@ -232,10 +256,11 @@ class _Emitter:
         self.ldc: int = spec.ldc if spec.ldc is not None else spec.n
         self.groups = padded_k(spec.k) // K_GROUP
         self.row_groups = -(-spec.m // ROW_GROUP)
+        self.tiles = AmxBlockProducts(module, spec.symbol, spec.k, spec.ldq) if spec.kernel == "amx" else None
 
     def emit(self) -> ir.Function:
         s = self.spec
-        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * s.m_runtime), name=s.symbol)
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [F32P] * 6 + [I64] * s.m_runtime), name=s.entry_symbol)
         for arg in fn.args[:3]:
             arg.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -275,6 +300,9 @@ class _Emitter:
         """All of A requantized (or gathered) into the workspace, then (panel, row group) tasks,
         panel-major: few rows still split the columns over the threads."""
         s = self.spec
+        if self.tiles is not None:
+            self._amx_two_phases(b, a, ws, bp, c, table, bias, other, rows)
+            return
         groups: int | ir.Value = self.row_groups
         if not isinstance(rows, int):
             groups = llvm_ir.udiv(b, llvm_ir.add(b, rows, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
@@ -300,16 +328,20 @@ class _Emitter:
         s = self.spec
         a, ws, bp, c, table, bias, other, rows = caps
         rb = s.block_rows
+        cs = self._amx_scratch(b) if self.tiles is not None else None
         with for_range(b, begin, end, name="block") as block:
             r0 = llvm_ir.mul(b, block, i64(rb))
             r1 = llvm_ir.add(b, r0, i64(rb))
             r1 = _i(b.select(_i(b.icmp_signed("<", rows, r1)), rows, r1))
             self._phase1()(b, r0, r1, tid, [a, ws])
-            g0 = llvm_ir.udiv(b, r0, i64(ROW_GROUP))
-            g1 = llvm_ir.udiv(b, llvm_ir.add(b, r1, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
-            with for_range(b, 0, panels(s.n), name="panel") as panel:
-                with for_range(b, g0, g1, name="group") as group:
-                    self._panel_group(b, panel, group, ws, bp, c, table, bias, other, rows)
+            if cs is not None:
+                self._amx_row_block(b, r0, r1, rows, cs, ws, bp, c, table, bias, other)
+            else:
+                g0 = llvm_ir.udiv(b, r0, i64(ROW_GROUP))
+                g1 = llvm_ir.udiv(b, llvm_ir.add(b, r1, i64(ROW_GROUP - 1)), i64(ROW_GROUP))
+                with for_range(b, 0, panels(s.n), name="panel") as panel:
+                    with for_range(b, g0, g1, name="group") as group:
+                        self._panel_group(b, panel, group, ws, bp, c, table, bias, other, rows)
 
     # -- phase 1: A -> uint8 ------------------------------------------------------------------
     def _quantize_rows(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
@@ -509,11 +541,18 @@ class _Emitter:
                      c: ir.Value, table: ir.Value, bias: ir.Value, other: ir.Value, rows: ir.Value | None) -> None:
         """One panel of 32 columns over one group of up to 8 rows; ``rows``: the call's rows at run
         time (None: the spec's)."""
-        s = self.spec
         row0 = llvm_ir.mul(b, group, i64(ROW_GROUP))
         b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
         col0 = llvm_ir.mul(b, panel, i64(PANEL))
-        rem = s.m % ROW_GROUP
+        self._by_row_count(b, group, row0, rows,
+                           lambda count: self._rows(b, count, row0, ws, b_panel, c, table, bias, other, col0))
+
+    def _by_row_count(self, b: ir.IRBuilder, group: ir.Value, row0: ir.Value, rows: ir.Value | None,
+                      run: Callable[[int], None]) -> None:
+        """``run(count)`` for the rows of group ``group`` (first row ``row0``), a compile-time
+        count: the group's rows left of ``rows`` (run time: a switch over 1 .. ROW_GROUP) or of
+        the spec's ``m`` (None: the last group's remainder)."""
+        rem = self.spec.m % ROW_GROUP
         if rows is not None:  # the rows left, at most a group's: a switch over 1 .. ROW_GROUP
             left = llvm_ir.sub(b, rows, row0)
             done = b.append_basic_block("rows.done")
@@ -523,23 +562,95 @@ class _Emitter:
                 block = b.append_basic_block(f"rows.{count}")
                 switch.add_case(i64(count), block)
                 b.position_at_end(block)
-                self._rows(b, count, row0, ws, b_panel, c, table, bias, other, col0)
+                run(count)
                 b.branch(done)
             b.position_at_end(full)
-            self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            run(ROW_GROUP)
             b.branch(done)
             b.position_at_end(done)
         elif not rem:
-            self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+            run(ROW_GROUP)
         elif self.row_groups == 1:
-            self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+            run(rem)
         else:
             last = _i(b.icmp_signed("==", group, i64(self.row_groups - 1)))
             with b.if_else(last) as (then, otherwise):
                 with then:
-                    self._rows(b, rem, row0, ws, b_panel, c, table, bias, other, col0)
+                    run(rem)
                 with otherwise:
-                    self._rows(b, ROW_GROUP, row0, ws, b_panel, c, table, bias, other, col0)
+                    run(ROW_GROUP)
+
+    # -- phase 2 on AMX: 32-row blocks of tiles, the same epilogue -------------------------------
+    def _amx_two_phases(self, b: ir.IRBuilder, a: ir.Value, ws: ir.Value, bp: ir.Value, c: ir.Value,
+                        table: ir.Value, bias: ir.Value, other: ir.Value, rows: int | ir.Value) -> None:
+        """:meth:`_two_phases` with (panel, 32-row block) tasks, panel-major."""
+        s = self.spec
+        blocks: int | ir.Value = -(-s.m // AMX_BLOCK)
+        if not isinstance(rows, int):
+            blocks = llvm_ir.udiv(b, llvm_ir.add(b, rows, i64(AMX_BLOCK - 1)), i64(AMX_BLOCK))
+        emit_parallel_for(self.module, b, rows, self._phase1(), s.threads or 1, captures=[a, ws],
+                          name=f"{s.symbol}.quantize")
+        tasks = panels(s.n) * blocks if isinstance(blocks, int) else llvm_ir.mul(b, blocks, i64(panels(s.n)))
+        captures = [ws, bp, c, table, bias, other] + ([rows, blocks] if not isinstance(rows, int) else [])
+        emit_parallel_for(self.module, b, tasks, self._amx_task, s.threads or 1, captures=captures,
+                          name=f"{s.symbol}.tasks")
+
+    def _amx_task(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value, caps: list[ir.Value]) -> None:
+        """(panel, 32-row block) tasks, ``caps`` as :meth:`_task`'s."""
+        del tid
+        ws, bp, c, table, bias, other = caps[:6]
+        rows = caps[6] if len(caps) > 6 else None
+        cs = self._amx_scratch(b)
+        with for_range(b, begin, end, name="task") as t:
+            blocks = caps[7] if rows is not None else i64(-(-self.spec.m // AMX_BLOCK))
+            panel = llvm_ir.udiv(b, t, blocks)
+            row0 = llvm_ir.mul(b, llvm_ir.urem(b, t, blocks), i64(AMX_BLOCK))
+            self._amx_panel_block(b, panel, row0, rows if rows is not None else i64(self.spec.m), rows, cs,
+                                  ws, bp, c, table, bias, other)
+
+    def _amx_row_block(self, b: ir.IRBuilder, r0: ir.Value, r1: ir.Value, rows: ir.Value, cs: ir.Value, ws: ir.Value,
+                       bp: ir.Value, c: ir.Value, table: ir.Value, bias: ir.Value, other: ir.Value) -> None:
+        """Rows ``r0 .. r1`` of a row block (``blocked``), requantized: every panel over its
+        32-row blocks (the last may be shorter)."""
+        blocks = llvm_ir.udiv(b, llvm_ir.add(b, llvm_ir.sub(b, r1, r0), i64(AMX_BLOCK - 1)), i64(AMX_BLOCK))
+        with for_range(b, 0, panels(self.spec.n), name="panel") as panel:
+            with for_range(b, 0, blocks, name="block32") as block:
+                row0 = llvm_ir.add(b, r0, llvm_ir.mul(b, block, i64(AMX_BLOCK)))
+                self._amx_panel_block(b, panel, row0, r1, rows, cs, ws, bp, c, table, bias, other)
+
+    def _amx_scratch(self, b: ir.IRBuilder) -> ir.Value:
+        """A block's int32 sums, ``AMX_BLOCK x AMX_BLOCK`` on the task's stack (allocated where
+        the task function starts, before its loops)."""
+        scratch = b.alloca(ir.ArrayType(I32, AMX_BLOCK * AMX_BLOCK), name="sums")
+        scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
+        return _i(b.bitcast(scratch, I32.as_pointer()))
+
+    def _amx_panel_block(self, b: ir.IRBuilder, panel: ir.Value, row0: ir.Value, row_end: ir.Value,
+                         rows: ir.Value | None, cs: ir.Value, ws: ir.Value, bp: ir.Value, c: ir.Value,
+                         table: ir.Value, bias: ir.Value, other: ir.Value) -> None:
+        """The rows ``row0 .. min(row0 + 32, row_end)`` of one panel: their sums by tiles into
+        ``cs``, then the epilogue over each group of 8 rows, its ``accs`` read from ``cs``
+        (``rows``: the call's rows at run time, None: the spec's, as :meth:`_panel_group`)."""
+        assert self.tiles is not None
+        s = self.spec
+        b_panel = gep(b, bp, llvm_ir.mul(b, panel, i64(self.groups * PANEL * K_GROUP)))
+        col0 = llvm_ir.mul(b, panel, i64(PANEL))
+        left = llvm_ir.sub(b, row_end, row0)
+        left = _i(b.select(_i(b.icmp_signed("<", left, i64(AMX_BLOCK))), left, i64(AMX_BLOCK)))
+        self.tiles.emit(b, left, gep(b, ws, llvm_ir.mul(b, row0, i64(s.ldq))), b_panel, cs, s.m)
+        g0 = llvm_ir.udiv(b, row0, i64(ROW_GROUP))
+        g1 = llvm_ir.udiv(b, llvm_ir.add(b, llvm_ir.add(b, row0, left), i64(ROW_GROUP - 1)), i64(ROW_GROUP))
+        v16p = V16I32.as_pointer()
+        with for_range(b, g0, g1, name="group") as group:
+            row0_g = llvm_ir.mul(b, group, i64(ROW_GROUP))
+            sums = gep(b, cs, llvm_ir.mul(b, llvm_ir.sub(b, row0_g, row0), i64(AMX_BLOCK)))
+
+            def run(count: int) -> None:
+                accs = [_i(b.load(_i(b.bitcast(gep(b, sums, i * AMX_BLOCK + 16 * h), v16p)), align=64))
+                        for i in range(count) for h in range(2)]
+                self._epilogue(b, count, row0_g, accs, c, table, bias, other, col0)
+
+            self._by_row_count(b, group, row0_g, rows, run)
 
     def _rows(self, b: ir.IRBuilder, rows: int, row0: ir.Value, ws: ir.Value, b_panel: ir.Value, c: ir.Value,
               table: ir.Value, bias: ir.Value, other: ir.Value, col0: ir.Value) -> None:
@@ -658,4 +769,4 @@ def _inside(b: ir.IRBuilder, v: ir.Value, size: int) -> ir.Value:
     return _i(b.and_(_i(b.icmp_signed(">=", v, i64(0))), _i(b.icmp_signed("<", v, i64(size)))))
 
 
-__all__ = ["Int8GemmSpec", "MAX_K", "emit_int8_gemm", "int8_kernel_available"]
+__all__ = ["Int8GemmSpec", "KERNELS", "MAX_K", "emit_int8_gemm", "int8_kernel_available"]

@@ -20,7 +20,7 @@ class Int8GemmKernel:
     def __init__(self, spec: Int8GemmSpec, lib: JitLibrary) -> None:
         self.spec = spec
         self.lib = lib
-        self._fn = lib.ctypes_function(spec.symbol, None, [ctypes.c_void_p] * 6 + [ctypes.c_int64] * spec.m_runtime)
+        self._fn = lib.ctypes_function(spec.entry_symbol, None, [ctypes.c_void_p] * 6 + [ctypes.c_int64] * spec.m_runtime)
         self._local = threading.local()
 
     def _workspace(self) -> torch.Tensor:

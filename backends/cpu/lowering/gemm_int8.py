@@ -1,5 +1,7 @@
 """``fused.linear`` and ``fused.conv2d`` with an int8 weight (``KN32n4k``, ``prepack-weights``)
-as ``loop.gemm`` calls of the AVX512-VNNI kernel (``backends/cpu/kernels/gemm_int8.py``): the
+as ``loop.gemm`` calls of the int8 kernel (``backends/cpu/kernels/gemm_int8.py``; its AMX-INT8
+products where the host has them and the OS grants the tiles, else AVX512-VNNI's: the spec's
+``int8_kernel``, ``"amx"`` or ``"vnni"``): the
 dequantized uint8 input is requantized exactly, the products summed in int32, the epilogue
 (scales, bias, activation, residual, a following quantize -> dequantize pair: ``#fused.requantize``)
 run in float32; ``#fused.quantize`` stores the output's uint8 integers, and a ``ui8`` input or
@@ -15,6 +17,8 @@ from typing import Any
 import torch
 from xdsl.ir import Operation
 
+from ziggurat.backends.cpu.isa import Isa
+from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_int8 import int8_kernel_available
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view, residual_operand
@@ -24,7 +28,6 @@ from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.backends.cpu.lowering.views import permute, reshape, slice_dim
 from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, OTHER_QUANTIZATION_ATTR, quantization_of
 
-KERNEL = "avx512vnni"
 #: An input or residual: float32, or the uint8 integers a ``#fused.quantize`` stored
 #: (``ziggurat.input_quantization``/``other_quantization`` dequantize them).
 A_DTYPES = (torch.float32, torch.uint8)
@@ -43,6 +46,13 @@ def input_quantization(op: Operation) -> tuple[float, int]:
 def _require_kernel(ctx: LoweringContext) -> None:
     if not int8_kernel_available(ctx.options.isa):
         raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
+
+
+def int8_kernel(isa: Isa) -> str:
+    """The int8 kernel's products for code of ``isa`` on this host: ``"amx"`` where
+    :func:`~ziggurat.backends.cpu.kernels.amx.host_int8_kernel` chooses it (AMX-INT8, the tile
+    permission granted, ``ZIGGURAT_DISABLE_AMX`` unset) for the avx512 ISA, else ``"vnni"``."""
+    return "amx" if isa == Isa.AVX512 and amx.host_int8_kernel() == "amx" else "vnni"
 
 
 def _residual_channels_last(ctx: LoweringContext, epi: Any, out_shape: Sequence[int]) -> None:
@@ -73,7 +83,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     assert k is not None and m is not None
     if min(m, n, k) < 1:
         raise NotLowerable("an int8 GEMM with an empty dimension")
-    spec: dict[str, Any] = {"int8_kernel": KERNEL, "m": m, "n": n, "k": k, "ldc": n,
+    spec: dict[str, Any] = {"int8_kernel": int8_kernel(ctx.options.isa), "m": m, "n": n, "k": k, "ldc": n,
                             "a_scale": a_scale, "a_zero_point": zero_point}
     if x.dtype == torch.uint8:
         spec["a_u8"] = True
