@@ -15,12 +15,14 @@ in parallel.  A task walks its chunk 32 rows at a time: each 32x32 block of prod
 computed in float32 into a stack scratch (AMX: 2x2 tiles of 16x16, ``tdpbf16ps`` over
 32-deep steps of K; AVX512-BF16: rows of 16-float accumulators and ``vdpbf16ps`` over pairs
 of K), then the epilogue reads the scratch, adds the bias, applies the post-ops, rounds to
-bf16 and stores only the valid rows and columns.  The AVX512-BF16 kernel prefetches the next
-panel of packed weights into L2 at each K step (weights come cold from memory in a model:
-128x2304x768 over 96 MB of weights, 1 thread, 374 -> 483 GFLOP/s; the AMX kernel does not yet,
-as no host here has AMX to measure it).  With a run-time B, a large A (a convolution's weights,
-:data:`PREFETCH_A_BYTES`) is prefetched into L2 a block of rows ahead: ResNet-50's bf16 layer-4
-1x1 convolutions went from 0.43 to 0.30 ms.  A rows are read in place; the last step of
+bf16 and stores only the valid rows and columns.  Both kernels prefetch the next panel of
+packed weights into L2 at each K step (weights come cold from memory in a model: 128x2304x768
+over 96 MB of weights, 1 thread, AVX512-BF16 374 -> 483 GFLOP/s on Zen 5, AMX 657 -> 705 on
+Emerald Rapids).  The AMX kernel also prefetches a block's lines of C for writing before its
+products: the epilogue's stores otherwise waited for each line's read for ownership in turn, a
+microsecond a block (1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s).  With a
+run-time B, a large A (a convolution's weights, :data:`PREFETCH_A_BYTES`) is prefetched into
+L2 a block of rows ahead: ResNet-50's bf16 layer-4 1x1 convolutions went from 0.43 to 0.30 ms.  A rows are read in place; the last step of
 a K that is not a multiple of 32 reads them through a zero-padded copy, so no element past
 a row is ever read (an Inf or NaN there would turn a zero product into NaN), unless the rows
 are zero-padded already (``a_padded``, a weight): the AVX512-BF16 kernel then reads that step
@@ -316,10 +318,29 @@ class _Emitter:
         if a_tail is not None:
             self._copy_a_tail(b, rows, a_rows, a_tail)
         if s.kernel == "amx":
-            self._products_amx(b, rows, a_rows, b_panel, cs, a_tail)
+            self._prefetch_c_block(b, rows, row0, c, col0)
+            self._products_amx(b, rows, a_rows, b_panel, cs, a_tail, self._next_panel_slice(b, b_panel, row0))
         else:
             self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail, gep(b, a, llvm_ir.mul(b, ahead, i64(self.lda))))
         self._epilogue(b, rows, row0, cs, c, bias, other, col0, cols)
+
+    def _prefetch_c_block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value) -> None:
+        """The block's lines of C into the cache for writing, before its products: the
+        epilogue's stores otherwise wait for each line's read for ownership in turn."""
+        s = self.spec
+        size = 2 if s.out_bf16 else 4
+        for i in range(rows):
+            off = llvm_ir.add(b, llvm_ir.mul(b, llvm_ir.add(b, row0, i64(i)), i64(self.ldc)), col0)
+            for line in range(0, PANEL * size, 64):
+                llvm_ir.prefetch(self.module, b, gep(b, c, llvm_ir.add(b, llvm_ir.mul(b, off, i64(size)), i64(line))),
+                                 write=True)
+
+    def _next_panel_slice(self, b: ir.IRBuilder, b_panel: ir.Value, row0: ir.Value) -> ir.Value:
+        """AMX: the eighth of the next panel of packed weights a block starting at row ``row0``
+        prefetches into L2 (4 lines a step of K: a chunk's first 8 blocks fetch all of it)."""
+        steps = self.kp // K_STEP
+        slot = llvm_ir.urem(b, llvm_ir.udiv(b, row0, i64(BLOCK)), i64(8))
+        return gep(b, b_panel, llvm_ir.add(b, i64(self.kp * PANEL), llvm_ir.mul(b, slot, i64(steps * 128))))
 
     def _copy_a_tail(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, a_tail: ir.Value) -> None:
         """A's last ``k % 32`` columns of ``rows`` rows into the zero-padded ``a_tail``."""
@@ -336,7 +357,7 @@ class _Emitter:
             b.store(v, _i(b.bitcast(gep(b, a_tail, llvm_ir.mul(b, i, i64(K_STEP))), vty.as_pointer())), align=2)
 
     def _products_amx(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
-                      cs: ir.Value, a_tail: ir.Value | None) -> None:
+                      cs: ir.Value, a_tail: ir.Value | None, pf: ir.Value) -> None:
         """The block's products through tiles, in a function of their own per row count: tile
         values never cross a call, and each function holds one loop whose only tile phis are
         the accumulators (LLVM's running out of the 8 tile registers is a fatal error that
@@ -345,14 +366,14 @@ class _Emitter:
         if fn is None:
             fn = self._amx_block_function(rows)
         tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
-        b.call(fn, [a_rows, b_panel, cs, tail])
+        b.call(fn, [a_rows, b_panel, cs, tail, pf])
 
     def _amx_block_function(self, rows: int) -> ir.Function:
         s, m = self.spec, self.module
-        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P]), name=f"{s.symbol}.amx{rows}")
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P]), name=f"{s.symbol}.amx{rows}")
         fn.linkage = "internal"
         fn.attributes.add("noinline")
-        a_rows, b_panel, cs, a_tail = fn.args
+        a_rows, b_panel, cs, a_tail, pf = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         tiles = [min(16, rows)] + ([rows - 16] if rows > 16 else [])
         zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
@@ -368,6 +389,9 @@ class _Emitter:
                 ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
                 at.append(amx.tile_load(m, b, r, 64, ptr, stride))
             bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
+            if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
+                for j in range(4):
+                    llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(128)), i64(32 * j))), locality=2)
             out = list(accs)
             # at most 7 tiles live (4 accumulators, 2 A, 1 B)
             for h in range(2):
