@@ -35,12 +35,20 @@ from ziggurat.backends.cpu.kernels.pack_bf16 import pack_b_bf16
 SHAPES = [(1024, 1024, 1024), (512, 512, 512), (2048, 2048, 2048), (128, 768, 768), (128, 3072, 768),
           (197, 2304, 768), (64, 3072, 768)]
 
-_AMX_PEAK = """
+def _amx_peak_ir(instruction: str, tiles: int = 4) -> str:
+    """A loop of ``tiles`` independent ``instruction`` (``tdpbf16ps`` or ``tdpbusd``: 16 rows x
+    16 float32/int32 accumulators, 64 bytes of K), every operand in a tile register."""
+    phis = "\n".join(f"  %c{i} = phi x86_amx [%z, %entry], [%d{i}, %loop]" for i in range(tiles))
+    dps = "\n".join(f"  %d{i} = call x86_amx @llvm.x86.{instruction}.internal(i16 16, i16 64, i16 64, "
+                    f"x86_amx %c{i}, x86_amx %ta, x86_amx %tb)" for i in range(tiles))
+    stores = "\n".join(f"  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d{i})"
+                       for i in range(tiles))
+    return f"""
 declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
-declare x86_amx @llvm.x86.tdpbf16ps.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
+declare x86_amx @llvm.x86.{instruction}.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
 declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
 declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
-define void @peak(i64 %n, ptr %out, ptr %in) {
+define void @peak(i64 %n, ptr %out, ptr %in) {{
 entry:
   %z = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
   %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
@@ -48,26 +56,20 @@ entry:
   br label %loop
 loop:
   %i = phi i64 [0, %entry], [%i1, %loop]
-  %c0 = phi x86_amx [%z, %entry], [%d0, %loop]
-  %c1 = phi x86_amx [%z, %entry], [%d1, %loop]
-  %c2 = phi x86_amx [%z, %entry], [%d2, %loop]
-  %c3 = phi x86_amx [%z, %entry], [%d3, %loop]
-  %d0 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c0, x86_amx %ta, x86_amx %tb)
-  %d1 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c1, x86_amx %ta, x86_amx %tb)
-  %d2 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c2, x86_amx %ta, x86_amx %tb)
-  %d3 = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 64, x86_amx %c3, x86_amx %ta, x86_amx %tb)
+{phis}
+{dps}
   %i1 = add i64 %i, 1
   %done = icmp eq i64 %i1, %n
   br i1 %done, label %exit, label %loop
 exit:
-  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d0)
-  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d1)
-  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d2)
-  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d3)
+{stores}
   ret void
-}
+}}
 """
-_AMX_FLOPS_PER_ITER = 4 * 16 * 16 * 32 * 2
+
+
+#: operations per iteration of the AMX peak loops: 4 tiles x 16 x 16 x (32 bf16 | 64 int8) x 2
+_AMX_FLOPS_PER_ITER = {"amx": 4 * 16 * 16 * 32 * 2, "amx-int8": 4 * 16 * 16 * 64 * 2}
 #: seconds one peak sample runs for
 PROBE_SECONDS = 0.05
 
@@ -116,14 +118,16 @@ class PeakProbe:
     at once (a ctypes call releases the GIL), one per core."""
 
     def __init__(self, kernel: str) -> None:
-        if kernel == "amx":  # without the permission the first tile instruction is SIGILL
+        if kernel in _AMX_FLOPS_PER_ITER:  # without the permission the first tile instruction is SIGILL
             granted, why = amx.request_tile_permission()
             if not granted:
                 raise RuntimeError(f"AMX peak probe: the OS refused the tile permission ({why})")
-        if kernel == "avx512vnni":  # int8: operations (multiply + add) per iteration
+            text = _amx_peak_ir("tdpbf16ps" if kernel == "amx" else "tdpbusd")
+            self.flops = _AMX_FLOPS_PER_ITER[kernel]
+        elif kernel == "avx512vnni":  # int8: operations (multiply + add) per iteration
             text, self.flops = _vnni_peak_ir(), 24 * 16 * 4 * 2
         else:
-            text, self.flops = (_AMX_PEAK, _AMX_FLOPS_PER_ITER) if kernel == "amx" else (_dp_peak_ir(), 24 * 16 * 2 * 2)
+            text, self.flops = _dp_peak_ir(), 24 * 16 * 2 * 2
         self.fn = compile_ir(text, Isa.AVX512).ctypes_function("peak", None, [ctypes.c_int64, ctypes.c_void_p,
                                                                                 ctypes.c_void_p])
         self.buf, self.out = torch.zeros(1024), torch.zeros(1024)

@@ -14,81 +14,28 @@ median of the per-round ratios.  Operations count a multiply and an add (2 m n k
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import statistics
 import sys
-import time
 
 if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
     sys.path.pop(0)
 
 import torch
 
-from ziggurat.backends.cpu.isa import Isa, host_features
-from ziggurat.backends.cpu.jit import compile_ir
+from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
-from ziggurat.bench.gemm_bf16_bench import PROBE_SECONDS, SHAPES, PeakProbe, interleaved
+from ziggurat.bench.gemm_bf16_bench import SHAPES, PeakProbe, interleaved
 from ziggurat.dialects.fused.pack_int8 import pack_quantized_linear
 
 #: the instruction each kernel's products are built on, named in the table
 INSTRUCTIONS = {"amx": "tdpbusd", "vnni": "vpdpbusd"}
 
 
-def _amx_int8_peak_ir(tiles: int = 4) -> str:
-    """A loop of ``tiles`` independent ``tdpbusd`` (16 rows x 16 int32 += 16x64 uint8 @ 64x16
-    int8), every operand in a tile register."""
-    phis = "\n".join(f"  %c{i} = phi x86_amx [%z, %entry], [%d{i}, %loop]" for i in range(tiles))
-    dps = "\n".join(f"  %d{i} = call x86_amx @llvm.x86.tdpbusd.internal(i16 16, i16 64, i16 64, x86_amx %c{i}, "
-                    f"x86_amx %ta, x86_amx %tb)" for i in range(tiles))
-    stores = "\n".join(f"  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d{i})"
-                       for i in range(tiles))
-    return f"""
-declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
-declare x86_amx @llvm.x86.tdpbusd.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
-declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
-declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
-define void @peak(i64 %n, ptr %out, ptr %in) {{
-entry:
-  %z = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
-  %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
-  %tb = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %loop]
-{phis}
-{dps}
-  %i1 = add i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-{stores}
-  ret void
-}}
-"""
-
-
-class AmxInt8PeakProbe(PeakProbe):
-    """:class:`PeakProbe` of ``tdpbusd``: 4 tiles x 16 x 16 x 64 multiply-adds an iteration."""
-
-    def __init__(self) -> None:  # not PeakProbe's: that one compiles its loop by kernel name
-        granted, why = amx.request_tile_permission()  # without it the first tile instruction is SIGILL
-        if not granted:
-            raise RuntimeError(f"AMX-INT8 peak probe: the OS refused the tile permission ({why})")
-        self.flops = 4 * 16 * 16 * 64 * 2
-        self.fn = compile_ir(_amx_int8_peak_ir(), Isa.AVX512).ctypes_function(
-            "peak", None, [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p])
-        self.buf, self.out = torch.zeros(1024), torch.zeros(1024)
-        self.fn(1000, self.out.data_ptr(), self.buf.data_ptr())
-        start = time.perf_counter()  # as PeakProbe: long enough that the threads' start is noise
-        self.fn(200_000, self.out.data_ptr(), self.buf.data_ptr())
-        self.iters = max(200_000, int(200_000 * PROBE_SECONDS / max(time.perf_counter() - start, 1e-6)))
-
-
 def peak_probe(kernel: str) -> PeakProbe:
-    return AmxInt8PeakProbe() if kernel == "amx" else PeakProbe("avx512vnni")
+    return PeakProbe("amx-int8" if kernel == "amx" else "avx512vnni")
 
 
 def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds: int) -> list[dict[str, object]]:

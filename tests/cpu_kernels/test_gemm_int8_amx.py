@@ -259,15 +259,12 @@ class _ConvNet(torch.nn.Module):
 
 
 def _pt2e_quantized(model: torch.nn.Module, x: torch.Tensor) -> torch.nn.Module:
-    pt2e = pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e",
-                               reason="torchao (the test extra) holds PT2E quantization since torch 2.10")
-    xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
-    exported = torch.export.export(model.eval(), (x,)).module()
-    quantizer = xiq.X86InductorQuantizer()
-    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
-    prepared = pt2e.prepare_pt2e(exported, quantizer)
-    prepared(x)
-    return pt2e.convert_pt2e(prepared)
+    """The bench's PT2E quantization (X86InductorQuantizer, calibrated on ``x``)."""
+    pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e",
+                        reason="torchao (the test extra) holds PT2E quantization since torch 2.10")
+    from ziggurat.bench.quantize import quantize_x86
+
+    return quantize_x86(model, (x,))
 
 
 @needs_amx
