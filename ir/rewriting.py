@@ -10,7 +10,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ziggurat.dialects.torch import AtenOp, LiteralOp
-from ziggurat.dialects.torch.meta_eval import CPU_FIRST_ELEMENTS, numel
+from ziggurat.dialects.torch.meta_eval import CPU_FIRST_ELEMENTS, meta_only, numel
 from ziggurat.dialects.torch.result_types import makes_dynamic_shapes
 from ziggurat.ir.literals import literal_attr
 from ziggurat.ir.types import has_dynamic_dims, tensor_type_of, zeros_of
@@ -143,7 +143,8 @@ def build_aten_inferred(cls: type[AtenOp], args: dict[str, Any]) -> AtenOp:
     # small operands on the CPU first, as the verifiers do (meta_eval.evaluate): some meta
     # kernels are Python references that import torch._dynamo and sympy on first use
     # (never for an op whose result shape follows the data: zeros would give a wrong static one)
-    if sum(_elements(v) for v in values.values()) <= CPU_FIRST_ELEMENTS and not makes_dynamic_shapes(schema):
+    if (sum(_elements(v) for v in values.values()) <= CPU_FIRST_ELEMENTS and not makes_dynamic_shapes(schema)
+            and not meta_only(schema.base_name)):
         try:
             with torch.no_grad():
                 results = run("cpu")

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import DictionaryAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from ziggurat.dialects.torch.meta_eval import (CPU_CONFIRM_ELEMENTS, CannotTell, Verdict, cached, check_static, evaluate,
+from ziggurat.dialects.torch.meta_eval import (CPU_CONFIRM_ELEMENTS, CannotTell, Verdict, cached, check_static, evaluate, meta_only,
                                                evaluate_on_cpu, numel, tensors)
 from ziggurat.dialects.torch.ops_base import TorchOp, flat_results
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema, torch_overload
@@ -92,7 +92,7 @@ def _infer(op: TorchOp) -> Verdict:
     run = lambda device: _run(op, schema, device)  # noqa: E731
     if involves_quantized(op):
         return evaluate_on_cpu(run, [v.type for v in op.operands])
-    return evaluate(run, [v.type for v in op.operands], [r.type for r in op.results])
+    return evaluate(run, [v.type for v in op.operands], [r.type for r in op.results], cpu_runs=not meta_only(op.name))
 
 
 def cpu_result_types(op: TorchOp) -> tuple[Attribute | None, ...]:
