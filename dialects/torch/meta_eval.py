@@ -30,14 +30,18 @@ _CACHE_LIMIT = 1 << 16
 #: ``evaluate``).
 CPU_FIRST_ELEMENTS = 1 << 12
 
-def meta_only(op_name: str) -> bool:
+def meta_only(op_name: str, operand_types: Sequence[Attribute] = ()) -> bool:
     """Whether an op's types come from its meta kernel only, never from a run of its CPU kernel
-    at compile time: the convolutions, whose CPU kernels are oneDNN's and can kill the process
-    on valid operands (torch 2.13's bf16 ``conv2d`` of a ``[1, 2, 1, 37]`` image, 3x3 weight,
-    stride 2, padding (3, 0), dilation (2, 1) segfaults on an AMX host; eager autocast does too:
-    fuzz seed 93, program 137).  Their meta kernels compute every result shape."""
-    name = op_name.rsplit(".", 1)[-1] if op_name.startswith("torch.aten.") else op_name
-    return "conv" in name or "mkldnn" in name
+    at compile time: convolutions with a 16-bit float operand, whose CPU kernels are oneDNN's
+    AMX/AVX512-BF16 ones and can kill the process on valid operands (torch 2.13's bf16
+    ``conv2d`` of a ``[1, 2, 1, 37]`` image, 3x3 weight, stride 2, padding (3, 0), dilation
+    (2, 1) segfaults on an AMX host; eager autocast does too: fuzz seed 93, program 137).  Their
+    meta kernels compute every result shape.  ``operand_types`` empty: any operand types."""
+    name = op_name.rsplit(".", 1)[-1]
+    if "conv" not in name and "mkldnn" not in name:
+        return False
+    return not operand_types or any(isinstance(t, TensorType) and str(t.element_type) in ("bf16", "f16")
+                                    for t in operand_types)
 
 
 #: What torch says of a computation: the result types (None for a non-tensor result), or
@@ -128,8 +132,8 @@ def evaluate(run: Callable[[str], list[Any]], operand_types: Sequence[Attribute]
     except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError) as e:
         if "meta" in str(e).lower():
             return None, None  # e.g. Tensor.item() cannot be called on meta tensors
-        if not cpu_runs:
-            return None, None  # a stricter meta kernel, or an invalid op: not asked of the CPU
+        if not cpu_runs:  # the meta kernel's refusal is torch's (the CPU kernel is not asked)
+            return None, first_line(e)
         if sum(numel(ty) for ty in operand_types) > CPU_CONFIRM_ELEMENTS:
             return None, first_line(e)
         try:

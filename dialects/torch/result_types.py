@@ -92,7 +92,7 @@ def _infer(op: TorchOp) -> Verdict:
     run = lambda device: _run(op, schema, device)  # noqa: E731
     if involves_quantized(op):
         return evaluate_on_cpu(run, [v.type for v in op.operands])
-    return evaluate(run, [v.type for v in op.operands], [r.type for r in op.results], cpu_runs=not meta_only(op.name))
+    return evaluate(run, [v.type for v in op.operands], [r.type for r in op.results], cpu_runs=not meta_only(op.name, [v.type for v in op.operands]))
 
 
 def cpu_result_types(op: TorchOp) -> tuple[Attribute | None, ...]:

@@ -24,6 +24,11 @@ from ziggurat.ir.types import tensor_type_of
                                   "conv2d"])
 def test_convolutions_are_meta_only(name: str) -> None:
     assert meta_only(name)
+    half = [tensor_type_of(torch.zeros(1, 2, 3, 3, dtype=dt)) for dt in (torch.float32, torch.bfloat16)]
+    assert meta_only(name, half) and meta_only(name, [tensor_type_of(torch.zeros(1, dtype=torch.float16))])
+    # float32 convolutions still run on the CPU first (a meta kernel's message can be poorer:
+    # stride 0 reads "Invalid channel dimensions" on meta, "non-positive stride" on the CPU)
+    assert not meta_only(name, [tensor_type_of(torch.zeros(1, 2, 3, 3))] * 2)
 
 
 @pytest.mark.parametrize("name", ["torch.aten.add", "torch.aten.linear", "torch.aten.mm", "torch.aten.max_pool2d"])
