@@ -13,8 +13,8 @@ for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`).
 The work is split in tasks of (a chunk of up to ``MC`` rows, one 32-column panel of B), run
 in parallel.  A task walks its chunk 32 rows at a time: each 32x32 block of products is
 computed in float32 into a stack scratch (AMX: 2x2 tiles of 16x16, ``tdpbf16ps`` over
-32-deep steps of K; AVX512-BF16: rows of 16-float accumulators and ``vdpbf16ps`` over pairs
-of K), then the epilogue reads the scratch, adds the bias, applies the post-ops, rounds to
+32-deep steps of K, up to :data:`AMX_GROUP` blocks a call; AVX512-BF16: rows of 16-float
+accumulators and ``vdpbf16ps`` over pairs of K), then the epilogue reads the scratch, adds the bias, applies the post-ops, rounds to
 bf16 and stores only the valid rows and columns.  Both kernels prefetch the next panel of
 packed weights into L2 at each K step (weights come cold from memory in a model: 128x2304x768
 over 96 MB of weights, 1 thread, AVX512-BF16 374 -> 483 GFLOP/s on Zen 5, AMX 657 -> 705 on
@@ -64,6 +64,10 @@ ROW_GROUP = 8  # AVX512-BF16: rows of accumulators held at once (2 vectors each)
 #: than the hardware prefetcher follows.  Smaller ones stay in L2 across the image's panels.
 #: 2048x49x512 (ResNet-50's layer 4), weights cycled over 64 MB, 1 thread: 213 -> 351 GFLOP/s.
 PREFETCH_A_BYTES = 256 * 1024
+
+#: AMX: blocks of 32 rows whose products one call computes (their float32 sums, 4 KB a block,
+#: wait in the task's scratch for their epilogues)
+AMX_GROUP = 8
 
 V32BF = llvm_ir.NamedType("<32 x bfloat>")  # the operand type of LLVM's vdpbf16ps intrinsic
 
@@ -144,16 +148,20 @@ class _Emitter:
         del tid
         s = self.spec
         a, bp, c, bias, other = caps
-        scratch = b.alloca(ir.ArrayType(F32, BLOCK * BLOCK), name="cblock")
+        group = AMX_GROUP if s.kernel == "amx" else 1  # blocks whose products one call computes
+        scratch = b.alloca(ir.ArrayType(F32, BLOCK * BLOCK * group), name="cblock")
         scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
         cs = _i(b.bitcast(scratch, F32P))
         a_tail: ir.Value | None = None  # None: every step of K is read in place
         if s.k % K_STEP and not (s.a_padded and s.kernel != "amx"):
-            buf = b.alloca(ir.ArrayType(I16, BLOCK * K_STEP), name="atail")
+            buf = b.alloca(ir.ArrayType(I16, BLOCK * K_STEP * group), name="atail")
             buf.align = 64  # pyright: ignore[reportAttributeAccessIssue]
             a_tail = _i(b.bitcast(buf, I16P))
-            zero = ir.Constant(ir.ArrayType(I16, BLOCK * K_STEP), None)
-            b.store(zero, buf)
+            row_ty = ir.VectorType(I16, K_STEP)
+            # zeroed a row at a time: one aggregate store of the buffer took LLVM's optimizer seconds
+            with for_range(b, 0, BLOCK * group, name="atail.zero") as i:
+                b.store(ir.Constant(row_ty, None), _i(b.bitcast(gep(b, a_tail, llvm_ir.mul(b, i, i64(K_STEP))),
+                                                                row_ty.as_pointer())), align=2)
         bpack: ir.Value | None = None
         if not s.b_packed:
             pbuf = b.alloca(ir.ArrayType(I16, self.kp * PANEL), name="bpanel")
@@ -182,25 +190,35 @@ class _Emitter:
                 b.call(self._pack_function(), [b_b, col0, bpack])
                 b_panel = bpack
             cols = llvm_ir.sub(b, i64(s.n), col0)  # valid columns of this panel (>= 1; clipped by the masks)
-            # full blocks of this chunk
-            pre = b.block
-            loop = b.function.append_basic_block("blocks.body")
-            after = b.function.append_basic_block("blocks.done")
-            b.cbranch(_i(b.icmp_signed("<", m0, m_end)), loop, after)
-            b.position_at_end(loop)
-            row = b.phi(I64, name="row")
-            row.add_incoming(m0, pre)
-            nxt = llvm_ir.add(b, row, i64(BLOCK))
-            ahead = _i(b.select(_i(b.icmp_signed("<", nxt, m_end)), nxt, m0))  # then the next panel's first
-            self._block(b, BLOCK, row, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols, ahead)
-            row.add_incoming(nxt, b.block)
-            b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
-            b.position_at_end(after)
-            if s.m % BLOCK:
-                last = _i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))
-                with b.if_then(last):
-                    self._block(b, s.m % BLOCK, i64(m_full), a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols,
-                                m0)
+            if s.kernel == "amx":
+                with for_range(b, m0, m_end, step=group * BLOCK, name="group") as g0:
+                    g_next = llvm_ir.add(b, g0, i64(group * BLOCK))
+                    g_end = _i(b.select(_i(b.icmp_signed("<", g_next, m_end)), g_next, m_end))
+                    self._amx_group(b, BLOCK, g0, g_end, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
+                if s.m % BLOCK:
+                    with b.if_then(_i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))):
+                        self._amx_group(b, s.m % BLOCK, i64(m_full), i64(m_full + BLOCK), a_b, b_panel, cs, a_tail,
+                                        c_b, bias, other_b, col0, cols)
+            else:
+                # full blocks of this chunk (AVX512-BF16)
+                pre = b.block
+                loop = b.function.append_basic_block("blocks.body")
+                after = b.function.append_basic_block("blocks.done")
+                b.cbranch(_i(b.icmp_signed("<", m0, m_end)), loop, after)
+                b.position_at_end(loop)
+                row = b.phi(I64, name="row")
+                row.add_incoming(m0, pre)
+                nxt = llvm_ir.add(b, row, i64(BLOCK))
+                ahead = _i(b.select(_i(b.icmp_signed("<", nxt, m_end)), nxt, m0))  # then the next panel's first
+                self._block(b, BLOCK, row, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols, ahead)
+                row.add_incoming(nxt, b.block)
+                b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
+                b.position_at_end(after)
+                if s.m % BLOCK:
+                    last = _i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))
+                    with b.if_then(last):
+                        self._block(b, s.m % BLOCK, i64(m_full), a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols,
+                                    m0)
 
     def _pack_function(self) -> ir.Function:
         """``pack(b, col0, dst)``: the run-time B's panel of columns ``col0 .. col0+31`` into
@@ -317,12 +335,30 @@ class _Emitter:
         a_rows = gep(b, a, llvm_ir.mul(b, row0, i64(self.lda)))
         if a_tail is not None:
             self._copy_a_tail(b, rows, a_rows, a_tail)
-        if s.kernel == "amx":
-            self._prefetch_c_block(b, rows, row0, c, col0, other)
-            self._products_amx(b, rows, a_rows, b_panel, cs, a_tail, self._next_panel_slice(b, b_panel, row0))
-        else:
-            self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail, gep(b, a, llvm_ir.mul(b, ahead, i64(self.lda))))
+        self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail, gep(b, a, llvm_ir.mul(b, ahead, i64(self.lda))))
         self._epilogue(b, rows, row0, cs, c, bias, other, col0, cols)
+
+    def _amx_group(self, b: ir.IRBuilder, rows: int, g0: ir.Value, g_end: ir.Value, a: ir.Value, b_panel: ir.Value,
+                   cs: ir.Value, a_tail: ir.Value | None, c: ir.Value, bias: ir.Value, other: ir.Value,
+                   col0: ir.Value, cols: ir.Value) -> None:
+        """AMX: the blocks of ``rows`` rows at ``g0, g0 + 32, ... < g_end`` (at most
+        :data:`AMX_GROUP`): their K tails copied and their lines of C (and of a residual) asked
+        for, their products in one call into consecutive 32x32 blocks of ``cs``, then each
+        block's epilogue."""
+        with for_range(b, g0, g_end, step=BLOCK, name="gpre") as r:
+            if a_tail is not None:
+                j = llvm_ir.udiv(b, llvm_ir.sub(b, r, g0), i64(BLOCK))
+                self._copy_a_tail(b, rows, gep(b, a, llvm_ir.mul(b, r, i64(self.lda))),
+                                  gep(b, a_tail, llvm_ir.mul(b, j, i64(BLOCK * K_STEP))))
+            self._prefetch_c_block(b, rows, r, c, col0, other)
+        count = llvm_ir.udiv(b, llvm_ir.add(b, llvm_ir.sub(b, g_end, g0), i64(BLOCK - 1)), i64(BLOCK))
+        tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
+        next_panel = gep(b, b_panel, i64(self.kp * PANEL))
+        b.call(self._amx_group_function(rows), [gep(b, a, llvm_ir.mul(b, g0, i64(self.lda))), b_panel, cs, tail,
+                                                next_panel, llvm_ir.udiv(b, g0, i64(BLOCK)), count])
+        with for_range(b, g0, g_end, step=BLOCK, name="gepi") as r:
+            self._epilogue(b, rows, r, gep(b, cs, llvm_ir.mul(b, llvm_ir.sub(b, r, g0), i64(BLOCK))), c, bias, other,
+                           col0, cols)
 
     def _prefetch_c_block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
                           other: ir.Value) -> None:
@@ -343,13 +379,6 @@ class _Emitter:
                     llvm_ir.prefetch(self.module, b, gep(b, base, llvm_ir.add(b, llvm_ir.mul(b, off, i64(width)),
                                                                           i64(line))), write=write)
 
-    def _next_panel_slice(self, b: ir.IRBuilder, b_panel: ir.Value, row0: ir.Value) -> ir.Value:
-        """AMX: the eighth of the next panel of packed weights a block starting at row ``row0``
-        prefetches into L2 (4 lines a step of K: a chunk's first 8 blocks fetch all of it)."""
-        steps = self.kp // K_STEP
-        slot = llvm_ir.urem(b, llvm_ir.udiv(b, row0, i64(BLOCK)), i64(8))
-        return gep(b, b_panel, llvm_ir.add(b, i64(self.kp * PANEL), llvm_ir.mul(b, slot, i64(steps * 128))))
-
     def _copy_a_tail(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, a_tail: ir.Value) -> None:
         """A's last ``k % 32`` columns of ``rows`` rows into the zero-padded ``a_tail``."""
         s = self.spec
@@ -364,54 +393,63 @@ class _Emitter:
             v = b.call(load, [_i(b.bitcast(src, vty.as_pointer())), I32(2), mask, zero])
             b.store(v, _i(b.bitcast(gep(b, a_tail, llvm_ir.mul(b, i, i64(K_STEP))), vty.as_pointer())), align=2)
 
-    def _products_amx(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
-                      cs: ir.Value, a_tail: ir.Value | None, pf: ir.Value) -> None:
-        """The block's products through tiles, in a function of their own per row count: tile
-        values never cross a call, and each function holds one loop whose only tile phis are
-        the accumulators (LLVM's running out of the 8 tile registers is a fatal error that
-        ends the process, not an exception)."""
-        fn = self.module.globals.get(f"{self.spec.symbol}.amx{rows}")
-        if fn is None:
-            fn = self._amx_block_function(rows)
-        tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
-        b.call(fn, [a_rows, b_panel, cs, tail, pf])
-
-    def _amx_block_function(self, rows: int) -> ir.Function:
+    def _amx_group_function(self, rows: int) -> ir.Function:
+        """``f(a_rows, b_panel, cs, a_tail, next_panel, slot0, count)``: the products of ``count``
+        consecutive blocks of ``rows`` rows (the first at ``a_rows``, their zero-padded K tails
+        ``32 x 32`` apart in ``a_tail``) into consecutive 32x32 blocks of ``cs``.  One call per
+        group: a call's tile configuration and release cost about as much as 8 steps of K
+        (a register-only probe, 2 steps a call: 665 GFLOP/s against 917 with the loop inside
+        one function), which ResNet's K=64 1x1 convolutions paid per block.  Each block reads
+        an eighth of the next weight panel into L2 (slot ``slot0 + j``, 4 lines a step of K).
+        A function of its own per row count: tile values never cross a call or the loop over
+        blocks, and the only tile phis are the K loop's accumulators (LLVM's running out of the
+        8 tile registers is a fatal error that ends the process, not an exception)."""
         s, m = self.spec, self.module
-        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P]), name=f"{s.symbol}.amx{rows}")
+        name = f"{s.symbol}.amx{rows}"
+        existing = m.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P, I64, I64]), name=name)
         fn.linkage = "internal"
         fn.attributes.add("noinline")
-        a_rows, b_panel, cs, a_tail, pf = fn.args
+        a_first, b_panel, cs_first, tail_first, next_panel, slot0, count = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         tiles = [min(16, rows)] + ([rows - 16] if rows > 16 else [])
-        zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
         steps = -(-s.k // K_STEP)
         last = steps - 1 if s.k % K_STEP else steps  # the step that reads the zero-padded tail
+        with for_range(b, 0, count, name="blk") as blk:
+            a_rows = gep(b, a_first, llvm_ir.mul(b, blk, i64(BLOCK * self.lda)))
+            cs = gep(b, cs_first, llvm_ir.mul(b, blk, i64(BLOCK * BLOCK)))
+            a_tail = gep(b, tail_first, llvm_ir.mul(b, blk, i64(BLOCK * K_STEP)))
+            slot = llvm_ir.urem(b, llvm_ir.add(b, slot0, blk), i64(8))
+            pf = gep(b, next_panel, llvm_ir.mul(b, slot, i64(steps * 128)))
+            zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
 
-        def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
-            is_tail = _i(b.icmp_signed("==", kk, i64(last)))
-            stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
-            at = []
-            for t, r in enumerate(tiles):
-                main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
-                ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
-                at.append(amx.tile_load(m, b, r, 64, ptr, stride))
-            bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
-            if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
-                for j in range(4):
-                    llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(128)), i64(32 * j))), locality=2)
-            out = list(accs)
-            # at most 7 tiles live (4 accumulators, 2 A, 1 B)
-            for h in range(2):
-                bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
-                for ti, r in enumerate(tiles):
-                    out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
-            return out
+            def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
+                is_tail = _i(b.icmp_signed("==", kk, i64(last)))
+                stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
+                at = []
+                for t, r in enumerate(tiles):
+                    main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
+                    ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
+                    at.append(amx.tile_load(m, b, r, 64, ptr, stride))
+                bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
+                if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
+                    for j in range(4):
+                        llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(128)), i64(32 * j))),
+                                         locality=2)
+                out = list(accs)
+                # at most 7 tiles live (4 accumulators, 2 A, 1 B)
+                for h in range(2):
+                    bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
+                    for ti, r in enumerate(tiles):
+                        out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
+                return out
 
-        out = llvm_ir.counted_loop(b, 0, steps, zeros, step, name="kk")
-        for ti, r in enumerate(tiles):
-            for h in range(2):
-                amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
+            out = llvm_ir.counted_loop(b, 0, steps, zeros, step, name="kk")
+            for ti, r in enumerate(tiles):
+                for h in range(2):
+                    amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
         b.ret_void()
         return fn
 
