@@ -480,10 +480,15 @@ def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) 
         text = str(module)
         return text.count("i32 1, i32 3, i32 1)"), text.count("i32 0, i32 2, i32 1)")
 
-    writes, l2_reads = prefetches(Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16))
+    spec = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16)
+    writes, l2_reads = prefetches(spec)
     lines = 1 if out_bf16 else 2  # 32 columns of C: 64 or 128 bytes
     assert writes == (32 + 8) * lines  # a full block of 32 rows and the 8-row tail block
-    assert l2_reads == 2 * 4  # four lines of the next panel a step, in each block function (32 and 8 rows)
+    # the chunk's blocks (here 2) share the next panel's 32 lines a step of K out, in each block
+    # function (32 and 8 rows)
+    assert chunk_rows(spec) == 64 and l2_reads == 2 * (32 // 2)
+    big = Bf16GemmSpec(512, 64, 96, kernel="amx", out_bf16=out_bf16)
+    assert chunk_rows(big) >= 8 * 32 and prefetches(big)[1] == 32 // 8  # eighths; no tail block
     run_time_b = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16, b_packed=False)
     assert prefetches(run_time_b)[1] == 0  # a run-time B is packed a panel at a time: no next panel
     assert prefetches(Bf16GemmSpec(40, 64, 96, kernel="avx512bf16", out_bf16=out_bf16))[0] == 0

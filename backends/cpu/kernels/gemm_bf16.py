@@ -400,7 +400,8 @@ class _Emitter:
         group: a call's tile configuration and release cost about as much as 8 steps of K
         (a register-only probe, 2 steps a call: 665 GFLOP/s against 917 with the loop inside
         one function), which ResNet's K=64 1x1 convolutions paid per block.  Each block reads
-        an eighth of the next weight panel into L2 (slot ``slot0 + j``, 4 lines a step of K).
+        its share of the next weight panel into L2 (an eighth, or a half with two blocks a
+        chunk: slot ``slot0 + j``).
         A function of its own per row count: tile values never cross a call or the loop over
         blocks, and the only tile phis are the K loop's accumulators (LLVM's running out of the
         8 tile registers is a fatal error that ends the process, not an exception)."""
@@ -421,8 +422,12 @@ class _Emitter:
             a_rows = gep(b, a_first, llvm_ir.mul(b, blk, i64(BLOCK * self.lda)))
             cs = gep(b, cs_first, llvm_ir.mul(b, blk, i64(BLOCK * BLOCK)))
             a_tail = gep(b, tail_first, llvm_ir.mul(b, blk, i64(BLOCK * K_STEP)))
-            slot = llvm_ir.urem(b, llvm_ir.add(b, slot0, blk), i64(8))
-            pf = gep(b, next_panel, llvm_ir.mul(b, slot, i64(steps * 128)))
+            # the chunk's blocks share the next panel out: a chunk of 2 blocks (K = 3072) prefetched
+            # only a quarter of it with eighths (BERT's 128x768x3072, cold weights, 1 thread,
+            # alternating processes: 558-639 -> 607-641 GFLOP/s)
+            split = 1 << min(3, (self.mc // BLOCK).bit_length() - 1)
+            slot = llvm_ir.urem(b, llvm_ir.add(b, slot0, blk), i64(split))
+            pf = gep(b, next_panel, llvm_ir.mul(b, slot, i64(steps * 1024 // split)))
             zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
 
             def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
@@ -435,9 +440,9 @@ class _Emitter:
                     at.append(amx.tile_load(m, b, r, 64, ptr, stride))
                 bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
                 if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
-                    for j in range(4):
-                        llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(128)), i64(32 * j))),
-                                         locality=2)
+                    for j in range(32 // split):
+                        llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(1024 // split)),
+                                                                   i64(32 * j))), locality=2)
                 out = list(accs)
                 # at most 7 tiles live (4 accumulators, 2 A, 1 B)
                 for h in range(2):
