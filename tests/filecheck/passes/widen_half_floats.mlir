@@ -472,3 +472,13 @@ func.func @div_trunc(%x: tensor<4x33xbf16>, %y: tensor<4x33xbf16>) -> tensor<4x3
 // STATS:   promoted operands widened 1
 // STATS:   trunc divisions written out 1
 // STATS:   xlogy written out 1
+
+// A float16 convolution by a constant weight holding inf stays float16: eager's float16 kernel
+// skips the taps on the padding, where the widened float32 one gives 0 * inf = NaN.
+// CHECK-LABEL: func.func @float16_conv_inf_weight
+// CHECK:         fused.conv2d %x, %w {{.*}} : (tensor<1x2x1x1xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x3x3xf16>
+func.func @float16_conv_inf_weight(%x: tensor<1x2x1x1xf16>) -> tensor<1x2x3x3xf16> {
+  %w = torch.literal dense<[[[[0x7C00]], [[1.0]]], [[[2.0]], [[3.0]]]]> : tensor<2x2x1x1xf16>
+  %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x2x1x1xf16>, tensor<2x2x1x1xf16>) -> tensor<1x2x3x3xf16>
+  func.return %0 : tensor<1x2x3x3xf16>
+}
