@@ -87,8 +87,9 @@ def safe_softmax(ctx: LoweringContext, x: TensorValue, dim: int, dt: torch.dtype
 
 def statistics(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: float, dt: torch.dtype,
                rms: bool = False) -> tuple[TensorValue, TensorValue]:
-    """(mean, rstd) over ``dims`` (kept as size 1): the mean, then the squared deviations from
-    it, in float32; ``rms``: a zero mean and the root of the mean square."""
+    """(mean, rstd) over ``dims`` (kept as size 1): the mean (a float64 sum rounded once), then
+    the squared deviations from it, in float32; ``rms``: a zero mean and the root of the mean
+    square."""
     dims = list(dims)
     n = numel([x.shape[d] for d in dims])
     rank = x.rank
@@ -96,8 +97,11 @@ def statistics(ctx: LoweringContext, x: TensorValue, dims: Sequence[int], eps: f
         sq = reduce(ctx, x, dims, True, "sum", dt, lambda v, o: mul(v, v, dt))
         mean = pointwise(ctx, [sq], sq.shape, dt, lambda s: const(0.0, dt))
     else:
-        total = reduce(ctx, x, dims, True, "sum", dt)
-        mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), dt))
+        # the sum in float64, rounded once to the mean: eager's Welford mean stays finite where a
+        # float32 sum of values near 1e38 overflows (its infinite mean made the output NaN where
+        # eager's squares overflow instead and give the bias: fuzz seed 96, program 151)
+        total = reduce(ctx, x, dims, True, "sum", torch.float64)
+        mean = pointwise(ctx, [total], total.shape, dt, lambda s: div(s, float(n), torch.float64), torch.float64)
 
         def body(out: Index, red: Index) -> Value:
             idx = source_index(rank, dims, True, out, red)
