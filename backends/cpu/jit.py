@@ -234,7 +234,7 @@ def _require_amx_permission(parsed: ElfObject) -> None:
     """Object code with AMX kernels (their symbols end in ``__amx``) runs only after the OS
     gave this process the tile state; without it the first tile instruction is SIGILL."""
     from ziggurat.backends.cpu.kernels.amx import request_tile_permission
-    from ziggurat.backends.cpu.kernels.gemm_bf16 import AMX_SYMBOL_SUFFIX
+    from ziggurat.backends.cpu.kernels.amx import AMX_SYMBOL_SUFFIX
 
     amx_kernels = sorted(n for n in parsed.defined_functions() if n.endswith(AMX_SYMBOL_SUFFIX))
     if not amx_kernels:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.utils.exceptions import VerifyException
@@ -40,7 +40,7 @@ def meta_only(op_name: str, operand_types: Sequence[Attribute] = ()) -> bool:
     name = op_name.rsplit(".", 1)[-1]
     if "conv" not in name and "mkldnn" not in name:
         return False
-    return not operand_types or any(isinstance(t, TensorType) and str(t.element_type) in ("bf16", "f16")
+    return not operand_types or any(isinstance(t, TensorType) and isinstance(t.element_type, BFloat16Type | Float16Type)
                                     for t in operand_types)
 
 

@@ -60,6 +60,16 @@ def _ask() -> tuple[bool, str]:
     return True, ""
 
 
+#: The end of an AMX kernel's entry symbol: loading object code that defines one asks the OS
+#: for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`), never SIGILL.
+AMX_SYMBOL_SUFFIX = "__amx"
+
+
+def entry_symbol(symbol: str, kernel: str) -> str:
+    """A GEMM kernel's entry symbol: ``symbol``, with :data:`AMX_SYMBOL_SUFFIX` for ``"amx"``."""
+    return symbol + (AMX_SYMBOL_SUFFIX if kernel == "amx" else "")
+
+
 def host_has_amx_bf16(features: Mapping[str, bool]) -> bool:
     return bool(features.get("amx-tile")) and bool(features.get("amx-bf16"))
 

@@ -7,7 +7,7 @@
 
 (see :class:`~ziggurat.backends.cpu.kernels.gemm_bf16_spec.Bf16GemmSpec`), the ABI of the
 float32 GEMM's entry (its sixth argument, the workspace, is not read).  An AMX kernel's
-symbol ends in :data:`AMX_SYMBOL_SUFFIX`: loading object code that defines one asks the OS
+symbol ends in :data:`~ziggurat.backends.cpu.kernels.amx.AMX_SYMBOL_SUFFIX`: loading object code that defines one asks the OS
 for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`).
 
 The work is split in tasks of (a chunk of up to ``MC`` rows, one 32-column panel of B), run
@@ -100,11 +100,8 @@ def row_groups(rows: int) -> list[tuple[int, int]]:
     return groups
 
 
-AMX_SYMBOL_SUFFIX = "__amx"
-
-
 def entry_symbol(spec: Bf16GemmSpec) -> str:
-    return spec.symbol + (AMX_SYMBOL_SUFFIX if spec.kernel == "amx" else "")
+    return amx.entry_symbol(spec.symbol, spec.kernel)
 
 
 def emit_bf16_gemm(module: ir.Module, spec: Bf16GemmSpec) -> ir.Function:
@@ -350,7 +347,7 @@ class _Emitter:
                 j = llvm_ir.udiv(b, llvm_ir.sub(b, r, g0), i64(BLOCK))
                 self._copy_a_tail(b, rows, gep(b, a, llvm_ir.mul(b, r, i64(self.lda))),
                                   gep(b, a_tail, llvm_ir.mul(b, j, i64(BLOCK * K_STEP))))
-            self._prefetch_c_block(b, rows, r, c, col0, other)
+            self._prefetch_block_lines(b, rows, r, c, col0, other)
         count = llvm_ir.udiv(b, llvm_ir.add(b, llvm_ir.sub(b, g_end, g0), i64(BLOCK - 1)), i64(BLOCK))
         tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
         next_panel = gep(b, b_panel, i64(self.kp * PANEL))
@@ -360,7 +357,7 @@ class _Emitter:
             self._epilogue(b, rows, r, gep(b, cs, llvm_ir.mul(b, llvm_ir.sub(b, r, g0), i64(BLOCK))), c, bias, other,
                            col0, cols)
 
-    def _prefetch_c_block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
+    def _prefetch_block_lines(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
                           other: ir.Value) -> None:
         """The block's lines of C into the cache for writing, and of a residual for reading,
         before its products: the epilogue otherwise waits for each line in turn (C's read for
@@ -629,4 +626,4 @@ class _Emitter:
     def _masked_store(self, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, align: int) -> None:
         llvm_ir.masked_store(b, x, ptr, mask, align)
 
-__all__ = ["AMX_SYMBOL_SUFFIX", "emit_bf16_gemm", "entry_symbol", "chunk_rows", "row_groups"]
+__all__ = ["emit_bf16_gemm", "entry_symbol", "chunk_rows", "row_groups"]

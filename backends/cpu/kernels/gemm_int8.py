@@ -37,7 +37,7 @@ block's sums come from AMX tiles into a 32x32 int32 scratch on the task's stack
 (:mod:`~ziggurat.backends.cpu.kernels.gemm_int8_amx`), and the same epilogue then runs over
 each group of 8 rows with its accumulators read from there.  Both kernels sum the same
 integers exactly, so their outputs are the same bits.  The AMX entry's symbol ends in
-``AMX_SYMBOL_SUFFIX``: loading its object code asks the OS for the tile state first.
+``amx.AMX_SYMBOL_SUFFIX``: loading its object code asks the OS for the tile state first.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from llvmlite import ir
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
-from ziggurat.backends.cpu.kernels.gemm_bf16 import AMX_SYMBOL_SUFFIX
+from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_int8_amx import BLOCK as AMX_BLOCK
 from ziggurat.backends.cpu.kernels.gemm_int8_amx import AmxBlockProducts
 from ziggurat.backends.cpu.kernels.gemm_spec import (
@@ -208,9 +208,8 @@ class Int8GemmSpec:
 
     @property
     def entry_symbol(self) -> str:
-        """The entry function's name: an AMX kernel's ends in ``AMX_SYMBOL_SUFFIX``, so that
-        loading its object code asks the OS for the tile state first (``jit``)."""
-        return self.symbol + (AMX_SYMBOL_SUFFIX if self.kernel == "amx" else "")
+        """The entry function's name (:func:`~ziggurat.backends.cpu.kernels.amx.entry_symbol`)."""
+        return amx.entry_symbol(self.symbol, self.kernel)
 
     @property
     def ldq(self) -> int:
