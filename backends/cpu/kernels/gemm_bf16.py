@@ -6,27 +6,30 @@
                   const float *bias, const void *other, void *unused);
 
 (see :class:`~ziggurat.backends.cpu.kernels.gemm_bf16_spec.Bf16GemmSpec`), the ABI of the
-float32 GEMM's entry (its sixth argument, the workspace, is not read).  An AMX kernel's
-symbol ends in :data:`~ziggurat.backends.cpu.kernels.amx.AMX_SYMBOL_SUFFIX`: loading object code that defines one asks the OS
-for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`).
+float32 GEMM's entry (its sixth argument, the workspace, is not read).  An AMX kernel's symbol
+ends in :data:`~ziggurat.backends.cpu.kernels.amx.AMX_SYMBOL_SUFFIX`: loading object code that
+defines one asks the OS for the tile permission first (:mod:`~ziggurat.backends.cpu.jit`).
 
 The work is split in tasks of (a chunk of up to ``MC`` rows, one 32-column panel of B), run
 in parallel.  A task walks its chunk 32 rows at a time: each 32x32 block of products is
 computed in float32 into a stack scratch (AMX: 2x2 tiles of 16x16, ``tdpbf16ps`` over
 32-deep steps of K, up to :data:`AMX_GROUP` blocks a call; AVX512-BF16: rows of 16-float
-accumulators and ``vdpbf16ps`` over pairs of K), then the epilogue reads the scratch, adds the bias, applies the post-ops, rounds to
-bf16 and stores only the valid rows and columns.  Both kernels prefetch the next panel of
-packed weights into L2 at each K step (weights come cold from memory in a model: 128x2304x768
-over 96 MB of weights, 1 thread, AVX512-BF16 374 -> 483 GFLOP/s on Zen 5, AMX 657 -> 705 on
-Emerald Rapids).  The AMX kernel also prefetches a block's lines of C for writing before its
-products: the epilogue's stores otherwise waited for each line's read for ownership in turn, a
-microsecond a block (1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s).  With a
+accumulators and ``vdpbf16ps`` over pairs of K), then the epilogue reads the scratch, adds the
+bias, applies the post-ops, rounds to bf16 and stores only the valid rows and columns.
+
+Both kernels prefetch the next panel of packed weights into L2 at each K step (weights come
+cold from memory in a model: 128x2304x768 over 96 MB of weights, 1 thread, AVX512-BF16
+374 -> 483 GFLOP/s on Zen 5, AMX 657 -> 705 on Emerald Rapids).  The AMX kernel also
+prefetches a block's lines of C for writing (and of a residual for reading) before its
+products: the epilogue's stores otherwise waited for each line's read for ownership in turn,
+a microsecond a block (1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s).  With a
 run-time B, a large A (a convolution's weights, :data:`PREFETCH_A_BYTES`) is prefetched into
-L2 a block of rows ahead: ResNet-50's bf16 layer-4 1x1 convolutions went from 0.43 to 0.30 ms.  A rows are read in place; the last step of
-a K that is not a multiple of 32 reads them through a zero-padded copy, so no element past
-a row is ever read (an Inf or NaN there would turn a zero product into NaN), unless the rows
-are zero-padded already (``a_padded``, a weight): the AVX512-BF16 kernel then reads that step
-in place too.
+L2 a block of rows ahead: ResNet-50's bf16 layer-4 1x1 convolutions went from 0.43 to 0.30 ms.
+
+A rows are read in place; the last step of a K that is not a multiple of 32 reads them
+through a zero-padded copy, so no element past a row is ever read (an Inf or NaN there would
+turn a zero product into NaN), unless the rows are zero-padded already (``a_padded``, a
+weight): the AVX512-BF16 kernel then reads that step in place too.
 """
 
 from __future__ import annotations
@@ -358,7 +361,7 @@ class _Emitter:
                            col0, cols)
 
     def _prefetch_block_lines(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
-                          other: ir.Value) -> None:
+                              other: ir.Value) -> None:
         """The block's lines of C into the cache for writing, and of a residual for reading,
         before its products: the epilogue otherwise waits for each line in turn (C's read for
         ownership; a residual written layers ago, ResNet-50's 256x3136x64 convolution + add +
