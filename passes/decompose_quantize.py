@@ -238,6 +238,21 @@ def dequantized_parameters(value: SSAValue) -> tuple[float, int, int, int] | Non
     return None if pair is None else (pair.scale, pair.zero_point, pair.quant_min, pair.quant_max)
 
 
+def int8_rows(weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor | None:
+    """The int8 ``W`` whose rows (dim 0) times ``scales`` are ``weight`` bit for bit in float32,
+    or None: a folded dequantized weight (:func:`row_scales`) taken back to its integers."""
+    if (weight.dtype != torch.float32 or weight.dim() < 1 or tuple(scales.shape) != (weight.shape[0],)
+            or not bool((scales > 0).all())):
+        return None
+    rows = scales.reshape([-1] + [1] * (weight.dim() - 1))
+    w = torch.round(weight.double() / rows.double())
+    if not bool(((w >= -128) & (w <= 127)).all()):
+        return None
+    w8 = w.to(torch.int8)
+    back = (w8.to(torch.float32) * rows).contiguous()
+    return w8 if torch.equal(back.view(torch.int32), weight.contiguous().view(torch.int32)) else None
+
+
 def row_scales(value: SSAValue) -> torch.Tensor | None:
     """The float32 row scales of a folded int8 weight (:func:`row_scales_attr`)."""
     owner = value.owner

@@ -108,13 +108,9 @@ class PackWeight(RewritePattern):
 
 def int8_weight(weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor | None:
     """The int8 ``W`` with ``W * scales[:, None] == weight`` in float32, or None."""
-    if weight.dtype != torch.float32 or weight.dim() != 2 or scales.shape != (weight.shape[0],) or not bool((scales > 0).all()):
-        return None
-    w = torch.round(weight.double() / scales.double()[:, None])
-    if not bool(((w >= -128) & (w <= 127)).all()):
-        return None
-    w8 = w.to(torch.int8)
-    return w8 if torch.equal(w8.to(torch.float32) * scales[:, None], weight) else None
+    from ziggurat.passes.decompose_quantize import int8_rows
+
+    return int8_rows(weight, scales) if weight.dim() == 2 else None
 
 
 def _pack_int8(op: LinearOp | Conv2dOp, rewriter: PatternRewriter) -> None:

@@ -140,10 +140,31 @@ class ConversionContext:
         cached = self._constants.get(op.result)
         if cached is None:
             hint = op.result.name_hint or "literal"
-            const = self.add(ConstantOp(op.value, name=hint))
-            const.output.name_hint = hint
-            cached = self._constants[op.result] = const.output
+            cached = self._dequantized_weight(op, hint)
+            if cached is None:
+                const = self.add(ConstantOp(op.value, name=hint))
+                const.output.name_hint = hint
+                cached = const.output
+            self._constants[op.result] = cached
         return cached
+
+    def _dequantized_weight(self, op: LiteralOp, hint: str) -> SSAValue | None:
+        """A folded int8 weight (``ziggurat.row_scales``: its rows are int8 times their scales)
+        as its int8 constant and a per-channel dequantize along dim 0, TensorRT's int8 weights;
+        None for any other literal."""
+        from ziggurat.dialects.trt import DequantizeOp
+        from ziggurat.passes.decompose_quantize import int8_rows, row_scales
+
+        scales = row_scales(op.result)
+        w8 = None if scales is None else int8_rows(literal_tensor(op.value), scales)
+        if scales is None or w8 is None:
+            return None
+        integers = self.constant(w8, f"{hint} int8")
+        integers.name_hint = f"{hint}_int8"
+        dequantize = self.add(DequantizeOp(integers, self.constant(scales, f"{hint} scales"),
+                                           name=self.name(f"dequantize {hint}"), axis=0))
+        dequantize.output.name_hint = hint
+        return dequantize.output
 
     def constant(self, value: torch.Tensor, suffix: str = "constant") -> SSAValue:
         """A ``trt.constant`` holding ``value`` (kept alive in :attr:`weights`)."""

@@ -33,6 +33,7 @@ from ziggurat.dialects.trt import (
     ConvolutionOp,
     CumulativeOp,
     DeconvolutionOp,
+    DequantizeOp,
     EinsumOp,
     ElementWiseOp,
     FillOp,
@@ -44,6 +45,7 @@ from ziggurat.dialects.trt import (
     PaddingOp,
     PoolingOp,
     PoolingType,
+    QuantizeOp,
     ReduceOp,
     ResizeOp,
     ScaleOp,
@@ -222,6 +224,20 @@ def _identity(b: PlanBuilder, op: IdentityOp) -> None:
 @emits(CastOp)
 def _cast(b: PlanBuilder, op: CastOp) -> None:
     b.add(op, "add_cast", (b.tensor(op.input), DataTypeRef.of(dtype_of(op.output.type))))
+
+
+@emits(QuantizeOp)
+def _quantize(b: PlanBuilder, op: QuantizeOp) -> None:
+    axis = op.axis_value
+    b.add(op, "add_quantize", (b.tensor(op.input), b.tensor(op.scale), DataTypeRef.of(dtype_of(op.output.type))),
+          (("axis", axis),) if axis is not None else ())
+
+
+@emits(DequantizeOp)
+def _dequantize(b: PlanBuilder, op: DequantizeOp) -> None:
+    axis = op.axis_value
+    b.add(op, "add_dequantize", (b.tensor(op.input), b.tensor(op.scale), DataTypeRef.of(dtype_of(op.output.type))),
+          (("axis", axis),) if axis is not None else ())
 
 
 # -- contractions -------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from ziggurat.backends.tensorrt.registry import REGISTRY, ConverterEntry, Conver
 from ziggurat.dialects.torch import LiteralOp, OperatorOp, TorchOp
 from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.op_registry import op_key, reasons_text, schema_text, type_problem
-from ziggurat.dialects.trt import ConstantOp
+from ziggurat.dialects.trt import TrtLayerOp
 from ziggurat.dialects.trt.base import ELEMENT_TYPES
 from ziggurat.dialects.trt.shapes import ShapeError
 from ziggurat.ir.errors import OpReport, ZigguratError
@@ -297,7 +297,7 @@ def _convert_segment(
                 return op, f"converter {entries[op].origin} built an invalid layer: {_one_line(e)}"
     ret_values = [ctx.values[v] for v in outputs]
     block.add_op(ReturnOp(*ret_values))
-    _erase_dead_constants(block)
+    _erase_dead_layers(block)
     func = FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block), visibility="private")
     func.attributes[BACKEND_ATTR] = StringAttr("tensorrt")
     func.attributes[SEGMENT_OPS_ATTR] = segment_ops_attr(Counter(op_key(op) for op in segment))
@@ -410,10 +410,12 @@ def _splice(
     Rewriter.insert_op(seg_func, InsertPoint.after(anchor))
 
 
-def _erase_dead_constants(block: Block) -> None:
-    """``trt.constant``s no layer reads (a literal replaced by a rank-aligned copy)."""
+def _erase_dead_layers(block: Block) -> None:
+    """Layers nothing reads: ``trt.constant``s (a literal replaced by a rank-aligned copy), and the
+    layers of ops a later converter went around (a quantize -> dequantize pair's float32 ops,
+    which the Q/DQ layers replace)."""
     for op in reversed(list(block.ops)):
-        if isinstance(op, ConstantOp) and not op.output.uses:
+        if isinstance(op, TrtLayerOp) and op.results and not any(r.uses for r in op.results):
             Rewriter.erase_op(op)
 
 

@@ -27,6 +27,7 @@ from ziggurat.dialects.trt.pointwise import (
     SelectOp,
     UnaryOp,
 )
+from ziggurat.dialects.trt.quantization import DequantizeOp, QuantizeOp
 from ziggurat.dialects.trt.reduction import (
     CumulativeOp,
     NormalizationOp,
@@ -47,6 +48,7 @@ __all__ = [
     "mask_from_axes",
     # the ops of TRT_OPS, spelled out so static tools see the exported names
     "ActivationOp", "UnaryOp", "ElementWiseOp", "SelectOp", "ScaleOp", "IdentityOp", "CastOp",
+    "QuantizeOp", "DequantizeOp",
     "ConvolutionOp", "DeconvolutionOp", "MatrixMultiplyOp", "EinsumOp",
     "PoolingOp", "ReduceOp", "SoftMaxOp", "NormalizationOp", "TopKOp", "CumulativeOp",
     "ShuffleOp", "ConcatenationOp", "SliceOp", "GatherOp", "ScatterOp", "GridSampleOp", "PaddingOp", "ResizeOp",

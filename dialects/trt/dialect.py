@@ -25,6 +25,7 @@ from ziggurat.dialects.trt.pointwise import (
     SelectOp,
     UnaryOp,
 )
+from ziggurat.dialects.trt.quantization import DequantizeOp, QuantizeOp
 from ziggurat.dialects.trt.reduction import (
     CumulativeOp,
     NormalizationOp,
@@ -43,6 +44,8 @@ TRT_OPS = (
     ScaleOp,
     IdentityOp,
     CastOp,
+    QuantizeOp,
+    DequantizeOp,
     ConvolutionOp,
     DeconvolutionOp,
     MatrixMultiplyOp,

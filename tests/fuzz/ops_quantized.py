@@ -32,9 +32,13 @@ Q = "torch.ops.quantized_decomposed"
 
 
 def _pair(b: Builder, x: str, lo: int = 0, hi: int = 255, dtype: str = "torch.uint8") -> str:
-    """``x`` through a quantize -> dequantize pair of a random scale and zero point."""
+    """``x`` through a quantize -> dequantize pair of a random scale and zero point; one in five
+    zero points is the range's middle (0 for int8, 128 for uint8: TensorRT's int8 Q/DQ layers)."""
     scale = b.choice([0.003, 0.0125, 0.04, 0.1, 0.37])
-    zp = b.rng.randint(lo, hi) if b.chance(0.8) else b.choice([lo, hi, 0 if lo <= 0 <= hi else lo])
+    if b.chance(0.2):
+        zp = (lo + hi + 1) // 2
+    else:
+        zp = b.rng.randint(lo, hi) if b.chance(0.8) else b.choice([lo, hi, 0 if lo <= 0 <= hi else lo])
     args = f"{scale}, {zp}, {lo}, {hi}, {dtype}"
     return f"{Q}.dequantize_per_tensor({Q}.quantize_per_tensor({x}, {args}), {args})"
 

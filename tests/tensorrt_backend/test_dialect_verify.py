@@ -27,7 +27,7 @@ def expect_error(body: str, message: str, args: str = "%a: tensor<2x3xf32>") -> 
 
 def test_dialect_name_and_size() -> None:
     assert TRT.name == "trt"
-    assert len(list(TRT.operations)) == 28
+    assert len(list(TRT.operations)) == 30
 
 
 def test_axes_bitmask_helpers() -> None:

@@ -13,6 +13,7 @@ from ziggurat.backends.tensorrt.converters import (  # noqa: F401
     normalization,
     padding_resize,
     pooling,
+    quantization,
     reduction,
     shape_ops,
     unary,

@@ -1,6 +1,6 @@
 """Per-layer reference implementations of TensorRT's documented semantics (on CPU, in torch)."""
 
-from ziggurat.ir.interpreter.trt_layers import layout, linear, pointwise, reduction, sources  # noqa: F401
+from ziggurat.ir.interpreter.trt_layers import layout, linear, pointwise, quantization, reduction, sources  # noqa: F401
 from ziggurat.ir.interpreter.trt_layers.common import (
     HANDLERS,
     LayerExecutionError,

@@ -17,6 +17,10 @@ func.func @all(%x: tensor<1x3x8x8xf32>, %m: tensor<2x3xf32>, %n: tensor<3x4xf32>
   %8 = trt.scale kCHANNEL %x scale(%s : tensor<3xf32>) {name = "scale"} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
   %9 = trt.identity %m {name = "id"} : tensor<2x3xf32> -> tensor<2x3xf32>
   %10 = trt.cast %m {name = "cast"} : tensor<2x3xf32> -> tensor<2x3xf16>
+  %qs = trt.constant {name = "qs"} dense<0.5> : tensor<f32>
+  %q = trt.quantize %m, %qs {name = "quantize"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xi8>
+  %dqs = trt.constant {name = "dqs"} dense<[0.5, 0.25]> : tensor<2xf32>
+  %dq = trt.dequantize %q, %dqs {name = "dequantize", axis = 0 : i64} : (tensor<2x3xi8>, tensor<2xf32>) -> tensor<2x3xf32>
   %11 = trt.einsum %m, %n {name = "einsum", equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   %12 = trt.pooling kMAX %x {name = "maxpool", window_size = array<i64: 2, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
   %13 = trt.reduce kSUM %m {name = "sum", axes = 2 : i32, keep_dims = true} : tensor<2x3xf32> -> tensor<2x1xf32>
@@ -58,6 +62,10 @@ func.func @all(%x: tensor<1x3x8x8xf32>, %m: tensor<2x3xf32>, %n: tensor<3x4xf32>
 // CHECK-NEXT: %8 = trt.scale kCHANNEL %x scale(%s : tensor<3xf32>) {name = "scale"} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
 // CHECK-NEXT: %9 = trt.identity %m {name = "id"} : tensor<2x3xf32> -> tensor<2x3xf32>
 // CHECK-NEXT: %10 = trt.cast %m {name = "cast"} : tensor<2x3xf32> -> tensor<2x3xf16>
+// CHECK-NEXT: %qs = trt.constant {name = "qs"} dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %q = trt.quantize %m, %qs {name = "quantize"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xi8>
+// CHECK-NEXT: %dqs = trt.constant {name = "dqs"} dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+// CHECK-NEXT: %dq = trt.dequantize %q, %dqs {name = "dequantize", axis = 0 : i64} : (tensor<2x3xi8>, tensor<2xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %11 = trt.einsum %m, %n {name = "einsum", equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT: %12 = trt.pooling kMAX %x {name = "maxpool", window_size = array<i64: 2, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
 // CHECK-NEXT: %13 = trt.reduce kSUM %m {name = "sum", axes = 2 : i32, keep_dims = true} : tensor<2x3xf32> -> tensor<2x1xf32>

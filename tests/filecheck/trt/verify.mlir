@@ -110,3 +110,56 @@ func.func @f64(%a: tensor<2xf64>) -> tensor<2xf64> {
   func.return %0 : tensor<2xf64>
 }
 // CHECK: trt.unary (IUnaryLayer) 'exp': operand #0 has element type f64, TensorRT takes f32, f16, bf16, i32, i64, i8, i1
+
+// -----
+
+func.func @quantize_scale_not_weights(%x: tensor<2x3xf32>, %s: tensor<f32>) -> tensor<2x3xi8> {
+  %0 = trt.quantize %x, %s {name = "aten::mul.Scalar @ model.py:9 (quantize)"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xi8>
+  func.return %0 : tensor<2x3xi8>
+}
+// CHECK: trt.quantize (IQuantizeLayer) 'aten::mul.Scalar @ model.py:9 (quantize)': scale must be build-time weights (a trt.constant), not a run-time tensor
+
+// -----
+
+func.func @quantize_to_float(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = trt.constant {name = "s"} dense<0.5> : tensor<f32>
+  %0 = trt.quantize %x, %s {name = "q"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+// CHECK: trt.quantize (IQuantizeLayer) 'q': result type must be tensor<2x3xi8> by the layer's shape rules, declared tensor<2x3xf32>
+
+// -----
+
+func.func @per_tensor_scale_with_a_shape(%x: tensor<2x3xf32>) -> tensor<2x3xi8> {
+  %s = trt.constant {name = "s"} dense<0.5> : tensor<1xf32>
+  %0 = trt.quantize %x, %s {name = "q"} : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xi8>
+  func.return %0 : tensor<2x3xi8>
+}
+// CHECK: trt.quantize (IQuantizeLayer) 'q': a per-tensor scale is 0-D, got shape [1] (set axis for a per-channel one)
+
+// -----
+
+func.func @per_channel_scale_size(%q: tensor<2x3xi8>) -> tensor<2x3xf32> {
+  %s = trt.constant {name = "s"} dense<0.5> : tensor<2xf32>
+  %0 = trt.dequantize %q, %s {name = "dq", axis = 1 : i64} : (tensor<2x3xi8>, tensor<2xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+// CHECK: trt.dequantize (IDequantizeLayer) 'dq': a per-channel scale along axis 1 has shape [3], got [2]
+
+// -----
+
+func.func @dequantize_float_input(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = trt.constant {name = "s"} dense<0.5> : tensor<f32>
+  %0 = trt.dequantize %x, %s {name = "dq"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+// CHECK: trt.dequantize (IDequantizeLayer) 'dq': input has element type f32, this layer takes i8
+
+// -----
+
+func.func @dequantize_axis_out_of_range(%q: tensor<2x3xi8>) -> tensor<2x3xf16> {
+  %s = trt.constant {name = "s"} dense<0.5> : tensor<3xf16>
+  %0 = trt.dequantize %q, %s {name = "dq", axis = 2 : i64} : (tensor<2x3xi8>, tensor<3xf16>) -> tensor<2x3xf16>
+  func.return %0 : tensor<2x3xf16>
+}
+// CHECK: trt.dequantize (IDequantizeLayer) 'dq': axis 2 is out of range for an input of rank 2
