@@ -26,6 +26,7 @@ from ziggurat.dialects.fused import (
     quantization_of,
 )
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.interpreter.half_convolution import convolve
 from ziggurat.ir.interpreter.torch_functions import check_result
 from ziggurat.ir.locations import op_location
 
@@ -138,11 +139,10 @@ class FusedFunctions(InterpreterFunctions):
     @impl(Conv2dOp)
     def run_conv2d(self, interpreter: Interpreter, op: Conv2dOp, args: tuple[Any, ...]):
         v = _values(op, args)
-        y = F.conv2d(
-            v["input"], logical_weight(op, v["weight"]), v["bias"],
+        y = convolve(F.conv2d, (v["input"], logical_weight(op, v["weight"]), v["bias"]), dict(
             stride=list(op.stride.get_values()), padding=list(op.padding.get_values()),  # pyright: ignore
             dilation=list(op.dilation.get_values()), groups=int(op.groups.value.data),  # pyright: ignore
-        )
+        ))
         return (self._finish(op, y, v["other"]),)
 
     @impl(LinearOp)

@@ -22,6 +22,7 @@ from ziggurat.dialects.torch import ATEN_OPS, LiteralOp, OperatorOp, TorchOp
 from ziggurat.dialects.torch.ops_base import flat_results
 from ziggurat.dialects.torch.schema import ArgKind, ArgSpec, OpSchema, torch_overload
 from ziggurat.ir.errors import InputError, ZigguratError
+from ziggurat.ir.interpreter.half_convolution import CONVOLUTIONS, convolve
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.types import dtype_of
 
@@ -75,7 +76,11 @@ def call_torch(op: TorchOp, operand_values: tuple[Any, ...]) -> tuple[Any, ...]:
     positional, keywords = bound.call_arguments(resolve)
     try:
         with torch.no_grad():
-            result = (_size_arithmetic(schema, list(positional), keywords) or _overload(schema))(*positional, **keywords)
+            fn = _size_arithmetic(schema, list(positional), keywords) or _overload(schema)
+            if schema.qualified_name in CONVOLUTIONS:
+                result = convolve(fn, positional, keywords)
+            else:
+                result = fn(*positional, **keywords)
     except ZigguratError:
         raise
     except Exception as e:  # noqa: BLE001 - torch refusing the call's values (an assert, a size)
