@@ -499,9 +499,11 @@ def _check_program(program: Program, configs: list[Config] | None, threads: int,
             refs["fresh"] = (call, reference(program, call))
         except Exception:
             result.fresh_checked = False  # eager refuses the call-time values: only examples
+    configs = configs if configs is not None else all_configs()
+    _run_eager_autocast(program, configs, refs, progress)
     sources: dict[str, Any] = {}
     dynamic: tuple[Any, dict[str, tuple[tuple[torch.Tensor, ...], Reference]]] | None = None
-    for config in configs if configs is not None else all_configs():
+    for config in configs:
         if config.dynamic:
             if dynamic is None:
                 dynamic = _dynamic_refs(program, refs)
@@ -520,6 +522,28 @@ def _check_program(program: Program, configs: list[Config] | None, threads: int,
         source = None if config.precision else sources.get(config.frontend)
         result.outcomes.append(run_config(program, config, refs, threads, cache_dir, source))
     return result
+
+
+#: The name under which eager autocast's own runs are announced (``eager-autocast-bf16``): a
+#: worker that dies there died in eager (torch 2.13's oneDNN AMX convolutions segfault on some
+#: bf16 shapes), and the runner makes the program invalid instead of charging a configuration.
+EAGER_AUTOCAST = "eager-autocast"
+
+
+def _run_eager_autocast(program: Program, configs: list[Config],
+                        refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],
+                        progress: Callable[[Config], None] | None) -> None:
+    """Eager under autocast for each precision the configs compare at, before any of them runs,
+    announced as ``eager-autocast-<precision>``; kept on the references (a refusal is left for
+    the configuration to report)."""
+    for precision in sorted({c.precision for c in configs if c.precision and not c.dynamic}):
+        if progress is not None:
+            progress(Config(EAGER_AUTOCAST, "export", precision=precision))
+        for inputs, ref in refs.values():
+            try:
+                _low_reference(program, inputs, ref, precision)
+            except AutocastRefused:
+                pass
 
 
 def _dynamic_refs(program: Program, refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]]

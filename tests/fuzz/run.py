@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.generator import PROFILES, generate
-from tests.fuzz.oracle import Config
+from tests.fuzz.oracle import EAGER_AUTOCAST, Config
 from tests.fuzz.program import Program
 from tests.fuzz.repro import write_repro
 from tests.fuzz.summary import summarize
@@ -173,6 +173,8 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
                 worker = None
                 detail = f"no progress for {limits[0]:.0f} CPU seconds (or {limits[1]:.0f} wall seconds) in {config}"
                 record = _died(job, config, "hang", detail, names.get(job, job))
+                if config.startswith(EAGER_AUTOCAST):
+                    record["result"].update(outcomes=[], invalid=f"{config}: eager hung")
                 break
             if line is None:
                 code = worker.proc.wait()
@@ -180,6 +182,8 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
                 worker = None
                 detail = f"worker died (exit status {code}) in {config}\n{_last_traceback(log)}"
                 record = _died(job, config, "segfault", detail, names.get(job, job))
+                if config.startswith(EAGER_AUTOCAST):  # eager's own crash: nothing to compare with
+                    record["result"].update(outcomes=[], invalid=f"{config}: eager died (exit status {code})")
                 break
             event = json.loads(line)
             if event["event"] == "config":

@@ -187,6 +187,32 @@ def test_runner_records_a_segfault_and_a_hang(tmp_path: Path, monkeypatch: pytes
     assert (out / "summary.md").exists() and list((out / "failures").glob("segfault-*.py"))
 
 
+def test_runner_makes_a_program_whose_eager_autocast_dies_invalid(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eager under autocast runs before any configuration, announced as its own: a worker that
+    dies there (torch's oneDNN AMX convolutions segfault on some bf16 shapes) makes the program
+    invalid, not a segfault of the configuration (seed 97's two were eager's)."""
+    from tests.fuzz import run
+
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    x = TensorSpec("x0", [3], "float32", "normal", 1)
+    kill = "__import__('os').kill(__import__('os').getpid(), 11)"
+    bodies = {"a_eager_dies": f"v1 = x0 + ({kill} if torch.is_autocast_enabled('cpu') else 0)",
+              "b_fine": "v1 = x0 * 2"}
+    for name, line in bodies.items():
+        p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
+        (programs / f"{name}.json").write_text(p.to_json())
+    out = tmp_path / "out"
+    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
+    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--minimize", "0",
+              "--configs", "ref-bf16"])
+    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    dead = records["a_eager_dies"]["result"]
+    assert dead["outcomes"] == [] and dead["invalid"].startswith("eager-autocast-bf16: eager died"), dead
+    assert [o["kind"] for o in records["b_fine"]["result"]["outcomes"]] == ["ok"]
+
+
 def test_compare_allows_rounding_in_a_cancellation() -> None:
     """kl_div(log_softmax(x), softmax(x)) is exactly 0 in eager (x passed twice); another
     rounding of the two sides leaves ~1e-8: within tolerance, while 1e-3 is not."""
