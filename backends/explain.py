@@ -82,6 +82,9 @@ def report_from(report: CompileReport, module: ModuleOp) -> ExplainReport:
         stats["prepacked weights"] = (f"{packed.get('weights packed', 0)} weights, "
                                       f"{packed.get('bytes packed', 0)} bytes "
                                       f"({packed.get('extra bytes (padding)', 0)} bytes of padding)")
+    converted = report.pass_stats.get("convert-torch-to-trt", {})
+    if converted:  # TensorRT's int8: which PT2E pairs and weights became Q/DQ layers
+        stats["TensorRT int8"] = ", ".join(f"{k} {v}" for k, v in sorted(converted.items()))
     stats.update(report.stats)
     unsupported: list[OpReport] = []
     seen: set[tuple[str, str | None, str]] = set()

@@ -34,6 +34,7 @@ from ziggurat.dialects.trt.base import element_of, shape_of
 from ziggurat.dialects.trt.shapes import DYNAMIC
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.literals import literal_attr, literal_tensor
+from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, element_type
 
 OpT = TypeVar("OpT", bound=TrtLayerOp)
@@ -159,6 +160,7 @@ class ConversionContext:
         w8 = None if scales is None else int8_rows(literal_tensor(op.value), scales)
         if scales is None or w8 is None:
             return None
+        record("convert-torch-to-trt", "int8 weights as int8 constants and a dequantize")
         integers = self.constant(w8, f"{hint} int8")
         integers.name_hint = f"{hint}_int8"
         dequantize = self.add(DequantizeOp(integers, self.constant(scales, f"{hint} scales"),

@@ -179,3 +179,8 @@ def test_x86_inductor_pairs_keep_float_layers_but_take_int8_weights() -> None:
     assert len(weights) == 5
     got, want = compiled(x), model(x)
     assert float((got - want).abs().max()) <= 0.02 * float(want.abs().max())
+    counts = {"int8 weights as int8 constants and a dequantize": 5, "quantize-dequantize pairs as int8 Q/DQ layers": 1,
+              "quantize-dequantize pairs kept float32 (their integers do not fit int8 without a zero point)": 4}
+    assert compiled.report.pass_stats["convert-torch-to-trt"] == counts
+    explained = ziggurat.explain(model, (x,), backend="tensorrt", min_block_size=1)
+    assert "quantize-dequantize pairs kept float32" in explained.stats["TensorRT int8"]

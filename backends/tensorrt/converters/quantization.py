@@ -33,6 +33,7 @@ from ziggurat.backends.tensorrt.converters.common import activation, elementwise
 from ziggurat.backends.tensorrt.converters.elementwise import mul
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import ActivationType, DequantizeOp, ElementWiseOperation, QuantizeOp
+from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
 from ziggurat.passes.decompose_quantize import DecomposedPair, decomposed_pair
 
@@ -58,11 +59,18 @@ def int8_problem(pair: DecomposedPair) -> str | None:
     return None
 
 
+#: The counters ``compiled.report`` shows for the pairs (``convert-torch-to-trt: ...``).
+PASS = "convert-torch-to-trt"
+
+
 def _pair_validator(args: ConverterArgs) -> str | None:
     pair = decomposed_pair(args.op.results[0])
     if pair is None:
         return "not the last op of a decomposed quantize -> dequantize pair"
-    return int8_problem(pair)
+    problem = int8_problem(pair)
+    if problem is not None:
+        record(PASS, "quantize-dequantize pairs kept float32 (their integers do not fit int8 without a zero point)")
+    return problem
 
 
 def quantize_dequantize(ctx: ConversionContext, x: SSAValue, pair: DecomposedPair) -> SSAValue:
@@ -85,4 +93,5 @@ def quantize_dequantize_pair(ctx: ConversionContext, args: ConverterArgs) -> SSA
     assert pair is not None
     if not all(isinstance(ctx.values.get(op.results[0]), OpResult) for op in pair.ops[:-1]):
         return mul(ctx, args)  # some of the pair's ops run outside this segment (torch_executed_ops)
+    record(PASS, "quantize-dequantize pairs as int8 Q/DQ layers")
     return quantize_dequantize(ctx, ctx.tensor(pair.x), pair)
