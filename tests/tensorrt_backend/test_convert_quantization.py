@@ -184,3 +184,15 @@ def test_x86_inductor_pairs_keep_float_layers_but_take_int8_weights() -> None:
     assert compiled.report.pass_stats["convert-torch-to-trt"] == counts
     explained = ziggurat.explain(model, (x,), backend="tensorrt", min_block_size=1)
     assert "quantize-dequantize pairs kept float32" in explained.stats["TensorRT int8"]
+
+
+def test_qdq_segments_save_and_load(tmp_path: Any) -> None:
+    """The saved IR holds the Q/DQ layers and int8 constants; the loaded module runs them."""
+    model = Uint8Chain(4, seed=2)
+    x = torch.randn(2, 3, 6, 6)
+    compiled = ziggurat.compile(model, (x,), backend="tensorrt-reference", min_block_size=1)
+    path = tmp_path / "qdq.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    assert torch.equal(float32_bits(loaded(x)), float32_bits(compiled(x)))
+    assert len(_trt_ops(loaded, QuantizeOp)) == 1 and len(_trt_ops(loaded, DequantizeOp)) == 6
