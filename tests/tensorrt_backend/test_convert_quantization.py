@@ -196,3 +196,19 @@ def test_qdq_segments_save_and_load(tmp_path: Any) -> None:
     loaded = ziggurat.load(path)
     assert torch.equal(float32_bits(loaded(x)), float32_bits(compiled(x)))
     assert len(_trt_ops(loaded, QuantizeOp)) == 1 and len(_trt_ops(loaded, DequantizeOp)) == 6
+
+
+def test_qdq_layers_take_a_dynamic_batch() -> None:
+    """Q/DQ layers are modelled on ``?`` dims (the per-channel axis of a weight is static):
+    a dynamic batch converts, and every size of the profile runs."""
+    from torch.export import Dim
+
+    model = Uint8Chain(4, seed=1)
+    x = torch.randn(2, 3, 6, 6)
+    compiled = ziggurat.compile(model, (x,), backend="tensorrt-reference", min_block_size=1,
+                                dynamic_shapes=({0: Dim("n", min=1, max=8)},))
+    assert compiled.report.pass_stats["convert-torch-to-trt"]["quantize-dequantize pairs as int8 Q/DQ layers"] == 1
+    for n in (1, 3, 8):
+        xi = torch.randn(n, 3, 6, 6, generator=torch.Generator().manual_seed(n))
+        want = model(xi)
+        assert float((compiled(xi) - want).abs().max()) <= 1e-5 * float(want.abs().max())
