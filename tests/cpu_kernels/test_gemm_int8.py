@@ -236,8 +236,10 @@ def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, 
 @needs_vnni
 @pytest.mark.parametrize("blocked", [None, True, False], ids=["by-size", "row-blocks", "two-phases"])
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("conv", [False, True], ids=["linear", "conv"])
-def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, blocked: bool | None) -> None:
+@pytest.mark.parametrize(("conv", "planar"), [(False, False), (True, False), (True, True)],
+                         ids=["linear", "conv", "planar-conv"])
+def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, planar: bool,
+                                                  blocked: bool | None) -> None:
     """``m_runtime`` (a range build's dynamic batch or sequence): one kernel, planned for the
     largest ``m``, called with fewer rows (every remainder of the 8-row groups, a single row,
     the largest) gives the static kernel of that ``m`` bit for bit, with a residual post-op and
@@ -246,10 +248,10 @@ def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, bloc
 
     g = torch.Generator().manual_seed(threads)
     n, zp, a_scale = 45, 9, 0.03
-    if conv:
-        h, w, c, oh, ow = 3, 3, 5, 3, 3
+    if conv:  # planar: a float32 NCHW input of 3 channels, its planes quantized first
+        h, w, c, oh, ow = (5, 6, 3, 5, 6) if planar else (3, 3, 5, 3, 3)
         k, per_row, sizes = c * 9, oh * ow, [1, 2, 3, 5, 7]
-        geometry: dict[str, Any] = {"a_conv": (h, w, c, 3, 3, 1, 1, 1, 1, 1, 1, oh, ow)}
+        geometry: dict[str, Any] = {"a_conv": (h, w, c, 3, 3, 1, 1, 1, 1, 1, 1, oh, ow), "a_nchw": planar}
     else:
         k, per_row, sizes = 37, 1, [1, 2, 7, 8, 9, 13, 16, 23, 40]
         geometry = {}
@@ -265,7 +267,7 @@ def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, bloc
         shape = (size, c, h, w) if conv else (m, k)
         u = torch.randint(0, 256, shape, generator=g)
         x = (u - zp).to(torch.float32) * a_scale
-        if conv:
+        if conv and not planar:
             x = x.permute(0, 2, 3, 1).contiguous()
         other = torch.randn(m, n, generator=g)
         want = int8_gemm_callable(Int8GemmSpec(m=m, **common))(x, packed, bias, other)
