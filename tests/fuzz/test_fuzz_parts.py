@@ -159,27 +159,34 @@ def test_repros_run_standalone(tmp_path: Path) -> None:
     assert "call-time inputs, output 0: same" in dyn_run["stdout"]
 
 
-def test_runner_records_a_segfault_and_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A program that kills its worker, one that spins (CPU time) and one that sleeps (wall time)
-    are recorded as such, and the programs after them still run (in a new worker)."""
+def _run_planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bodies: dict[str, str],
+                 options: list[str]) -> dict[str, Any]:
+    """The runner over one-line programs of ``x0`` (``bodies``: name -> line), one worker,
+    polled every half second; its records by program name (its output in ``tmp_path / "out"``)."""
     from tests.fuzz import run
 
     programs = tmp_path / "programs"
     programs.mkdir()
     x = TensorSpec("x0", [3], "float32", "normal", 1)
-    bodies = {"a_segfault": "v1 = x0 + (__import__('os').kill(__import__('os').getpid(), 11) or 0)",
-              "b_hang": "v1 = x0 + (__import__('time').sleep(600) or 0)", "c_fine": "v1 = x0 * 2",
-              "d_spin": "v1 = x0 + sum(iter(int, 1))"}
     for name, line in bodies.items():
         p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
         (programs / f"{name}.json").write_text(p.to_json())
     out = tmp_path / "out"
+    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
+    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--minimize", "0", *options])
+    return {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+
+
+def test_runner_records_a_segfault_and_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program that kills its worker, one that spins (CPU time) and one that sleeps (wall time)
+    are recorded as such, and the programs after them still run (in a new worker)."""
+    bodies = {"a_segfault": "v1 = x0 + (__import__('os').kill(__import__('os').getpid(), 11) or 0)",
+              "b_hang": "v1 = x0 + (__import__('time').sleep(600) or 0)", "c_fine": "v1 = x0 * 2",
+              "d_spin": "v1 = x0 + sum(iter(int, 1))"}
+    out = tmp_path / "out"
     # short limits (the worker is warmed up before its clock starts, so c_fine takes well under
     # a second), looked at every half second instead of every two
-    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
-    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--timeout", "2",
-              "--wall-timeout", "6", "--minimize", "0", "--configs", "ref-ts"])
-    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    records = _run_planted(tmp_path, monkeypatch, bodies, ["--timeout", "2", "--wall-timeout", "6", "--configs", "ref-ts"])
     kinds = {name: [o["kind"] for o in r["result"]["outcomes"]] for name, r in records.items()}
     assert kinds == {"a_segfault": ["segfault"], "b_hang": ["hang"], "c_fine": ["ok"], "d_spin": ["hang"]}, kinds
     details = {name: r["result"]["outcomes"][0]["detail"] for name, r in records.items()}
@@ -192,22 +199,10 @@ def test_runner_makes_a_program_whose_eager_autocast_dies_invalid(tmp_path: Path
     """Eager under autocast runs before any configuration, announced as its own: a worker that
     dies there (torch's oneDNN AMX convolutions segfault on some bf16 shapes) makes the program
     invalid, not a segfault of the configuration (seed 97's two were eager's)."""
-    from tests.fuzz import run
-
-    programs = tmp_path / "programs"
-    programs.mkdir()
-    x = TensorSpec("x0", [3], "float32", "normal", 1)
     kill = "__import__('os').kill(__import__('os').getpid(), 11)"
     bodies = {"a_eager_dies": f"v1 = x0 + ({kill} if torch.is_autocast_enabled('cpu') else 0)",
               "b_fine": "v1 = x0 * 2"}
-    for name, line in bodies.items():
-        p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
-        (programs / f"{name}.json").write_text(p.to_json())
-    out = tmp_path / "out"
-    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
-    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--minimize", "0",
-              "--configs", "ref-bf16"])
-    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    records = _run_planted(tmp_path, monkeypatch, bodies, ["--configs", "ref-bf16"])
     dead = records["a_eager_dies"]["result"]
     assert dead["outcomes"] == [] and dead["invalid"].startswith("eager-autocast-bf16: eager died"), dead
     assert [o["kind"] for o in records["b_fine"]["result"]["outcomes"]] == ["ok"]
