@@ -80,7 +80,7 @@ from ziggurat.backends.cpu.kernels.quantized_lanes import (
 from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 from ziggurat.backends.cpu.vecmath.builder import f32_round as _f32
 from ziggurat.dialects.fused.pack_int8 import K_GROUP, PANEL, padded_k, panels, table_floats
@@ -217,6 +217,15 @@ class Int8GemmSpec:
         return -(-self.k // 16) * 16
 
     @property
+    def planar_byte_rows(self) -> bool:
+        """``a_nchw`` taps gathered as rows of bytes (``dw == 1``, ``C <= 4``, ``kw <= 16``): a
+        row of ``kw`` taps is ``kw`` consecutive bytes of each of the ``C`` planes."""
+        if self.a_conv is None or not self.a_nchw:
+            return False
+        _, _, c, _, kw, _, _, _, _, _, dw, _, _ = self.a_conv
+        return dw == 1 and c <= 4 and kw <= 16
+
+    @property
     def planes_quantized_first(self) -> bool:
         """A float32 NCHW input of a few channels (an RGB stem) whose taps the byte gather takes:
         its planes are quantized to uint8 once, vectorized, into the workspace past A, and then
@@ -224,10 +233,7 @@ class Int8GemmSpec:
         as they were gathered: a 7x7/2 stem over a 224x224 float32 RGB image (12544x64x147, AMX,
         1 thread, Emerald Rapids, the two kernels alternated in one process) 2.85 -> 1.15 ms.
         (A model whose input pair is stored as uint8, ResNet-50's, takes ``a_u8`` already.)"""
-        if self.a_conv is None or not self.a_nchw or self.a_u8:
-            return False
-        _, _, c, _, kw, _, _, _, _, _, dw, _, _ = self.a_conv
-        return dw == 1 and c <= 4 and kw <= 16
+        return self.planar_byte_rows and not self.a_u8
 
     @property
     def planes_offset(self) -> int:
@@ -498,14 +504,9 @@ class _Emitter:
         with for_range(b, begin, end, name="prow") as row:
             src = gep(b, x, llvm_ir.mul(b, row, i64(w)))
             dst = gep(b, planes, llvm_ir.mul(b, row, i64(w)))
-            for j in range(0, w, 16):
+            for j in range(0, w, 16):  # a tail stores its bytes only: the next row's follow
                 lanes = min(16, w - j)
-                if lanes == 16:
-                    v = vec.load(b, gep(b, src, j))
-                else:
-                    mask = ir.Constant(ir.VectorType(I1, 16), [1 if t < lanes else 0 for t in range(16)])
-                    v = llvm_ir.masked_load(b, gep(b, src, j), mask, ir.VectorType(F32, 16), 4)
-                q = quantize_u8(self.module, b, vec, v, s.a_scale, s.a_zero_point)
+                q = quantize_u8(self.module, b, vec, vec.load(b, gep(b, src, j), lanes), s.a_scale, s.a_zero_point)
                 store_u8(self.module, b, q, gep(b, dst, j), lanes)
 
     def _gather_planes(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
@@ -522,7 +523,7 @@ class _Emitter:
         x = _i(b.bitcast(x, elem.as_pointer()))
         zp_bytes = self._zero_point_bytes(16)
 
-        if (s.a_u8 or s.planes_quantized_first) and dw == 1 and c <= 4 and kw <= 16:
+        if s.planar_byte_rows and elem == I8:
             self._gather_plane_rows(b, begin, end, x, ws)
             return
         with for_range(b, begin, end, name="qrow") as row:
