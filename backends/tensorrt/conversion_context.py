@@ -29,15 +29,20 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs, DynamicSizeError, Scalar, node_info
 from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.op_registry import schema_text
-from ziggurat.dialects.trt import ConstantOp, TrtLayerOp
+from ziggurat.dialects.trt import ConstantOp, DequantizeOp, TrtLayerOp
 from ziggurat.dialects.trt.base import element_of, shape_of
 from ziggurat.dialects.trt.shapes import DYNAMIC
 from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.literals import literal_attr, literal_tensor
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of, element_type
+from ziggurat.passes.decompose_quantize import int8_rows, row_scales
 
 OpT = TypeVar("OpT", bound=TrtLayerOp)
+
+#: The pass name under which converters count what they did (``compiled.report``'s
+#: ``convert-torch-to-trt: ...``, ``explain``'s "TensorRT int8").
+STATISTICS = "convert-torch-to-trt"
 
 
 class ConversionError(ZigguratError):
@@ -153,14 +158,11 @@ class ConversionContext:
         """A folded int8 weight (``ziggurat.row_scales``: its rows are int8 times their scales)
         as its int8 constant and a per-channel dequantize along dim 0, TensorRT's int8 weights;
         None for any other literal."""
-        from ziggurat.dialects.trt import DequantizeOp
-        from ziggurat.passes.decompose_quantize import int8_rows, row_scales
-
         scales = row_scales(op.result)
         w8 = None if scales is None else int8_rows(literal_tensor(op.value), scales)
         if scales is None or w8 is None:
             return None
-        record("convert-torch-to-trt", "int8 weights as int8 constants and a dequantize")
+        record(STATISTICS, "int8 weights as int8 constants and a dequantize")
         integers = self.constant(w8, f"{hint} int8")
         integers.name_hint = f"{hint}_int8"
         dequantize = self.add(DequantizeOp(integers, self.constant(scales, f"{hint} scales"),

@@ -15,7 +15,7 @@ clip and the NaN test are needed only for a narrower range or a zero point (Tens
 zero point for int8): a symmetric int8 pair (``XNNPACKQuantizer``'s, zp 0 in ``[-128, 127]``)
 is the two layers alone, and uint8 with zero point 128 fits too.  A pair whose range does not
 fit int8 (uint8 with another zero point: X86InductorQuantizer's activations) keeps its float32
-layers, one per op, with the reason in the validator.
+layers, one per op, counted in the compile report.
 
 Weights come as int8 constants and a per-channel dequantize (``ConversionContext``: a literal
 with ``ziggurat.row_scales``), so a convolution or linear between a pair and int8 weights is
@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 from xdsl.ir import OpResult, SSAValue
 
-from ziggurat.backends.tensorrt.conversion_context import ConversionContext
+from ziggurat.backends.tensorrt.conversion_context import STATISTICS, ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import activation, elementwise, select
 from ziggurat.backends.tensorrt.converters.elementwise import mul
@@ -59,18 +59,10 @@ def int8_problem(pair: DecomposedPair) -> str | None:
     return None
 
 
-#: The counters ``compiled.report`` shows for the pairs (``convert-torch-to-trt: ...``).
-PASS = "convert-torch-to-trt"
-
-
 def _pair_validator(args: ConverterArgs) -> str | None:
-    pair = decomposed_pair(args.op.results[0])
-    if pair is None:
+    if decomposed_pair(args.op.results[0]) is None:
         return "not the last op of a decomposed quantize -> dequantize pair"
-    problem = int8_problem(pair)
-    if problem is not None:
-        record(PASS, "quantize-dequantize pairs kept float32 (their integers do not fit int8 without a zero point)")
-    return problem
+    return None
 
 
 def quantize_dequantize(ctx: ConversionContext, x: SSAValue, pair: DecomposedPair) -> SSAValue:
@@ -89,9 +81,15 @@ def quantize_dequantize(ctx: ConversionContext, x: SSAValue, pair: DecomposedPai
 
 @converter("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", validator=_pair_validator, priority=1)
 def quantize_dequantize_pair(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """The pair's Q/DQ layers; its last product alone (the pair stays float32 layers, one per op)
+    where its integers do not fit TensorRT's int8 (:func:`int8_problem`) or some of its ops run
+    outside this segment (``torch_executed_ops``)."""
     pair = decomposed_pair(args.op.results[0])
     assert pair is not None
+    if int8_problem(pair) is not None:
+        record(STATISTICS, "quantize-dequantize pairs kept float32 (their integers do not fit int8 without a zero point)")
+        return mul(ctx, args)
     if not all(isinstance(ctx.values.get(op.results[0]), OpResult) for op in pair.ops[:-1]):
-        return mul(ctx, args)  # some of the pair's ops run outside this segment (torch_executed_ops)
-    record(PASS, "quantize-dequantize pairs as int8 Q/DQ layers")
+        return mul(ctx, args)
+    record(STATISTICS, "quantize-dequantize pairs as int8 Q/DQ layers")
     return quantize_dequantize(ctx, ctx.tensor(pair.x), pair)
