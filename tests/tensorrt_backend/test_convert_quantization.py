@@ -18,6 +18,7 @@ from ziggurat.dialects.trt import ActivationOp, DequantizeOp, QuantizeOp, Select
 from ziggurat.ir.interpreter.trt_layers.quantization import quantize
 from ziggurat.passes.decompose_quantize import int8_rows
 from ziggurat.tests.support.quantized_models import Uint8Chain, float32_bits, qd
+from trt_builders import constant, run_layer
 
 #: (dtype, zero point, quant_min, quant_max) -> (Q/DQ layers?, a clip?, a NaN select?)
 PAIRS: dict[str, tuple[tuple[torch.dtype, int, int, int], tuple[bool, bool, bool]]] = {
@@ -105,11 +106,19 @@ def test_reference_quantize_and_dequantize_layers() -> None:
     x = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, 1000.0, -1000.0, float("nan"), float("inf"), -float("inf")])
     q = quantize(x, torch.tensor(1.0))
     assert q.tolist() == [0, 2, 2, 0, -2, 127, -128, 0, 127, -128] and q.dtype == torch.int8
+    q8 = torch.tensor([[1, -2, 127], [-128, 0, 3]], dtype=torch.int8)
+    scales = torch.tensor([0.5, 0.25, 3.0])
+    got = run_layer([q8], lambda v: DequantizeOp(v, constant(scales, "s"), name="dq", axis=1).output)
+    assert torch.equal(got, q8.float() * scales)
+    quantized = run_layer([torch.tensor([[0.74, 0.76, -1e9]])],
+                          lambda v: QuantizeOp(v, constant(torch.tensor(0.5), "s"), name="q").output)
+    assert quantized.tolist() == [[1, 2, -128]]
 
 
 def test_int8_rows_takes_a_folded_weight_back_exactly() -> None:
     g = torch.Generator().manual_seed(3)
     w8 = torch.randint(-128, 128, (6, 3, 2, 2), dtype=torch.int8, generator=g)
+    w8[0, 0, 0, 0] = 0
     scales = torch.rand(6, generator=g) * 0.01 + 1e-3
     folded = w8.float() * scales.reshape(-1, 1, 1, 1)
     back = int8_rows(folded, scales)
@@ -118,8 +127,7 @@ def test_int8_rows_takes_a_folded_weight_back_exactly() -> None:
     assert int8_rows(folded * 200, scales) is None  # past int8
     negative_zero = folded.clone()
     negative_zero[w8 == 0] = -0.0
-    if bool((w8 == 0).any()):
-        assert int8_rows(negative_zero, scales) is None  # -0.0 is no int8 times a scale
+    assert int8_rows(negative_zero, scales) is None  # -0.0 is no int8 times a scale
     nan = folded.clone()
     nan[0, 0, 0, 0] = float("nan")
     assert int8_rows(nan, scales) is None
