@@ -137,10 +137,15 @@ class Worker:
 
 
 def _died(index: int | str, config: str, kind: str, detail: str, program: str) -> dict[str, Any]:
+    """The record of a worker that died or hung in ``config``; in eager's own autocast run
+    (``EAGER_AUTOCAST``) the program is invalid: there is nothing to compare with."""
     outcome = {"config": config, "kind": kind, "reason": kind, "detail": detail, "fallbacks": {}, "native": [],
                "fusions": {}, "compared": 0, "masked": 0, "ratio": 0.0, "call_refusals": []}
+    outcomes, invalid = [outcome], ""
+    if config.startswith(EAGER_AUTOCAST):
+        outcomes, invalid = [], f"{config}: eager {'died' if kind == 'segfault' else 'hung'}: {detail.splitlines()[0]}"
     return {"event": "result", "index": index, "program": program, "ops": [], "result":
-            {"program": program, "outcomes": [outcome], "invalid": "", "fresh_checked": True}, "seconds": 0.0}
+            {"program": program, "outcomes": outcomes, "invalid": invalid, "fresh_checked": True}, "seconds": 0.0}
 
 
 def _last_traceback(log: Path) -> str:
@@ -173,8 +178,6 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
                 worker = None
                 detail = f"no progress for {limits[0]:.0f} CPU seconds (or {limits[1]:.0f} wall seconds) in {config}"
                 record = _died(job, config, "hang", detail, names.get(job, job))
-                if config.startswith(EAGER_AUTOCAST):
-                    record["result"].update(outcomes=[], invalid=f"{config}: eager hung")
                 break
             if line is None:
                 code = worker.proc.wait()
@@ -182,8 +185,6 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
                 worker = None
                 detail = f"worker died (exit status {code}) in {config}\n{_last_traceback(log)}"
                 record = _died(job, config, "segfault", detail, names.get(job, job))
-                if config.startswith(EAGER_AUTOCAST):  # eager's own crash: nothing to compare with
-                    record["result"].update(outcomes=[], invalid=f"{config}: eager died (exit status {code})")
                 break
             event = json.loads(line)
             if event["event"] == "config":
