@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map
 
 from tests.fuzz.eager_layouts import run_eager_contiguous_operands
 from tests.fuzz.execute import (build_module, clone_inputs, example_inputs, fresh_inputs, run_eager, run_eager64,
@@ -220,20 +220,39 @@ ACCUMULATING = frozenset({"convolution", "mm", "bmm", "addmm", "baddbmm", "addbm
 
 def overflows(program: Program, inputs: tuple[torch.Tensor, ...]) -> bool:
     """Whether an accumulating aten op of the program (``ACCUMULATING``; inside a node too: a
-    conv whose overflow a hardsigmoid then clamps) makes a NaN or an infinity from finite
-    operands of both signs on these inputs, in eager: its result is then the order of its sums."""
+    conv whose overflow a hardsigmoid then clamps) overflows float32 on these inputs, in eager,
+    with operands of both signs: its inf or NaN is then the order of its sums.
+
+    An overflow is a non-finite element of the result that stays non-finite when the operands'
+    infinities and NaNs are read as zeros.  With infinite operands too, the order still decides:
+    seed 105, program 207: a linear's terms were -inf, -inf, a product past float32 (finite in
+    float64) and +inf; eager's FMA order reached -inf, the scalar ISA's separate products NaN."""
     found = False
+
+    def finite_only(a: Any) -> Any:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            return torch.where(torch.isfinite(a), a, torch.zeros_like(a))
+        return a
+
+    def floats(tree: Any) -> list[torch.Tensor]:
+        return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor) and t.is_floating_point()]
 
     class Watch(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             nonlocal found
-            out = func(*args, **(kwargs or {}))
-            if not found and func._schema.name.partition("::")[2] in ACCUMULATING:
-                operands = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-                results = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
-                found = all(bool(torch.isfinite(o).all()) for o in operands) and \
-                    any(bool((o < 0).any()) and bool((o > 0).any()) for o in operands) and \
-                    any(not bool(torch.isfinite(t).all()) for t in results)
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            if found or func._schema.name.partition("::")[2] not in ACCUMULATING:
+                return out
+            operands, results = floats((args, kwargs)), floats(out)
+            if not any(bool((o < 0).any()) and bool((o > 0).any()) for o in operands):
+                return out
+            if all(bool(torch.isfinite(o).all()) for o in operands):
+                found = any(not bool(torch.isfinite(t).all()) for t in results)
+            elif any(not bool(torch.isfinite(t).all()) for t in results):
+                again = floats(func(*tree_map(finite_only, args), **tree_map(finite_only, kwargs)))
+                found = any(bool((~torch.isfinite(r) & ~torch.isfinite(t)).any())
+                            for r, t in zip(again, results, strict=True) if r.shape == t.shape)
             return out
 
     with Watch():

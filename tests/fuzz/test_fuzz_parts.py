@@ -547,6 +547,22 @@ def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
     assert not overflows(_neg_program(), (torch.full((3, 17), 3e38),))  # -inf from -3e38 * 2
 
 
+def test_an_overflow_beside_infinite_operands_checks_nothing() -> None:
+    """Fuzz seed 105, program 207: ``linear(x, w)`` with ``w`` holding infinities of both signs;
+    one output's terms were -inf, -inf, a product past float32's range (finite in float64) and
+    +inf.  Eager's FMA order sums them to -inf, the scalar ISA's separate products to NaN: the
+    overflow, seen with the infinities read as zeros, makes the inputs invalid."""
+    program = Program.from_json((Path(__file__).parent / "overflowing_linear_with_infinities.json").read_text())
+    assert overflows(program, example_inputs(program))
+    result = check_program(program, [Config.parse("cpu-scalar-ex")])
+    assert result.invalid and not result.outcomes, result
+    # infinities alone (no finite overflow) give the same inf or NaN in every order: checked
+    inf_program = Program("infs", [TensorSpec("x0", [4, 23], "float32", "special", 3)], [],
+                          [Node(["v1 = x0 @ x0.t()"], ["v1"], ["x0"], "mm")], ["v1"])
+    inputs = example_inputs(inf_program)
+    assert not bool(torch.isfinite(inputs[0]).all()) and not overflows(inf_program, inputs)
+
+
 def test_a_probe_that_writes_an_operand_is_rejected_and_changes_nothing() -> None:
     """An OpInfo sample of ``instance_norm`` with running stats updates them in place (seed 78,
     program 100): the probe ran it on the example values themselves, which changed them under
