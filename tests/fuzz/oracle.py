@@ -548,6 +548,12 @@ def _check_program(program: Program, configs: list[Config] | None, threads: int,
 #: bf16 shapes), and the runner makes the program invalid instead of charging a configuration.
 EAGER_AUTOCAST = "eager-autocast"
 
+#: The phase a worker announces while it generates a program: the generator's probes run eager
+#: on the example values, and a death there is torch's (seed 106, program 15: torch 2.13's float32
+#: conv2d of a channels-last [2, 11, 7, 1] image at stride 2, dilation (1, 2) segfaults on every
+#: oneDNN ISA).  The runner makes such a program invalid and never regenerates it in its own process.
+GENERATING = "generate"
+
 
 def _run_eager_autocast(program: Program, configs: list[Config],
                         refs: dict[str, tuple[tuple[torch.Tensor, ...], Reference]],

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.generator import PROFILES, generate
-from tests.fuzz.oracle import EAGER_AUTOCAST, Config
+from tests.fuzz.oracle import EAGER_AUTOCAST, GENERATING, Config
 from tests.fuzz.program import Program
 from tests.fuzz.repro import write_repro
 from tests.fuzz.summary import summarize
@@ -138,11 +138,12 @@ class Worker:
 
 def _died(index: int | str, config: str, kind: str, detail: str, program: str) -> dict[str, Any]:
     """The record of a worker that died or hung in ``config``; in eager's own autocast run
-    (``EAGER_AUTOCAST``) the program is invalid: there is nothing to compare with."""
+    (``EAGER_AUTOCAST``) or while the program was generated (``GENERATING``: the generator's
+    probes run eager) the program is invalid: there is nothing to compare with."""
     outcome = {"config": config, "kind": kind, "reason": kind, "detail": detail, "fallbacks": {}, "native": [],
                "fusions": {}, "compared": 0, "masked": 0, "ratio": 0.0, "call_refusals": []}
     outcomes, invalid = [outcome], ""
-    if config.startswith(EAGER_AUTOCAST):
+    if config.startswith(EAGER_AUTOCAST) or config == GENERATING:
         outcomes, invalid = [], f"{config}: eager {'died' if kind == 'segfault' else 'hung'}: {detail.splitlines()[0]}"
     return {"event": "result", "index": index, "program": program, "ops": [], "result":
             {"program": program, "outcomes": outcomes, "invalid": invalid, "fresh_checked": True}, "seconds": 0.0}

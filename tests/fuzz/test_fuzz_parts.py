@@ -350,6 +350,22 @@ def test_the_program_of_a_dead_workers_record_is_regenerated() -> None:
     assert program_of(record, args).to_json() == generate(3, 17, PROFILES["default"]).to_json()
 
 
+def test_a_worker_that_dies_generating_makes_the_program_invalid(tmp_path: Path) -> None:
+    """Seed 106, program 15: the generator's probe ran torch's float32 conv2d on a channels-last
+    image, which segfaults (torch 2.13).  The worker died while generating; the runner then
+    regenerated the program in its own process to write the failure's repro, and died too.  A
+    death while generating is eager's: the program is invalid and nothing regenerates it."""
+    import argparse
+
+    from tests.fuzz.oracle import GENERATING
+    from tests.fuzz.run import _died, save_failures
+
+    record = _died("15", GENERATING, "segfault", "worker died (exit status -11) in generate", "s106_g15")
+    assert record["result"]["outcomes"] == [] and record["result"]["invalid"].startswith("generate: eager died")
+    args = argparse.Namespace(seed=106, profile="gemm")
+    assert save_failures([record], args, tmp_path) == [] and not (tmp_path / "failures").exists()
+
+
 def test_exact_result_of_grid_operands_is_an_answer() -> None:
     """Seed 3 program 3650: the mean of sgn(x0) is 0 exactly (eight values in {-1, 0, 1});
     eager's var_mean (Welford) returns 2**-55.  A compiler's exact 0 passes; 1e-6 does not."""

@@ -21,7 +21,7 @@ import time
 from typing import Any, TextIO
 
 from tests.fuzz.generator import PROFILES, SPEC_ERRORS, generate
-from tests.fuzz.oracle import Config, all_configs, check_program, every_config
+from tests.fuzz.oracle import GENERATING, Config, all_configs, check_program, every_config
 from tests.fuzz.program import Node, Program, TensorSpec
 
 
@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             index: int | str = path
         else:
             index = int(line)
+            channel.write(json.dumps({"event": "config", "index": index, "config": GENERATING}) + "\n")
             program = generate(args.seed, index, PROFILES[args.profile])
         channel.write(json.dumps(check(program, configs, channel, index, args.threads, args.cache_dir)) + "\n")
     return 0
