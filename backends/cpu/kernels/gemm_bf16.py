@@ -42,6 +42,7 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16, round_f32_to_bf16
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.bf16_tables import look_up, table_global
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -557,7 +558,7 @@ class _Emitter:
         def rnd(x: ir.Value) -> ir.Value:  # a bf16 op's result, as eager stores it
             return round_f32_to_bf16(b, x) if rounded else x
 
-        def pre(x: ir.Value, row: ir.Value, h: int) -> ir.Value:
+        def pre(x: ir.Value, row: ir.Value, h: int, final_round: bool = True) -> ir.Value:
             if s.scale != 1.0:
                 x = llvm_ir.fmul(b, rnd(x), vec.const(s.scale))
             if s.bias and s.bias_rows:  # one bias per row (a 1x1 convolution's channel)
@@ -568,7 +569,7 @@ class _Emitter:
                 x = self._binary(b, rnd(x), other, row, cols_h[h], rs, ocs, masks[h])
             # the op before the unary rounds, or the product before a later binary (else the store rounds)
             before_unary = s.unary is not None and not clamps
-            return rnd(x) if before_unary or (s.unary is None and s.binary is not None) else x
+            return rnd(x) if final_round and (before_unary or (s.unary is None and s.binary is not None)) else x
 
         def post(x: ir.Value, i: int | ir.Value, h: int) -> ir.Value:
             if s.binary is not None and not s.binary_first:
@@ -584,6 +585,18 @@ class _Emitter:
                 ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
                 self._masked_store(b, x, ptr, masks[h], 4)
 
+        if s.unary_table:
+            # the activation's bf16 input (pre's rounding, as f32_to_bf16's bits) indexes eager's answers
+            table = table_global(self.module, s.unary)  # pyright: ignore[reportArgumentType]
+            with for_range(b, 0, rows, name="erow") as i:
+                for h in range(2):
+                    y = look_up(b, table, f32_to_bf16(b, pre(vec.load(b, tile_at(i, h)), row_of(i), h, False)))
+                    if s.binary is not None and not s.binary_first:
+                        store(self._binary(b, bf16_to_f32(b, y), other, row_of(i), cols_h[h], rs, ocs, masks[h]), i, h)
+                    else:
+                        dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
+                        self._masked_store(b, y, gep(b, _i(b.bitcast(c, I16P)), dst), masks[h], 2)
+            return
         if stages(s.unary, 16):
             # A transcendental runs over the staged block a few rows at a time as one wide value
             # (staged_epilogue): the ops before it first, in place.

@@ -92,4 +92,6 @@ def bf16_gemm_callable(spec: Bf16GemmSpec) -> Bf16GemmKernel:
         return str(module)
 
     key = f"bf16-gemm/{spec!r}/generator={generator_digest()}"
+    if spec.unary_table:  # the table holds torch's answers
+        key += f"/torch={torch.__version__}"
     return Bf16GemmKernel(spec, compile_ir(build, Isa.AVX512, key_source=key))

@@ -27,6 +27,9 @@
   round their results: the product (scaled, plus bias), the binary's and the unary's results
   (a ``scale`` multiplies the rounded product: eager's ``matmul * c``), so the activation reads
   the bf16 value eager's activation reads;
+* with ``unary_table`` (``rounded_steps``, a transcendental ``unary``), the activation's result
+  is looked up in a table of eager's own answers for every bf16 input
+  (:mod:`~ziggurat.backends.cpu.kernels.bf16_tables`) instead of computed;
 * with ``a_padded``, every row of ``A`` holds ``K`` rounded up to 32 elements, zero past ``K``
   (a weight padded at compile time): the AVX512-BF16 kernel then reads the last, partial step of
   K in place, in the same loop, instead of copying each block's tail into a zero-padded buffer
@@ -39,6 +42,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ziggurat.backends.cpu.kernels.bf16_tables import EAGER_ACTIVATIONS, has_table
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
     checked_positive,
@@ -91,6 +95,7 @@ class Bf16GemmSpec:
     b_conv: tuple[int, int, int, int, int, int, int, int] | None = None
     a_padded: bool = False
     rounded_steps: bool = False
+    unary_table: bool = False
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -142,6 +147,9 @@ class Bf16GemmSpec:
         s(self, "scale", float(self.scale))
         if self.rounded_steps and not self.out_bf16:
             raise GemmSpecError("Bf16GemmSpec.rounded_steps rounds to bf16: it needs out_bf16=True")
+        if self.unary_table and not (self.rounded_steps and has_table(self.unary, self.unary_params)):
+            raise GemmSpecError(f"Bf16GemmSpec.unary_table needs rounded_steps and an activation with a table "
+                                f"({', '.join(EAGER_ACTIVATIONS)}), got unary={self.unary!r}")
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):

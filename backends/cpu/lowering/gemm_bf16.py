@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.bf16_tables import has_table
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import LAYOUT, pack_b_bf16
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
@@ -169,6 +170,8 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
         spec["out_bf16"] = False
     elif addend is None:  # eager rounds each bf16 op's result (an addend is part of the product: addmm)
         spec["rounded_steps"] = True
+        if has_table(spec.get("unary"), spec.get("unary_params", {})):  # eager's own answers, looked up
+            spec["unary_table"] = True
     out = ctx.new_buffer(out_shape, out_dtype, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))

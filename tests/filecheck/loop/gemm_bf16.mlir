@@ -4,7 +4,8 @@
 // bf16 GEMMs are loop.gemm calls of the bf16 kernels (AMX or AVX512-BF16, by host feature):
 // a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
 // float32, the post-ops in the epilogue, each step rounded to bf16 as eager's separate bf16 ops
-// round (rounded_steps); a computed right operand is packed by the kernel
+// round (rounded_steps), a transcendental activation looked up in eager's answers for every bf16
+// input (unary_table; relu needs none); a computed right operand is packed by the kernel
 // (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
 // one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw, sh,
 // sw]), its output read back through a [..., :OW] view; a strided one reads the image split
@@ -16,6 +17,11 @@ builtin.module {
     %w = torch.literal dense<0.5> : tensor<24x8xbf16>
     %b = torch.literal dense<0.25> : tensor<24xbf16>
     %0 = fused.linear %x, %w bias(%b : tensor<24xbf16>) {post_ops = [#fused.unary<relu>]} : (tensor<5x8xbf16>, tensor<24x8xbf16>) -> tensor<5x24xbf16>
+    func.return %0 : tensor<5x24xbf16>
+  }
+  func.func @linear_gelu(%x: tensor<5x8xbf16>) -> tensor<5x24xbf16> {
+    %w = torch.literal dense<0.5> : tensor<24x8xbf16>
+    %0 = fused.linear %x, %w {post_ops = [#fused.unary<gelu_erf>]} : (tensor<5x8xbf16>, tensor<24x8xbf16>) -> tensor<5x24xbf16>
     func.return %0 : tensor<5x24xbf16>
   }
   func.func @product(%a: tensor<3x5x8xbf16>, %c: tensor<3x8x7xbf16>) -> tensor<3x5x7xbf16> {
@@ -56,7 +62,10 @@ builtin.module {
 // CHECK-DAG:     loop.constant {{.*}} : tensor<24xf32> -> memref<24xf32>
 // CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>) b(%{{.*}} : memref<1024xbf16>) c(%{{.*}} : memref<5x24xbf16>) bias(%{{.*}} : memref<24xf32>)
 // CHECK-SAME:      spec {bf16_kernel = "{{(amx|avx512bf16)}}", m = 5 : i64, n = 24 : i64, k = 8 : i64, lda = 8 : i64, ldc = 24 : i64, unary = "relu"
-// CHECK-SAME:      rounded_steps = true
+// CHECK-SAME:      rounded_steps = true, origins
+// CHECK-LABEL: func.func @linear_gelu
+// CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>)
+// CHECK-SAME:      unary = "gelu_erf", rounded_steps = true, unary_table = true
 // CHECK-LABEL: func.func @product
 // CHECK:         loop.gemm {{.*}} a(%a : memref<3x5x8xbf16>) b(%c : memref<3x8x7xbf16>)
 // CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64
