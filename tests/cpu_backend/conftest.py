@@ -41,3 +41,12 @@ def isa(request: pytest.FixtureRequest) -> str:
     if request.param not in host_isas():
         pytest.skip(f"host cannot run {request.param}")
     return request.param
+
+
+@pytest.fixture(params=[ISAS[0], *(pytest.param(i, marks=pytest.mark.slow) for i in ISAS[1:])])
+def model_isa(request: pytest.FixtureRequest) -> str:
+    """``isa`` for whole-model tests (10 s a build): avx512 in ``make test``, the others under
+    ``-m slow``; every ISA's kernels keep their own tests in ``make test``."""
+    if request.param not in host_isas():
+        pytest.skip(f"host cannot run {request.param}")
+    return request.param

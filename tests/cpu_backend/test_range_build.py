@@ -290,14 +290,14 @@ def test_products_of_two_symbols_and_sliced_positions(isa: str) -> None:
     assert SPECIALIZED not in compiled.report.stats
 
 
-def test_a_sequence_through_attention_is_one_build(isa: str) -> None:
+def test_a_sequence_through_attention_is_one_build(model_isa: str) -> None:
     """A dynamic batch and sequence through attention: Q @ K^T takes ``n``, its leading dim and
     ``seq * seq`` batch strides at run time, P @ V its ``k``; the lowerings change structure
     at very short sequences, so the build serves them from a raised floor and a shorter one
     gets a range build of its own over the batch (pinned), as does batch 1 over the sequence."""
     torch.manual_seed(0)
     model = Attention().eval()
-    compiled = ziggurat.compile(model, (_rand(3, 20, 32),), backend="cpu", isa=isa,
+    compiled = ziggurat.compile(model, (_rand(3, 20, 32),), backend="cpu", isa=model_isa,
                                 dynamic_shapes=({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=64)},))
     text = compiled.report.stats[RANGE_BUILD]
     assert text.startswith(ONE_BUILD), text

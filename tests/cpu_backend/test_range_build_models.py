@@ -19,10 +19,10 @@ def _ids(shape: tuple[int, int]) -> torch.Tensor:
     return torch.randint(0, 512, shape, generator=torch.Generator().manual_seed(shape[0] * 1000 + shape[1]))
 
 
-def test_bert_batch_and_sequence(isa: str) -> None:
+def test_bert_batch_and_sequence(model_isa: str) -> None:
     torch.manual_seed(0)
     model = BertEncoder(BertConfig(vocab_size=512, hidden=64, layers=1, heads=2, intermediate=128)).eval()
-    compiled = ziggurat.compile(model, (_ids((3, 17)),), backend="cpu", isa=isa,
+    compiled = ziggurat.compile(model, (_ids((3, 17)),), backend="cpu", isa=model_isa,
                                 dynamic_shapes=({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=96)},))
     assert compiled.report.stats[RANGE_BUILD].startswith(ONE_BUILD), compiled.report.stats[RANGE_BUILD]
     with torch.no_grad():
@@ -32,10 +32,10 @@ def test_bert_batch_and_sequence(isa: str) -> None:
     assert SPECIALIZED not in compiled.report.stats  # batch 1 and short sequences: pinned range builds
 
 
-def test_gpt2_sequence(isa: str) -> None:
+def test_gpt2_sequence(model_isa: str) -> None:
     torch.manual_seed(0)
     model = GPT2(GPT2Config(vocab_size=512, hidden=64, layers=1, heads=2)).eval()
-    compiled = ziggurat.compile(model, (_ids((1, 17)),), backend="cpu", isa=isa,
+    compiled = ziggurat.compile(model, (_ids((1, 17)),), backend="cpu", isa=model_isa,
                                 dynamic_shapes=({1: Dim("seq", min=1, max=127)},))
     assert compiled.report.stats[RANGE_BUILD].startswith(ONE_BUILD), compiled.report.stats[RANGE_BUILD]
     floor = compiled.range_lows[0] if compiled.range_lows else 2
