@@ -138,7 +138,6 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
           other_view: tuple[GemmOperand, int, int, int] | None = None, out_dtype: torch.dtype = BF16) -> TensorValue:
     """``other_view``: the residual already laid out as ``(operand, row, column, batch strides)``
     (a convolution's, in its padded-width layout), instead of ``epi.other`` read by :func:`residual_operand`."""
-    del kernel
     if scale != 1.0:
         spec["scale"] = float(scale)
     bias_operand: GemmOperand | None = None
@@ -170,8 +169,8 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
         spec["out_bf16"] = False
     elif addend is None:  # eager rounds each bf16 op's result (an addend is part of the product: addmm)
         spec["rounded_steps"] = True
-        if has_table(spec.get("unary"), spec.get("unary_params", {})):  # eager's own answers, looked up
-            spec["unary_table"] = True
+        if kernel == "amx" and has_table(spec.get("unary"), spec.get("unary_params", {})):
+            spec["unary_table"] = True  # eager's own answers, looked up (kernels/bf16_tables.py: where)
     out = ctx.new_buffer(out_shape, out_dtype, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))

@@ -4,8 +4,8 @@
 // bf16 GEMMs are loop.gemm calls of the bf16 kernels (AMX or AVX512-BF16, by host feature):
 // a constant weight is packed at compile time into VNNI-2 panels (KN32n2k), its bias widened to
 // float32, the post-ops in the epilogue, each step rounded to bf16 as eager's separate bf16 ops
-// round (rounded_steps), a transcendental activation looked up in eager's answers for every bf16
-// input (unary_table; relu needs none); a computed right operand is packed by the kernel
+// round (rounded_steps), on AMX a transcendental activation looked up in eager's answers for
+// every bf16 input (unary_table; relu needs none); a computed right operand is packed by the kernel
 // (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
 // one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw, sh,
 // sw]), its output read back through a [..., :OW] view; a strided one reads the image split
@@ -65,7 +65,7 @@ builtin.module {
 // CHECK-SAME:      rounded_steps = true, origins
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>)
-// CHECK-SAME:      unary = "gelu_erf", rounded_steps = true, unary_table = true
+// CHECK-SAME:      {{bf16_kernel = "amx".*unary = "gelu_erf", rounded_steps = true, unary_table = true|bf16_kernel = "avx512bf16".*unary = "gelu_erf", rounded_steps = true, origins}}
 // CHECK-LABEL: func.func @product
 // CHECK:         loop.gemm {{.*}} a(%a : memref<3x5x8xbf16>) b(%c : memref<3x8x7xbf16>)
 // CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64
