@@ -63,7 +63,13 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.index}-{c.inputs[0].dtype}".replace("torch.", "") for c in CASES])
+#: samples per op and dtype in ``make test`` (as test_ops_opinfo's float32 ones); the rest under ``-m slow``
+IN_MAKE_TEST = 2
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.slow] if c.index >= IN_MAKE_TEST else [])
+                                  for c in CASES],
+                         ids=[f"{c.op}-{c.index}-{c.inputs[0].dtype}".replace("torch.", "") for c in CASES])
 def test_native_and_bit_exact(case: Case) -> None:
     with torch.no_grad():
         expected = case.module(*[t.clone() for t in case.inputs])

@@ -576,26 +576,28 @@ class _Emitter:
                 x = self._binary(b, x if s.unary is None else rnd(x), other, row_of(i), cols_h[h], rs, ocs, masks[h])
             return x
 
-        def store(x: ir.Value, i: int | ir.Value, h: int) -> None:
+        def store_bits(bits: ir.Value, i: int | ir.Value, h: int) -> None:  # 16 bf16 values
             dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
+            self._masked_store(b, bits, gep(b, _i(b.bitcast(c, I16P)), dst), masks[h], 2)
+
+        def store(x: ir.Value, i: int | ir.Value, h: int) -> None:
             if s.out_bf16:
-                ptr = gep(b, _i(b.bitcast(c, I16P)), dst)
-                self._masked_store(b, f32_to_bf16(b, x), ptr, masks[h], 2)
+                store_bits(f32_to_bf16(b, x), i, h)
             else:
-                ptr = gep(b, _i(b.bitcast(c, F32P)), dst)
-                self._masked_store(b, x, ptr, masks[h], 4)
+                dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
+                self._masked_store(b, x, gep(b, _i(b.bitcast(c, F32P)), dst), masks[h], 4)
 
         if s.unary_table:
             # the activation's bf16 input (pre's rounding, as f32_to_bf16's bits) indexes eager's answers
-            table = table_global(self.module, s.unary)  # pyright: ignore[reportArgumentType]
+            assert s.unary is not None
+            table = table_global(self.module, s.unary)
             with for_range(b, 0, rows, name="erow") as i:
                 for h in range(2):
                     y = look_up(b, table, f32_to_bf16(b, pre(vec.load(b, tile_at(i, h)), row_of(i), h, False)))
                     if s.binary is not None and not s.binary_first:
                         store(self._binary(b, bf16_to_f32(b, y), other, row_of(i), cols_h[h], rs, ocs, masks[h]), i, h)
                     else:
-                        dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
-                        self._masked_store(b, y, gep(b, _i(b.bitcast(c, I16P)), dst), masks[h], 2)
+                        store_bits(y, i, h)
             return
         if stages(s.unary, 16):
             # A transcendental runs over the staged block a few rows at a time as one wide value
