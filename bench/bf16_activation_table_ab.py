@@ -18,7 +18,7 @@ if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("ben
 
 import torch
 
-from ziggurat.backends.cpu.kernels.bf16_tables import EAGER_ACTIVATIONS
+from ziggurat.backends.cpu.kernels.bf16_tables import eager_activation
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.pack_bf16 import pack_b_bf16
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         a = (torch.randn(m, k) * 2).bfloat16()
         b, bias = pack_b_bf16(torch.randn(k, n)), torch.randn(n)
         outs = {name: kern(a, b, bias) for name, kern in kernels.items()}
-        want = EAGER_ACTIVATIONS[unary](outs["none"])
+        want = eager_activation(unary, outs["none"])
         off = f"{_differing(outs['computed'], want)} / {_differing(outs['table'], want)} of {want.numel()}"
         samples: dict[str, list[float]] = {name: [] for name in kernels}
         for _ in range(args.rounds):

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from tests.cpu_backend.test_gemm_bf16 import KERNELS
-from ziggurat.backends.cpu.kernels.bf16_tables import EAGER_ACTIVATIONS, eager_table, has_table
+from tests.support.eager_activations import EAGER
+from ziggurat.backends.cpu.kernels.bf16_tables import TABLED, eager_table, has_table
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -33,7 +34,7 @@ def _differing(got: torch.Tensor, want: torch.Tensor) -> int:
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("kind", sorted(EAGER_ACTIVATIONS))
+@pytest.mark.parametrize("kind", sorted(TABLED))
 @pytest.mark.parametrize("binary", [None, "after", "first"])
 def test_looked_up_activation_is_eagers_of_the_rounded_product(kernel: str, kind: str, binary: str | None) -> None:
     a, b, bias, other = _operands()
@@ -43,7 +44,7 @@ def test_looked_up_activation_is_eagers_of_the_rounded_product(kernel: str, kind
     spec = Bf16GemmSpec(M, N, K, kernel=kernel, threads=1, bias=True, rounded_steps=True, unary=kind, unary_table=True,
                         **epilogue)  # type: ignore[arg-type]
     got = bf16_gemm_callable(spec)(a, packed, bias, other if binary else None)
-    act = EAGER_ACTIVATIONS[kind]
+    act = EAGER[kind]
     want = act(plain + other) if binary == "first" else act(plain) + other if binary == "after" else act(plain)
     assert _differing(got, want) == 0
     assert bool(got[3].isnan().all()) and not bool(plain[7].isfinite().all())  # the premise: non-finite inputs
@@ -63,7 +64,8 @@ def test_the_computed_gelu_differs_where_the_table_does_not(kernel: str) -> None
 
 def test_table_is_eagers_answer_for_every_input() -> None:
     every = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
-    for kind, act in EAGER_ACTIVATIONS.items():
+    for kind in sorted(TABLED):
+        act = EAGER[kind]
         data = eager_table(kind)
         assert len(data) == 2 * (1 << 16) + 2 and data[-2:] == bytes(2)
         table = torch.frombuffer(bytearray(data[:-2]), dtype=torch.int16)

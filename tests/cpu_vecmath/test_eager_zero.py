@@ -8,24 +8,14 @@ f32 around each threshold, and every f64 around it, is zero in ours exactly when
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 import torch
-import torch.nn.functional as F
 
+from tests.support.eager_activations import EAGER
 from ziggurat.backends.cpu.vecmath.eager_zero import ZERO_BELOW
 
 from .harness import Kernels
 
-EAGER: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "gelu_erf": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "sigmoid": torch.sigmoid,
-    "silu": F.silu,
-    "softplus": F.softplus,
-    "mish": F.mish,
-}
 # eager's own vector path alternates between 0 and tiny values just above the threshold (its
 # erf approximation), up to this point; there the kernel keeps the accurate, nonzero value
 _ALTERNATES = {("gelu_erf", "f32"): -5.4858346, ("gelu_erf", "f64"): -8.3743889230673}

@@ -42,7 +42,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ziggurat.backends.cpu.kernels.bf16_tables import EAGER_ACTIVATIONS, has_table
+from ziggurat.backends.cpu.kernels.bf16_tables import TABLED, has_table
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
     checked_positive,
@@ -147,9 +147,9 @@ class Bf16GemmSpec:
         s(self, "scale", float(self.scale))
         if self.rounded_steps and not self.out_bf16:
             raise GemmSpecError("Bf16GemmSpec.rounded_steps rounds to bf16: it needs out_bf16=True")
-        if self.unary_table and not (self.rounded_steps and has_table(self.unary, self.unary_params)):
+        if self.unary_table and not (self.rounded_steps and has_table(self.unary)):
             raise GemmSpecError(f"Bf16GemmSpec.unary_table needs rounded_steps and an activation with a table "
-                                f"({', '.join(EAGER_ACTIVATIONS)}), got unary={self.unary!r}")
+                                f"({', '.join(sorted(TABLED))}), got unary={self.unary!r}")
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):

@@ -169,7 +169,7 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
         spec["out_bf16"] = False
     elif addend is None:  # eager rounds each bf16 op's result (an addend is part of the product: addmm)
         spec["rounded_steps"] = True
-        if kernel == "amx" and has_table(spec.get("unary"), spec.get("unary_params", {})):
+        if kernel == "amx" and has_table(spec.get("unary")):
             spec["unary_table"] = True  # eager's own answers, looked up (kernels/bf16_tables.py: where)
     out = ctx.new_buffer(out_shape, out_dtype, "mm")
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
