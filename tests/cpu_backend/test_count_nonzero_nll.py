@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from tests.cpu_backend.conftest import compile_cpu
 from tests.support.opinfo import OpModule
+from tests.support.sweep import each_choice
 
 
 def _data(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
@@ -69,9 +70,8 @@ def _nll_inputs(spatial: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor, t
     return x, target, torch.rand(CLASSES, generator=g)
 
 
-@pytest.mark.parametrize("spatial", [(), (3,), (2, 3)], ids=str)
-@pytest.mark.parametrize("ignore_index", [-100, 2, CLASSES + 3, -1])
-@pytest.mark.parametrize("weighted", [False, True])
+@each_choice("ignore_index, spatial, weighted", [-100, 2, CLASSES + 3, -1], [(), (3,), (2, 3)], [False, True],
+             ids=[None, str, None])
 def test_nll_loss(spatial: tuple[int, ...], ignore_index: int, weighted: bool) -> None:
     x, target, w = _nll_inputs(spatial)
     weight = w if weighted else None

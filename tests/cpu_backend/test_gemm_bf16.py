@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_bf16 import chunk_rows
@@ -325,14 +326,12 @@ def test_implicit_gemm_spec_errors() -> None:
         Bf16GemmSpec(4, 4, 9, kernel="amx", b_packed=False, b_conv=(16, 4, 3, 3, 1, 1, 0, 1))
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("kind", ["gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh"])
-@pytest.mark.parametrize("epilogue", [
+@each_choice("kind, epilogue, kernel", ["gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh"], [
     {"bias": True},
     {"bias": True, "bias_rows": True, "scale": 0.125},
     {"binary": "add", "alpha": 0.5, "other_strides": (47, 1), "other_bf16": False, "binary_first": True},
     {"bias": True, "binary": "sub", "other_strides": (47, 1), "other_bf16": False},
-])
+], KERNELS, ids=[None, ["bias", "bias-rows-scale", "add-first", "sub-after"], None])
 def test_staged_activation_is_the_activation_of_the_plain_kernel(kernel: str, kind: str, epilogue: dict[str, object]) -> None:
     """A transcendental activation runs over the staged block a few rows at a time as one wide
     value: bit for bit the kernel without it (float32 out) followed by the same vecmath

@@ -24,6 +24,7 @@ import pytest
 import torch
 from torch import nn
 
+from tests.support.sweep import each_choice
 import ziggurat
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
@@ -132,9 +133,9 @@ def test_linear_then_activation(dtype: torch.dtype, unary: str) -> None:
     _check(dtype, "linear", unary, None, 1.0, False, seed=1)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("kind", ["linear", "conv", "pointwise_conv", "pixel_rows", "depthwise", "grouped"])
-@pytest.mark.parametrize("chain", ["add", "sub_alpha", "add_then_relu", "gelu_then_add", "add_then_silu"])
+@each_choice("kind, chain, dtype", ["linear", "conv", "pointwise_conv", "pixel_rows", "depthwise", "grouped"],
+             ["add", "sub_alpha", "add_then_relu", "gelu_then_add", "add_then_silu"], DTYPES,
+             ids=[None, None, ["bf16", "fp16"]])
 def test_residual_chains(dtype: torch.dtype, kind: str, chain: str) -> None:
     unary, binary, alpha, first = {
         "add": (None, "add", 1.0, False), "sub_alpha": (None, "sub", 0.5, False),

@@ -75,8 +75,15 @@ def test_native_avx512(case: Case) -> None:
     _check(case, "avx512")
 
 
-@pytest.mark.parametrize("isa", ["avx2", "scalar"])
-@pytest.mark.parametrize("case", _ONE, ids=[c.id for c in _ONE])
+def _narrow_isa_params() -> list[object]:
+    """Each op's first sample on avx2 and on scalar; ``make test`` takes one of the two per op,
+    alternating (avx2 for the even ops), ``-m slow`` both (``test_native_sweep``: 6 samples)."""
+    return [pytest.param(case, isa, id=f"{case.id}-{isa}",
+                         marks=[] if isa == ("avx2", "scalar")[i % 2] else [pytest.mark.slow])
+            for i, case in enumerate(_ONE) for isa in ("avx2", "scalar")]
+
+
+@pytest.mark.parametrize(("case", "isa"), _narrow_isa_params())
 def test_native_avx2_scalar(case: Case, isa: str) -> None:
     _check(case, isa)
 

@@ -17,6 +17,7 @@ import torch
 
 from tests.cpu_backend.conftest import compile_cpu
 from tests.support.opinfo import OpModule
+from tests.support.sweep import each_choice
 
 Fn = Callable[[torch.Tensor], Sequence[torch.Tensor]]
 
@@ -73,8 +74,8 @@ def _valid(fn: Callable[[list[torch.Tensor]], object], ts: list[torch.Tensor]) -
     return True
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("frontend", ["torchscript", "export"])
+@each_choice("dtype, frontend", [torch.float32, torch.int64, torch.bool], ["torchscript", "export"],
+             ids=[str, None])
 def test_stack_of_scalars_and_vectors(isa: str, frontend: str, dtype: torch.dtype) -> None:
     g = torch.Generator().manual_seed(9)
     shapes = [(), (), (), (1,), (3,), (3,), (2, 3), (1, 3)]

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -205,11 +206,11 @@ def test_implicit_im2col_convolution(n: int, c: int, h: int, w: int, o: int, k: 
 
 
 @needs_vnni
-@pytest.mark.parametrize(("n", "c", "h", "w", "kh", "kw", "s", "p", "d"),
-                         [(2, 3, 9, 11, 3, 3, 2, 1, 1), (1, 3, 13, 7, 7, 7, 2, 3, 1), (1, 5, 6, 6, 3, 2, 1, 2, 2),
-                          (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1), (1, 3, 30, 28, 7, 7, 2, 3, 1),
-                          (2, 4, 21, 19, 5, 5, 1, 2, 1), (1, 2, 6, 5, 9, 9, 1, 4, 1), (1, 1, 3, 40, 1, 17, 1, 0, 1)])
-@pytest.mark.parametrize("u8", [False, True], ids=["float32", "uint8"])
+@each_choice(["n, c, h, w, kh, kw, s, p, d", "u8"],
+             [(2, 3, 9, 11, 3, 3, 2, 1, 1), (1, 3, 13, 7, 7, 7, 2, 3, 1), (1, 5, 6, 6, 3, 2, 1, 2, 2),
+              (1, 16, 5, 5, 3, 3, 1, 1, 1), (3, 1, 4, 9, 2, 3, 1, 0, 1), (1, 3, 30, 28, 7, 7, 2, 3, 1),
+              (2, 4, 21, 19, 5, 5, 1, 2, 1), (1, 2, 6, 5, 9, 9, 1, 4, 1), (1, 1, 3, 40, 1, 17, 1, 0, 1)],
+             [False, True], ids=[None, ["float32", "uint8"]])
 def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, kh: int, kw: int, s: int, p: int,
                                                 d: int, u8: bool) -> None:
     """``a_nchw``: the taps gathered from an NCHW input's planes (float32 requantized, or its
@@ -234,10 +235,8 @@ def test_planar_gather_is_the_channels_last_one(n: int, c: int, h: int, w: int, 
 
 
 @needs_vnni
-@pytest.mark.parametrize("blocked", [None, True, False], ids=["by-size", "row-blocks", "two-phases"])
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize(("conv", "planar"), [(False, False), (True, False), (True, True)],
-                         ids=["linear", "conv", "planar-conv"])
+@each_choice(["conv, planar", "threads", "blocked"], [(False, False), (True, False), (True, True)], [1, 2],
+             [None, True, False], ids=[["linear", "conv", "planar-conv"], None, ["by-size", "row-blocks", "two-phases"]])
 def test_runtime_m_is_the_static_call_bit_for_bit(threads: int, conv: bool, planar: bool,
                                                   blocked: bool | None) -> None:
     """``m_runtime`` (a range build's dynamic batch or sequence): one kernel, planned for the

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import Isa, host_features
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
@@ -107,8 +108,7 @@ def test_refused_tile_permission_falls_back_to_vnni(monkeypatch: pytest.MonkeyPa
 
 # -- the kernel: AMX against VNNI, bit for bit -------------------------------------------------
 @needs_amx
-@pytest.mark.parametrize("k", K_SIZES)
-@pytest.mark.parametrize("m", M_SIZES)
+@each_choice("m, k", M_SIZES, K_SIZES)
 def test_amx_sums_are_the_exact_integer_sums(m: int, k: int) -> None:
     """Unit scales: the output is the int32 sum ``sum_k (u - zp) * w`` itself (in float32: exact
     below 2**24), the integers' own product and the VNNI kernel's, for every N."""
@@ -140,9 +140,7 @@ EPILOGUES: dict[str, dict[str, Any]] = {
 
 
 @needs_amx
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize(("m", "n", "k"), [(17, 31, 3), (33, 70, 65), (100, 33, 777)])
-@pytest.mark.parametrize("epilogue", sorted(EPILOGUES))
+@each_choice(["epilogue", "m, n, k", "threads"], sorted(EPILOGUES), [(17, 31, 3), (33, 70, 65), (100, 33, 777)], [1, 2])
 def test_every_epilogue_is_the_vnni_kernels(epilogue: str, m: int, n: int, k: int, threads: int) -> None:
     g = torch.Generator().manual_seed(m + n + k)
     zp, a_scale = 11, 0.03
@@ -189,9 +187,8 @@ def test_convolution_a_is_the_vnni_kernels(n: int, c: int, h: int, w: int, o: in
 
 
 @needs_amx
-@pytest.mark.parametrize("blocked", [None, True, False], ids=["by-size", "row-blocks", "two-phases"])
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize(("n", "k"), [(70, 200), (33, 65), (1, 1)])
+@each_choice(["n, k", "threads", "blocked"], [(70, 200), (33, 65), (1, 1)], [1, 2], [None, True, False],
+             ids=[None, None, ["by-size", "row-blocks", "two-phases"]])
 def test_runtime_m_is_the_vnni_kernels(n: int, k: int, threads: int, blocked: bool | None) -> None:
     """``m_runtime``: one kernel planned for 100 rows, called with every row count of
     ``M_SIZES`` (the run-time tile shapes of the last block), gives the VNNI kernel's bits and

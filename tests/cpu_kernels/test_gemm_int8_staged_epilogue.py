@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.support.sweep import each_choice
 from tests.support.vector_activation import activated
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels.gemm_int8 import Int8GemmSpec
@@ -22,9 +23,8 @@ def _quantized(y: torch.Tensor, scale: float, zp: int) -> torch.Tensor:
     return torch.clamp(torch.round(y * inv) + zp, 0, 255).to(torch.uint8)
 
 
-@pytest.mark.parametrize("kind", ["gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh"])
-@pytest.mark.parametrize("binary", [None, "first", "after"])
-@pytest.mark.parametrize("m", [1, 3, 8, 19])
+@each_choice("kind, binary, m", ["gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh"], [None, "first", "after"],
+             [1, 3, 8, 19])
 def test_staged_activation_is_the_activation_of_the_plain_kernel(kind: str, binary: str | None, m: int) -> None:
     from ziggurat.backends.cpu.kernels.gemm_int8_callable import int8_gemm_callable
 

@@ -1,7 +1,8 @@
 """GEMMs with a run-time ``m`` or batch count (``GemmSpec.m_runtime`` / ``batch_runtime``): one
 function, planned for the largest size, called at every size up to it (the row tail as
 microkernels of 8, 4, 2 and 1 rows), against torch, on every ISA, packed and unpacked A and
-B, with epilogues, at one and two threads."""
+B, with epilogues, at one and two threads (``make test`` runs each sweep's each-choice cover,
+``-m slow`` all of it: ``tests/support/sweep.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import torch
 from llvmlite import ir
 
+from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.jit import compile_ir
 from ziggurat.backends.cpu.kernels import GemmSpec, emit_gemm, gemm_workspace_bytes, make_plan, pack_gemm_b
@@ -31,10 +33,8 @@ def _workspace(spec: GemmSpec) -> torch.Tensor:
     return torch.empty(gemm_workspace_bytes(spec) // 4 + 16)
 
 
-@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("top, n, k, pack_a", [(77, 45, 33, None), (200, 64, 600, True), (40, 300, 17, False)],
-                         ids=["odd", "packed-a", "plain-a"])
+@each_choice(["top, n, k, pack_a", "isa", "threads"], [(77, 45, 33, None), (200, 64, 600, True), (40, 300, 17, False)],
+             ALL_ISAS, [1, 2], ids=[["odd", "packed-a", "plain-a"], lambda i: i.value, None])
 def test_runtime_m_every_size(isa: Isa, threads: int, top: int, n: int, k: int, pack_a: bool | None,
                               force_threads: None) -> None:
     spec = GemmSpec(m=top, n=n, k=k, isa=isa, threads=threads, bias=True, unary="relu", binary="add",
@@ -109,12 +109,10 @@ def _attention_spec(isa: Isa, threads: int, which: str, top: int, heads: int, d:
                     runtime=("k", "lda", "batch_stride_a", "batch_stride_b", "batch_stride_c"))
 
 
-@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("which, top, d, unary", [("qk", 77, 24, None), ("pv", 77, 24, None), ("qk", 300, 64, "relu"),
-                                                  ("pv", 700, 40, "gelu_erf"), ("qk", 50, 700, "tanh"), ("qkt", 77, 24, None),
-                                                  ("qkt", 70, 33, "relu")],
-                         ids=["qk", "pv", "qk-big", "pv-long-k", "qk-staged-k-blocks", "qkt", "qkt-odd-d"])
+@each_choice(["which, top, d, unary", "isa", "threads"],
+             [("qk", 77, 24, None), ("pv", 77, 24, None), ("qk", 300, 64, "relu"), ("pv", 700, 40, "gelu_erf"),
+              ("qk", 50, 700, "tanh"), ("qkt", 77, 24, None), ("qkt", 70, 33, "relu")], ALL_ISAS, [1, 2],
+             ids=[["qk", "pv", "qk-big", "pv-long-k", "qk-staged-k-blocks", "qkt", "qkt-odd-d"], lambda i: i.value, None])
 def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: int, d: int, unary: str | None,
                                        force_threads: None) -> None:
     """A dynamic sequence: ``n``/``ldb``/``ldc`` (Q @ K^T) or ``k``/``lda`` (P @ V) and every batch
@@ -159,8 +157,8 @@ def test_runtime_sequence_in_attention(isa: Isa, threads: int, which: str, top: 
             assert bool((guard[c.numel():] == 7.0).all()), f"s={s}, batch={batch}: wrote past C"
 
 
-@pytest.mark.parametrize("isa", ALL_ISAS, ids=lambda i: i.value)
-@pytest.mark.parametrize("binary_first, unary", [(True, "relu"), (False, "silu"), (False, None)])
+@each_choice(["isa", "binary_first, unary"], ALL_ISAS, [(True, "relu"), (False, "silu"), (False, None)],
+             ids=[lambda i: i.value, None])
 def test_runtime_strides_of_the_residual(isa: Isa, binary_first: bool, unary: str | None, force_threads: None) -> None:
     """A linear layer over ``seq`` rows whose residual is stored transposed (``[hidden, seq]``:
     row stride 1, column stride ``seq``), both at run time, with a prepacked B and a bias."""

@@ -32,7 +32,12 @@ PROGRAMS = _programs("quantized", ("quantized_linear", "quantized_conv"), 5)
 CHAINS = _programs("quantized-chain", ("quantized_block",), 4, tries=30)
 
 
-@pytest.mark.parametrize("program", PROGRAMS + CHAINS, ids=[p.name for p in PROGRAMS + CHAINS])
+#: make test checks the first 3 programs and 2 chains (each ~4.5 s on every configuration), -m slow all
+IN_MAKE_TEST = {p.name for p in PROGRAMS[:3] + CHAINS[:2]}
+
+
+@pytest.mark.parametrize("program", [pytest.param(p, id=p.name, marks=[] if p.name in IN_MAKE_TEST else [pytest.mark.slow])
+                                     for p in PROGRAMS + CHAINS])
 def test_quantized_programs_match_eager(program: Program) -> None:
     result = check_program(program, all_configs())
     assert not result.invalid, result.invalid

@@ -5,8 +5,9 @@ The pass fused ``add(other, gemm, alpha)`` as ``gemm + alpha * other``, scaling 
 instead of the GEMM result (fuzz program s1_g1979: ``torch.add(x5, sigmoid(conv(x3)), alpha=2)``).
 Every combination (add/sub, GEMM result first/second, alpha 1/2/-0.5, conv2d/linear/matmul,
 with and without a unary post-op before the binary one, a full and a broadcast ``other``) runs
-on the cpu backend under every ISA and on tensorrt-reference, against eager; the forms the
-post-op expresses must still fuse.
+on the cpu backend and on tensorrt-reference, against eager; the forms the post-op expresses
+must still fuse.  ``make test`` takes each GEMM kind, unary and ISA once on the cpu backend
+(``tests/support/sweep.py``), ``-m slow`` every combination.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch.nn.functional as F
 import ziggurat
 from tests.cpu_backend.conftest import compile_cpu, host_isas
 from tests.support.opinfo import OpModule
+from tests.support.sweep import each_choice
 
 #: (op, GEMM result first, alpha); a form the post-op cannot express is left unfused
 FORMS = list(itertools.product(("add", "sub"), (True, False), (1, 2, -0.5)))
@@ -82,9 +84,8 @@ def _check(compiled: Any, model: OpModule, inputs: tuple[torch.Tensor, ...], una
 
 # The widest vector ISA of the host and the scalar code: the operand order is decided in the IR,
 # and these are the two shapes its code takes (the middle ISAs' GEMMs are tested in cpu_backend).
-@pytest.mark.parametrize("isa", tuple(dict.fromkeys((host_isas()[0], "scalar"))))
-@pytest.mark.parametrize("unary", [False, True], ids=["gemm", "gemm_sigmoid"])
-@pytest.mark.parametrize("kind", ["conv2d", "linear", "matmul"])
+@each_choice("kind, unary, isa", ["conv2d", "linear", "matmul"], [False, True],
+             tuple(dict.fromkeys((host_isas()[0], "scalar"))), ids=[None, ["gemm", "gemm_sigmoid"], None])
 def test_cpu(kind: str, unary: bool, isa: str) -> None:
     model, inputs = _model(kind, unary, torch.Generator().manual_seed(11))
     _check(compile_cpu(model, inputs, isa=isa, frontend="torchscript"), model, inputs, unary, kind)
