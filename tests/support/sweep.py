@@ -50,7 +50,7 @@ def each_choice(argnames: str | Sequence[str], *axes: Sequence[Any],
         values: list[Any] = []
         marks: list[Any] = []
         for axis, i, width in zip(axes, index, widths, strict=True):
-            value = axis[i]
+            value: Any = axis[i]
             if isinstance(value, ParameterSet):  # pytest.param(value, marks=...): its marks apply
                 marks.extend(value.marks)
                 value = value.values if width > 1 else value.values[0]
@@ -66,9 +66,9 @@ def each_choice(argnames: str | Sequence[str], *axes: Sequence[Any],
 
 
 def _axis_id(axis_ids: AxisIds, axis: Sequence[Any], i: int) -> str:
-    value = axis[i]
+    value: Any = axis[i]
     if isinstance(value, ParameterSet):
-        if value.id is not None:
+        if isinstance(value.id, str):
             return value.id
         value = value.values if len(value.values) > 1 else value.values[0]
     if axis_ids is None:
