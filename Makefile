@@ -19,12 +19,12 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(JOBS) tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
 	$(BIN)/lit -q tests/filecheck
 	$(MAKE) --no-print-directory typecheck
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(JOBS) tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
