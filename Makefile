@@ -21,7 +21,7 @@ demo: $(STAMP)
 # lit and pyright side by side after pytest (each leaves part of the 2 cores idle: 150 s in
 # turn, 104 s together on the 2-vCPU host), their outputs kept apart.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
+	$(MAKE) --no-print-directory pytest
 	$(MAKE) --no-print-directory -j2 --output-sync=target lit-quiet typecheck
 
 pytest: $(STAMP)

@@ -14,6 +14,7 @@ from ziggurat.ir.errors import ModelImportError
 from tests.cpu_backend.conftest import compile_cpu, host_isas
 from tests.cpu_backend.opinfo_sweep import DEFAULT
 from tests.support.opinfo import Case, assert_same, opinfo_cases
+from tests.support.sweep import each_choice
 
 #: (op, sample) pairs that legitimately keep an op in torch, with the reason.
 PARTIAL: dict[str, str] = {
@@ -75,15 +76,9 @@ def test_native_avx512(case: Case) -> None:
     _check(case, "avx512")
 
 
-def _narrow_isa_params() -> list[object]:
-    """Each op's first sample on avx2 and on scalar; ``make test`` takes one of the two per op,
-    alternating (avx2 for the even ops), ``-m slow`` both (``test_native_sweep``: 6 samples)."""
-    return [pytest.param(case, isa, id=f"{case.id}-{isa}",
-                         marks=[] if isa == ("avx2", "scalar")[i % 2] else [pytest.mark.slow])
-            for i, case in enumerate(_ONE) for isa in ("avx2", "scalar")]
-
-
-@pytest.mark.parametrize(("case", "isa"), _narrow_isa_params())
+# Each op's first sample on avx2 and on scalar: make test takes one of the two per op (the
+# each-choice cover alternates them), -m slow both (and test_native_sweep 6 samples on every ISA).
+@each_choice("case, isa", _ONE, ["avx2", "scalar"], ids=[lambda c: c.id, None])
 def test_native_avx2_scalar(case: Case, isa: str) -> None:
     _check(case, isa)
 
