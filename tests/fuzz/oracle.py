@@ -21,6 +21,7 @@ repeated with contiguous copies so the numerics are still checked.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import traceback
 import warnings
@@ -217,6 +218,37 @@ def is_internal(e: BaseException) -> bool:
 ACCUMULATING = frozenset({"convolution", "mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "vdot",
                           "sum", "mean", "nansum", "cumsum", "prod", "cumprod"})
 
+#: norms whose statistics sum a row of the input: where the float32 sum of a row's magnitudes
+#: can overflow, eager's mean is infinite or finite by its chunking: NaN outputs for row lengths
+#: that are multiples of 8, the bias (its squares overflow, rstd is 0) for others.  Such a NaN
+#: is the order of eager's sums; the bias is the norm's value, which every backend must give
+#: (fuzz seeds 96 and 111)
+NORMS = frozenset({"native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
+                   "_batch_norm_with_update"})
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+def _norm_rows(name: str, args: Any) -> torch.Tensor | None:
+    """The rows a norm's statistics sum, as [rows, length] (None: no statistics computed)."""
+    x = args[0]
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+        return None
+    if name == "native_layer_norm":
+        return x.reshape(-1, math.prod(args[1]))
+    if name == "native_group_norm":
+        return x.reshape(int(args[3]) * int(args[6]), -1)
+    # batch norm (instance norm's too) computes statistics in training mode: its first bool argument
+    training = name == "_batch_norm_with_update" or next((a for a in args[3:] if isinstance(a, bool)), False)
+    return x.transpose(0, 1).reshape(x.shape[1], -1) if training and x.dim() >= 2 else None
+
+
+def norm_overflows(name: str, args: Any) -> bool:
+    rows = _norm_rows(name, args)
+    if rows is None:
+        return False
+    finite = torch.where(torch.isfinite(rows), rows, torch.zeros_like(rows)).double()
+    return bool((finite.abs().sum(dim=1) > FLOAT32_MAX).any())
+
 
 def overflows(program: Program, inputs: tuple[torch.Tensor, ...]) -> bool:
     """Whether an accumulating aten op of the program (``ACCUMULATING``; inside a node too: a
@@ -242,7 +274,10 @@ def overflows(program: Program, inputs: tuple[torch.Tensor, ...]) -> bool:
             nonlocal found
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
-            if found or func._schema.name.partition("::")[2] not in ACCUMULATING:
+            name = func._schema.name.partition("::")[2]
+            if not found and name in NORMS and isinstance(out, tuple) and isinstance(out[0], torch.Tensor):
+                found = not bool(torch.isfinite(out[0]).all()) and norm_overflows(name, args)
+            if found or name not in ACCUMULATING:
                 return out
             operands, results = floats((args, kwargs)), floats(out)
             if not any(bool((o < 0).any()) and bool((o > 0).any()) for o in operands):

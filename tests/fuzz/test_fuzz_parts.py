@@ -579,6 +579,22 @@ def test_an_overflow_beside_infinite_operands_checks_nothing() -> None:
     assert not bool(torch.isfinite(inputs[0]).all()) and not overflows(inf_program, inputs)
 
 
+@pytest.mark.parametrize("norm", ["F.group_norm(x0, 2)", "F.layer_norm(x0, x0.shape[-1:])"])
+def test_a_norm_whose_eager_statistics_overflow_to_nan_checks_nothing(norm: str) -> None:
+    """Fuzz seed 111, program 107: rows of values near float32's largest.  Eager's mean of a row
+    whose length is a multiple of 8 sums its vector chunks to +inf (NaN outputs); of other lengths
+    it stays finite (the outputs are the bias, which every backend must give: seed 96), and so
+    does its instance norm's at every length."""
+    program = Program("norm", [TensorSpec("x0", [2, 4, 16], "float32", "normal", 3)], [],
+                      [Node([f"v1 = {norm}"], ["v1"], ["x0"], "norm")], ["v1"])
+    huge = (torch.rand(2, 4, 16, generator=torch.Generator().manual_seed(0)) + 1.0) * 1.5e38
+    assert overflows(program, (huge,))
+    assert not overflows(program, (torch.randn(2, 4, 16),))
+    odd = Program("norm", [TensorSpec("x0", [2, 4, 19], "float32", "normal", 3)], [],
+                  [Node([f"v1 = {norm}"], ["v1"], ["x0"], "norm")], ["v1"])
+    assert not overflows(odd, ((torch.rand(2, 4, 19) + 1.0) * 1.5e38,)), "eager's bias is checked"
+
+
 def test_a_probe_that_writes_an_operand_is_rejected_and_changes_nothing() -> None:
     """An OpInfo sample of ``instance_norm`` with running stats updates them in place (seed 78,
     program 100): the probe ran it on the example values themselves, which changed them under

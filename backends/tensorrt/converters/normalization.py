@@ -1,15 +1,22 @@
-"""Normalizations: batch norm -> IScaleLayer (folded statistics); layer/instance/group norm -> INormalizationLayer.
+"""Normalizations: batch norm -> IScaleLayer (folded statistics); layer/instance/group norm ->
+reduce and elementwise layers computing eager's formula.
 
-Eager's batch, instance and group norm kernels compute ``x * a + (bias - mean * a)`` with
-``a = rstd * weight``; INormalizationLayer computes ``(x - mean) * rstd * weight + bias``.
-The two agree wherever the weight and bias are finite, not elsewhere (an infinite weight:
-NaN where ``x`` or ``mean`` is 0 or their signs differ, against +-inf).  So instance and
-group norm use INormalizationLayer only with constant, finite affine parameters, and
-otherwise build eager's form from reduce and elementwise layers (:func:`_scale_shift_norm`).
-Layer norm is ``(x - mean) * rstd * weight + bias`` in eager too.
+Eager's instance and group norm kernels compute ``x * a + (bias - mean * a)`` with
+``a = rstd * weight``, its layer norm ``(x * rstd - rstd * mean) * weight + bias``, all in
+float32 for 16-bit inputs, from statistics that stay finite for any finite input: the mean
+of values near the float32 limit is finite (its Welford update never forms their sum), and
+where the squares overflow, ``rstd`` is 0 and the output is the bias.  INormalizationLayer
+computes ``(x - mean) * rstd * weight + bias`` from statistics whose overflow the engine does
+not document: its float32 sum (and ``x - mean``) of such values gave NaN where eager gives the
+bias (fuzz seeds 96 and 111), and an infinite weight gives NaN where eager gives +-inf.  So
+these norms are built from layers whose overflow is eager's: the mean is the sum of
+``x * (1 / n)`` (a sum of terms of at most ``max |x| / n``), the variance the mean of the
+centred squares, and the output eager's form of the two.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from xdsl.ir import SSAValue
@@ -20,12 +27,10 @@ from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, ele
 from ziggurat.backends.tensorrt.registry import converter
 from ziggurat.dialects.trt import (
     ElementWiseOperation,
-    NormalizationOp,
     ReduceOperation,
     ScaleMode,
     ScaleOp,
     UnaryOperation,
-    mask_from_axes,
 )
 
 E = ElementWiseOperation
@@ -102,43 +107,52 @@ def _scale_shift(ctx: ConversionContext, x: SSAValue, mean: SSAValue, rstd: SSAV
     return elementwise(ctx, elementwise(ctx, x, a, E.kPROD, suffix="x * alpha"), shift, E.kSUM, suffix="x * alpha + beta")
 
 
-def _finite_constants(ctx: ConversionContext, *values: SSAValue | None) -> bool:
-    """Each value absent or a constant without NaN or infinities."""
-    for value in values:
-        if value is None:
-            continue
-        literal = ctx.literal(value)
-        if literal is None or not bool(torch.isfinite(literal.float()).all()):
-            return False
-    return True
+def _widened(ctx: ConversionContext, x: SSAValue) -> SSAValue:
+    """``x`` in float32: eager computes a 16-bit tensor's norm in float32 (its squares overflow
+    float16 from 256 on) and rounds the output once."""
+    return cast(ctx, x, torch.float32, "to float32") if ctx.dtype(x) != torch.float32 else x
+
+
+def _narrowed(ctx: ConversionContext, y: SSAValue, dtype: torch.dtype) -> SSAValue:
+    return cast(ctx, y, dtype, "to input dtype") if dtype != torch.float32 else y
+
+
+def _moments(ctx: ConversionContext, x: SSAValue, dims: Sequence[int], count: int, eps: float
+             ) -> tuple[SSAValue, SSAValue]:
+    """Mean and ``1 / sqrt(var + eps)`` of float32 ``x`` over ``dims`` (``count`` elements),
+    kept as size-1 dims.  The mean sums ``x * (1 / count)``: finite wherever ``x`` is, as eager's
+    (a float32 sum of values near the limit overflowed)."""
+    share = elementwise(ctx, x, 1.0 / max(count, 1), E.kPROD, suffix="x / n")
+    mean = reduce(ctx, share, ReduceOperation.kSUM, dims, True, "mean")
+    centered = elementwise(ctx, x, mean, E.kSUB, suffix="centered")
+    var = reduce(ctx, elementwise(ctx, centered, centered, E.kPROD, suffix="squared"), ReduceOperation.kAVG,
+                 dims, True, "variance")
+    std = unary(ctx, elementwise(ctx, var, eps, E.kSUM, suffix="var + eps"), UnaryOperation.kSQRT, "std")
+    return mean, elementwise(ctx, 1.0, std, E.kDIV, dtype=torch.float32, suffix="rstd")
 
 
 def _scale_shift_norm(ctx: ConversionContext, args: ConverterArgs, groups: int) -> SSAValue:
     """Instance norm (``groups`` = C) and group norm as eager computes them: statistics per
-    (sample, group) from reduce layers over ``x`` seen as [N, G, C/G, spatial], then
-    :func:`_scale_shift` with the per-channel weight and bias as [1, G, C/G, 1]."""
+    (sample, group) over ``x`` seen as [N, G, C/G, spatial], then :func:`_scale_shift` with
+    the per-channel weight and bias as [1, G, C/G, 1].  N may be dynamic; C and the spatial
+    dims must be static (the mean's ``1 / n``)."""
     x = ctx.tensor(args.tensor("input"))
-    shape = ctx.shape(x)
+    shape = ctx.shape(x, dynamic=True)
     dtype = ctx.dtype(x)
-    n, channels = shape[0], shape[1]
+    reduced = ctx.dims(x, range(1, len(shape)))
+    channels = reduced[0]
     per = channels // groups
     spatial = 1
-    for d in shape[2:]:
+    for d in reduced[1:]:
         spatial *= d
-    grouped = reshape(ctx, x, [n, groups, per, spatial], "grouped")
-    mean = reduce(ctx, grouped, ReduceOperation.kAVG, [2, 3], True, "mean")
-    centered = elementwise(ctx, grouped, mean, E.kSUB, suffix="centered")
-    var = reduce(ctx, elementwise(ctx, centered, centered, E.kPROD, suffix="squared"), ReduceOperation.kAVG,
-                 [2, 3], True, "variance")
-    std = unary(ctx, elementwise(ctx, var, args.get_float("eps"), E.kSUM, suffix="var + eps"), UnaryOperation.kSQRT,
-                "std")
-    rstd = elementwise(ctx, 1.0, std, E.kDIV, dtype=dtype, suffix="rstd")
+    grouped = reshape(ctx, _widened(ctx, x), [shape[0], groups, per, spatial], "grouped")
+    mean, rstd = _moments(ctx, grouped, [2, 3], per * spatial, args.get_float("eps"))
     affine = [1, groups, per, 1]
     weight, bias = args.optional_tensor("weight"), args.optional_tensor("bias")
     y = _scale_shift(ctx, grouped, mean, rstd,
-                     None if weight is None else _affine(ctx, weight, affine, 1.0, dtype, "weight"),
-                     None if bias is None else _affine(ctx, bias, affine, 0.0, dtype, "bias"))
-    return reshape(ctx, y, list(shape), "result shape")
+                     None if weight is None else _affine(ctx, weight, affine, 1.0, torch.float32, "weight"),
+                     None if bias is None else _affine(ctx, bias, affine, 0.0, torch.float32, "bias"))
+    return _narrowed(ctx, reshape(ctx, y, list(shape), "result shape"), dtype)
 
 
 def _affine(ctx: ConversionContext, value: SSAValue | None, shape: list[int], default: float, dtype: torch.dtype,
@@ -156,16 +170,27 @@ def _affine(ctx: ConversionContext, value: SSAValue | None, shape: list[int], de
     validator=_float_input,
 )
 def layer_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
+    """Eager's ``(x * rstd - rstd * mean) * weight + bias`` over the normalized (static) dims."""
     x = ctx.tensor(args.tensor("input"))
     normalized = args.get_ints("normalized_shape")
     rank = ctx.rank(x)
     axes = list(range(rank - len(normalized), rank))
-    shape = [1] * (rank - len(normalized)) + list(normalized)
+    count = 1
+    for d in ctx.dims(x, axes):
+        count *= d
     dtype = ctx.dtype(x)
-    scale = _affine(ctx, args.optional_tensor("weight"), shape, 1.0, dtype, "weight")
-    bias = _affine(ctx, args.optional_tensor("bias"), shape, 0.0, dtype, "bias")
-    return ctx.add(NormalizationOp(x, scale, bias, mask_from_axes(axes), name=ctx.name(),
-                                   epsilon=args.get_float("eps"))).output
+    wide = _widened(ctx, x)
+    mean, rstd = _moments(ctx, wide, axes, count, args.get_float("eps"))
+    shift = elementwise(ctx, 0.0, elementwise(ctx, rstd, mean, E.kPROD, suffix="rstd * mean"), E.kSUB,
+                        dtype=torch.float32, suffix="-rstd * mean")
+    y = elementwise(ctx, elementwise(ctx, wide, rstd, E.kPROD, suffix="x * rstd"), shift, E.kSUM, suffix="normalized")
+    shape = [1] * (rank - len(normalized)) + list(normalized)
+    if not args.is_none("weight"):
+        y = elementwise(ctx, y, _affine(ctx, args.tensor("weight"), shape, 1.0, torch.float32, "weight"), E.kPROD,
+                        suffix="weight" if not args.is_none("bias") else "")
+    if not args.is_none("bias"):
+        y = elementwise(ctx, y, _affine(ctx, args.tensor("bias"), shape, 0.0, torch.float32, "bias"), E.kSUM)
+    return _narrowed(ctx, y, dtype)
 
 
 def _instance_norm_ok(args: ConverterArgs) -> str | None:
@@ -181,22 +206,10 @@ def _instance_norm_ok(args: ConverterArgs) -> str | None:
     validator=_instance_norm_ok,
 )
 def instance_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    if not _finite_constants(ctx, args.optional_tensor("weight"), args.optional_tensor("bias")):
-        return _scale_shift_norm(ctx, args, ctx.shape(ctx.tensor(args.tensor("input")))[1])
-    x = ctx.tensor(args.tensor("input"))
-    rank = ctx.rank(x)
-    channels = ctx.shape(x)[1]
-    shape = [1, channels] + [1] * (rank - 2)
-    dtype = ctx.dtype(x)
-    scale = _affine(ctx, args.optional_tensor("weight"), shape, 1.0, dtype, "weight")
-    bias = _affine(ctx, args.optional_tensor("bias"), shape, 0.0, dtype, "bias")
-    return ctx.add(NormalizationOp(x, scale, bias, mask_from_axes(range(2, rank)), name=ctx.name(),
-                                   epsilon=args.get_float("eps"))).output
+    return _scale_shift_norm(ctx, args, ctx.dims(ctx.tensor(args.tensor("input")), [1])[0])
 
 
 def _group_norm_ok(args: ConverterArgs) -> str | None:
-    if args.rank("input") < 3 and args.get_int("num_groups") > 1:
-        return "INormalizationLayer groups channels of [N, C, *spatial] inputs"
     if args.rank("input") < 2:
         return "group_norm needs [N, C, ...]"
     return _float_input(args)
@@ -207,27 +220,4 @@ def _group_norm_ok(args: ConverterArgs) -> str | None:
     validator=_group_norm_ok,
 )
 def group_norm(ctx: ConversionContext, args: ConverterArgs) -> SSAValue:
-    """INormalizationLayer with num_groups (unit [1, G, 1, ...] scale/bias), then the per-channel affine
-    (constant, finite weight and bias); eager's scale-shift form otherwise."""
-    if not _finite_constants(ctx, args.optional_tensor("weight"), args.optional_tensor("bias")):
-        return _scale_shift_norm(ctx, args, args.get_int("num_groups"))
-    x = ctx.tensor(args.tensor("input"))
-    rank = ctx.rank(x)
-    groups = args.get_int("num_groups")
-    channels = ctx.shape(x)[1]
-    dtype = ctx.dtype(x)
-    # INormalizationLayer splits channels only for num_groups != 1: one group is a norm over C and space.
-    unit = [1, groups] + [1] * (rank - 2)
-    axes = range(2, rank) if groups > 1 else range(1, rank)
-    normed = ctx.add(NormalizationOp(
-        x, ctx.constant(torch.ones(unit, dtype=dtype), "unit scale"), ctx.constant(torch.zeros(unit, dtype=dtype), "unit bias"),
-        mask_from_axes(axes), name=ctx.name("normalize"), epsilon=args.get_float("eps"), num_groups=groups,
-    )).output
-    shape = [1, channels] + [1] * (rank - 2)
-    y = normed
-    if not args.is_none("weight"):
-        y = elementwise(ctx, y, _affine(ctx, args.tensor("weight"), shape, 1.0, dtype, "weight"), E.kPROD,
-                        suffix="weight" if not args.is_none("bias") else "")
-    if not args.is_none("bias"):
-        y = elementwise(ctx, y, _affine(ctx, args.tensor("bias"), shape, 0.0, dtype, "bias"), E.kSUM)
-    return y
+    return _scale_shift_norm(ctx, args, args.get_int("num_groups"))
