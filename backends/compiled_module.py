@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ class CompiledModule(torch.nn.Module):
         module: ModuleOp,
         report: CompileReport,
         static_inputs: dict[int, Any],
-        ir: dict[str, str] | None = None,
+        ir: MutableMapping[str, str] | None = None,
         device: str = "cpu",
         options: Any = None,
         input_types: Sequence[Any] | None = None,

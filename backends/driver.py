@@ -17,7 +17,8 @@ from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
 from ziggurat.ir.importer import import_model
-from ziggurat.ir.pipeline import print_module, run_pipeline
+from ziggurat.ir.ir_levels import IRLevels
+from ziggurat.ir.pipeline import run_pipeline
 from ziggurat.ir.resource_refs import referenced_handles
 from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.statistics import Statistics
@@ -47,7 +48,7 @@ class Lowered:
     backend: Any
     report: CompileReport
     inputs: tuple[Any, ...]
-    ir: dict[str, str]
+    ir: IRLevels
     start: float
     #: the model's input types at the torch level (backends may change the signature)
     input_types: list[Any]
@@ -77,7 +78,8 @@ def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOpti
     backend = get_backend(options.backend)
     report = CompileReport(backend=options.backend)
     report.pass_times.append(("import", time.perf_counter() - start))
-    ir = {"torch": print_module(module)}
+    ir = IRLevels()
+    ir.snapshot("torch", module)
     input_types = list(forward_function(module).function_type.inputs.data)
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
     passes = parse_pipeline(spec) if spec else []
@@ -85,7 +87,7 @@ def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOpti
     report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats)
     report.add_pass_stats(stats)
     if passes:
-        ir["graph"] = print_module(module)
+        ir.snapshot("graph", module)
     return Lowered(module, backend, report, inputs, ir, start, input_types)
 
 
@@ -122,7 +124,7 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
     report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))
     report.total_time = time.perf_counter() - start
     log.info("compiled for %s in %.2f s", backend.name, report.total_time)
-    ir.update(getattr(executable, "ir", {}))
+    ir.merge(getattr(executable, "ir", {}))
     return CompiledModule(executable, module, report, static_inputs_of(inputs), ir,
                           device=getattr(executable, "device", "cpu"), options=options,
                           input_types=lowered.input_types)

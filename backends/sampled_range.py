@@ -20,6 +20,7 @@ from typing import Any
 
 from ziggurat.backends.driver import Lowered
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.ir_levels import IRLevels
 from ziggurat.ir.shape_symbols import ShapeSymbols, evaluate
 
 #: sizes above this are not a range the arena can be planned for at its top
@@ -147,7 +148,7 @@ def sampled_range_lowering(symbols: ShapeSymbols, static: Sequence[Sequence[int 
             raise
         served = raised
         template = attempt(served)
-    ir = dict(template.ir)
+    ir = IRLevels(template.ir)
     ir["torch"] = torch_ir
     return replace(template, ir=ir, input_types=list(input_types)), served
 

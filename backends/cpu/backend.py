@@ -32,7 +32,7 @@ from ziggurat.dialects.torch.op_registry import op_key, schema_text
 from ziggurat.ir.errors import OpReport
 from ziggurat.ir.locations import op_location
 from ziggurat.ir.errors import ZigguratError
-from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.ir_levels import IRLevels
 
 log = logging.getLogger("ziggurat")
 
@@ -213,11 +213,12 @@ class CpuBackend:
         isa, threads = self._isa_threads(fn)
         plan = plan_memory(fn)
         annotate(fn, plan)
-        ir = {"loop": print_module(module)}
+        ir = IRLevels()
+        ir.snapshot("loop", module)
         llvm_module, abi = generate(fn, plan, isa, threads)
         ir["llvm"] = str(llvm_module)
         cache = ObjectCache(options.cache_dir) if options.cache_dir is not None else default_object_cache()
-        library = compile_ir(llvm_module, isa, cache=cache)
+        library = compile_ir(ir["llvm"], isa, cache=cache)  # the text once: printing the module twice cost ms
         self._report(fn, report, plan.arena_bytes, plan.unplanned_bytes, abi, library.from_cache)
         executable = CpuExecutable(fn, abi, library, ir, cache, follow_torch_threads=options.threads is None)
         executable.loop_bodies.update(self._native_loop_bodies(fn, options, report, build=True))
@@ -268,8 +269,9 @@ class CpuBackend:
         plan = plan_memory(fn)
         abi = describe(fn, plan, code.isa, int(threads_attr.value.data))
         library = code.load([s.function for s in abi.segments if s.kind == "native"])
-        executable = CpuExecutable(fn, abi, library, {"loop": print_module(module)},
-                                   follow_torch_threads=options.threads is None)
+        ir = IRLevels()
+        ir.snapshot("loop", module)
+        executable = CpuExecutable(fn, abi, library, ir, follow_torch_threads=options.threads is None)
         executable.loop_bodies.update(self._native_loop_bodies(fn, options, None, build=True))
         return executable
 

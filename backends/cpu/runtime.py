@@ -21,7 +21,7 @@ import ctypes
 import json
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 import torch
@@ -86,7 +86,7 @@ class CpuExecutable:
 
     device = "cpu"
 
-    def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: dict[str, str],
+    def __init__(self, fn: func.FuncOp, abi: ForwardAbi, library: JitLibrary, ir: MutableMapping[str, str],
                  cache: Any = None, follow_torch_threads: bool = False) -> None:
         self._cache = cache
         self.fn = fn

@@ -19,6 +19,7 @@ from ziggurat.backends.fallback_errors import torch_op_error
 from ziggurat.backends.tensorrt.partition_report import segment_functions
 from ziggurat.backends.tensorrt.reference_executor import TrtFunctionRunner
 from ziggurat.ir.errors import ZigguratError
+from ziggurat.ir.ir_levels import IRLevels
 from ziggurat.ir.signature import addresses_storage
 
 SegmentRunner = Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]
@@ -35,7 +36,8 @@ class SegmentedExecutable:
         self.runners = runners
         self.device = device
         self.payload = payload
-        self.ir = {"trt": _print(module)}
+        self.ir = IRLevels()
+        self.ir.snapshot("trt", module)
         forward = [op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "forward"]
         if not forward:
             raise ZigguratError("the module has no @forward function", op="tensorrt")
@@ -90,9 +92,3 @@ def _without_overlap(value: Any) -> Any:
 def reference_runners(module: ModuleOp) -> dict[str, SegmentRunner]:
     """Every segment of ``module`` on the CPU reference executor."""
     return {seg.sym_name.data: TrtFunctionRunner(seg) for seg in segment_functions(module)}
-
-
-def _print(module: ModuleOp) -> str:
-    from ziggurat.ir.pipeline import print_module
-
-    return print_module(module)
