@@ -24,10 +24,11 @@ CHILD = textwrap.dedent("""
             lo, hi = torch.aminmax(y)
             return hi
 
-    x = torch.randn({n})
+    x = torch.randn({n}, generator=torch.Generator().manual_seed(0))
     m = M()
     compiled = ziggurat.compile(m, (x,), isa="scalar", cache_dir={cache!r})
-    assert torch.equal(compiled(x), m(x)), (compiled(x), m(x))
+    # the native sigmoid and logit are within a few ulps of eager's, not its bits
+    torch.testing.assert_close(compiled(x), m(x), rtol=1e-5, atol=1e-6)
     print("ok")
 """)
 
