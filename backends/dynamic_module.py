@@ -36,7 +36,7 @@ from ziggurat.ir.importer.autocast import autocast_for
 from ziggurat.ir.importer.dynamic_shapes import export_dynamic_shapes, flat_dynamic_shapes, shape_symbols_of
 from ziggurat.ir.importer.export import ExportImporter, export, functional
 from ziggurat.ir.importer.model_call import ModelCall
-from ziggurat.ir.pipeline import print_module
+from ziggurat.ir.ir_levels import IRLevels
 from ziggurat.ir.shape_symbols import EXAMPLE_SIZES_ATTR, ShapeSymbols, example_sizes_attr
 from ziggurat.ir.signature import OUTPUTS_ATTR, call_signature, input_names, mark_storage_reads, set_call_signature
 from ziggurat.ir.types import dtype_of
@@ -145,7 +145,8 @@ class DynamicCompiledModule(torch.nn.Module):
         self.max_specializations = max_specializations
         self.report = CompileReport(backend=options.backend)
         self.report.stats[SYMBOLIC_SHAPES] = annotate_symbolic_shapes(symbolic_ir)
-        self.ir: dict[str, str] = {"torch": print_module(symbolic_ir)}
+        self.ir = IRLevels()
+        self.ir.snapshot("torch", symbolic_ir)
 
     # -- call time ---------------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -273,7 +274,7 @@ class DynamicCompiledModule(torch.nn.Module):
         self.report.stats.update({k: v for k, v in built.report.stats.items() if k not in self.report.stats})
         self.report.stats[RANGE_BUILD] = self._range_text()
         self.report.pass_times.append(("range build", time.perf_counter() - start))
-        self.ir.update({k: v for k, v in built.ir.items() if k != "torch"})
+        self.ir.merge(built.ir, skip=("torch",))
 
     def _range_text(self) -> str:
         """The report line of the range build: what it serves."""
@@ -428,7 +429,7 @@ def compile_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions
     except InputError as e:
         raise ZigguratError(f"the example inputs are outside the declared ranges: {e.message}", op="compile") from None
     compiled.report.total_time = time.perf_counter() - start
-    compiled.ir.update({k: v for k, v in first.ir.items() if k != "torch"})
+    compiled.ir.merge(first.ir, skip=("torch",))
     return compiled
 
 

@@ -97,5 +97,5 @@ def compile_traced_dynamic(model: Any, inputs: tuple[Any, ...], options: Compile
     compiled.report.pass_times.append(("trace", time.perf_counter() - start))
     first = compiled.specialization(shapes)
     compiled.report.total_time = time.perf_counter() - start
-    compiled.ir.update({k: v for k, v in first.ir.items() if k != "torch"})
+    compiled.ir.merge(first.ir, skip=("torch",))
     return compiled

@@ -28,12 +28,10 @@ class IRLevels(MutableMapping[str, str]):
         copy = module.clone()
         self._values[level] = lambda: print_module(copy)
 
-    def merge(self, other: Mapping[str, str]) -> None:
-        """Add ``other``'s levels without printing the ones it has not printed yet."""
-        if isinstance(other, IRLevels):
-            self._values.update(other._values)
-        else:
-            self._values.update(other)
+    def merge(self, other: Mapping[str, str], skip: tuple[str, ...] = ()) -> None:
+        """Add ``other``'s levels but ``skip``, without printing the ones it has not printed yet."""
+        values = other._values if isinstance(other, IRLevels) else other
+        self._values.update({level: value for level, value in values.items() if level not in skip})
 
     def __getitem__(self, level: str) -> str:
         value = self._values[level]

@@ -45,7 +45,10 @@ def test_a_snapshot_is_the_module_when_taken_and_printed_once(monkeypatch: pytes
     assert calls[0] == 0 and list(levels) == ["llvm", "torch"] and len(levels) == 2
     merged = IRLevels()
     merged.merge(levels)
+    skipped = IRLevels()
+    skipped.merge(levels, skip=("torch",))
     assert calls[0] == 0, "merging must not print"
+    assert list(skipped) == ["llvm"]
     assert merged["torch"] == before and levels["torch"] == before
     assert calls[0] == 2  # once per mapping that read it
     assert merged["torch"] == before and calls[0] == 2
