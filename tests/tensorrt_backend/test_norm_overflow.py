@@ -14,6 +14,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.export import Dim
+
+import ziggurat
 
 from conversion_harness import convert_and_run
 
@@ -68,3 +71,21 @@ def test_half_float_norms_compute_in_float32(case: str, dtype: torch.dtype) -> N
     assert got.dtype == dtype and torch.isfinite(got).all()
     # eager rounds the float32 result once; ours may differ by the float32 steps' order: an ulp
     torch.testing.assert_close(got.float(), want.float(), rtol=2 ** -7, atol=2 ** -7)
+
+
+class _Norms(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return F.instance_norm(x) * 2 + 1, F.layer_norm(x, x.shape[-1:]) - 1, F.group_norm(x, 2) + 0.5
+
+
+def test_a_dynamic_batch_converts_and_a_dynamic_row_falls_back() -> None:
+    """The mean's ``1 / n`` needs the reduced dims' sizes: a dynamic batch converts (N is not
+    reduced), a dynamic spatial size runs the norms through torch with the reason."""
+    model, x = _Norms(), torch.randn(2, 4, 9)
+    batch = ziggurat.compile(model, (x,), backend="tensorrt-reference", dynamic_shapes={"x": {0: Dim("n", min=2, max=8)}})
+    assert {"aten::instance_norm", "aten::layer_norm", "aten::group_norm"} <= set(batch.report.native_ops)
+    width = ziggurat.compile(model, (x,), backend="tensorrt-reference", dynamic_shapes={"x": {2: Dim("w", min=2, max=16)}})
+    assert "a dynamic dim is known only at run time" in " ".join(width.report.fallback_ops["aten::group_norm"])
+    for compiled, call in ((batch, torch.randn(5, 4, 9)), (width, torch.randn(2, 4, 13))):
+        for got, want in zip(compiled(call), model(call), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
