@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_the_crc_recognizer_is_off() -> None:
 
 
 @pytest.mark.parametrize("n", [8, 16])
-def test_an_eight_step_scalar_loop_compiles(n: int, tmp_path: object) -> None:
+def test_an_eight_step_scalar_loop_compiles(n: int, tmp_path: Path) -> None:
     code = CHILD.format(n=n, cache=str(tmp_path))
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90)
