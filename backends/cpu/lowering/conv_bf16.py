@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K, amx_a_row_stride
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
@@ -176,7 +176,7 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
     kernel = bf16_kernel(ctx)
     image = ctx.realize(_phases(ctx, x, (sh, sw), (ph, pw), (hq, wq)), "padded")
     cols = (oh - 1) * wq + ow  # the last row's columns past OW are not needed
-    rows, a_spec = _weight_rows(ctx, weight, w, cout, k)
+    rows, a_spec = _weight_rows(ctx, weight, w, cout, k, kernel)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": cols, "k": k, **a_spec, "ldc": oh * wq,
                             "b_packed": False, "b_conv": (hq * wq, wq, kh, kw, dh, dw, sh, sw)}
     if n > 1:
@@ -195,17 +195,24 @@ def _implicit_gemm_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Te
     return slice_dim(ctx, out, 3, 0, 1, ow)
 
 
-def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k: int) -> tuple[Buffer, dict[str, Any]]:
+def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k: int,
+                 kernel: str) -> tuple[Buffer, dict[str, Any]]:
     """The weight as the GEMM's A, ``[Cout, K]``, its rows zero-padded to a whole number of
     32-deep K steps when K is not one (``Bf16GemmSpec.a_padded``: the AVX512-BF16 kernel reads
-    the last step in place; ResNet's 7x7 stem, K = 147: 0.73 -> 0.68 ms)."""
+    the last step in place; ResNet's 7x7 stem, K = 147: 0.73 -> 0.68 ms), and for the AMX
+    kernel stored at the row stride whose tile loads spread over L1's sets
+    (:func:`~ziggurat.backends.cpu.kernels.gemm_bf16_spec.amx_a_row_stride`)."""
     rows = weight.reshape(cout, k)
     name = (w.buffer.name if w.buffer else "weight") + "_rows"
-    if k % K_STEP == 0:
-        return ctx.constant(rows.contiguous(), name), {"lda": k}
-    kp = padded_k(k)
-    padded = torch.nn.functional.pad(rows, (0, kp - k)).contiguous()  # zeros past K: the spec's contract
-    return ctx.constant(padded, name), {"lda": kp, "a_padded": True}
+    row = k if k % K_STEP == 0 else padded_k(k)
+    lda = amx_a_row_stride(row) if kernel == "amx" else row
+    spec: dict[str, Any] = {"lda": lda}
+    if k % K_STEP:
+        spec["a_padded"] = True
+    if lda == k:
+        return ctx.constant(rows.contiguous(), name), spec
+    padded = torch.nn.functional.pad(rows, (0, lda - k)).contiguous()  # zeros past K: the spec's contract
+    return ctx.constant(padded, name), spec
 
 
 def _bias_per_row(ctx: LoweringContext, bias: TensorValue | None, cout: int) -> None:
@@ -269,7 +276,7 @@ def bf16_pointwise_conv(ctx: LoweringContext, x: TensorValue, w: TensorValue, bi
         x = BufferValue(ctx.realize(x, "compact"))
     image = reshape(ctx, x, (n, cin, hw))
     bv = matrix_view(ctx, image, (n,), allow_transposed=True)
-    rows, a_spec = _weight_rows(ctx, weight, w, cout, cin)
+    rows, a_spec = _weight_rows(ctx, weight, w, cout, cin, kernel)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": cout, "n": hw, "k": cin, **a_spec, "ldc": hw,
                             "b_packed": False, "b_transposed": bv.transposed, "ldb": bv.ld}
     if n > 1:
