@@ -106,6 +106,36 @@ def test_refused_tile_permission_falls_back_to_vnni(monkeypatch: pytest.MonkeyPa
     assert int8_kernel(Isa.AVX2) == "vnni"
 
 
+@pytest.mark.parametrize("k, amx_ldq, vnni_ldq", [(3072, 3136, 3072), (1024, 1088, 1024), (768, 832, 768),
+                                                 (128, 192, 128), (640, 704, 640), (576, 576, 576), (777, 784, 784), (64, 64, 64),
+                                                 (7, 16, 16)])
+def test_the_amx_workspace_rows_are_an_odd_number_of_lines(k: int, amx_ldq: int, vnni_ldq: int) -> None:
+    """The AMX kernel's requantized rows of A are 64 bytes longer where K rounded up to 16 is an
+    even number of 64-byte lines (a tile load's 16 rows then spread over L1's sets); the
+    workspace grows with them.  The VNNI kernel's are K rounded up to 16."""
+    base: dict[str, Any] = dict(m=5, n=3, k=k, a_scale=0.1, a_zero_point=3)
+    tiles, vnni = Int8GemmSpec(kernel="amx", **base), Int8GemmSpec(kernel="vnni", **base)
+    assert (tiles.ldq, vnni.ldq) == (amx_ldq, vnni_ldq)
+    assert tiles.workspace_bytes == 5 * amx_ldq + 64
+
+
+@needs_amx
+@pytest.mark.parametrize("m, n, k", [(33, 70, 3072), (17, 31, 1024), (100, 33, 768)])
+def test_padded_workspace_rows_give_the_exact_sums(m: int, n: int, k: int) -> None:
+    """At the AMX kernel's longer workspace rows, its sums are still the integers' own and the
+    VNNI kernel's, bit for bit, on 1 and 2 threads."""
+    g = torch.Generator().manual_seed(m + n + k)
+    zp = 131
+    u, a = _activations(g, (m, k), 1.0, zp)
+    w = torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=g)
+    packed = pack_quantized_linear(w, torch.ones(n), 1.0, zp)
+    exact = ((u - zp) @ w.to(torch.int64).t()).to(torch.float32)
+    for threads in (1, 2):
+        got, vnni = _both(dict(m=m, n=n, k=k, a_scale=1.0, a_zero_point=zp, threads=threads), a, packed)
+        _same_bits(got, exact, (m, n, k, threads))
+        _same_bits(got, vnni, (m, n, k, threads))
+
+
 # -- the kernel: AMX against VNNI, bit for bit -------------------------------------------------
 @needs_amx
 @each_choice("m, k", M_SIZES, K_SIZES)
