@@ -1,8 +1,9 @@
 """A bf16 convolution's weight, the A of its GEMM, is stored for the AMX kernel at a row stride
-of an odd number of 64-byte lines (``amx_a_row_stride``: 16 rows of a tile load then fall in
+of an odd number of 64-byte lines (``amx.tile_row_stride``: 16 rows of a tile load then fall in
 16 of L1's sets, not 2), and for the AVX512-BF16 kernel at its rows' own length.  The rule is
 checked on every host; the convolutions run on hosts with a bf16 GEMM kernel, against eager
-under autocast, with the stride read from the loop IR."""
+under autocast, with the stride read from the loop IR.  (The int8 kernel's workspace rows:
+``tests/cpu_kernels/test_gemm_int8_amx.py``.)"""
 
 from __future__ import annotations
 
@@ -14,21 +15,16 @@ from torch import nn
 
 import ziggurat
 from ziggurat.backends.cpu.kernels import amx
-from ziggurat.backends.cpu.kernels.gemm_bf16_spec import amx_a_row_stride
-from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
 
 KERNEL = amx.host_bf16_kernel()
 
 
-@pytest.mark.parametrize("row, stride", [(1024, 1056), (3072, 3104), (2048, 2080), (128, 160), (576, 608),
-                                         (96, 96), (288, 288), (160, 160), (64, 64), (32, 32)])
+@pytest.mark.parametrize("row, stride", [(2048, 2112), (6144, 6208), (4096, 4160), (256, 320), (1152, 1216),
+                                         (192, 192), (576, 576), (320, 320), (128, 128), (64, 64), (784, 784)])
 def test_the_stride_is_an_odd_number_of_lines(row: int, stride: int) -> None:
-    assert amx_a_row_stride(row) == stride
-
-
-def test_a_row_of_part_of_a_step_is_refused() -> None:
-    with pytest.raises(GemmSpecError, match="270 elements"):
-        amx_a_row_stride(270)
+    """Bytes: an even number of lines, 4 or more, gets one line more; odd numbers of lines, 2
+    lines (K = 64 in bf16 measured no faster) and rows of part of a line keep theirs."""
+    assert amx.tile_row_stride(row) == stride
 
 
 class ConvAddRelu(nn.Module):
@@ -64,4 +60,4 @@ def test_convolution_weight_rows_and_values(cin: int, k: int) -> None:
     lda = int(re.search(r"\blda = (\d+)", gemms[0]).group(1))  # type: ignore[union-attr]
     row = -(-depth // 32) * 32
     assert depth == cin * k * k
-    assert lda == (amx_a_row_stride(row) if KERNEL == "amx" else row), gemms[0]
+    assert lda == (amx.tile_row_stride(2 * row) // 2 if KERNEL == "amx" else row), gemms[0]

@@ -107,12 +107,13 @@ def test_refused_tile_permission_falls_back_to_vnni(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("k, amx_ldq, vnni_ldq", [(3072, 3136, 3072), (1024, 1088, 1024), (768, 832, 768),
-                                                 (128, 192, 128), (640, 704, 640), (576, 576, 576), (777, 784, 784), (64, 64, 64),
-                                                 (7, 16, 16)])
+                                                 (256, 320, 256), (640, 704, 640), (576, 576, 576), (777, 784, 784),
+                                                 (128, 128, 128), (7, 16, 16)])
 def test_the_amx_workspace_rows_are_an_odd_number_of_lines(k: int, amx_ldq: int, vnni_ldq: int) -> None:
     """The AMX kernel's requantized rows of A are 64 bytes longer where K rounded up to 16 is an
-    even number of 64-byte lines (a tile load's 16 rows then spread over L1's sets); the
-    workspace grows with them.  The VNNI kernel's are K rounded up to 16."""
+    even number of 64-byte lines, 4 or more (``amx.tile_row_stride``: a tile load's 16 rows then
+    spread over L1's sets); the workspace grows with them.  The VNNI kernel's are K rounded up
+    to 16."""
     base: dict[str, Any] = dict(m=5, n=3, k=k, a_scale=0.1, a_zero_point=3)
     tiles, vnni = Int8GemmSpec(kernel="amx", **base), Int8GemmSpec(kernel="vnni", **base)
     assert (tiles.ldq, vnni.ldq) == (amx_ldq, vnni_ldq)

@@ -60,24 +60,6 @@ KERNELS = ("amx", "avx512bf16")
 MAX_RUNTIME_K = 4608
 
 
-def amx_a_row_stride(row: int) -> int:
-    """The row stride, in elements, to store a compile-time A (a convolution's weight) with for
-    the AMX kernel, whose rows hold ``row`` elements (a multiple of 32): ``row``, or 32 more
-    where ``row`` is an even number of 64-byte lines.
-
-    A tile load reads 16 rows of A at once, 64 bytes of each.  At a row stride of an even
-    number of lines, those rows fall in half of L1's 64 sets or fewer (2 sets at 2,048 or
-    6,144 bytes: K = 1024, 3072), more lines than a set's 12 ways, and each step of K misses
-    again.  An odd number of lines spreads them over 16 sets.  Interleaved in one process
-    (Emerald Rapids, 1 thread, run-time B as a convolution's): 256x196x1024 747 -> 847 GFLOP/s,
-    512x49x2048 +9 %, 1024x196x256 +8 %, 128x784x512 +5 %, 512x784x128 +6 %; K = 64 unchanged,
-    so rows under 128 elements keep their stride.  The AVX512-BF16 kernel, timed the same way
-    on the same host, did not change (-1 to +1 %)."""
-    if row % 32:
-        raise GemmSpecError(f"amx_a_row_stride: a row of {row} elements is not whole 32-element steps")
-    return row + 32 if row >= 128 and (row // 32) % 2 == 0 else row
-
-
 def _positive(name: str, v: object) -> int:
     return checked_positive("Bf16GemmSpec", name, v)
 

@@ -213,19 +213,11 @@ class Int8GemmSpec:
 
     @property
     def ldq(self) -> int:
-        """Bytes per requantized row of A in the workspace: K rounded up to 16, and for the AMX
-        kernel 64 more where that is an even number of 64-byte lines (at least 2).
-
-        A tile load reads 16 rows of the workspace, 64 bytes of each; at a stride of an even
-        number of lines they fall in a few of L1's sets (2 at 3,072 bytes), more lines than a
-        set holds, and each step of K misses again (the bf16 kernel's weights:
-        ``gemm_bf16_spec.amx_a_row_stride``).  Interleaved in one process, Emerald Rapids, 1
-        thread: 128x768x3072 801 -> 1,115 GOP/s, 128x3072x768 +9 %, 1024^3 +6 %, ResNet-50's
-        1x1 convolution shapes +1 to +3 %; the VNNI kernel reads A 4 bytes a row at a time."""
+        """Bytes per requantized row of A in the workspace: K rounded up to 16, for the AMX
+        kernel at the stride its tile loads read best (:func:`~ziggurat.backends.cpu.kernels.amx.tile_row_stride`;
+        the VNNI kernel reads A 4 bytes a row at a time)."""
         row = -(-self.k // 16) * 16
-        if self.kernel == "amx" and row >= 128 and row % 128 == 0:
-            return row + 64
-        return row
+        return amx.tile_row_stride(row) if self.kernel == "amx" else row
 
     @property
     def planar_byte_rows(self) -> bool:

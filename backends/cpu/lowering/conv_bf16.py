@@ -32,7 +32,8 @@ from typing import Any
 
 import torch
 
-from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K, amx_a_row_stride
+from ziggurat.backends.cpu.kernels.amx import tile_row_stride
+from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
@@ -201,11 +202,11 @@ def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k
     32-deep K steps when K is not one (``Bf16GemmSpec.a_padded``: the AVX512-BF16 kernel reads
     the last step in place; ResNet's 7x7 stem, K = 147: 0.73 -> 0.68 ms), and for the AMX
     kernel stored at the row stride whose tile loads spread over L1's sets
-    (:func:`~ziggurat.backends.cpu.kernels.gemm_bf16_spec.amx_a_row_stride`)."""
+    (:func:`~ziggurat.backends.cpu.kernels.amx.tile_row_stride`)."""
     rows = weight.reshape(cout, k)
     name = (w.buffer.name if w.buffer else "weight") + "_rows"
-    row = k if k % K_STEP == 0 else padded_k(k)
-    lda = amx_a_row_stride(row) if kernel == "amx" else row
+    row = padded_k(k)
+    lda = tile_row_stride(2 * row) // 2 if kernel == "amx" else row
     spec: dict[str, Any] = {"lda": lda}
     if k % K_STEP:
         spec["a_padded"] = True

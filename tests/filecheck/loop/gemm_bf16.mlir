@@ -6,7 +6,8 @@
 // float32, the post-ops in the epilogue, each step rounded to bf16 as eager's separate bf16 ops
 // round (rounded_steps), on AMX a transcendental activation looked up in eager's answers for
 // every bf16 input (unary_table; relu needs none); a computed right operand is packed by the kernel
-// (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row; a 3x3
+// (b_packed = false); a 1x1 convolution is one GEMM per image with the bias one per row (its
+// weight's rows one 64-byte line wider on AMX where they are an even number of lines); a 3x3
 // one is an implicit GEMM over the zero-padded image (b_conv = [Hp*Wp, Wp, kh, kw, dh, dw, sh,
 // sw]), its output read back through a [..., :OW] view; a strided one reads the image split
 // into the stride's phases ([N, C, sh, sw, Hq, Wq]); a grouped one stays in torch. On the avx2
@@ -33,6 +34,11 @@ builtin.module {
     %b = torch.literal dense<0.25> : tensor<4xbf16>
     %0 = fused.conv2d %x, %w bias(%b : tensor<4xbf16>) {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x3x5xbf16>, tensor<4x8x1x1xbf16>) -> tensor<2x4x3x5xbf16>
     func.return %0 : tensor<2x4x3x5xbf16>
+  }
+  func.func @pointwise_wide(%x: tensor<1x256x3x5xbf16>) -> tensor<1x4x3x5xbf16> {
+    %w = torch.literal dense<0.5> : tensor<4x256x1x1xbf16>
+    %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x256x3x5xbf16>, tensor<4x256x1x1xbf16>) -> tensor<1x4x3x5xbf16>
+    func.return %0 : tensor<1x4x3x5xbf16>
   }
   func.func @spatial(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x3x5xbf16> {
     %w = torch.literal dense<0.5> : tensor<4x8x3x3xbf16>
@@ -72,6 +78,13 @@ builtin.module {
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         loop.gemm {{.*}} bias(%{{.*}} : memref<4xf32>)
 // CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 32 : i64, a_padded = true, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
+// A weight whose rows are an even number of 64-byte lines (256 bf16: 8) is stored one line
+// wider for the AMX kernel (amx.tile_row_stride: a tile load's 16 rows then spread over L1's
+// sets), at its own width for the AVX512-BF16 kernel.
+// CHECK-LABEL: func.func @pointwise_wide
+// CHECK:         loop.constant dense_resource<{{.*}}> : tensor<4x[[ROW:288|256]]xbf16> -> memref<4x[[ROW]]xbf16>
+// CHECK:         loop.gemm {{.*}} a(%{{.*}} : memref<4x[[ROW]]xbf16>)
+// CHECK-SAME:      {{bf16_kernel = "amx", m = 4 : i64, n = 15 : i64, k = 256 : i64, lda = 288|bf16_kernel = "avx512bf16", m = 4 : i64, n = 15 : i64, k = 256 : i64, lda = 256}} : i64
 // CHECK-LABEL: func.func @spatial
 // CHECK:         loop.kernel {{.*}}padded
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
