@@ -5,7 +5,8 @@ xDSL's canonicalize, CSE and DCE.
   alias, ``to``/``type_as`` to the same type, identity reshapes/views/expands/permutes/
   transposes/slices/repeats, single-tensor cat;
 * ``aten::size.int``/``dim``/``numel`` on static shapes -> constants;
-* ``aten::_convolution``/``convolution`` that are plain 2-D convolutions -> ``aten::conv2d``
+* ``aten::_convolution``/``convolution`` that are plain 2-D convolutions, and
+  ``aten::conv2d.padding`` ("valid", or "same" where it pads both sides alike) -> ``aten::conv2d``
   (so the fusion and lowering passes see one form).
 """
 
@@ -45,6 +46,7 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenClone_Op,
     AtenContiguous_Op,
     AtenConv2d_Op,
+    AtenConv2dPaddingOp,
     AtenConvolution_Op,
     AtenDetach_Op,
     AtenDiagonal_Op,
@@ -286,6 +288,35 @@ class ConvolutionToConv2d(RewritePattern):
         rewriter.replace(op, conv)
 
 
+class StringPaddingToConv2d(RewritePattern):
+    """``aten::conv2d.padding`` -> ``aten::conv2d`` with the padding as integers: ``"valid"`` is
+    none; ``"same"`` pads ``dilation * (kernel - 1)`` in all, half on each side (torch pads the odd
+    one on the right with a separate ``F.pad``: such a convolution is left as it is)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AtenConv2dPaddingOp, rewriter: PatternRewriter) -> None:
+        weight_type = op.weight.type
+        if not isinstance(weight_type, TensorType) or len(weight_type.get_shape()) != 4:
+            return
+        mode = op.padding.data
+        if mode == "valid":
+            padding = [0, 0]
+        elif mode == "same":
+            totals = [d * (k - 1) for d, k in zip(op.dilation_value, weight_type.get_shape()[2:])]
+            if any(t % 2 or t < 0 for t in totals):
+                return
+            padding = [t // 2 for t in totals]
+        else:
+            return
+        conv = AtenConv2d_Op.from_arguments({
+            "input": op.input, "weight": op.weight, "bias": op.bias, "stride": op.stride_value,
+            "padding": padding, "dilation": op.dilation_value, "groups": op.groups.value.data,
+        }, [op.result.type])
+        conv.location = op.location
+        record(NAME, f"conv2d padding={mode!r} -> conv2d")
+        rewriter.replace(op, conv)
+
+
 def _slice_range(op: AtenSliceTensorOp | AtenSliceScatter_Op, size: int) -> tuple[int, int, int]:
     """A slice's ``(start, end, step)`` on a dim of ``size``, as torch clamps them."""
     start = 0 if op.start_value is None else op.start_value
@@ -331,7 +362,7 @@ class TorchCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             StaticShapesOnly(GreedyRewritePatternApplier(
-                [*REMOVE_NO_OPS, SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(),
+                [*REMOVE_NO_OPS, SingleTensorCat(), FoldShapeQueries(), ConvolutionToConv2d(), StringPaddingToConv2d(),
                  SliceOfSliceScatter()]
             )),
             apply_recursively=True,

@@ -52,6 +52,19 @@ func.func @convolution(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x3xf32>) -> (ten
   func.return %0, %1 : tensor<1x3x4x4xf32>, tensor<1x3x15x15xf32>
 }
 
+// A string padding becomes integers: "valid" none, "same" half of dilation * (kernel - 1) on each
+// side; a "same" that pads one side more (a 2x2 kernel) stays, as torch pads it with an F.pad.
+// CHECK-LABEL: func.func @string_padding
+// CHECK:         torch.aten.conv2d %x, %w {stride = array<i64: 3, 3>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 2>, groups = 1 : i64}
+// CHECK:         torch.aten.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 2>, dilation = array<i64: 1, 2>, groups = 1 : i64}
+// CHECK:         torch.aten.conv2d.padding %x, %v {{.*}}padding = "same"
+func.func @string_padding(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x3xf32>, %v: tensor<3x3x2x2xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>) {
+  %0 = torch.aten.conv2d.padding %x, %w {stride = array<i64: 3, 3>, padding = "valid", dilation = array<i64: 1, 2>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %1 = torch.aten.conv2d.padding %x, %w {stride = array<i64: 1, 1>, padding = "same", dilation = array<i64: 1, 2>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  %2 = torch.aten.conv2d.padding %x, %v {stride = array<i64: 1, 1>, padding = "same", dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<3x3x2x2xf32>) -> tensor<1x3x8x8xf32>
+  func.return %0, %1, %2 : tensor<1x3x2x2xf32>, tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>
+}
+
 // A slice of what a slice_scatter wrote is the written value; a unit-step slice beside it reads
 // the base; the rebuilt base then dies (the TorchScript frontend's functionalized chunk writes).
 // CHECK-LABEL: func.func @slice_of_slice_scatter
