@@ -8,6 +8,7 @@ compiled through the normal API.  The kernel tests skip on hosts without AMX-INT
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -96,14 +97,26 @@ def test_refused_tile_permission_falls_back_to_vnni(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(amx, "request_tile_permission", lambda: (False, "refused by the test"))
     assert amx.host_int8_kernel() == "vnni"
-    assert int8_kernel(Isa.AVX512) == "vnni"
+    assert int8_kernel(Isa.AVX512, 768) == "vnni"
     monkeypatch.undo()
     monkeypatch.setenv(amx.DISABLE_ENV, "1")
     assert amx.host_int8_kernel() == "vnni"
-    assert int8_kernel(Isa.AVX512) == "vnni"
+    assert int8_kernel(Isa.AVX512, 768) == "vnni"
     monkeypatch.delenv(amx.DISABLE_ENV)
-    assert int8_kernel(Isa.AVX512) == ("amx" if AMX else "vnni")
-    assert int8_kernel(Isa.AVX2) == "vnni"
+    assert int8_kernel(Isa.AVX512, 768) == ("amx" if AMX else "vnni")
+    assert int8_kernel(Isa.AVX2, 768) == "vnni"
+
+
+@pytest.mark.parametrize("k, kernel", [(1, "vnni"), (16, "vnni"), (64, "vnni"), (65, "vnni"), (96, "vnni"),
+                                       (128, "amx"), (147, "vnni"), (160, "vnni"), (191, "vnni"), (192, "amx"),
+                                       (193, "amx"), (224, "amx"), (256, "amx"), (3072, "amx")])
+def test_shallow_gemms_take_vnni_on_an_amx_host(k: int, kernel: str) -> None:
+    """On an AMX host, K up to 64, or under 192 and no multiple of 64, takes the VNNI kernel (the
+    tile steps' padding of K and the block's sums through memory cost more than the tiles gain);
+    a host without AMX keeps its own kernel at every depth."""
+    assert amx.int8_kernel_for_depth("amx", k) == kernel
+    assert amx.int8_kernel_for_depth("vnni", k) == "vnni"
+    assert amx.int8_kernel_for_depth(None, k) is None
 
 
 @pytest.mark.parametrize("k, amx_ldq, vnni_ldq", [(3072, 3136, 3072), (1024, 1088, 1024), (768, 832, 768),
@@ -297,8 +310,8 @@ def _pt2e_quantized(model: torch.nn.Module, x: torch.Tensor) -> torch.nn.Module:
 
 @needs_amx
 def test_quantized_model_takes_the_amx_kernel(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A PT2E model (X86InductorQuantizer) compiled on this host runs its int8 GEMMs on AMX, the
-    VNNI build's output bit for bit; saved, it loads and runs in a process with the tile
+    """A PT2E model (X86InductorQuantizer) compiled on this host runs its deep int8 GEMMs on AMX
+    and its shallow ones on VNNI, the all-VNNI build's output bit for bit; saved, it loads and runs in a process with the tile
     permission, and loading it where the OS refused the tiles is a clear error, not SIGILL."""
     import ziggurat
     import ziggurat.ir.errors as ziggurat_errors
@@ -309,9 +322,12 @@ def test_quantized_model_takes_the_amx_kernel(tmp_path: Any, monkeypatch: pytest
     with torch.no_grad():
         compiled = ziggurat.compile(quantized, (x,), backend="cpu", isa="avx512")
         assert not compiled.report.fallback_ops, compiled.report.format()
-        gemms = compiled.report.stats.get("int8 gemm calls (amx)", 0)
-        assert gemms >= 4 and 'int8_kernel = "vnni"' not in compiled.ir["loop"], compiled.report.stats
-        assert compiled.ir["loop"].count('int8_kernel = "amx"') == gemms
+        chosen = [(int(m.group(2)), m.group(1)) for m in
+                  re.finditer(r'int8_kernel = "(\w+)".*?\bk = (\d+) : i64', compiled.ir["loop"])]
+        # the deep GEMMs on AMX, the shallow ones (K = 27, 16 and 40) on VNNI: amx.int8_kernel_for_depth
+        assert sorted(chosen) == [(16, "vnni"), (27, "vnni"), (40, "vnni"), (288, "amx"), (600, "amx")], chosen
+        assert compiled.report.stats.get("int8 gemm calls (amx)") == 2, compiled.report.stats
+        gemms = len(chosen)
         monkeypatch.setenv(amx.DISABLE_ENV, "1")
         fallback = ziggurat.compile(quantized, (x,), backend="cpu", isa="avx512")
         monkeypatch.delenv(amx.DISABLE_ENV)

@@ -128,6 +128,31 @@ def host_int8_kernel() -> str | None:
     return choose_int8_kernel(feats, granted, amx_disabled_by_env())
 
 
+#: Int8 GEMMs this shallow take the VNNI kernel on an AMX host (see :func:`int8_kernel_for_depth`)
+VNNI_INT8_MAX_K = 192
+
+
+def int8_kernel_for_depth(host_kernel: str | None, k: int) -> str | None:
+    """The int8 kernel for a GEMM of depth ``k`` on a host whose int8 kernel is ``host_kernel``
+    (:func:`host_int8_kernel`): the VNNI kernel instead of AMX where ``k`` is at most 64, or
+    under :data:`VNNI_INT8_MAX_K` and not a multiple of 64.
+
+    A ``tdpbusd`` step reads 64 bytes of K, so K is padded to 64 (147 to 192: 23 % of the
+    products are zeros), and a 32-row block's sums go through memory to its epilogue; VNNI's
+    ``vpdpbusd`` pads K to 4 and keeps 8 rows' sums in registers.  Interleaved in one process,
+    1 thread, Emerald Rapids, uint8 in and out with bias, relu and requantize (AMX / VNNI, us):
+    K = 64: 3136x256 357 / 241, 3136x64 113 / 94; K = 96: 418 / 287 (3136x256), 258 / 183
+    (784x512); K = 147: 567 / 520, 301 / 288, 168 / 167, 120 / 103 (196x1024); K = 160: 544 /
+    502, 340 / 288, 168 / 176, 123 / 112.  At K = 128 and 192 (no padding) and K = 224 AMX is
+    level or ahead (K = 128: 379 / 351, 225 / 235, 128 / 141, 129 / 143), and from K = 256 on it
+    is 1.2-1.8x faster."""
+    if host_kernel != "amx":
+        return host_kernel
+    if k <= 64 or (k < VNNI_INT8_MAX_K and k % 64):
+        return "vnni"
+    return "amx"
+
+
 def tile_row_stride(row_bytes: int) -> int:
     """The row stride, in bytes, for an operand whose rows of ``row_bytes`` a tile load reads:
     ``row_bytes``, or 64 more where it is an even number (at least 4) of 64-byte lines.

@@ -48,11 +48,15 @@ def _require_kernel(ctx: LoweringContext) -> None:
         raise NotLowerable("an int8 GEMM needs the avx512 ISA on a host with AVX512-VNNI")
 
 
-def int8_kernel(isa: Isa) -> str:
-    """The int8 kernel's products for code of ``isa`` on this host: ``"amx"`` where
-    :func:`~ziggurat.backends.cpu.kernels.amx.host_int8_kernel` chooses it (AMX-INT8, the tile
-    permission granted, ``ZIGGURAT_DISABLE_AMX`` unset) for the avx512 ISA, else ``"vnni"``."""
-    return "amx" if isa == Isa.AVX512 and amx.host_int8_kernel() == "amx" else "vnni"
+def int8_kernel(isa: Isa, k: int) -> str:
+    """The int8 kernel's products for code of ``isa`` on this host for a GEMM of depth ``k``:
+    ``"amx"`` where :func:`~ziggurat.backends.cpu.kernels.amx.host_int8_kernel` chooses it
+    (AMX-INT8, the tile permission granted, ``ZIGGURAT_DISABLE_AMX`` unset) for the avx512 ISA
+    and ``k`` is deep enough (:func:`~ziggurat.backends.cpu.kernels.amx.int8_kernel_for_depth`),
+    else ``"vnni"``."""
+    if isa != Isa.AVX512:
+        return "vnni"
+    return "amx" if amx.int8_kernel_for_depth(amx.host_int8_kernel(), k) == "amx" else "vnni"
 
 
 def _residual_channels_last(ctx: LoweringContext, epi: Any, out_shape: Sequence[int]) -> None:
@@ -83,7 +87,7 @@ def int8_linear(ctx: LoweringContext, op: Operation, x: TensorValue, w: TensorVa
     assert k is not None and m is not None
     if min(m, n, k) < 1:
         raise NotLowerable("an int8 GEMM with an empty dimension")
-    spec: dict[str, Any] = {"int8_kernel": int8_kernel(ctx.options.isa), "m": m, "n": n, "k": k, "ldc": n,
+    spec: dict[str, Any] = {"int8_kernel": int8_kernel(ctx.options.isa, k), "m": m, "n": n, "k": k, "ldc": n,
                             "a_scale": a_scale, "a_zero_point": zero_point}
     if x.dtype == torch.uint8:
         spec["a_u8"] = True
