@@ -33,7 +33,7 @@ from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import cast
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
-from ziggurat.backends.cpu.lowering.views import reshape
+from ziggurat.backends.cpu.lowering.views import reshape, slice_dim
 from ziggurat.ir.types import dtype_of
 
 BF16 = torch.bfloat16
@@ -124,7 +124,9 @@ def prepacked_gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int
         raise NotLowerable(f"bf16 GEMM operands do not match: [{m}, {k}] @ {list(b.shape)}")
     kernel = bf16_kernel(ctx)
     a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
-    av = matrix_view(ctx, a, (), allow_transposed=False)
+    # A realized here (a kernel's output) is stored in rows the AMX tile loads read best
+    padded = amx.tile_row_stride(2 * k) // 2 if kernel == "amx" else None
+    av = matrix_view(ctx, a, (), allow_transposed=False, padded_row=padded)
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
@@ -171,7 +173,32 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
         spec["rounded_steps"] = True
         if kernel == "amx" and has_table(spec.get("unary")):
             spec["unary_table"] = True  # eager's own answers, looked up (kernels/bf16_tables.py: where)
-    out = ctx.new_buffer(out_shape, out_dtype, "mm")
+    wide = _tile_row_width(ctx, kernel, spec, n, out_shape, out_dtype)
+    out = ctx.new_buffer((*out_shape[:-1], wide) if wide else out_shape, out_dtype, "mm")
+    if wide:
+        spec["ldc"] = wide
     ctx.nodes.append(GemmNode(ctx.unique_name(f"gemm_{ctx.current_origin or 'mm'}"), a, b, GemmOperand(out),
                               bias_operand, other_operand, spec, (ctx.current_origin,)))
+    if wide:
+        return slice_dim(ctx, BufferValue(out), -1, 0, 1, n)
     return BufferValue(out)
+
+
+
+def _tile_row_width(ctx: LoweringContext, kernel: str, spec: dict[str, Any], n: int, out_shape: Sequence[int],
+                    out_dtype: torch.dtype) -> int | None:
+    """The wider row (elements) to store a GEMM's ``[..., n]`` bf16 result in, where it is only
+    the input of AMX linears, which then read it at the stride their tile loads read best
+    (``amx.tile_row_stride``); None: its own width."""
+    if kernel != "amx" or out_dtype != BF16 or "batch" in spec or spec.get("ldc") != n:
+        return None
+    if not out_shape or out_shape[-1] != n:
+        return None
+    stride = amx.tile_row_stride(2 * n) // 2
+    op = ctx.current_op
+    if stride == n or op is None or len(op.results) != 1:
+        return None
+    uses = list(op.results[0].uses)
+    if not uses or any(use.operation.name != "fused.linear" or use.index != 0 for use in uses):
+        return None
+    return stride

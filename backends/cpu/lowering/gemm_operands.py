@@ -80,9 +80,11 @@ def expand_batch(ctx: LoweringContext, x: TensorValue, batch: Sequence[int]) -> 
     return map_tensor(ctx, x, (*batch, rows, cols), x.dtype, index_map)
 
 
-def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allow_transposed: bool) -> MatrixView:
+def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allow_transposed: bool,
+                padded_row: int | None = None) -> MatrixView:
     """``x`` broadcast to ``[*batch, R, C]`` as a batched matrix with unit column stride (or
-    unit row stride when ``allow_transposed``), realized contiguously if its view does not fit."""
+    unit row stride when ``allow_transposed``), realized contiguously if its view does not fit:
+    with ``padded_row`` (and no batch), in rows that long, zeros past ``C``."""
     full = expand_batch(ctx, x, batch)
     rows, cols = full.shape[-2:]
     view = ctx.strided_view(full)
@@ -101,6 +103,14 @@ def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allo
                 return MatrixView(buf, off, bstride, rs, 1)
             if allow_transposed and rs == 1 and cs >= rows:
                 return MatrixView(buf, off, bstride, 1, cs)
+    if padded_row is not None and padded_row > cols and full.rank == 2:
+        from ziggurat.backends.cpu.lowering.ops import const
+        from ziggurat.backends.cpu.lowering.shape_ops import concat
+
+        zeros = ctx.lazy((rows, padded_row - cols), full.dtype, lambda idx: const(0, full.dtype))
+        # two pieces, each its own loop nest: the rows' index arithmetic stays as simple as unpadded
+        buf = ctx.realize(concat(ctx, [full, zeros], 1, full.dtype, (rows, padded_row)), "mat")
+        return MatrixView(buf, 0, 0, padded_row, 1)
     buf = ctx.realize(full, "mat")
     strides = contiguous_strides(full.shape)
     bstride = strides[-3] if len(strides) > 2 else 0

@@ -40,6 +40,14 @@ builtin.module {
     %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x256x3x5xbf16>, tensor<4x256x1x1xbf16>) -> tensor<1x4x3x5xbf16>
     func.return %0 : tensor<1x4x3x5xbf16>
   }
+  func.func @linear_chain(%x: tensor<256x5xbf16>) -> tensor<5x256xbf16> {
+    %w1 = torch.literal dense<0.5> : tensor<512x256xbf16>
+    %w2 = torch.literal dense<0.25> : tensor<256x512xbf16>
+    %r = torch.aten.transpose.int %x {dim0 = 0 : i64, dim1 = 1 : i64} : (tensor<256x5xbf16>) -> tensor<5x256xbf16>
+    %h = fused.linear %r, %w1 : (tensor<5x256xbf16>, tensor<512x256xbf16>) -> tensor<5x512xbf16>
+    %y = fused.linear %h, %w2 : (tensor<5x512xbf16>, tensor<256x512xbf16>) -> tensor<5x256xbf16>
+    func.return %y : tensor<5x256xbf16>
+  }
   func.func @spatial(%x: tensor<2x8x3x5xbf16>) -> tensor<2x4x3x5xbf16> {
     %w = torch.literal dense<0.5> : tensor<4x8x3x3xbf16>
     %0 = fused.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, post_ops = [#fused.unary<relu>]} : (tensor<2x8x3x5xbf16>, tensor<4x8x3x3xbf16>) -> tensor<2x4x3x5xbf16>
@@ -85,6 +93,19 @@ builtin.module {
 // CHECK:         loop.constant dense_resource<{{.*}}> : tensor<4x[[ROW:288|256]]xbf16> -> memref<4x[[ROW]]xbf16>
 // CHECK:         loop.gemm {{.*}} a(%{{.*}} : memref<4x[[ROW]]xbf16>)
 // CHECK-SAME:      {{bf16_kernel = "amx", m = 4 : i64, n = 15 : i64, k = 256 : i64, lda = 288|bf16_kernel = "avx512bf16", m = 4 : i64, n = 15 : i64, k = 256 : i64, lda = 256}} : i64
+// A linear's A realized from a kernel's output (here a transpose) is stored one 64-byte line
+// wider on AMX (256 -> 288 bf16), zeros past K in a loop nest of their own; a GEMM result read
+// only by AMX linears is stored at that stride (512 -> 544) and read there. The AVX512-BF16
+// kernel's rows keep their widths.
+// CHECK-LABEL: func.func @linear_chain
+// CHECK:         %[[A:.*]] = loop.alloc : memref<5x[[KA:288|256]]xbf16>
+// CHECK:         loop.kernel @fused_transpose_linear_0 {{.*}}outs(%[[A]] : memref<5x[[KA]]xbf16>)
+// CHECK:         loop.vstore {{.*}} : vector<16xbf16>, memref<5x[[KA]]xbf16>
+// CHECK:         %[[H:.*]] = loop.alloc : memref<5x[[KH:544|512]]xbf16>
+// CHECK:         loop.gemm @gemm_linear_0 a(%[[A]] : memref<5x[[KA]]xbf16>) {{.*}} c(%[[H]] : memref<5x[[KH]]xbf16>)
+// CHECK-SAME:      {{bf16_kernel = "amx", m = 5 : i64, n = 512 : i64, k = 256 : i64, lda = 288 : i64, ldc = 544|bf16_kernel = "avx512bf16", m = 5 : i64, n = 512 : i64, k = 256 : i64, lda = 256 : i64, ldc = 512}} : i64
+// CHECK:         loop.gemm @gemm_linear_1 a(%[[H]] : memref<5x[[KH]]xbf16>)
+// CHECK-SAME:      k = 512 : i64, lda = [[KH]] : i64, ldc = 256 : i64
 // CHECK-LABEL: func.func @spatial
 // CHECK:         loop.kernel {{.*}}padded
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
