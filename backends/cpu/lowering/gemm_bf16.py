@@ -184,7 +184,6 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
     return BufferValue(out)
 
 
-
 def _tile_row_width(ctx: LoweringContext, kernel: str, spec: dict[str, Any], n: int, out_shape: Sequence[int],
                     out_dtype: torch.dtype) -> int | None:
     """The wider row (elements) to store a GEMM's ``[..., n]`` bf16 result in, where it is only

@@ -19,9 +19,10 @@ from ziggurat.backends.cpu.lowering.constants import weight_tensor
 from ziggurat.backends.cpu.lowering.context import LoweringContext, contiguous_strides
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.nodes import GemmOperand
-from ziggurat.backends.cpu.lowering.ops import cast
+from ziggurat.backends.cpu.lowering.ops import cast, const
 from ziggurat.backends.cpu.lowering.pointwise import map_tensor
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
+from ziggurat.backends.cpu.lowering.shape_ops import concat
 from ziggurat.backends.cpu.lowering.tensors import TensorValue
 from ziggurat.backends.cpu.lowering.values import Buffer
 from ziggurat.backends.cpu.lowering.views import expand, reshape
@@ -104,9 +105,6 @@ def matrix_view(ctx: LoweringContext, x: TensorValue, batch: Sequence[int], allo
             if allow_transposed and rs == 1 and cs >= rows:
                 return MatrixView(buf, off, bstride, 1, cs)
     if padded_row is not None and padded_row > cols and full.rank == 2:
-        from ziggurat.backends.cpu.lowering.ops import const
-        from ziggurat.backends.cpu.lowering.shape_ops import concat
-
         zeros = ctx.lazy((rows, padded_row - cols), full.dtype, lambda idx: const(0, full.dtype))
         # two pieces, each its own loop nest: the rows' index arithmetic stays as simple as unpadded
         buf = ctx.realize(concat(ctx, [full, zeros], 1, full.dtype, (rows, padded_row)), "mat")
