@@ -1,8 +1,8 @@
 """``conv2d`` with a string padding (``padding="valid"`` / ``"same"``, the ``aten::conv2d.padding``
 overload) is rewritten to the integer-padding ``conv2d`` by ``torch-canonicalize``, so it fuses
 its post-ops and runs on the native kernels in float32 and in bf16.  Before, a bf16 one ran
-torch's oneDNN convolution, which on an AMX host spreads one output channel's NaN into the
-others (fuzz seed 123, ``tests/fuzz/repros/cpu_bf16_conv_string_padding_torch_kernel.json``).
+torch's oneDNN convolution, which on an AMX host gives NaN where the float32
+convolution of the same values gives inf (fuzz seed 123, ``tests/fuzz/repros/cpu_bf16_conv_string_padding_torch_kernel.json``).
 A ``"same"`` that pads one side more than the other stays the string overload."""
 
 from __future__ import annotations
