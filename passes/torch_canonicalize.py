@@ -279,13 +279,7 @@ class ConvolutionToConv2d(RewritePattern):
         weight_type = op.weight.type
         if op.transposed_value or not isinstance(weight_type, TensorType) or len(weight_type.get_shape()) != 4:
             return
-        conv = AtenConv2d_Op.from_arguments({
-            "input": op.input, "weight": op.weight, "bias": op.bias, "stride": op.stride_value,
-            "padding": op.padding_value, "dilation": op.dilation_value, "groups": op.groups.value.data,
-        }, [op.result.type])
-        conv.location = op.location
-        record(NAME, f"{op.op_schema.base_name} -> conv2d")
-        rewriter.replace(op, conv)
+        _replace_with_conv2d(op, op.padding_value, f"{op.op_schema.base_name} -> conv2d", rewriter)
 
 
 class StringPaddingToConv2d(RewritePattern):
@@ -301,20 +295,27 @@ class StringPaddingToConv2d(RewritePattern):
         mode = op.padding.data
         if mode == "valid":
             padding = [0, 0]
-        elif mode == "same":
+        elif mode == "same":  # stride 1: the verifier refuses a strided "same", as torch does
             totals = [d * (k - 1) for d, k in zip(op.dilation_value, weight_type.get_shape()[2:])]
-            if any(t % 2 or t < 0 for t in totals):
+            if any(t % 2 for t in totals):
                 return
             padding = [t // 2 for t in totals]
         else:
             return
-        conv = AtenConv2d_Op.from_arguments({
-            "input": op.input, "weight": op.weight, "bias": op.bias, "stride": op.stride_value,
-            "padding": padding, "dilation": op.dilation_value, "groups": op.groups.value.data,
-        }, [op.result.type])
-        conv.location = op.location
-        record(NAME, f"conv2d padding={mode!r} -> conv2d")
-        rewriter.replace(op, conv)
+        _replace_with_conv2d(op, padding, f"conv2d padding={mode!r} -> conv2d", rewriter)
+
+
+def _replace_with_conv2d(op: Aten_Convolution_Op | Aten_ConvolutionDeprecatedOp | AtenConvolution_Op
+                         | AtenConv2dPaddingOp, padding: list[int], what: str, rewriter: PatternRewriter) -> None:
+    """``op`` replaced by the ``aten::conv2d`` of its operands, stride, dilation and groups with
+    ``padding``, at its location."""
+    conv = AtenConv2d_Op.from_arguments({
+        "input": op.input, "weight": op.weight, "bias": op.bias, "stride": op.stride_value,
+        "padding": padding, "dilation": op.dilation_value, "groups": op.groups.value.data,
+    }, [op.result.type])
+    conv.location = op.location
+    record(NAME, what)
+    rewriter.replace(op, conv)
 
 
 def _slice_range(op: AtenSliceTensorOp | AtenSliceScatter_Op, size: int) -> tuple[int, int, int]:

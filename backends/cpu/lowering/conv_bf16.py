@@ -32,13 +32,18 @@ from typing import Any
 
 import torch
 
-from ziggurat.backends.cpu.kernels.amx import tile_row_stride
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
 from ziggurat.backends.cpu.lowering.layout import is_channels_last, prefers_channels_last
-from ziggurat.backends.cpu.lowering.gemm_bf16 import bf16_gemm_node, bf16_kernel, constant_bf16, prepacked_gemm
+from ziggurat.backends.cpu.lowering.gemm_bf16 import (
+    bf16_gemm_node,
+    bf16_kernel,
+    bf16_row_stride,
+    constant_bf16,
+    prepacked_gemm,
+)
 from ziggurat.backends.cpu.lowering.gemm_operands import float32_bias, matrix_view
 from ziggurat.backends.cpu.lowering.nodes import GemmNode, GemmOperand
 from ziggurat.backends.cpu.lowering.ops import load_or
@@ -202,11 +207,11 @@ def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k
     32-deep K steps when K is not one (``Bf16GemmSpec.a_padded``: the AVX512-BF16 kernel reads
     the last step in place; ResNet's 7x7 stem, K = 147: 0.73 -> 0.68 ms), and for the AMX
     kernel stored at the row stride whose tile loads spread over L1's sets
-    (:func:`~ziggurat.backends.cpu.kernels.amx.tile_row_stride`)."""
+    (:func:`~ziggurat.backends.cpu.lowering.gemm_bf16.bf16_row_stride`)."""
     rows = weight.reshape(cout, k)
     name = (w.buffer.name if w.buffer else "weight") + "_rows"
     row = padded_k(k)
-    lda = tile_row_stride(2 * row) // 2 if kernel == "amx" else row
+    lda = bf16_row_stride(kernel, row)
     spec: dict[str, Any] = {"lda": lda}
     if k % K_STEP:
         spec["a_padded"] = True

@@ -47,6 +47,13 @@ def all_bf16(args: LoweringArgs) -> str | None:
     return None
 
 
+def bf16_row_stride(kernel: str, elements: int) -> int:
+    """Elements between the starts of two bf16 rows of ``elements`` that ``kernel`` reads as A:
+    for AMX, the stride its tile loads read best (:func:`~ziggurat.backends.cpu.kernels.amx.tile_row_stride`),
+    else the row's own length."""
+    return amx.tile_row_stride(2 * elements) // 2 if kernel == "amx" else elements
+
+
 def bf16_kernel(ctx: LoweringContext) -> str:
     """The host's bf16 GEMM kernel, or NotLowerable naming what is missing."""
     if ctx.options.isa != Isa.AVX512:
@@ -125,8 +132,7 @@ def prepacked_gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int
     kernel = bf16_kernel(ctx)
     a = reshape(ctx, x, (m, k)) if x.rank != 2 else x
     # A realized here (a kernel's output) is stored in rows the AMX tile loads read best
-    padded = amx.tile_row_stride(2 * k) // 2 if kernel == "amx" else None
-    av = matrix_view(ctx, a, (), allow_transposed=False, padded_row=padded)
+    av = matrix_view(ctx, a, (), allow_transposed=False, padded_row=bf16_row_stride(kernel, k))
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
     spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
@@ -188,12 +194,12 @@ def _tile_row_width(ctx: LoweringContext, kernel: str, spec: dict[str, Any], n: 
                     out_dtype: torch.dtype) -> int | None:
     """The wider row (elements) to store a GEMM's ``[..., n]`` bf16 result in, where it is only
     the input of AMX linears, which then read it at the stride their tile loads read best
-    (``amx.tile_row_stride``); None: its own width."""
+    (:func:`bf16_row_stride`); None: its own width."""
     if kernel != "amx" or out_dtype != BF16 or "batch" in spec or spec.get("ldc") != n:
         return None
     if not out_shape or out_shape[-1] != n:
         return None
-    stride = amx.tile_row_stride(2 * n) // 2
+    stride = bf16_row_stride(kernel, n)
     op = ctx.current_op
     if stride == n or op is None or len(op.results) != 1:
         return None
