@@ -97,6 +97,29 @@ def _conv_bn(b: Builder) -> Emit:
     return b.choice(ACTIVATIONS).format(y=expr) if b.chance(0.6) else expr
 
 
+@spec("wide_linear_chain", weight=0.0, family="fused")
+def _wide_linear_chain(b: Builder) -> Emit:
+    """Two linears back to back at widths the AMX bf16 kernel stores one 64-byte line wider
+    (rows of 128, 192 or 256 bf16: an even number of lines, 4 or more; 64 and 37 keep theirs): the first one's input
+    computed by a kernel (a layer norm or an activation: realized in wide rows,
+    ``gemm_operands.matrix_view(padded_row=)``), its result read by the second, and then only by
+    it (stored wide and read there: ``gemm_bf16._tile_row_width``) unless the first is emitted
+    alone and a later op reads it too.  The fuzzer's other GEMMs are at most 64 deep.  Of weight
+    0 but in the ``gemm`` profile."""
+    k = b.choice([128, 256, 192])
+    x = b.pick_float(2, 3, pred=lambda v: v.shape[-1] == k and v.numel <= 2048, shape=lambda: [b.size(1, 7), k])
+    pre = f"F.layer_norm({x}, [{k}])" if b.chance(0.5) else b.choice(ACTIVATIONS).format(y=x)
+    n = b.choice([128, 256, 192, 64])
+    w1, w2 = b.new_const([n, k], torch.float32), b.new_const([b.choice([128, 64, 37]), n], torch.float32)
+    bias = b.new_const([n], torch.float32) if b.chance(0.7) else None
+    first = f"F.linear({pre}, {w1}" + (f", {bias})" if bias is not None else ")")
+    if b.chance(0.6):
+        first = b.choice(ACTIVATIONS).format(y=first)
+    if b.chance(0.3):  # the middle joins the pool: other ops may read it
+        first = str(b.emit("wide_linear_chain", first)[0])
+    return f"F.linear({first}, {w2})"
+
+
 @spec("linear_bn", weight=1.0, family="fused")
 def _linear_bn(b: Builder) -> Emit:
     x = b.pick_float(2, 2, pred=lambda v: v.shape[-1] <= 64)
