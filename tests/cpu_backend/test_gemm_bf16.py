@@ -465,10 +465,12 @@ def test_row_groups_are_even_and_cover_the_block() -> None:
 
 @pytest.mark.parametrize("out_bf16", [True, False], ids=["bf16", "f32"])
 def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) -> None:
-    """The AMX kernel asks for each block's lines of C for writing before its products (the
-    epilogue's stores waited for each line's read for ownership in turn: 1024^3 at 677 against
-    792 GFLOP/s), and for the next panel of packed weights into L2 at each step of K.  The
-    code is generated on any host; this checks the requests, the numbers are the other tests'."""
+    """The AMX kernel asks for each block's lines of a float32 C for writing before its
+    products (the epilogue's stores waited for each line's read for ownership in turn: 1024^3
+    at 677 against 792 GFLOP/s), not for a bf16 C's (slower with them: 3136x256x64 + relu 415
+    against 332 GFLOP/s), and for the next panel of packed weights into L2 at each step of K.
+    The code is generated on any host; this checks the requests, the numbers are the other
+    tests'."""
     from llvmlite import ir as lir
 
     from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
@@ -481,8 +483,8 @@ def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) 
 
     spec = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16)
     writes, l2_reads = prefetches(spec)
-    lines = 1 if out_bf16 else 2  # 32 columns of C: 64 or 128 bytes
-    assert writes == (32 + 8) * lines  # a full block of 32 rows and the 8-row tail block
+    # a full block of 32 rows and the 8-row tail block; 32 float32 columns of C: 128 bytes
+    assert writes == (0 if out_bf16 else (32 + 8) * 2)
     # the chunk's blocks (here 2) share the next panel's 32 lines a step of K out, in each block
     # function (32 and 8 rows)
     assert chunk_rows(spec) == 64 and l2_reads == 2 * (32 // 2)
@@ -495,18 +497,46 @@ def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) 
 
 @pytest.mark.parametrize("other_bf16", [True, False], ids=["bf16", "f32"])
 def test_amx_prefetches_a_residual_for_reading(other_bf16: bool) -> None:
-    """A residual's lines of the block (written layers ago, cold) are asked for before the
-    block's products too: ResNet-50's 256x3136x64 convolutions with add + relu, 1.0 -> 0.85 ms.
-    A broadcast row (row stride 0) is not."""
+    """With a float32 C, a residual's lines of the block (written layers ago, cold) are asked
+    for before the block's products too; a broadcast row (row stride 0) is not, and neither is
+    anything with a bf16 C (a convolution's 256x3136x64 + add + relu with a cold residual:
+    441 us without, 584 with)."""
     from llvmlite import ir as lir
 
     from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 
-    def reads(strides: tuple[int, int]) -> int:
+    def reads(strides: tuple[int, int], out_bf16: bool = False) -> int:
         module = lir.Module(name="t")
         emit_bf16_gemm(module, Bf16GemmSpec(40, 64, 96, kernel="amx", binary="add", other_strides=strides,
-                                            other_bf16=other_bf16))
+                                            other_bf16=other_bf16, out_bf16=out_bf16))
         return str(module).count("i32 0, i32 3, i32 1)")
 
     assert reads((64, 1)) == (32 + 8) * (1 if other_bf16 else 2)
     assert reads((0, 1)) == 0
+    assert reads((64, 1), out_bf16=True) == 0
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", [(300, 70, 96), (520, 40, 1000), (64, 33, 64)], ids=["300x70x96", "520x40x1000", "64x33x64"])
+@pytest.mark.parametrize("unary", ["relu", "gelu_erf"])
+def test_epilogues_of_many_blocks_are_the_plain_kernel_then_the_ops(kernel: str, shape: tuple[int, int, int],
+                                                                     unary: str) -> None:
+    """Many 32-row blocks a call (the AMX kernel runs a block's epilogue after the next block's
+    products, a staged activation's after the group's), on two threads, with a bias, a
+    residual of full strides and a bf16 C: bit for bit the float32 kernel's products followed by
+    the same float32 ops and one rounding to bf16."""
+    from tests.support.vector_activation import activated
+
+    m, n, k = shape
+    a, b = _operands(m, n, k, seed=5)
+    g = torch.Generator().manual_seed(6)
+    bias, other = torch.randn(n, generator=g), torch.randn(m, n, generator=g).bfloat16()
+    packed = pack_b_bf16(b)
+    plain = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, threads=2, out_bf16=False))(a, packed)
+    spec = Bf16GemmSpec(m, n, k, kernel=kernel, threads=2, bias=True, unary=unary, binary="add",
+                        other_strides=(n, 1))
+    got = bf16_gemm_callable(spec)(a, packed, bias, other)
+    x = plain.contiguous() + bias
+    x = torch.relu(x) if unary == "relu" else activated(unary, x)
+    want = (x + other.float()).bfloat16()
+    assert torch.equal(got.contiguous(), want)

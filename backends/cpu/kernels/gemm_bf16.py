@@ -15,16 +15,17 @@ in parallel.  A task walks its chunk 32 rows at a time: each 32x32 block of prod
 computed in float32 into a stack scratch (AMX: 2x2 tiles of 16x16, ``tdpbf16ps`` over
 32-deep steps of K, up to :data:`AMX_GROUP` blocks a call; AVX512-BF16: rows of 16-float
 accumulators and ``vdpbf16ps`` over pairs of K), then the epilogue reads the scratch, adds the
-bias, applies the post-ops, rounds to bf16 and stores only the valid rows and columns.
+bias, applies the post-ops, rounds to bf16 and stores only the valid rows and columns.  The
+AMX kernel runs a block's epilogue after the next block's products are issued, so that the
+vector units work while the tile unit does (a transcendental's long epilogue excepted).
 
 Both kernels prefetch the next panel of packed weights into L2 at each K step (weights come
 cold from memory in a model: 128x2304x768 over 96 MB of weights, 1 thread, AVX512-BF16
 374 -> 483 GFLOP/s on Zen 5, AMX 657 -> 705 on Emerald Rapids).  The AMX kernel also
-prefetches a block's lines of C for writing (and of a residual for reading) before its
-products: the epilogue's stores otherwise waited for each line's read for ownership in turn,
-a microsecond a block (1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s).  With a
-run-time B, a large A (a convolution's weights, :data:`PREFETCH_A_BYTES`) is prefetched into
-L2 a block of rows ahead: ResNet-50's bf16 layer-4 1x1 convolutions went from 0.43 to 0.30 ms.
+prefetches a block's lines of a float32 C for writing (and of a residual for reading) before
+its products (:meth:`_Emitter._prefetch_block_lines`).  With a run-time B, a large A (a
+convolution's weights, :data:`PREFETCH_A_BYTES`) is prefetched into L2 a block of rows ahead:
+ResNet-50's bf16 layer-4 1x1 convolutions went from 0.43 to 0.30 ms.
 
 A rows are read in place; the last step of a K that is not a multiple of 32 reads them
 through a zero-padded copy, so no element past a row is ever read (an Inf or NaN there would
@@ -343,33 +344,31 @@ class _Emitter:
                    cs: ir.Value, a_tail: ir.Value | None, c: ir.Value, bias: ir.Value, other: ir.Value,
                    col0: ir.Value, cols: ir.Value) -> None:
         """AMX: the blocks of ``rows`` rows at ``g0, g0 + 32, ... < g_end`` (at most
-        :data:`AMX_GROUP`): their K tails copied and their lines of C (and of a residual) asked
-        for, their products in one call into consecutive 32x32 blocks of ``cs``, then each
-        block's epilogue."""
-        with for_range(b, g0, g_end, step=BLOCK, name="gpre") as r:
-            if a_tail is not None:
+        :data:`AMX_GROUP`): their K tails copied, then one call that computes each block's
+        products into consecutive 32x32 blocks of ``cs`` and runs each block's epilogue."""
+        if a_tail is not None:
+            with for_range(b, g0, g_end, step=BLOCK, name="gpre") as r:
                 j = llvm_ir.udiv(b, llvm_ir.sub(b, r, g0), i64(BLOCK))
                 self._copy_a_tail(b, rows, gep(b, a, llvm_ir.mul(b, r, i64(self.lda))),
                                   gep(b, a_tail, llvm_ir.mul(b, j, i64(BLOCK * K_STEP))))
-            self._prefetch_block_lines(b, rows, r, c, col0, other)
         count = llvm_ir.udiv(b, llvm_ir.add(b, llvm_ir.sub(b, g_end, g0), i64(BLOCK - 1)), i64(BLOCK))
         tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
         next_panel = gep(b, b_panel, i64(self.kp * PANEL))
         b.call(self._amx_group_function(rows), [gep(b, a, llvm_ir.mul(b, g0, i64(self.lda))), b_panel, cs, tail,
-                                                next_panel, llvm_ir.udiv(b, g0, i64(BLOCK)), count])
-        with for_range(b, g0, g_end, step=BLOCK, name="gepi") as r:
-            self._epilogue(b, rows, r, gep(b, cs, llvm_ir.mul(b, llvm_ir.sub(b, r, g0), i64(BLOCK))), c, bias, other,
-                           col0, cols)
+                                                next_panel, g0, count, c, bias, other, col0, cols])
 
     def _prefetch_block_lines(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
                               other: ir.Value) -> None:
-        """The block's lines of C into the cache for writing, and of a residual for reading,
-        before its products: the epilogue otherwise waits for each line in turn (C's read for
-        ownership; a residual written layers ago, ResNet-50's 256x3136x64 convolution + add +
-        relu: 1.0 -> 0.85 ms, 1 thread, Emerald Rapids)."""
+        """A float32 C's lines of the block into the cache for writing, and a residual's for
+        reading, before its products: the epilogue otherwise waits for each line in turn (C's
+        read for ownership; 1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s; without the
+        requests now, with the epilogue a block behind, 5-9 % slower on 784x512x128 and
+        3136x256x64).  Not for a bf16 C: its one line a row, requested a block ahead, cost more
+        than it saved (interleaved, 1 thread: 3136x256x64 + bias + relu 332 -> 415 GFLOP/s
+        without; a convolution's 256x3136x64 + bias + add + relu with a residual cold from
+        memory 584 -> 441 us, 512x784x128 252 -> 237 us)."""
         s = self.spec
-        size = 2 if s.out_bf16 else 4
-        streams = [(c, self.ldc, size, True)]
+        streams = [(c, self.ldc, 4, True)]
         rs, cs = s.other_strides if s.other_strides is not None else (0, 1)
         if s.binary is not None and rs and cs:
             streams.append((other, rs, 2 if s.other_bf16 else 4, False))
@@ -395,14 +394,27 @@ class _Emitter:
             b.store(v, _i(b.bitcast(gep(b, a_tail, llvm_ir.mul(b, i, i64(K_STEP))), vty.as_pointer())), align=2)
 
     def _amx_group_function(self, rows: int) -> ir.Function:
-        """``f(a_rows, b_panel, cs, a_tail, next_panel, slot0, count)``: the products of ``count``
-        consecutive blocks of ``rows`` rows (the first at ``a_rows``, their zero-padded K tails
-        ``32 x 32`` apart in ``a_tail``) into consecutive 32x32 blocks of ``cs``.  One call per
-        group: a call's tile configuration and release cost about as much as 8 steps of K
-        (a register-only probe, 2 steps a call: 665 GFLOP/s against 917 with the loop inside
-        one function), which ResNet's K=64 1x1 convolutions paid per block.  Each block reads
-        its share of the next weight panel into L2 (an eighth, or a half with two blocks a
-        chunk: slot ``slot0 + j``).
+        """``f(a_rows, b_panel, cs, a_tail, next_panel, g0, count, c, bias, other, col0, cols)``:
+        the products of ``count`` consecutive blocks of ``rows`` rows (the first at row ``g0``,
+        read from ``a_rows``; their zero-padded K tails ``32 x 32`` apart in ``a_tail``) into
+        consecutive 32x32 blocks of ``cs``, and each block's epilogue into ``c``.
+
+        One call per group: a call's tile configuration and release cost about as much as 8
+        steps of K (a register-only probe, 2 steps a call: 665 GFLOP/s against 917 with the loop
+        inside one function), which ResNet's K=64 1x1 convolutions paid per block.
+
+        A block's epilogue runs after the next block's products are issued: the tile unit and
+        the vector units run side by side (a loop of 4 ``tdpbf16ps`` took 22.3 ns an iteration
+        with or without 32 independent vector loads, adds and stores beside it), so the
+        epilogue's work hides behind the products' instead of following them with the tile unit
+        idle: interleaved in one process, 1 thread, bias + relu, 3136x384x96 338 -> 415 GFLOP/s,
+        784x512x128 532 -> 625; bf16 MobileNetV2 -8 %, BERT-base -4.5 %, ConvNeXt -6 %.  A
+        staged transcendental's epilogue (GELU: thousands of instructions a block) follows
+        the group's products instead: interleaved, it was 5-10 % slower.
+
+        Each block reads its share of the next weight panel into L2 (an eighth, or a half with
+        two blocks a chunk: slot ``g0 / 32 + j``).
+
         A function of its own per row count: tile values never cross a call or the loop over
         blocks, and the only tile phis are the K loop's accumulators (LLVM's running out of the
         8 tile registers is a fatal error that ends the process, not an exception)."""
@@ -411,53 +423,98 @@ class _Emitter:
         existing = m.globals.get(name)
         if isinstance(existing, ir.Function):
             return existing
-        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P, I64, I64]), name=name)
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P, I64, I64, I8P, F32P, I8P, I64, I64]),
+                         name=name)
         fn.linkage = "internal"
         fn.attributes.add("noinline")
-        a_first, b_panel, cs_first, tail_first, next_panel, slot0, count = fn.args
+        a_first, b_panel, cs_first, tail_first, next_panel, g0, count, c, bias, other, col0, cols = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         tiles = [min(16, rows)] + ([rows - 16] if rows > 16 else [])
         steps = -(-s.k // K_STEP)
         last = steps - 1 if s.k % K_STEP else steps  # the step that reads the zero-padded tail
+        slot0 = llvm_ir.udiv(b, g0, i64(BLOCK))
+        epilogue = self._amx_epilogue_function(rows)
+
+        def finish(j: ir.Value) -> None:  # block j's epilogue
+            b.call(epilogue, [llvm_ir.add(b, g0, llvm_ir.mul(b, j, i64(BLOCK))),
+                              gep(b, cs_first, llvm_ir.mul(b, j, i64(BLOCK * BLOCK))), c, bias, other, col0, cols])
+
+        overlap = not (s.unary_table or stages(s.unary, 16))
         with for_range(b, 0, count, name="blk") as blk:
-            a_rows = gep(b, a_first, llvm_ir.mul(b, blk, i64(BLOCK * self.lda)))
-            cs = gep(b, cs_first, llvm_ir.mul(b, blk, i64(BLOCK * BLOCK)))
-            a_tail = gep(b, tail_first, llvm_ir.mul(b, blk, i64(BLOCK * K_STEP)))
-            # the chunk's blocks share the next panel out: a chunk of 2 blocks (K = 3072) prefetched
-            # only a quarter of it with eighths (BERT's 128x768x3072, cold weights, 1 thread,
-            # alternating processes: 558-639 -> 607-641 GFLOP/s)
-            split = 1 << min(3, (self.mc // BLOCK).bit_length() - 1)
-            slot = llvm_ir.urem(b, llvm_ir.add(b, slot0, blk), i64(split))
-            pf = gep(b, next_panel, llvm_ir.mul(b, slot, i64(steps * 1024 // split)))
-            zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
-
-            def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
-                is_tail = _i(b.icmp_signed("==", kk, i64(last)))
-                stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
-                at = []
-                for t, r in enumerate(tiles):
-                    main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
-                    ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
-                    at.append(amx.tile_load(m, b, r, 64, ptr, stride))
-                bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
-                if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
-                    for j in range(32 // split):
-                        llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(1024 // split)),
-                                                                   i64(32 * j))), locality=2)
-                out = list(accs)
-                # at most 7 tiles live (4 accumulators, 2 A, 1 B)
-                for h in range(2):
-                    bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
-                    for ti, r in enumerate(tiles):
-                        out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
-                return out
-
-            out = llvm_ir.counted_loop(b, 0, steps, zeros, step, name="kk")
-            for ti, r in enumerate(tiles):
-                for h in range(2):
-                    amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
+            if not s.out_bf16:
+                self._prefetch_block_lines(b, rows, llvm_ir.add(b, g0, llvm_ir.mul(b, blk, i64(BLOCK))), c, col0, other)
+            self._amx_block_products(b, rows, tiles, steps, last, blk, a_first, b_panel, cs_first, tail_first,
+                                     next_panel, slot0, finish if overlap else None)
+        if overlap:
+            finish(llvm_ir.sub(b, count, i64(1)))
+        else:
+            with for_range(b, 0, count, name="epi") as blk:
+                finish(blk)
         b.ret_void()
         return fn
+
+    def _amx_epilogue_function(self, rows: int) -> ir.Function:
+        """``f(row0, cs, c, bias, other, col0, cols)``: one block's epilogue, inlined where it is
+        called (a call would reload the tile configuration)."""
+        s, m = self.spec, self.module
+        name = f"{s.symbol}.epi{rows}"
+        existing = m.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        fn = ir.Function(m, ir.FunctionType(VOID, [I64, F32P, I8P, F32P, I8P, I64, I64]), name=name)
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        row0, cs, c, bias, other, col0, cols = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self._epilogue(b, rows, row0, cs, c, bias, other, col0, cols)
+        b.ret_void()
+        return fn
+
+    def _amx_block_products(self, b: ir.IRBuilder, rows: int, tiles: list[int], steps: int, last: int, blk: ir.Value,
+                            a_first: ir.Value, b_panel: ir.Value, cs_first: ir.Value, tail_first: ir.Value,
+                            next_panel: ir.Value, slot0: ir.Value, finish: Callable[[ir.Value], None] | None) -> None:
+        """Block ``blk``'s products: the K loop over 2x2 tiles, then the previous block's
+        epilogue (``finish``), then the sums stored into ``cs``."""
+        s, m = self.spec, self.module
+        a_rows = gep(b, a_first, llvm_ir.mul(b, blk, i64(BLOCK * self.lda)))
+        cs = gep(b, cs_first, llvm_ir.mul(b, blk, i64(BLOCK * BLOCK)))
+        a_tail = gep(b, tail_first, llvm_ir.mul(b, blk, i64(BLOCK * K_STEP)))
+        # the chunk's blocks share the next panel out: a chunk of 2 blocks (K = 3072) prefetched
+        # only a quarter of it with eighths (BERT's 128x768x3072, cold weights, 1 thread,
+        # alternating processes: 558-639 -> 607-641 GFLOP/s)
+        split = 1 << min(3, (self.mc // BLOCK).bit_length() - 1)
+        slot = llvm_ir.urem(b, llvm_ir.add(b, slot0, blk), i64(split))
+        pf = gep(b, next_panel, llvm_ir.mul(b, slot, i64(steps * 1024 // split)))
+        zeros = [amx.tile_zero(m, b, r, 64) for r in tiles for _ in range(2)]
+
+        def step(accs: list[ir.Value], kk: ir.Value) -> list[ir.Value]:
+            is_tail = _i(b.icmp_signed("==", kk, i64(last)))
+            stride = _i(b.select(is_tail, i64(K_STEP * 2), i64(self.lda * 2)))
+            at = []
+            for t, r in enumerate(tiles):
+                main = gep(b, a_rows, llvm_ir.add(b, i64(16 * t * self.lda), llvm_ir.mul(b, kk, i64(K_STEP))))
+                ptr = _i(b.select(is_tail, gep(b, a_tail, 16 * t * K_STEP), main))
+                at.append(amx.tile_load(m, b, r, 64, ptr, stride))
+            bk = gep(b, b_panel, llvm_ir.mul(b, kk, i64(16 * PANEL * 2)))
+            if s.b_packed:  # a slice of the next panel of weights into L2 (they come cold from memory)
+                for j in range(32 // split):
+                    llvm_ir.prefetch(m, b, gep(b, pf, llvm_ir.add(b, llvm_ir.mul(b, kk, i64(1024 // split)),
+                                                               i64(32 * j))), locality=2)
+            out = list(accs)
+            # at most 7 tiles live (4 accumulators, 2 A, 1 B)
+            for h in range(2):
+                bt = amx.tile_load(m, b, 16, 64, gep(b, bk, 32 * h), PANEL * 4)
+                for ti, r in enumerate(tiles):
+                    out[ti * 2 + h] = amx.tile_dpbf16ps(m, b, r, 64, 64, accs[ti * 2 + h], at[ti], bt)
+            return out
+
+        out = llvm_ir.counted_loop(b, 0, steps, zeros, step, name="kk")
+        if finish is not None:
+            with b.if_then(_i(b.icmp_signed(">", blk, i64(0)))):
+                finish(llvm_ir.sub(b, blk, i64(1)))
+        for ti, r in enumerate(tiles):
+            for h in range(2):
+                amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
 
     def _products_avx512(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
                          cs: ir.Value, a_tail: ir.Value | None, a_ahead: ir.Value) -> None:
