@@ -470,7 +470,7 @@ def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) 
     at 677 against 792 GFLOP/s), not for a bf16 C's (slower with them: 3136x256x64 + relu 415
     against 332 GFLOP/s), and for the next panel of packed weights into L2 at each step of K.
     The code is generated on any host; this checks the requests, the numbers are the other
-    tests'."""
+    tests'.  The weights are plain constants (``b_specials=0``): no exact path's code."""
     from llvmlite import ir as lir
 
     from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
@@ -481,14 +481,14 @@ def test_amx_prefetches_c_for_writing_and_the_next_weight_panel(out_bf16: bool) 
         text = str(module)
         return text.count("i32 1, i32 3, i32 1)"), text.count("i32 0, i32 2, i32 1)")
 
-    spec = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16)
+    spec = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16, b_specials=0)
     writes, l2_reads = prefetches(spec)
     # a full block of 32 rows and the 8-row tail block; 32 float32 columns of C: 128 bytes
     assert writes == (0 if out_bf16 else (32 + 8) * 2)
     # the chunk's blocks (here 2) share the next panel's 32 lines a step of K out, in each block
     # function (32 and 8 rows)
     assert chunk_rows(spec) == 64 and l2_reads == 2 * (32 // 2)
-    big = Bf16GemmSpec(512, 64, 96, kernel="amx", out_bf16=out_bf16)
+    big = Bf16GemmSpec(512, 64, 96, kernel="amx", out_bf16=out_bf16, b_specials=0)
     assert chunk_rows(big) >= 8 * 32 and prefetches(big)[1] == 32 // 8  # eighths; no tail block
     run_time_b = Bf16GemmSpec(40, 64, 96, kernel="amx", out_bf16=out_bf16, b_packed=False)
     assert prefetches(run_time_b)[1] == 0  # a run-time B is packed a panel at a time: no next panel

@@ -43,15 +43,16 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.bf16 import bf16_to_f32, f32_to_bf16, round_f32_to_bf16
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.bf16_specials import HUGE, SCAN, SUBNORMAL, emit_scan
 from ziggurat.backends.cpu.kernels.bf16_tables import look_up, table_global
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
-from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
+from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, packed_elements, padded_k, panels
 from ziggurat.backends.cpu.kernels.staged_epilogue import activate_tile, stages
 from ziggurat.backends.cpu.kernels.unary import commutes_with_rounding, emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I1, I8P, I32, I64, VOID, declare, for_range, gep, i64, splat, splat_constant
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 from ziggurat.backends.cpu.threads import emit_parallel_for
 
@@ -105,6 +106,13 @@ def row_groups(rows: int) -> list[tuple[int, int]]:
     return groups
 
 
+def _halves(b: ir.IRBuilder, pairs: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """32-bit lanes of bf16 pairs (the even K in the low half) -> the two float32 vectors."""
+    low = _i(b.shl(pairs, splat_constant(V16I32, 16)))
+    high = _i(b.and_(pairs, splat_constant(V16I32, -65536)))
+    return _i(b.bitcast(low, V16F)), _i(b.bitcast(high, V16F))
+
+
 def entry_symbol(spec: Bf16GemmSpec) -> str:
     return amx.entry_symbol(spec.symbol, spec.kernel)
 
@@ -139,17 +147,48 @@ class _Emitter:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         args = [_i(b.bitcast(fn.args[0], I16P)), _i(b.bitcast(fn.args[1], I16P)), _i(b.bitcast(fn.args[2], I8P)),
                 fn.args[3], _i(b.bitcast(fn.args[4], I8P))]
+        if s.exact_path:
+            args.append(self._exact_needed(b, args[0], args[1]))
         n_tasks = s.batch * -(-s.m // self.mc) * panels(s.n)
         emit_parallel_for(self.module, b, n_tasks, self._task_body, s.threads or 1,
                           captures=args, name=f"{s.symbol}.tasks")
         b.ret_void()
         return fn
 
+    def _exact_needed(self, b: ir.IRBuilder, a: ir.Value, bp: ir.Value) -> ir.Value:
+        """An ``i1``: whether this call's operands hold a subnormal and a huge value that meet
+        (:mod:`~ziggurat.backends.cpu.kernels.bf16_specials`), the run-time ones scanned."""
+        s = self.spec
+
+        def classes(specials: int, scan: Callable[[], ir.Value]) -> ir.Value:
+            return scan() if specials == SCAN else i64(specials)
+
+        a_batches = s.batch if s.batch_stride_a else 1
+        fa = classes(s.a_specials, lambda: emit_scan(b, a, a_batches, s.batch_stride_a, s.m, self.lda, s.k))
+        b_batches = s.batch if s.batch_stride_b else 1
+        if s.b_packed:
+            region = (1, packed_elements(s.k, s.n), packed_elements(s.k, s.n))
+        elif s.b_conv is not None:
+            plane, _, kh, kw, _, _, sh, sw = s.b_conv
+            size = s.k // (kh * kw) * sh * sw * plane
+            region = (1, size, size)
+        elif s.b_transposed:
+            region = (s.n, s.ldb or s.k, s.k)
+        else:
+            region = (s.k, s.ldb or s.n, s.n)
+        fb = classes(s.b_specials, lambda: emit_scan(b, bp, b_batches, s.batch_stride_b, *region))
+
+        def has(flags: ir.Value, kind: int) -> ir.Value:
+            return _i(b.icmp_unsigned("!=", _i(b.and_(flags, i64(kind))), i64(0)))
+
+        return _i(b.or_(_i(b.and_(has(fa, SUBNORMAL), has(fb, HUGE))), _i(b.and_(has(fa, HUGE), has(fb, SUBNORMAL)))))
+
     def _task_body(self, b: ir.IRBuilder, begin: ir.Value, end: ir.Value, tid: ir.Value,
                    caps: list[ir.Value]) -> None:
         del tid
         s = self.spec
-        a, bp, c, bias, other = caps
+        a, bp, c, bias, other = caps[:5]
+        exact = caps[5] if s.exact_path else None  # i1: the products in float32 FMAs this call
         group = AMX_GROUP if s.kernel == "amx" else 1  # blocks whose products one call computes
         scratch = b.alloca(ir.ArrayType(F32, BLOCK * BLOCK * group), name="cblock")
         scratch.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
@@ -192,35 +231,57 @@ class _Emitter:
                 b.call(self._pack_function(), [b_b, col0, bpack])
                 b_panel = bpack
             cols = llvm_ir.sub(b, i64(s.n), col0)  # valid columns of this panel (>= 1; clipped by the masks)
+            blocks = (m0, m_end, m_full, chunk, n_chunks, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
             if s.kernel == "amx":
-                with for_range(b, m0, m_end, step=group * BLOCK, name="group") as g0:
-                    g_next = llvm_ir.add(b, g0, i64(group * BLOCK))
-                    g_end = _i(b.select(_i(b.icmp_signed("<", g_next, m_end)), g_next, m_end))
-                    self._amx_group(b, BLOCK, g0, g_end, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
-                if s.m % BLOCK:
-                    with b.if_then(_i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))):
-                        self._amx_group(b, s.m % BLOCK, i64(m_full), i64(m_full + BLOCK), a_b, b_panel, cs, a_tail,
-                                        c_b, bias, other_b, col0, cols)
+                if exact is None:
+                    self._amx_blocks(b, *blocks)
+                else:
+                    with b.if_else(exact) as (slow, fast):
+                        with slow:
+                            self._blocks(b, *blocks, exact)
+                        with fast:
+                            self._amx_blocks(b, *blocks)
             else:
-                # full blocks of this chunk (AVX512-BF16)
-                pre = b.block
-                loop = b.function.append_basic_block("blocks.body")
-                after = b.function.append_basic_block("blocks.done")
-                b.cbranch(_i(b.icmp_signed("<", m0, m_end)), loop, after)
-                b.position_at_end(loop)
-                row = b.phi(I64, name="row")
-                row.add_incoming(m0, pre)
-                nxt = llvm_ir.add(b, row, i64(BLOCK))
-                ahead = _i(b.select(_i(b.icmp_signed("<", nxt, m_end)), nxt, m0))  # then the next panel's first
-                self._block(b, BLOCK, row, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols, ahead)
-                row.add_incoming(nxt, b.block)
-                b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
-                b.position_at_end(after)
-                if s.m % BLOCK:
-                    last = _i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))
-                    with b.if_then(last):
-                        self._block(b, s.m % BLOCK, i64(m_full), a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols,
-                                    m0)
+                self._blocks(b, *blocks, exact)
+
+    def _amx_blocks(self, b: ir.IRBuilder, m0: ir.Value, m_end: ir.Value, m_full: int, chunk: ir.Value,
+                    n_chunks: int, a_b: ir.Value, b_panel: ir.Value, cs: ir.Value, a_tail: ir.Value | None,
+                    c_b: ir.Value, bias: ir.Value, other_b: ir.Value, col0: ir.Value, cols: ir.Value) -> None:
+        """A task's blocks of rows ``m0 .. m_end`` (and the last chunk's tail block) on AMX, in groups."""
+        s = self.spec
+        with for_range(b, m0, m_end, step=AMX_GROUP * BLOCK, name="group") as g0:
+            g_next = llvm_ir.add(b, g0, i64(AMX_GROUP * BLOCK))
+            g_end = _i(b.select(_i(b.icmp_signed("<", g_next, m_end)), g_next, m_end))
+            self._amx_group(b, BLOCK, g0, g_end, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols)
+        if s.m % BLOCK:
+            with b.if_then(_i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))):
+                self._amx_group(b, s.m % BLOCK, i64(m_full), i64(m_full + BLOCK), a_b, b_panel, cs, a_tail,
+                                c_b, bias, other_b, col0, cols)
+
+    def _blocks(self, b: ir.IRBuilder, m0: ir.Value, m_end: ir.Value, m_full: int, chunk: ir.Value, n_chunks: int,
+                a_b: ir.Value, b_panel: ir.Value, cs: ir.Value, a_tail: ir.Value | None, c_b: ir.Value,
+                bias: ir.Value, other_b: ir.Value, col0: ir.Value, cols: ir.Value, exact: ir.Value | None) -> None:
+        """A task's blocks one at a time, products then epilogue: the AVX512-BF16 kernel's, and
+        the exact path of either kernel (``exact``: an ``i1``, the exact products when true)."""
+        s = self.spec
+        pre = b.block
+        loop = b.function.append_basic_block("blocks.body")
+        after = b.function.append_basic_block("blocks.done")
+        b.cbranch(_i(b.icmp_signed("<", m0, m_end)), loop, after)
+        b.position_at_end(loop)
+        row = b.phi(I64, name="row")
+        row.add_incoming(m0, pre)
+        nxt = llvm_ir.add(b, row, i64(BLOCK))
+        ahead = _i(b.select(_i(b.icmp_signed("<", nxt, m_end)), nxt, m0))  # then the next panel's first
+        self._block(b, BLOCK, row, a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols, ahead, exact)
+        row.add_incoming(nxt, b.block)
+        b.cbranch(_i(b.icmp_signed("<", nxt, m_end)), loop, after)
+        b.position_at_end(after)
+        if s.m % BLOCK:
+            last = _i(b.icmp_signed("==", chunk, i64(n_chunks - 1)))
+            with b.if_then(last):
+                self._block(b, s.m % BLOCK, i64(m_full), a_b, b_panel, cs, a_tail, c_b, bias, other_b, col0, cols,
+                            m0, exact)
 
     def _pack_function(self) -> ir.Function:
         """``pack(b, col0, dst)``: the run-time B's panel of columns ``col0 .. col0+31`` into
@@ -330,14 +391,14 @@ class _Emitter:
     # -- one block of up to 32 rows --------------------------------------------------------
     def _block(self, b: ir.IRBuilder, rows: int, row0: ir.Value, a: ir.Value, b_panel: ir.Value,
                cs: ir.Value, a_tail: ir.Value | None, c: ir.Value, bias: ir.Value, other: ir.Value,
-               col0: ir.Value, cols: ir.Value, ahead: ir.Value) -> None:
+               col0: ir.Value, cols: ir.Value, ahead: ir.Value, exact: ir.Value | None) -> None:
         """``ahead``: the first row of the block this task computes next (its A rows are
         prefetched while this one's products run, where A is a convolution's weights)."""
-        s = self.spec
         a_rows = gep(b, a, llvm_ir.mul(b, row0, i64(self.lda)))
         if a_tail is not None:
             self._copy_a_tail(b, rows, a_rows, a_tail)
-        self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail, gep(b, a, llvm_ir.mul(b, ahead, i64(self.lda))))
+        self._products_avx512(b, rows, a_rows, b_panel, cs, a_tail, gep(b, a, llvm_ir.mul(b, ahead, i64(self.lda))),
+                              exact)
         self._epilogue(b, rows, row0, cs, c, bias, other, col0, cols)
 
     def _amx_group(self, b: ir.IRBuilder, rows: int, g0: ir.Value, g_end: ir.Value, a: ir.Value, b_panel: ir.Value,
@@ -517,31 +578,46 @@ class _Emitter:
                 amx.tile_store(m, b, r, 64, gep(b, cs, ti * 16 * BLOCK + h * 16), BLOCK * 4, out[ti * 2 + h])
 
     def _products_avx512(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
-                         cs: ir.Value, a_tail: ir.Value | None, a_ahead: ir.Value) -> None:
+                         cs: ir.Value, a_tail: ir.Value | None, a_ahead: ir.Value, exact: ir.Value | None) -> None:
         """The block's products, in a function of their own per row count: the K loops then get
         the registers to themselves.  Inlined, a GELU epilogue's constants (hoisted out of the
         task loop) pushed two of the four row groups' accumulators to the stack: 128x3072x768 +
-        GELU, 1 thread, 1.67 ms against 1.24 without the activation."""
-        fn = self.module.globals.get(f"{self.spec.symbol}.avx512bf16_{rows}")
-        if fn is None:
-            fn = self._avx512_block_function(rows, a_tail is not None)
+        GELU, 1 thread, 1.67 ms against 1.24 without the activation.  ``exact`` (an ``i1``):
+        the float32 FMA products instead of ``vdpbf16ps`` when true; the AMX kernel comes here
+        only for those."""
         tail = a_tail if a_tail is not None else ir.Constant(I16P, None)
-        b.call(fn, [a_rows, b_panel, cs, tail, a_ahead])
+        call_args = [a_rows, b_panel, cs, tail, a_ahead]
+        if self.spec.kernel == "amx":
+            b.call(self._avx512_block_function(rows, a_tail is not None, exact=True), call_args)
+        elif exact is None:
+            b.call(self._avx512_block_function(rows, a_tail is not None), call_args)
+        else:
+            with b.if_else(exact) as (slow, fast):
+                with slow:
+                    b.call(self._avx512_block_function(rows, a_tail is not None, exact=True), call_args)
+                with fast:
+                    b.call(self._avx512_block_function(rows, a_tail is not None), call_args)
 
-    def _avx512_block_function(self, rows: int, has_tail: bool) -> ir.Function:
+    def _avx512_block_function(self, rows: int, has_tail: bool, exact: bool = False) -> ir.Function:
         s, m = self.spec, self.module
-        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P]), name=f"{s.symbol}.avx512bf16_{rows}")
+        name = f"{s.symbol}.{'exact' if exact else 'avx512bf16'}_{rows}"
+        existing = m.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        fn = ir.Function(m, ir.FunctionType(VOID, [I16P, I16P, F32P, I16P, I16P]), name=name)
         fn.linkage = "internal"
         fn.attributes.add("noinline")
         a_rows, b_panel, cs, tail_arg, a_ahead = fn.args
         a_tail: ir.Value | None = tail_arg if has_tail else None
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        self._products_avx512_body(b, rows, a_rows, b_panel, cs, a_tail, a_ahead)
+        self._products_avx512_body(b, rows, a_rows, b_panel, cs, a_tail, a_ahead, exact)
         b.ret_void()
         return fn
 
     def _products_avx512_body(self, b: ir.IRBuilder, rows: int, a_rows: ir.Value, b_panel: ir.Value,
-                              cs: ir.Value, a_tail: ir.Value | None, a_ahead: ir.Value) -> None:
+                              cs: ir.Value, a_tail: ir.Value | None, a_ahead: ir.Value, exact: bool) -> None:
+        """``exact``: each pair of products as two float32 FMAs of the converted values, which
+        multiply a bf16 subnormal as eager does (``vdpbf16ps`` reads it as zero)."""
         s, m = self.spec, self.module
         dp = declare(m, "llvm.x86.avx512bf16.dpbf16ps.512", V16F, [V16F, V32BF, V32BF])
         i32p = I32.as_pointer()
@@ -553,7 +629,8 @@ class _Emitter:
 
             def pair_step(accs: list[ir.Value], kp: ir.Value, a_base: ir.Value, a_ld: int) -> list[ir.Value]:
                 bk = gep(b, b_panel, llvm_ir.mul(b, kp, i64(PANEL * 2)))
-                bv = [_i(b.bitcast(_i(b.load(_i(b.bitcast(gep(b, bk, 32 * h), v16i32p)), align=2)), V32BF)) for h in range(2)]
+                pairs = [_i(b.load(_i(b.bitcast(gep(b, bk, 32 * h), v16i32p)), align=2)) for h in range(2)]
+                bv = [_i(b.bitcast(v, V32BF)) for v in pairs]
                 if s.b_packed:  # the next panel's lines at this k into L2: weights come cold from memory
                     for h in range(2):
                         llvm_ir.prefetch(m, b, gep(b, bk, self.kp * PANEL + 32 * h), locality=2)
@@ -568,6 +645,12 @@ class _Emitter:
                 for i in range(g):
                     ap = _i(b.bitcast(gep(b, a_base, llvm_ir.add(b, i64((g0 + i) * a_ld), llvm_ir.mul(b, kp, i64(2)))), i32p))
                     pair = _i(b.load(ap, align=2))
+                    if exact:
+                        av_pair = _halves(b, splat(b, pair, V16I32))
+                        for h in range(2):
+                            for x, y in zip(av_pair, _halves(b, pairs[h]), strict=True):
+                                out[i * 2 + h] = self.vec.fma(b, x, y, out[i * 2 + h])
+                        continue
                     av = _i(b.bitcast(splat(b, pair, V16I32), V32BF))
                     for h in range(2):
                         out[i * 2 + h] = b.call(dp, [out[i * 2 + h], av, bv[h]])

@@ -33,7 +33,10 @@
 * with ``a_padded``, every row of ``A`` holds ``K`` rounded up to 32 elements, zero past ``K``
   (a weight padded at compile time): the AVX512-BF16 kernel then reads the last, partial step of
   K in place, in the same loop, instead of copying each block's tail into a zero-padded buffer
-  (the AMX kernel still copies it).
+  (the AMX kernel still copies it);
+* ``a_specials`` / ``b_specials``: what a constant operand holds that the bf16 dot products
+  would multiply differently from eager (:mod:`~ziggurat.backends.cpu.kernels.bf16_specials`),
+  or ``SCAN`` (the default) for one read at run time, which the kernel scans when called.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ziggurat.backends.cpu.kernels.bf16_specials import SCAN, checked_specials, needs_exact_path
 from ziggurat.backends.cpu.kernels.bf16_tables import TABLED, has_table
 from ziggurat.backends.cpu.kernels.gemm_spec import (
     GemmSpecError,
@@ -96,6 +100,8 @@ class Bf16GemmSpec:
     a_padded: bool = False
     rounded_steps: bool = False
     unary_table: bool = False
+    a_specials: int = SCAN
+    b_specials: int = SCAN
     name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +156,11 @@ class Bf16GemmSpec:
         if self.unary_table and not (self.rounded_steps and has_table(self.unary)):
             raise GemmSpecError(f"Bf16GemmSpec.unary_table needs rounded_steps and an activation with a table "
                                 f"({', '.join(sorted(TABLED))}), got unary={self.unary!r}")
+        for operand in ("a_specials", "b_specials"):
+            try:
+                checked_specials("Bf16GemmSpec", operand, getattr(self, operand))
+            except ValueError as e:
+                raise GemmSpecError(str(e)) from None
         if self.binary_first and (self.binary is None or self.unary is None):
             s(self, "binary_first", False)
         if self.name is not None and (not self.name or not all(c.isalnum() or c in "_." for c in self.name)):
@@ -158,6 +169,11 @@ class Bf16GemmSpec:
     @property
     def symbol(self) -> str:
         return self.name if self.name is not None else spec_symbol("zig_bf16_gemm_", self)
+
+    @property
+    def exact_path(self) -> bool:
+        """Whether the kernel needs its exact products for a subnormal met by a huge value."""
+        return needs_exact_path(self.a_specials, self.b_specials)
 
     @property
     def flops(self) -> int:

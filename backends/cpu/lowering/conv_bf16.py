@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from ziggurat.backends.cpu.kernels.bf16_specials import specials_of
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
@@ -212,7 +213,7 @@ def _weight_rows(ctx: LoweringContext, weight: Any, w: TensorValue, cout: int, k
     name = (w.buffer.name if w.buffer else "weight") + "_rows"
     row = padded_k(k)
     lda = bf16_row_stride(kernel, row)
-    spec: dict[str, Any] = {"lda": lda}
+    spec: dict[str, Any] = {"lda": lda, "a_specials": specials_of(rows)}
     if k % K_STEP:
         spec["a_padded"] = True
     if lda == k:

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels.bf16_specials import specials_of
 from ziggurat.backends.cpu.kernels.bf16_tables import has_table
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import LAYOUT, pack_b_bf16
@@ -135,7 +136,8 @@ def prepacked_gemm(ctx: LoweringContext, x: TensorValue, b: torch.Tensor, n: int
     av = matrix_view(ctx, a, (), allow_transposed=False, padded_row=bf16_row_stride(kernel, k))
     hint = (w.buffer.name if w.buffer is not None else "weight") + f"_{LAYOUT}"
     packed = ctx.constant(pack_b_bf16(b), hint)
-    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n}
+    spec: dict[str, Any] = {"bf16_kernel": kernel, "m": m, "n": n, "k": k, "lda": av.row_stride, "ldc": n,
+                            "b_specials": specials_of(b)}
     return bf16_gemm_node(ctx, kernel, spec, av.operand, GemmOperand(packed), (), m, n, out_shape, epi, scale, addend, beta,
                           out_dtype=out_dtype)
 

@@ -75,7 +75,9 @@ builtin.module {
 // CHECK-DAG:     loop.constant dense_resource<{{.*}}KN32n2k> : tensor<1024xbf16> -> memref<1024xbf16>
 // CHECK-DAG:     loop.constant {{.*}} : tensor<24xf32> -> memref<24xf32>
 // CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>) b(%{{.*}} : memref<1024xbf16>) c(%{{.*}} : memref<5x24xbf16>) bias(%{{.*}} : memref<24xf32>)
-// CHECK-SAME:      spec {bf16_kernel = "{{(amx|avx512bf16)}}", m = 5 : i64, n = 24 : i64, k = 8 : i64, lda = 8 : i64, ldc = 24 : i64, unary = "relu"
+// The plain constant weight is classified at compile time (b_specials = 0: neither a bf16
+// subnormal nor a huge value), so the kernel neither scans nor carries the exact products.
+// CHECK-SAME:      spec {bf16_kernel = "{{(amx|avx512bf16)}}", m = 5 : i64, n = 24 : i64, k = 8 : i64, lda = 8 : i64, ldc = 24 : i64, b_specials = 0 : i64, unary = "relu"
 // CHECK-SAME:      rounded_steps = true, origins
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK:         loop.gemm @gemm_linear_0 a(%x : memref<5x8xbf16>)
@@ -85,7 +87,7 @@ builtin.module {
 // CHECK-SAME:      b_packed = false, b_transposed = false, ldb = 7 : i64, batch = 3 : i64, batch_stride_a = 40 : i64, batch_stride_b = 56 : i64, batch_stride_c = 35 : i64
 // CHECK-LABEL: func.func @pointwise
 // CHECK:         loop.gemm {{.*}} bias(%{{.*}} : memref<4xf32>)
-// CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 32 : i64, a_padded = true, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
+// CHECK-SAME:      m = 4 : i64, n = 15 : i64, k = 8 : i64, lda = 32 : i64, a_specials = 0 : i64, a_padded = true, ldc = 15 : i64, b_packed = false, b_transposed = false, ldb = 15 : i64, batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 120 : i64, batch_stride_c = 60 : i64, bias_rows = true
 // A weight whose rows are an even number of 64-byte lines (256 bf16: 8) is stored one line
 // wider for the AMX kernel (amx.tile_row_stride: a tile load's 16 rows then spread over L1's
 // sets), at its own width for the AVX512-BF16 kernel.
@@ -109,12 +111,12 @@ builtin.module {
 // CHECK-LABEL: func.func @spatial
 // CHECK:         loop.kernel {{.*}}padded
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x3x7xbf16>)
-// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 96 : i64, a_padded = true, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64]
+// CHECK-SAME:      m = 4 : i64, n = 19 : i64, k = 72 : i64, lda = 96 : i64, a_specials = 0 : i64, a_padded = true, ldc = 21 : i64, b_packed = false, b_conv = [35 : i64, 7 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64]
 // CHECK-SAME:      batch = 2 : i64, batch_stride_a = 0 : i64, batch_stride_b = 280 : i64, batch_stride_c = 84 : i64, unary = "relu"
 // CHECK-LABEL: func.func @strided
 // CHECK:         loop.kernel {{.*}}padded{{.*}} memref<2x8x2x2x3x4xbf16>
 // CHECK:         loop.gemm {{.*}} c(%{{.*}} : memref<2x4x2x4xbf16>)
-// CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 96 : i64, a_padded = true, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
+// CHECK-SAME:      m = 4 : i64, n = 7 : i64, k = 72 : i64, lda = 96 : i64, a_specials = 0 : i64, a_padded = true, ldc = 8 : i64, b_packed = false, b_conv = [12 : i64, 4 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 2 : i64, 2 : i64]
 // A grouped bf16 convolution that reaches the lowering unwidened (widen-half-floats widens the
 // ones not depthwise) runs as the float32 convolution of its widened operands, rounded once.
 // CHECK-LABEL: func.func @grouped
