@@ -43,7 +43,7 @@ GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused
 #: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
 #: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often,
 #: ``conv_many_channels``: bf16's pixel-row convolutions, and ``wide_linear_chain``: linears wide
-#: enough for the AMX kernel's wide rows),
+#: enough for the AMX kernel's wide rows, ``subnormal_gemm``: bf16 subnormals against infinities),
 #: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
 #: programs hold one or more), ``quantized-chain`` for int8 GEMMs back to back (``quantized_block``)
 PROFILES: dict[str, Profile] = {
@@ -51,7 +51,7 @@ PROFILES: dict[str, Profile] = {
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS),
-                    weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0))),
+                    weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0), ("subnormal_gemm", 12.0))),
     "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
     # int8 linears back to back with residuals: the values fuse-requantize stores as uint8
     "quantized-chain": Profile(weights=(("quantized_block", 40.0), ("quantized_linear", 20.0), ("quantized_conv", 20.0),

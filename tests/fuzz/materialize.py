@@ -12,7 +12,9 @@ from __future__ import annotations
 import torch
 
 #: float domains: standard normal, a grid of quarters in [-4, 4] (exact sums/products,
-#: ties), strictly positive, and normal values with a few specials (0, -0, +-inf, nan)
+#: ties), strictly positive, and normal values with a few specials (0, -0, +-inf, nan); and, drawn
+#: only where a spec asks, ``subnormal`` and ``infinite``: positive values, an eighth of them bf16
+#: subnormals or +inf
 FLOAT_DOMAINS = ("normal", "grid", "positive", "special", "wide")
 #: int domains: small signed, small non-negative, shift amounts
 INT_DOMAINS = ("small", "nonneg", "shift")
@@ -38,6 +40,17 @@ def make_values(shape: list[int], dtype: torch.dtype, domain: str, seed: int) ->
             sign = torch.randint(0, 2, shape, generator=g).to(torch.float64) * 2 - 1
             return (sign * mantissa * torch.exp2(exponent)).to(torch.float32).to(dtype)
         x = torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
+        if domain in ("subnormal", "infinite") and x.numel() > 0:
+            # positive values, an eighth of them bf16 subnormals (2^-133 .. 2^-127) or +inf: a
+            # product's sum is +inf wherever one of its terms is, and NaN only where 0 * inf is
+            x = (torch.rand(shape, generator=g, dtype=torch.float32) * 2.0 + 0.25).to(dtype)
+            flat = x.view(-1)
+            picks = torch.randint(0, flat.numel(), (max(1, flat.numel() // 8),), generator=g)
+            if domain == "subnormal":
+                flat[picks] = torch.exp2(torch.randint(-133, -126, picks.shape, generator=g).to(torch.float32)).to(dtype)
+            else:
+                flat[picks] = float("inf")
+            return x
         if domain == "special" and x.numel() > 0:
             specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")], dtype=dtype)
             flat = x.view(-1)

@@ -120,6 +120,30 @@ def _wide_linear_chain(b: Builder) -> Emit:
     return f"F.linear({first}, {w2})"
 
 
+@spec("subnormal_gemm", weight=0.0, family="linalg")
+def _subnormal_gemm(b: Builder) -> Emit:
+    """A GEMM or convolution whose one operand holds bf16 subnormals and the other infinities
+    (positive values both, so that sums of infinities stay infinite): the bf16 dot-product instructions read a subnormal as zero (``0 * inf = NaN``
+    where eager gives inf, fuzz seed 134), so the kernels take exact products for such
+    operands (``kernels/bf16_specials.py``).  Run-time operands on both sides, or a constant
+    weight classified at compile time.  Of weight 0 but in the ``gemm`` profile."""
+    tiny, inf = ("subnormal", "infinite") if b.chance(0.5) else ("infinite", "subnormal")
+    # eager's bf16 products of one or two columns or rows multiply subnormals; its oneDNN ones
+    # read them as zero, as the bf16 instructions do, and the oracle masks what those give
+    m, k, n = b.choice([1, 2, b.size(1, 16)]), b.size(1, 40), b.choice([1, 2, b.size(1, 16)])
+    form = b.rng.choices(range(4), weights=(3, 3, 2, 2))[0]
+    if form == 0:
+        return f"torch.matmul({b.new_input([m, k], torch.float32, tiny)}, {b.new_tensor([k, n], torch.float32, inf)})"
+    if form == 1:
+        batch = b.size(1, 3)
+        return f"torch.bmm({b.new_input([batch, m, k], torch.float32, tiny)}, {b.new_input([batch, k, n], torch.float32, inf)})"
+    if form == 2:
+        return f"F.linear({b.new_input([m, k], torch.float32, tiny)}, {b.new_const([n, k], torch.float32, inf)})"
+    cin, cout, h, w = b.size(1, 9), b.size(1, 9), b.size(3, 12), b.size(3, 12)
+    x, weight = b.new_input([1, cin, h, w], torch.float32, tiny), b.new_const([cout, cin, 3, 3], torch.float32, inf)
+    return f"F.conv2d({x}, {weight}, padding=1)"
+
+
 @spec("linear_bn", weight=1.0, family="fused")
 def _linear_bn(b: Builder) -> Emit:
     x = b.pick_float(2, 2, pred=lambda v: v.shape[-1] <= 64)
