@@ -99,3 +99,30 @@ def test_unwritable_cache_dir_only_warns(tmp_path: Path, caplog: pytest.LogCaptu
 def test_bad_key_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="64 lowercase hex"):
         ObjectCache(tmp_path).load("../etc/passwd")
+
+
+def test_kernel_cache_key_covers_every_module_the_kernels_import() -> None:
+    """A kernel's cache key hashes the sources that shape its IR (``generator_files``): every
+    backend module a kernel module imports is among them.  codegen/bf16.py (the bf16 stores'
+    rounding) was not, so an edit of it kept serving the kernels compiled before."""
+    import ast
+    from pathlib import Path
+
+    import importlib
+
+    from ziggurat.backends.cpu.kernels.gemm_callable import generator_files
+
+    cpu = Path(str(importlib.import_module("ziggurat.backends.cpu.isa").__file__)).resolve().parent
+    hashed = {p.resolve() for p in generator_files()}
+    checked = 0
+    for source in cpu.joinpath("kernels").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ziggurat.backends.cpu."):
+                parts = node.module.split(".")[3:]
+                target = cpu.joinpath(*parts)
+                module = target.with_suffix(".py") if target.with_suffix(".py").exists() else target / "__init__.py"
+                if parts[0] == "jit" or not module.exists():  # jit compiles; it does not shape the IR
+                    continue
+                assert module.resolve() in hashed, f"{source.name} imports {node.module}, which the key does not hash"
+                checked += 1
+    assert checked > 20

@@ -195,18 +195,23 @@ def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, in
 
 
 @lru_cache(maxsize=1)
-def generator_digest() -> str:
-    """sha256 over the source of everything that shapes the emitted GEMM IR:
-    this kernels package, the ISA, threading and llvmlite helpers, and the vector
-    math used by activation epilogues.  (Not the whole backend: unrelated edits
-    elsewhere must not invalidate cached kernels.)"""
+def generator_files() -> list[Path]:
+    """The sources that shape the emitted GEMM IR: this kernels package, the ISA, threading
+    and llvmlite helpers, the bf16 conversions, and the vector math used by activation
+    epilogues.  (Not the whole backend: unrelated edits elsewhere must not invalidate cached
+    kernels.)"""
     cpu = Path(__file__).resolve().parent.parent  # backends/cpu
-    files = sorted([
+    return sorted([
         *cpu.joinpath("kernels").rglob("*.py"), cpu / "isa.py", cpu / "threads.py", cpu / "llvm_ir.py",
-        *cpu.joinpath("vecmath").rglob("*.py"),
+        cpu / "codegen" / "bf16.py", *cpu.joinpath("vecmath").rglob("*.py"),
     ])
+
+
+def generator_digest() -> str:
+    """sha256 over :func:`generator_files`."""
+    cpu = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for path in files:
+    for path in generator_files():
         if path.is_file():
             h.update(str(path.relative_to(cpu)).encode())
             h.update(path.read_bytes())
