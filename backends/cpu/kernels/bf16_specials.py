@@ -20,6 +20,7 @@ import torch
 from llvmlite import ir
 
 from ziggurat.backends.cpu import llvm_ir
+from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
 from ziggurat.backends.cpu.llvm_ir import I1, I32, I64, for_range, gep, i64, masked_load
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 
@@ -52,7 +53,7 @@ def specials_of(t: torch.Tensor) -> int:
 
 def checked_specials(owner: str, name: str, v: object) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or not SCAN <= v <= SUBNORMAL | HUGE:
-        raise ValueError(f"{owner}.{name} must be {SCAN} (scanned at run time) or a mask of "
+        raise GemmSpecError(f"{owner}.{name} must be {SCAN} (scanned at run time) or a mask of "
                          f"{SUBNORMAL} (subnormal) and {HUGE} (huge), got {v!r}")
     return v
 

@@ -194,7 +194,6 @@ def _check_broadcast(t: Any, shape: tuple[int, int, int], strides: tuple[int, in
             )
 
 
-@lru_cache(maxsize=1)
 def generator_files() -> list[Path]:
     """The sources that shape the emitted GEMM IR: this kernels package, the ISA, threading
     and llvmlite helpers, the bf16 conversions, and the vector math used by activation
@@ -207,8 +206,9 @@ def generator_files() -> list[Path]:
     ])
 
 
+@lru_cache(maxsize=1)
 def generator_digest() -> str:
-    """sha256 over :func:`generator_files`."""
+    """sha256 over :func:`generator_files` (once a process: every kernel's cache key reads it)."""
     cpu = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
     for path in generator_files():
