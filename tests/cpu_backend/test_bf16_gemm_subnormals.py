@@ -9,7 +9,7 @@ import pytest
 import torch
 from llvmlite import ir
 
-from tests.cpu_backend.test_gemm_bf16 import KERNELS
+from tests.cpu_backend.test_gemm_bf16 import KERNELS, _operands
 from ziggurat.backends.cpu.kernels import amx
 from ziggurat.backends.cpu.kernels.bf16_specials import HUGE, SCAN, SUBNORMAL, needs_exact_path, specials_of
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
@@ -68,16 +68,11 @@ def _check(got: torch.Tensor, want: torch.Tensor) -> None:
         assert (got[finite] - want[finite]).abs().max().item() <= 1e-5 * scale + 1e-30
 
 
-def _operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(7)
-    return torch.randn(m, k, generator=g).bfloat16(), torch.randn(k, n, generator=g).bfloat16()
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("shape", [(1, 1, 2), (70, 40, 70), (33, 65, 32)], ids=["1x1x2", "70x40x70", "33x65x32"])
 def test_subnormal_times_inf_and_huge(kernel: str, shape: tuple[int, int, int]) -> None:
     m, n, k = shape
-    a, b = _operands(m, n, k)
+    a, b = _operands(m, n, k, seed=7)
     a[m - 1, k - 1] = SUB  # meets b's -inf: eager's inf, the bf16 instructions' NaN
     b[k - 1, 0] = float("-inf")
     a[0, 0] = 1e38  # meets b's subnormal: a product of 1e-2 the instructions drop
@@ -95,7 +90,7 @@ def test_exact_path_with_a_constant_and_a_transposed_batched_b(kernel: str) -> N
     """A constant weight classified at compile time (``b_specials``), and a run-time B read
     transposed in batches: the scan follows each operand's own layout."""
     m, n, k = 40, 33, 48
-    a, b = _operands(m, n, k)
+    a, b = _operands(m, n, k, seed=7)
     b[5, 3] = float("inf")
     a[2, 5] = SUB
     spec = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=1, b_specials=specials_of(b))
@@ -117,7 +112,7 @@ def test_subnormals_alone_keep_the_fast_products(kernel: str) -> None:
     """Without a huge factor a subnormal's product is under 2**-62: the fast path runs, within
     float32's tolerance of the exact sums (its products flushed)."""
     m, n, k = 64, 32, 64
-    a, b = _operands(m, n, k)
+    a, b = _operands(m, n, k, seed=7)
     a[::3, ::5] = SUB
     spec = Bf16GemmSpec(m, n, k, kernel=kernel, out_bf16=False, threads=1)
     _check(bf16_gemm_callable(spec)(a, pack_b_bf16(b)), _want(a, b))
