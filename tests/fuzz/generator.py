@@ -51,7 +51,8 @@ PROFILES: dict[str, Profile] = {
     "dev": Profile(min_ops=2, max_ops=8, max_numel=2048),
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS),
-                    weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0), ("subnormal_gemm", 12.0))),
+                    weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0), ("subnormal_gemm", 12.0),
+                             ("nonfinite_padded_conv", 6.0))),
     "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
     # int8 linears back to back with residuals: the values fuse-requantize stores as uint8
     "quantized-chain": Profile(weights=(("quantized_block", 40.0), ("quantized_linear", 20.0), ("quantized_conv", 20.0),

@@ -74,6 +74,26 @@ def _conv_many_channels(b: Builder) -> Emit:
     return f"F.conv2d({x}, {weight}, {bias if bias is not None else 'None'}, stride={stride}, padding={padding})"
 
 
+@spec("nonfinite_padded_conv", weight=0.0)
+def _nonfinite_padded_conv(b: Builder) -> Emit:
+    """A padded 2-d convolution (plain, grouped or depthwise) by a constant weight holding inf
+    and NaN.  Eager's kernels differ on the taps that fall on the padding (its float32 and bf16
+    ones multiply the padding's zero by the weight, NaN; its float16 ones skip them), so the
+    compiled convolution runs as eager's op: fuzz seed 144, program 33, where the bf16 depthwise
+    kernel skipped those taps and gave the bias.  Of weight 0 but in the ``gemm`` profile."""
+    c_in, h, w = b.size(1, 8), b.size(2, 9), b.size(2, 9)
+    x = b.new_input([b.size(1, 2), c_in, h, w], torch.float32)
+    groups = b.choice([1, c_in, c_in] + [g for g in (2, 3) if c_in % g == 0])
+    c_out = groups * b.choice([1, 1, 2])
+    k = b.choice([1, 3])
+    padding = (b.size(0, 2), b.size(1, 2)) if b.chance(0.5) else (b.size(1, 2), b.size(0, 2))
+    stride, dilation = (b.choice([1, 2, 3]), b.choice([1, 2])), (b.choice([1, 2]), b.choice([1, 2]))
+    weight = b.new_const([c_out, c_in // groups, k, k], torch.float32, "special")
+    bias = b.new_const([c_out], torch.float32) if b.chance(0.7) else None
+    return (f"F.conv2d({x}, {weight}, {bias if bias is not None else 'None'}, stride={stride!r}, "
+            f"padding={padding!r}, dilation={dilation!r}, groups={groups})")
+
+
 @spec("conv_transpose", weight=1.5)
 def _conv_transpose(b: Builder) -> Emit:
     nd = b.rng.choices([1, 2, 3], weights=[0.3, 0.55, 0.15])[0]
