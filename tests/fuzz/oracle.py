@@ -250,30 +250,6 @@ def norm_overflows(name: str, args: Any) -> bool:
     return bool((finite.abs().sum(dim=1) > FLOAT32_MAX).any())
 
 
-#: products whose factors' partial products can overflow float32 in some order
-PRODUCTS = frozenset({"prod", "cumprod"})
-
-
-def product_overflows(args: Any) -> bool:
-    """Whether a ``prod``/``cumprod`` multiplies, along its dim (all of it without one), a zero
-    by factors whose magnitudes above 1 multiply past float32's range: in an order that meets
-    them first the partial product is infinite and the zero makes NaN, in another it is 0
-    (fuzz seed 146, program 139: a ``prod`` of 3,645 differences, 0 in eager's lanes, NaN in
-    the native kernel's).  A finite result does not show it, so the factors are looked at.
-    (With an infinite or NaN factor beside the zero, every order gives NaN.)"""
-    x = args[0] if args else None
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
-        return False
-    dim = args[1] if len(args) > 1 and isinstance(args[1], int) else None
-    x = x.double()
-    if dim is None:
-        x, dim = x.reshape(-1), 0
-    magnitude = x.abs()
-    big = torch.where((magnitude > 1) & magnitude.isfinite(), magnitude.log(), torch.zeros_like(magnitude)).sum(dim)
-    # with an inf or NaN factor the zero makes NaN in every order
-    return bool(((big > math.log(FLOAT32_MAX)) & (x == 0).any(dim) & x.isfinite().all(dim)).any())
-
-
 def overflows(program: Program, inputs: tuple[torch.Tensor, ...]) -> bool:
     """Whether an accumulating aten op of the program (``ACCUMULATING``; inside a node too: a
     conv whose overflow a hardsigmoid then clamps) overflows float32 on these inputs, in eager,
@@ -303,10 +279,6 @@ def overflows(program: Program, inputs: tuple[torch.Tensor, ...]) -> bool:
                 found = not bool(torch.isfinite(out[0]).all()) and norm_overflows(name, args)
             if found or name not in ACCUMULATING:
                 return out
-            if name in PRODUCTS:
-                found = product_overflows(args)
-                if found:
-                    return out
             operands, results = floats((args, kwargs)), floats(out)
             if not any(bool((o < 0).any()) and bool((o > 0).any()) for o in operands):
                 return out
