@@ -311,14 +311,16 @@ def _constant(w: TensorValue) -> torch.Tensor | None:
 
 
 def padded_taps_problem(w: TensorValue) -> str | None:
-    """Why a padded convolution by the constant ``w`` cannot be native: eager's direct
-    convolution skips the taps that fall on the padding, while the native kernels multiply them
-    by the zero they load, which is NaN for an infinite or NaN weight (fuzz seed 3 program 1633:
-    eager -0.39, NaN native). Weights given at run time are checked at each call instead
-    (:func:`_finite_checked`)."""
+    """Why a padded convolution by the constant ``w`` cannot be native: eager's kernels differ
+    on the taps that fall on the padding.  Its direct convolution skips them, while the native
+    kernels multiply them by the zero they load, which is NaN for an infinite or NaN weight (fuzz
+    seed 3 program 1633: eager -0.39, NaN native); its bf16 depthwise kernel multiplies them where
+    the native one skipped them (seed 144 program 33: eager NaN, the bias native). Weights given
+    at run time are checked at each call instead (:func:`_finite_checked`)."""
     tensor = _constant(w)
     if tensor is not None and not bool(torch.isfinite(tensor).all()):
-        return "a padded convolution by weights holding inf or NaN (eager skips the taps on the padding)"
+        return ("a padded convolution by weights holding inf or NaN (eager's kernels differ on the taps on the "
+                "padding: some skip them, others multiply their zero by the weight, NaN)")
     return None
 
 
@@ -331,8 +333,9 @@ def _finite_checked(ctx: LoweringContext, w: TensorValue) -> TensorValue:
     from ziggurat.backends.cpu.lowering.values import Assert
 
     where = ctx.current_origin or "convolution"
-    site = ctx.error_site(f"{where}: a padded convolution by an inf or NaN weight given at run time (eager "
-                          "skips the taps on the padding, the native kernel does not); pass the weights as "
+    site = ctx.error_site(f"{where}: a padded convolution by an inf or NaN weight given at run time (eager's "
+                          "kernels differ on the taps on the padding: some skip them, others multiply their zero "
+                          "by the weight, NaN); pass the weights as "
                           "constants (parameters), or list the op in torch_executed_ops")
     checked = pointwise(ctx, [w], w.shape, w.dtype, lambda v: Assert(v, predicate("isfinite", v), site), w.dtype)
     return BufferValue(ctx.realize(checked))

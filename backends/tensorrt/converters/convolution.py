@@ -124,7 +124,8 @@ def padded_weights_problem(weight: SSAValue, padding: Sequence[int]) -> str | No
         return ("a padded convolution by weights known at run time only (eager skips the taps on the padding; "
                 "TensorRT multiplies them by zero, NaN for an inf or NaN weight)")
     if not bool(torch.isfinite(literal_tensor(owner.value)).all()):
-        return "a padded convolution by weights holding inf or NaN (eager skips the taps on the padding)"
+        return ("a padded convolution by weights holding inf or NaN (eager's kernels differ on the taps on the "
+                "padding: some skip them, others multiply their zero by the weight, NaN)")
     return None
 
 
