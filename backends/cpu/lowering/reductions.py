@@ -67,7 +67,7 @@ def _product(ctx: LoweringContext, x: TensorValue, dims: list[int], keep: bool, 
     or NaN: it never overflows) is +-0 exactly there, and is the result then."""
     product = reduce(ctx, x, dims, keep, "prod", dt)
 
-    def unit(v: Value, _o: Value) -> Value:
+    def unit(v: Value, _idx: Index) -> Value:
         v = cast(v, dt)
         signed_one = where(predicate("signbit", v), -1.0, 1.0, dt)
         finite = where(predicate("isfinite", v), signed_one, math.nan, dt)
