@@ -222,6 +222,19 @@ def _pad(b: Builder) -> Emit:
     return f"F.pad({x}, {tuple(pads)!r}, mode={mode!r})"
 
 
+@spec("interpolate_nonfinite", weight=0.3)
+def _interpolate_nonfinite(b: Builder) -> Emit:
+    """Linear upsampling of a small image holding infinities and NaNs (dims of 1-3 elements, to
+    3-10): where an output's source coordinate is a tiny positive number (eager computes it
+    with one rounding, an FMA), the neighbour's weight is tiny, not 0, and an inf stays inf
+    instead of ``inf * 0 = NaN`` (fuzz seed 148, program 22)."""
+    mode = b.choice(["linear", "bilinear", "bilinear", "trilinear"])
+    nd = {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]
+    x = b.new_input([b.size(1, 2), b.size(1, 4)] + [b.size(1, 3) for _ in range(nd)], torch.float32, "special")
+    size = tuple(b.size(3, 10) for _ in range(nd))
+    return f"F.interpolate({x}, size={size[0] if nd == 1 else size}, mode={mode!r})"
+
+
 @spec("interpolate", weight=1.5)
 def _interpolate(b: Builder) -> Emit:
     mode = b.choice(["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"])

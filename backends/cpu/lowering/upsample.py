@@ -15,7 +15,7 @@ import torch
 from ziggurat.backends.cpu.lowering.args import LoweringArgs
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr, Indirect
-from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, index, maximum, minimum, mul, sub, unary, where
+from ziggurat.backends.cpu.lowering.ops import add, cast, compare, const, fma, index, maximum, minimum, mul, sub, unary, where
 from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Value
@@ -121,7 +121,11 @@ def linear(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
                 continue
             s = _scale(n_in, n_out, align, scales[d])
             o = cast(index(IndexExpr.of(idx[lead + d])), F32)
-            src = mul(o, s, F32) if align else maximum(sub(mul(add(o, 0.5, F32), s, F32), 0.5, F32), 0.0, F32)
+            # ``scale * (dst + 0.5) - 0.5`` as eager's kernels compute it (GCC contracts it to an
+            # FMA in the per-ISA builds of UpSampleKernel.cpp): 2.5 * 0.2f - 0.5 is 7.45e-9, not
+            # 0, so an upscaled width-1 dim weights its one element by 1 and 7.45e-9, and an
+            # infinite element gives inf, not inf * 0 = NaN (fuzz seed 148, program 22)
+            src = mul(o, s, F32) if align else maximum(fma(add(o, 0.5, F32), s, -0.5, F32), 0.0, F32)
             i0 = minimum(cast(src, I64), n_in - 1, I64)
             step = cast(compare("lt", i0, n_in - 1, I64), I64)
             i1 = add(i0, step, I64)
