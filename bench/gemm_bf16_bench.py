@@ -43,12 +43,10 @@ from ziggurat.backends.cpu.kernels.pack_bf16 import pack_b_bf16
 SHAPES = [(1024, 1024, 1024), (512, 512, 512), (2048, 2048, 2048), (128, 768, 768), (128, 3072, 768),
           (197, 2304, 768), (64, 3072, 768)]
 
-def _amx_peak_ir(instruction: str, tiles: int = 4) -> str:
-    """A loop of ``tiles`` independent ``instruction`` (``tdpbf16ps`` or ``tdpbusd``: 16 rows x
-    16 float32/int32 accumulators, 64 bytes of K), every operand in a tile register."""
+def _amx_loop_ir(instruction: str, prologue: str, body: str, tiles: int = 4) -> str:
+    """``peak(n, out, in)``: ``n`` iterations of ``body`` over ``tiles`` accumulators ``%c<i>``
+    (``body`` defines ``%d<i>``, their next values), after ``prologue``; the sums stored to ``out``."""
     phis = "\n".join(f"  %c{i} = phi x86_amx [%z, %entry], [%d{i}, %loop]" for i in range(tiles))
-    dps = "\n".join(f"  %d{i} = call x86_amx @llvm.x86.{instruction}.internal(i16 16, i16 64, i16 64, "
-                    f"x86_amx %c{i}, x86_amx %ta, x86_amx %tb)" for i in range(tiles))
     stores = "\n".join(f"  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d{i})"
                        for i in range(tiles))
     return f"""
@@ -59,13 +57,12 @@ declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
 define void @peak(i64 %n, ptr %out, ptr %in) {{
 entry:
   %z = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
-  %ta = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
-  %tb = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr %in, i64 64)
+{prologue}
   br label %loop
 loop:
   %i = phi i64 [0, %entry], [%i1, %loop]
 {phis}
-{dps}
+{body}
   %i1 = add i64 %i, 1
   %done = icmp eq i64 %i1, %n
   br i1 %done, label %exit, label %loop
@@ -76,34 +73,28 @@ exit:
 """
 
 
+def _tile_load(ptr: str, stride: int) -> str:
+    return f"call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr {ptr}, i64 {stride})"
+
+
+def _tile_dp(instruction: str, i: int, a: str, b: str) -> str:
+    return (f"  %d{i} = call x86_amx @llvm.x86.{instruction}.internal(i16 16, i16 64, i16 64, "
+            f"x86_amx %c{i}, x86_amx {a}, x86_amx {b})")
+
+
+def _amx_peak_ir(instruction: str, tiles: int = 4) -> str:
+    """A loop of ``tiles`` independent ``instruction`` (``tdpbf16ps`` or ``tdpbusd``: 16 rows x
+    16 float32/int32 accumulators, 64 bytes of K), every operand in a tile register."""
+    prologue = f"  %ta = {_tile_load('%in', 64)}\n  %tb = {_tile_load('%in', 64)}"
+    body = "\n".join(_tile_dp(instruction, i, "%ta", "%tb") for i in range(tiles))
+    return _amx_loop_ir(instruction, prologue, body, tiles)
+
+
 def _amx_fed_ir(instruction: str) -> str:
     """Four accumulators as in :func:`_amx_peak_ir`, their operands loaded at every step:
     A tiles at ``in + (64 i mod 512)`` and 16 rows (8 KB) below, row stride 512 bytes; B tiles
     at ``in + 16384 + (2048 i mod 16384)`` and 1 KB on, row stride 64 (32 KB in all)."""
-    def load(ptr: str, stride: int) -> str:
-        return f"call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 64, ptr {ptr}, i64 {stride})"
-
-    def dp(i: int, a: str, b: str) -> str:
-        return (f"  %d{i} = call x86_amx @llvm.x86.{instruction}.internal(i16 16, i16 64, i16 64, "
-                f"x86_amx %c{i}, x86_amx {a}, x86_amx {b})")
-
-    phis = "\n".join(f"  %c{i} = phi x86_amx [%z, %entry], [%d{i}, %loop]" for i in range(4))
-    stores = "\n".join(f"  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %d{i})"
-                       for i in range(4))
-    return f"""
-declare x86_amx @llvm.x86.tileloadd64.internal(i16, i16, ptr, i64)
-declare x86_amx @llvm.x86.{instruction}.internal(i16, i16, i16, x86_amx, x86_amx, x86_amx)
-declare void @llvm.x86.tilestored64.internal(i16, i16, ptr, i64, x86_amx)
-declare x86_amx @llvm.x86.tilezero.internal(i16, i16)
-define void @peak(i64 %n, ptr %out, ptr %in) {{
-entry:
-  %z = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
-  %b = getelementptr i8, ptr %in, i64 16384
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %loop]
-{phis}
-  %ak = mul i64 %i, 64
+    body = f"""  %ak = mul i64 %i, 64
   %ao = and i64 %ak, 448
   %bk = mul i64 %i, 2048
   %bo = and i64 %bk, 14336
@@ -111,22 +102,15 @@ loop:
   %pa1 = getelementptr i8, ptr %pa0, i64 8192
   %pb0 = getelementptr i8, ptr %b, i64 %bo
   %pb1 = getelementptr i8, ptr %pb0, i64 1024
-  %ta0 = {load("%pa0", 512)}
-  %ta1 = {load("%pa1", 512)}
-  %tb0 = {load("%pb0", 64)}
-{dp(0, "%ta0", "%tb0")}
-{dp(1, "%ta1", "%tb0")}
-  %tb1 = {load("%pb1", 64)}
-{dp(2, "%ta0", "%tb1")}
-{dp(3, "%ta1", "%tb1")}
-  %i1 = add i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-{stores}
-  ret void
-}}
-"""
+  %ta0 = {_tile_load("%pa0", 512)}
+  %ta1 = {_tile_load("%pa1", 512)}
+  %tb0 = {_tile_load("%pb0", 64)}
+{_tile_dp(instruction, 0, "%ta0", "%tb0")}
+{_tile_dp(instruction, 1, "%ta1", "%tb0")}
+  %tb1 = {_tile_load("%pb1", 64)}
+{_tile_dp(instruction, 2, "%ta0", "%tb1")}
+{_tile_dp(instruction, 3, "%ta1", "%tb1")}"""
+    return _amx_loop_ir(instruction, "  %b = getelementptr i8, ptr %in, i64 16384", body)
 
 
 #: operations per iteration of the AMX peak loops: 4 tiles x 16 x 16 x (32 bf16 | 64 int8) x 2
