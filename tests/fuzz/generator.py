@@ -53,6 +53,10 @@ PROFILES: dict[str, Profile] = {
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS),
                     weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0), ("subnormal_gemm", 12.0),
                              ("nonfinite_padded_conv", 6.0))),
+    # special values where eager's kernels round or order in particular ways (fuzz seeds 134,
+    # 144, 146 and 148): specs of weight 0 elsewhere, so the other profiles draw as before
+    "nonfinite": Profile(weights=(("subnormal_gemm", 10.0), ("nonfinite_padded_conv", 10.0), ("prod_past_float32", 10.0),
+                                  ("interpolate_nonfinite", 10.0))),
     "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
     # int8 linears back to back with residuals: the values fuse-requantize stores as uint8
     "quantized-chain": Profile(weights=(("quantized_block", 40.0), ("quantized_linear", 20.0), ("quantized_conv", 20.0),

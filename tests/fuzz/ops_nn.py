@@ -80,7 +80,8 @@ def _nonfinite_padded_conv(b: Builder) -> Emit:
     and NaN.  Eager's kernels differ on the taps that fall on the padding (its float32 and bf16
     ones multiply the padding's zero by the weight, NaN; its float16 ones skip them), so the
     compiled convolution runs as eager's op: fuzz seed 144, program 33, where the bf16 depthwise
-    kernel skipped those taps and gave the bias.  Of weight 0 but in the ``gemm`` profile."""
+    kernel skipped those taps and gave the bias.  Of weight 0 but in the ``gemm`` and
+    ``nonfinite`` profiles."""
     c_in, h, w = b.size(1, 8), b.size(2, 9), b.size(2, 9)
     x = b.new_input([b.size(1, 2), c_in, h, w], torch.float32)
     groups = b.choice([1, c_in, c_in] + [g for g in (2, 3) if c_in % g == 0])
@@ -222,12 +223,13 @@ def _pad(b: Builder) -> Emit:
     return f"F.pad({x}, {tuple(pads)!r}, mode={mode!r})"
 
 
-@spec("interpolate_nonfinite", weight=0.3)
+@spec("interpolate_nonfinite", weight=0.0)
 def _interpolate_nonfinite(b: Builder) -> Emit:
     """Linear upsampling of a small image holding infinities and NaNs (dims of 1-3 elements, to
     3-10): where an output's source coordinate is a tiny positive number (eager computes it
     with one rounding, an FMA), the neighbour's weight is tiny, not 0, and an inf stays inf
-    instead of ``inf * 0 = NaN`` (fuzz seed 148, program 22)."""
+    instead of ``inf * 0 = NaN`` (fuzz seed 148, program 22).  Of weight 0 but in the
+    ``nonfinite`` profile."""
     mode = b.choice(["linear", "bilinear", "bilinear", "trilinear"])
     nd = {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]
     x = b.new_input([b.size(1, 2), b.size(1, 4)] + [b.size(1, 3) for _ in range(nd)], torch.float32, "special")
