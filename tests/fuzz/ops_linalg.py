@@ -125,8 +125,9 @@ def _subnormal_gemm(b: Builder) -> Emit:
     """A GEMM or convolution whose one operand holds bf16 subnormals and the other infinities
     (positive values both, so that sums of infinities stay infinite): the bf16 dot-product
     instructions read a subnormal as zero (``0 * inf = NaN`` where eager gives inf, fuzz seed
-    134), so the kernels take exact products for such operands (``kernels/bf16_specials.py``).  Run-time operands on both sides, or a constant
-    weight classified at compile time.  Of weight 0 but in the ``gemm`` profile."""
+    134), so the kernels take exact products for such operands (``kernels/bf16_specials.py``).
+    Run-time operands on both sides, or a constant weight classified at compile time.  Of
+    weight 0 but in the ``gemm`` and ``nonfinite`` profiles."""
     tiny, inf = ("subnormal", "infinite") if b.chance(0.5) else ("infinite", "subnormal")
     # eager's bf16 products of one or two columns or rows multiply subnormals; its oneDNN ones
     # read them as zero, as the bf16 instructions do, and the oracle masks what those give

@@ -310,6 +310,12 @@ def _constant(w: TensorValue) -> torch.Tensor | None:
     return getattr(buf, "tensor", None) if buf is not None and buf.role == "constant" else None
 
 
+#: why a padded convolution by an infinite or NaN weight is not native (fallback reason and
+#: run-time error alike)
+PADDED_TAPS_DIFFER = ("eager's kernels differ on the taps on the padding: some skip them, others multiply their zero "
+                      "by the weight, NaN")
+
+
 def padded_taps_problem(w: TensorValue) -> str | None:
     """Why a padded convolution by the constant ``w`` cannot be native: eager's kernels differ
     on the taps that fall on the padding.  Its direct convolution skips them, while the native
@@ -319,8 +325,7 @@ def padded_taps_problem(w: TensorValue) -> str | None:
     at run time are checked at each call instead (:func:`_finite_checked`)."""
     tensor = _constant(w)
     if tensor is not None and not bool(torch.isfinite(tensor).all()):
-        return ("a padded convolution by weights holding inf or NaN (eager's kernels differ on the taps on the "
-                "padding: some skip them, others multiply their zero by the weight, NaN)")
+        return f"a padded convolution by weights holding inf or NaN ({PADDED_TAPS_DIFFER})"
     return None
 
 
@@ -333,10 +338,9 @@ def _finite_checked(ctx: LoweringContext, w: TensorValue) -> TensorValue:
     from ziggurat.backends.cpu.lowering.values import Assert
 
     where = ctx.current_origin or "convolution"
-    site = ctx.error_site(f"{where}: a padded convolution by an inf or NaN weight given at run time (eager's "
-                          "kernels differ on the taps on the padding: some skip them, others multiply their zero "
-                          "by the weight, NaN); pass the weights as "
-                          "constants (parameters), or list the op in torch_executed_ops")
+    site = ctx.error_site(f"{where}: a padded convolution by an inf or NaN weight given at run time "
+                          f"({PADDED_TAPS_DIFFER}); pass the weights as constants (parameters), or list the op "
+                          "in torch_executed_ops")
     checked = pointwise(ctx, [w], w.shape, w.dtype, lambda v: Assert(v, predicate("isfinite", v), site), w.dtype)
     return BufferValue(ctx.realize(checked))
 

@@ -197,14 +197,11 @@ def fused_conv2d(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     if args.out_dtype == torch.bfloat16 and any(padding):
         from ziggurat.backends.cpu.lowering.conv import padded_taps_problem
 
+        # the bf16 kernels bypass ``convolution``, which checks this: the op runs as eager's
+        # (fuzz seed 144, program 33: eager NaN, the bf16 depthwise kernel the bias)
         problem = padded_taps_problem(w)
         if problem is not None:
-            # eager's bf16 kernels differ on those taps (a depthwise one multiplies the padding's
-            # zero by an infinite weight, NaN; its float16 ones skip them), and the native bf16
-            # kernels follow neither everywhere (fuzz seed 144, program 33: eager NaN, the
-            # depthwise kernel its bias): the op runs as eager's
-            raise NotLowerable("a padded bf16 convolution by weights holding inf or NaN (eager's kernels "
-                               "differ on the taps on the padding)")
+            raise NotLowerable(problem)
     if args.out_dtype == torch.bfloat16 and groups > 1:
         return _bf16_grouped_conv(ctx, x, w, bias, ints, padding, dilation, groups, args.out_shape, epi)
     if args.out_dtype == torch.bfloat16:

@@ -113,16 +113,17 @@ def convolve(
 
 
 def padded_weights_problem(weight: SSAValue, padding: Sequence[int]) -> str | None:
-    """Why a padded convolution by ``weight`` is not converted: eager's direct convolution skips
-    the taps on the padding, while TensorRT multiplies them by the zero it pads with, which is
-    NaN for an infinite or NaN weight (fuzz seed 3 program 1633). A constant weight is checked;
-    a weight given at run time cannot be, and TensorRT has no run-time check."""
+    """Why a padded convolution by ``weight`` is not converted: eager's kernels differ on the taps
+    on the padding (its direct convolution skips them, fuzz seed 3 program 1633), while TensorRT
+    multiplies them by the zero it pads with, which is NaN for an infinite or NaN weight. A
+    constant weight is checked; a weight given at run time cannot be, and TensorRT has no
+    run-time check."""
     if not any(padding):
         return None
     owner = weight.owner
     if not isinstance(owner, LiteralOp):
-        return ("a padded convolution by weights known at run time only (eager skips the taps on the padding; "
-                "TensorRT multiplies them by zero, NaN for an inf or NaN weight)")
+        return ("a padded convolution by weights known at run time only (eager's kernels may skip the taps on the "
+                "padding; TensorRT multiplies them by zero, NaN for an inf or NaN weight)")
     if not bool(torch.isfinite(literal_tensor(owner.value)).all()):
         return ("a padded convolution by weights holding inf or NaN (eager's kernels differ on the taps on the "
                 "padding: some skip them, others multiply their zero by the weight, NaN)")
