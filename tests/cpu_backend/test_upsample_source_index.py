@@ -43,5 +43,4 @@ def test_infinite_elements_give_eager_infinities_and_nans(isa: str, shape: tuple
     model = Upsample(size, mode)
     compiled = ziggurat.compile(model, (x,), isa=isa)
     want, got = model(x), compiled(x)
-    assert torch.equal(torch.isnan(got), torch.isnan(want)), (want, got)
     torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
