@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ziggurat.backends.compiled_module import CompiledModule, forward_function, static_inputs_of
 from ziggurat.backends.executable import CompileReport
+from ziggurat.backends.heap import release_free_heap
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
 from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
@@ -108,12 +109,18 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
     """Lower (``lowering()``) and build with the backend: a :class:`CompiledModule`."""
     # The weight blobs this compile makes are held by `owner`, which lives as long as the
     # compiled module's IR: deleting the compiled module frees them.
-    owner = BLOBS.new_owner()
+    # The model's weights are borrowed, not copied, while the pipeline runs: those it folds or
+    # packs into new blobs are dropped before the build without ever being copied, and the
+    # rest are copied (settled) before the backend reads them.
+    owner = BLOBS.new_owner(borrows=True)
     try:
         with owning_blobs(owner):
             lowered = lowering()
             module, backend, report, inputs, ir, start = (
                 lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
+            owner.release_except(referenced_handles(module))
+            BLOBS.settle(owner)
+            owner.borrows = False
             build_start = time.perf_counter()
             executable = backend.build(module, options, report)
     except BaseException:
@@ -121,6 +128,7 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
         raise
     owner.release_except(referenced_handles(module))  # weights replaced by folded/packed ones
     keep_blobs_with(module, owner)
+    release_free_heap()  # the compile's temporaries, freed, back to the OS
     report.pass_times.append((f"build ({backend.name})", time.perf_counter() - build_start))
     report.total_time = time.perf_counter() - start
     log.info("compiled for %s in %.2f s", backend.name, report.total_time)

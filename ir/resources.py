@@ -57,6 +57,14 @@ def _same_blob(a: torch.Tensor, b: torch.Tensor) -> bool:
     return x is not None and y is not None and bool(np.array_equal(x, y))
 
 
+def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` may be a view of ``b``'s memory (``b`` given by a caller: its weights)."""
+    try:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except RuntimeError:  # no data pointer (a tensor subclass): assume it does
+        return True
+
+
 def _digest(tensor: torch.Tensor) -> str | None:
     data = tensor_bytes(tensor)
     if data is None:
@@ -86,6 +94,8 @@ class TensorBlobStore(OpAsmDialectInterface):
         self._refs: dict[str, int] = {}
         #: name -> the handles ``add_tensor`` gave other bytes under that name
         self._variants: dict[str, set[str]] = {}
+        #: handles whose tensor is the caller's own memory, not yet copied (see ``settle``)
+        self._borrowed: set[str] = set()
         self._lock = threading.RLock()
         #: how deep this thread is inside the store's own operations, and the releases that
         #: owners' finalizers asked for meanwhile (see ``release``)
@@ -96,8 +106,26 @@ class TensorBlobStore(OpAsmDialectInterface):
         self.process_owner = self.new_owner()
 
     # -- ownership (see blob_owner) ---------------------------------------------------
-    def new_owner(self) -> BlobOwner:
-        return BlobOwner(self._acquire, self.release)
+    def new_owner(self, borrows: bool = False) -> BlobOwner:
+        """``borrows``: blobs added under it keep the caller's tensor until :meth:`settle`."""
+        return BlobOwner(self._acquire, self.release, borrows)
+
+    def settle(self, owner: BlobOwner) -> None:
+        """Copy the borrowed blobs ``owner`` holds: from now on they are the store's own, and
+        a later write into the model's weights does not reach them."""
+        with self._lock:
+            for handle in sorted(owner.handles & self._borrowed):
+                self._own(handle)
+
+    def _own(self, handle: str) -> None:
+        if handle in self._borrowed:
+            self._tensors[handle] = self._tensors[handle].clone()
+            self._borrowed.discard(handle)
+
+    def borrowed(self) -> frozenset[str]:
+        """Handles whose blob is still the caller's tensor (tests)."""
+        with self._lock:
+            return frozenset(self._borrowed)
 
     def _owner(self) -> BlobOwner:
         return current_owner() or self.process_owner
@@ -142,6 +170,7 @@ class TensorBlobStore(OpAsmDialectInterface):
                     continue
                 self._refs.pop(handle, None)
                 self._tensors.pop(handle, None)
+                self._borrowed.discard(handle)
                 self._parsed.pop(handle, None)
                 dropped.add(handle)
             if dropped and self._pending:
@@ -174,6 +203,7 @@ class TensorBlobStore(OpAsmDialectInterface):
             if key not in self._parsed and key not in self._tensors:
                 raise KeyError(f"resource {key} was not declared")
             self._tensors.pop(key, None)
+            self._borrowed.discard(key)
             self._parsed[key] = val
             self._pending = {k: v for k, v in self._pending.items() if v != key}
 
@@ -228,8 +258,10 @@ class TensorBlobStore(OpAsmDialectInterface):
         """Store a copy of ``tensor`` (held by the current owner); returns its handle. A live
         blob of ``key`` (or of a variant of it) with the same bytes is shared; otherwise the
         handle is ``key``, or, when a blob of other bytes has that name, ``key`` and a digest
-        of the bytes."""
+        of the bytes.  Under an owner that ``borrows``, a tensor already contiguous on the CPU
+        is kept as it is until :meth:`settle`."""
         data = tensor.detach().to("cpu").contiguous()
+        owner = self._owner()
         with self._operation():
             base = _sanitize(key)
             name = next((n for n in (base, *sorted(self._variants.get(base, ()))) if self._is(n, data)), None)
@@ -239,8 +271,14 @@ class TensorBlobStore(OpAsmDialectInterface):
                     digest = _digest(data)
                     name = self._numbered(f"{base}_{digest}" if digest is not None else base)
                     self._variants.setdefault(base, set()).add(name)
-                self._tensors[name] = data.clone()
-            self._owner().hold(name)
+                if owner.borrows and _shares_memory(data, tensor):
+                    self._tensors[name] = data
+                    self._borrowed.add(name)
+                else:
+                    self._tensors[name] = data if not _shares_memory(data, tensor) else data.clone()
+            elif not owner.borrows:
+                self._own(name)  # shared by an owner that keeps no borrowed blob
+            owner.hold(name)
             return name
 
     def provide(self, key: str, tensor: torch.Tensor) -> None:

@@ -10,7 +10,7 @@ import torch
 from llvmlite import ir
 
 from tests.cpu_backend.test_gemm_bf16 import KERNELS, _operands
-from ziggurat.backends.cpu.kernels import amx
+from ziggurat.backends.cpu.kernels import amx, bf16_specials
 from ziggurat.backends.cpu.kernels.bf16_specials import HUGE, SCAN, SUBNORMAL, needs_exact_path, specials_of
 from ziggurat.backends.cpu.kernels.gemm_bf16 import emit_bf16_gemm
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
@@ -31,6 +31,20 @@ def test_specials_of_a_constant() -> None:
     assert specials_of(torch.tensor([2.0 ** 64, 0.0, -0.0]).bfloat16()) == HUGE
     assert specials_of(torch.tensor([2.0 ** 63 * 1.99, 2.0 ** -126, float("nan")]).bfloat16()) == HUGE
     assert specials_of(torch.tensor([2.0 ** 63 * 1.99, 2.0 ** -126]).bfloat16()) == 0
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 40, 1 << 20])
+def test_specials_of_reads_every_chunk(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(bf16_specials, "SPECIALS_CHUNK", chunk)
+    t = torch.ones(5, 8).bfloat16()
+    assert specials_of(t) == 0
+    assert specials_of(torch.tensor(SUB).bfloat16()) == SUBNORMAL  # 0-d
+    t[4, 7] = SUB  # the last element
+    assert specials_of(t) == SUBNORMAL
+    t[1, 5] = -2.0 ** 70  # negative: its sign bit makes the int16 negative
+    assert specials_of(t) == SUBNORMAL | HUGE
+    t[4, 7] = -SUB
+    assert specials_of(t.t()) == SUBNORMAL | HUGE  # not contiguous
 
 
 def test_exact_path_only_where_the_two_kinds_can_meet() -> None:

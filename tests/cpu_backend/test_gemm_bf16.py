@@ -34,8 +34,11 @@ def test_pack_round_trip() -> None:
     for k, n in [(1, 1), (31, 33), (64, 32), (70, 100)]:
         b = torch.randn(k, n).bfloat16()
         assert torch.equal(unpack_b_bf16(pack_b_bf16(b), k, n), b)
-    w = torch.randn(5, 7).bfloat16()
-    assert torch.equal(unpack_b_bf16(pack_linear_weight_bf16(w), 7, 5), w.t())
+    for n, k in [(5, 7), (96, 64)]:  # (96, 64): no padding, packed from the transposed view
+        w = torch.randn(n, k).bfloat16()
+        assert torch.equal(unpack_b_bf16(pack_linear_weight_bf16(w), k, n), w.t())
+    b = torch.randn(64, 64)  # float32, rounded as it is packed
+    assert torch.equal(unpack_b_bf16(pack_b_bf16(b), 64, 64), b.bfloat16())
 
 
 def test_pack_is_vnni2_panels() -> None:

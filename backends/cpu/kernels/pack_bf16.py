@@ -37,9 +37,12 @@ def pack_b_bf16(b: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"pack_b_bf16 expects a 2-D [K, N] matrix, got shape {list(b.shape)}")
     k, n = b.shape
     kp, np_ = padded_k(k), panels(n)
-    padded = torch.zeros(kp, np_ * PANEL, dtype=torch.bfloat16)
-    padded[:k, :n] = b.to(torch.bfloat16)
-    return padded.view(kp // 2, 2, np_, PANEL).permute(2, 0, 3, 1).contiguous().view(-1)
+    if (kp, np_ * PANEL) == (k, n):  # no padding: one copy, from a strided view of b itself
+        padded = b.to(torch.bfloat16)
+    else:
+        padded = torch.zeros(kp, np_ * PANEL, dtype=torch.bfloat16)
+        padded[:k, :n] = b.to(torch.bfloat16)
+    return padded.reshape(kp // 2, 2, np_, PANEL).permute(2, 0, 3, 1).contiguous().view(-1)
 
 
 def pack_linear_weight_bf16(w: torch.Tensor) -> torch.Tensor:
