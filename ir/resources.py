@@ -254,12 +254,14 @@ class TensorBlobStore(OpAsmDialectInterface):
         existing = self._tensors.get(key)
         return existing is not None and _same_blob(existing, tensor)
 
-    def add_tensor(self, key: str, tensor: torch.Tensor) -> str:
+    def add_tensor(self, key: str, tensor: torch.Tensor, borrow: bool = False) -> str:
         """Store a copy of ``tensor`` (held by the current owner); returns its handle. A live
         blob of ``key`` (or of a variant of it) with the same bytes is shared; otherwise the
         handle is ``key``, or, when a blob of other bytes has that name, ``key`` and a digest
-        of the bytes.  Under an owner that ``borrows``, a tensor already contiguous on the CPU
-        is kept as it is until :meth:`settle`."""
+        of the bytes.  ``borrow`` (the importers' constants: a model's weights), under an
+        owner that ``borrows``: a tensor already contiguous on the CPU is kept as it is until
+        :meth:`settle`.  Other tensors (the ones passes make) are copied here as before, and
+        settling never copies them again."""
         data = tensor.detach().to("cpu").contiguous()
         owner = self._owner()
         with self._operation():
@@ -271,7 +273,7 @@ class TensorBlobStore(OpAsmDialectInterface):
                     digest = _digest(data)
                     name = self._numbered(f"{base}_{digest}" if digest is not None else base)
                     self._variants.setdefault(base, set()).add(name)
-                if owner.borrows and _shares_memory(data, tensor):
+                if borrow and owner.borrows and _shares_memory(data, tensor):
                     self._tensors[name] = data
                     self._borrowed.add(name)
                 else:
@@ -333,11 +335,12 @@ def _install() -> TensorBlobStore:
 BLOBS: TensorBlobStore = _install()
 
 
-def resource_attr(tensor: torch.Tensor, name_hint: str) -> DenseResourceAttr:
-    """A ``dense_resource`` attribute owning a copy of ``tensor``'s data."""
+def resource_attr(tensor: torch.Tensor, name_hint: str, borrow: bool = False) -> DenseResourceAttr:
+    """A ``dense_resource`` attribute owning a copy of ``tensor``'s data (``borrow``: see
+    :meth:`TensorBlobStore.add_tensor`)."""
     from ziggurat.ir.types import tensor_type_of
 
-    key = BLOBS.add_tensor(name_hint, tensor)
+    key = BLOBS.add_tensor(name_hint, tensor, borrow)
     return DenseResourceAttr.from_params(key, tensor_type_of(tensor))
 
 

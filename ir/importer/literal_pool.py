@@ -48,7 +48,7 @@ class LiteralPool:
                 const.materialized = self._quantized(const)
                 return const.materialized
             try:
-                attr = literal_attr(const.tensor, const.name)
+                attr = literal_attr(const.tensor, const.name, borrow=True)
             except UnsupportedTypeError as e:
                 raise ModelImportError(str(e), op=f"constant %{const.name}") from None
             op = LiteralOp(attr)
