@@ -84,3 +84,16 @@ def test_sort_of_an_underflowed_gelu_tail_is_masked() -> None:
     wrong = e32.clone()
     wrong[0, 0, 0, 0], wrong[1, 0, 0, 0] = e32[1, 0, 0, 0], e32[0, 0, 0, 0]
     assert not compare([wrong], ref).ok
+
+
+def test_the_float64_run_takes_quantized_ops() -> None:
+    """PT2E's quantized_decomposed ops assert float32 input: the float64 run gives them their
+    float32 operands and widens what they return (seed 164, program 141: without a float64 run
+    eager's cancelled gelu tail after a quantized linear was held to 1e-10)."""
+    from tests.fuzz.execute import fresh_inputs
+
+    saved = json.loads((Path(__file__).parent / "repros" / "oracle_quantized_gelu_tail_exact64.json").read_text())
+    program = Program.from_json(json.dumps(saved["program"]))
+    outputs = run_eager64(program, fresh_inputs(program))
+    assert all(o.dtype == torch.float64 for o in outputs)  # the dequantized linear too
+    assert outputs[0][1, 0].item() < -5.67e-06  # gelu's tail, not eager float32's -5.61e-06
