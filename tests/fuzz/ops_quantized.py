@@ -12,10 +12,12 @@ sum rounds one way and the exact int8 sum the other, fuzz seed 41 program 90) th
 masked, one quantum being the precision's own jump.
 
 Weight 0 in the default profiles (adding a spec must not change what existing seeds
-generate); the ``quantized`` profile draws them.  The float64 reference run cannot run
-``quantize_per_tensor`` (float32 only), so these programs have no ``e64``: the tolerance comes
-from the pushed runs, and an element a push moves across a rounding boundary of a quantizer
-is masked (one quantum is the precision's own jump).
+generate); the ``quantized`` profile draws them.  The float64 reference run gives the
+``quantized_decomposed`` ops their operands in float32 (they take nothing else) and widens what
+they return (``exact64.quantized_in_float32``), so eager's float32 errors elsewhere in these
+programs count as noise; at a quantizer the tolerance still comes from the pushed runs, and an
+element a push moves across a rounding boundary of a quantizer is masked (one quantum is the
+precision's own jump).
 """
 
 from __future__ import annotations
