@@ -21,8 +21,6 @@ REPROS = sorted((Path(__file__).parent / "repros").glob("*.json"))
 
 #: file stem -> why it still fails (strict xfail)
 OPEN: dict[str, str] = {
-    "int8_requantize_tie_through_topk": ("a uint8 quantizer's near-tie rounded the other way by the int8 kernel; "
-                                         "one quantum off after topk, not masked (stop 56: not yet decided)"),
 }
 
 

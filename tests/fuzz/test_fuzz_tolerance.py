@@ -69,3 +69,16 @@ def test_a_sum_within_rounding_distance_of_zero_may_cancel_exactly() -> None:
     out = rounding_step(t, operands, torch.Generator().manual_seed(0))
     assert out[0] == 0 and out[1] == 0 and out[3] == 0
     assert abs(float(out[2]) - 0.3) < 1e-6
+
+
+def test_a_lopsided_mirror_push_is_a_kink() -> None:
+    """Moves of +5.4e-4 and -1.09e-3 under a tolerance of 5.9e-4 (seed 165, program 61): the
+    element crossed a quantizer's tie one way only.  A smooth element that moves as far both
+    ways, however far, is not one."""
+    from tests.fuzz.tolerance import _kinks  # pyright: ignore[reportPrivateUsage]
+
+    e = torch.tensor([-0.31709, 1.0, 2.0], dtype=torch.float64)
+    tol = torch.full((3,), 5.9e-4, dtype=torch.float64)
+    plus = torch.tensor([-0.31709 + 5.4e-4, 1.0 + 3e-3, 2.0 + 1e-4], dtype=torch.float64)
+    minus = torch.tensor([-0.31709 - 1.09e-3, 1.0 - 3e-3 + 1e-6, 2.0 - 3e-4], dtype=torch.float64)
+    assert _kinks(e, tol, [(plus, minus)]).tolist() == [True, False, False]
