@@ -120,7 +120,6 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
                 lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
             owner.release_except(referenced_handles(module))
             BLOBS.settle(owner)
-            owner.borrows = False
             build_start = time.perf_counter()
             executable = backend.build(module, options, report)
     except BaseException:

@@ -12,8 +12,6 @@ compiled module's weights and code, and what the allocator did not give back.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import gc
 import os
 import sys
@@ -25,16 +23,11 @@ if __package__ in (None, ""):
 import torch
 
 import ziggurat
+from ziggurat.backends.heap import release_free_heap
 from ziggurat.bench.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 from ziggurat.bench.models import MODELS
 
 MB = 1 << 20
-
-
-def _trim() -> None:
-    trim = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
 
 
 def measure(name: str, precision: str) -> str:
@@ -43,7 +36,7 @@ def measure(name: str, precision: str) -> str:
     warm = torch.nn.Linear(8, 8).eval()
     ziggurat.compile(warm, (torch.randn(2, 8),), backend="cpu", precision=precision)
     gc.collect()
-    _trim()
+    release_free_heap()
     start = rss_bytes()
     if start is None or not reset_peak_rss():
         return f"| {name} | {precision} | not measured: this kernel does not report or reset peak RSS | | | |"
@@ -70,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         name, _, precision = run.partition(":")
         print(measure(name, precision or "fp32"), flush=True)
         gc.collect()
-        _trim()
+        release_free_heap()
     return 0
 
 

@@ -112,8 +112,9 @@ class TensorBlobStore(OpAsmDialectInterface):
 
     def settle(self, owner: BlobOwner) -> None:
         """Copy the borrowed blobs ``owner`` holds: from now on they are the store's own, and
-        a later write into the model's weights does not reach them."""
+        a later write into the model's weights does not reach them.  The owner borrows no more."""
         with self._lock:
+            owner.borrows = False
             for handle in sorted(owner.handles & self._borrowed):
                 self._own(handle)
 
@@ -273,11 +274,12 @@ class TensorBlobStore(OpAsmDialectInterface):
                     digest = _digest(data)
                     name = self._numbered(f"{base}_{digest}" if digest is not None else base)
                     self._variants.setdefault(base, set()).add(name)
-                if borrow and owner.borrows and _shares_memory(data, tensor):
+                shared = _shares_memory(data, tensor)
+                if shared and borrow and owner.borrows:  # the caller's tensor, copied at settle
                     self._tensors[name] = data
                     self._borrowed.add(name)
                 else:
-                    self._tensors[name] = data if not _shares_memory(data, tensor) else data.clone()
+                    self._tensors[name] = data.clone() if shared else data
             elif not owner.borrows:
                 self._own(name)  # shared by an owner that keeps no borrowed blob
             owner.hold(name)

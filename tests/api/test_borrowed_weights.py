@@ -120,12 +120,12 @@ def test_compiled_module_is_a_snapshot_of_the_weights(backend: str, precision: s
 
 
 _CHILD = """
-import ctypes, ctypes.util, gc, json, sys
+import gc, json, sys
 sys.path.insert(0, {root!r})
 import torch, ziggurat
+from ziggurat.backends.heap import release_free_heap
 from ziggurat.bench.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 
-trim = getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), "malloc_trim", None)
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(4)]).eval()
 x = torch.randn(4, 2048)
@@ -134,21 +134,14 @@ for precision in ("bf16", "fp32"):
     warm = torch.nn.Sequential(torch.nn.Linear(64, 64)).eval()
     ziggurat.compile(warm, (torch.randn(4, 64),), backend="cpu", precision=precision)
     gc.collect()
-    if trim is not None:
-        trim(0)
+    release_free_heap()
     start = rss_bytes()
-    peak = None
-    if reset_peak_rss():
-        compiled = ziggurat.compile(model, (x,), backend="cpu", precision=precision)
-        peak = peak_rss_bytes() - start
-    else:
-        compiled = ziggurat.compile(model, (x,), backend="cpu", precision=precision)
+    measured = reset_peak_rss()
+    compiled = ziggurat.compile(model, (x,), backend="cpu", precision=precision)
+    peak = peak_rss_bytes() - start if measured else None
     gc.collect()
     before = rss_bytes()
-    returned = None
-    if trim is not None:
-        trim(0)
-        returned = before - rss_bytes()
+    returned = before - rss_bytes() if release_free_heap() else None  # the trim runs first
     result[precision] = {{"peak": peak, "returned": returned}}
     del compiled
 print(json.dumps(result))

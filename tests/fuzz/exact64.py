@@ -71,12 +71,7 @@ def quantized_in_float32(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     its float32 results widened back.  Without it the float64 run failed on every quantized
     program, and eager's float32 inaccuracies there (gelu's tail) counted as exact: an
     accurate gelu tail after a quantized linear was reported wrong (seed 164, program 141)."""
-
-    def narrow(a: Any) -> Any:
-        return a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
-
-    def widen(a: Any) -> Any:
-        return a.to(torch.float64) if isinstance(a, torch.Tensor) and a.dtype == torch.float32 else a
+    from tests.fuzz.wide_ops import narrow, widen
 
     return tree_map(widen, func(*tree_map(narrow, args), **tree_map(narrow, kwargs)))
 

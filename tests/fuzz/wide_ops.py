@@ -32,13 +32,17 @@ class WideOps(TorchDispatchMode):
         if func not in WIDE_OPS or not any(isinstance(a, torch.Tensor) and a.dtype == torch.float32 for a in leaves):
             return func(*args, **kwargs)
 
-        def wide(a: Any) -> Any:
-            return a.double() if isinstance(a, torch.Tensor) and a.dtype == torch.float32 else a
+        return tree_map(narrow, func(*tree_map(widen, args), **tree_map(widen, kwargs)))
 
-        def narrow(a: Any) -> Any:
-            return a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
 
-        return tree_map(narrow, func(*tree_map(wide, args), **tree_map(wide, kwargs)))
+def widen(a: Any) -> Any:
+    """A float32 tensor as float64; anything else as it is (a ``tree_map`` leaf function)."""
+    return a.double() if isinstance(a, torch.Tensor) and a.dtype == torch.float32 else a
+
+
+def narrow(a: Any) -> Any:
+    """A float64 tensor as float32; anything else as it is."""
+    return a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
 
 
 #: eager kernels whose float32 formula loses what a correctly rounded one keeps (``WideOps``)

@@ -34,6 +34,7 @@ from ziggurat.backends.cpu.lowering.registry import NotLowerable, lowering
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, Index, TensorValue
 from ziggurat.backends.cpu.lowering.values import Const, Value
 from ziggurat.backends.cpu.lowering.views import expand, permute, reshape, slice_dim
+from ziggurat.backends.padded_taps import PADDED_TAPS_DIFFER, nonfinite_weight_reason
 from ziggurat.dialects.fused.pack import pack_gemm_b
 
 F32 = torch.float32
@@ -310,12 +311,6 @@ def _constant(w: TensorValue) -> torch.Tensor | None:
     return getattr(buf, "tensor", None) if buf is not None and buf.role == "constant" else None
 
 
-#: why a padded convolution by an infinite or NaN weight is not native (fallback reason and
-#: run-time error alike)
-PADDED_TAPS_DIFFER = ("eager's kernels differ on the taps on the padding: some skip them, others multiply their zero "
-                      "by the weight, NaN")
-
-
 def padded_taps_problem(w: TensorValue) -> str | None:
     """Why a padded convolution by the constant ``w`` cannot be native: eager's kernels differ
     on the taps that fall on the padding.  Its direct convolution skips them, while the native
@@ -324,9 +319,7 @@ def padded_taps_problem(w: TensorValue) -> str | None:
     the native one skipped them (seed 144 program 33: eager NaN, the bias native). Weights given
     at run time are checked at each call instead (:func:`_finite_checked`)."""
     tensor = _constant(w)
-    if tensor is not None and not bool(torch.isfinite(tensor).all()):
-        return f"a padded convolution by weights holding inf or NaN ({PADDED_TAPS_DIFFER})"
-    return None
+    return nonfinite_weight_reason(tensor) if tensor is not None else None
 
 
 def _finite_checked(ctx: LoweringContext, w: TensorValue) -> TensorValue:

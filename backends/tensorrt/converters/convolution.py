@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 from xdsl.ir import SSAValue
 
+from ziggurat.backends.padded_taps import nonfinite_weight_reason
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import FLOAT_DTYPES, cast, elementwise, reshape, reshape_to_result
@@ -124,10 +125,7 @@ def padded_weights_problem(weight: SSAValue, padding: Sequence[int]) -> str | No
     if not isinstance(owner, LiteralOp):
         return ("a padded convolution by weights known at run time only (eager's kernels may skip the taps on the "
                 "padding; TensorRT multiplies them by zero, NaN for an inf or NaN weight)")
-    if not bool(torch.isfinite(literal_tensor(owner.value)).all()):
-        return ("a padded convolution by weights holding inf or NaN (eager's kernels differ on the taps on the "
-                "padding: some skip them, others multiply their zero by the weight, NaN)")
-    return None
+    return nonfinite_weight_reason(literal_tensor(owner.value))
 
 
 def _float(args: ConverterArgs) -> str | None:
