@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torch.export import Dim
 
 import ziggurat
 from ziggurat.ir.blob_owner import owning_blobs
@@ -95,9 +96,24 @@ class _Net(nn.Module):
         return self.fc(y) + self.emb(ids) + self.shift
 
 
-@pytest.mark.parametrize(("backend", "precision"), [("cpu", "fp32"), ("cpu", "bf16"), ("reference", "fp32"),
-                                                    ("tensorrt-reference", "fp32")])
-def test_compiled_module_is_a_snapshot_of_the_weights(backend: str, precision: str) -> None:
+_SNAPSHOT_CASES = {
+    "cpu-fp32": ("cpu", {}),
+    "cpu-torchscript": ("cpu", {"frontend": "torchscript"}),
+    "cpu-export": ("cpu", {"frontend": "export"}),
+    "cpu-bf16": ("cpu", {"precision": "bf16"}),
+    "cpu-dynamic-batch": ("cpu", {"dynamic": True}),
+    "reference": ("reference", {}),
+    "tensorrt-reference": ("tensorrt-reference", {}),
+}
+
+
+@pytest.mark.parametrize("case", list(_SNAPSHOT_CASES))
+def test_compiled_module_is_a_snapshot_of_the_weights(case: str) -> None:
+    """Each path to a build: the two frontends, autocast's casts, the other backends, and a
+    dynamic batch (its import happens outside a build and copies the weights, so it borrows
+    nothing; another size is called after the model changed).  Without ``settle`` all but the
+    dynamic case fail."""
+    backend, options = _SNAPSHOT_CASES[case]
     torch.manual_seed(0)
     model = _Net().eval()
     mean, var = model.bn.running_mean, model.bn.running_var
@@ -107,16 +123,23 @@ def test_compiled_module_is_a_snapshot_of_the_weights(backend: str, precision: s
         var.uniform_(0.5, 2.0)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     inputs = (torch.randn(4, 3, 6, 6), torch.randint(0, 10, (4,)))
-    compiled = ziggurat.compile(model, inputs, backend=backend, precision=precision)
+    other = (torch.randn(3, 3, 6, 6), torch.randint(0, 10, (3,)))  # another batch size
+    if options.pop("dynamic", False):
+        n = Dim("n", min=1, max=8)
+        options["dynamic_shapes"] = ({0: n}, {0: n})
+    compiled = ziggurat.compile(model, inputs, backend=backend, **options)
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), f"the compile wrote into {k}"
     assert not BLOBS.borrowed()
     expected = compiled(*inputs)
+    expected_other = model(*other) if "dynamic_shapes" in options else None
     with torch.no_grad():
         for p in model.state_dict().values():
             if p.is_floating_point():
                 p.mul_(3.0).add_(1.0)
     assert torch.equal(compiled(*inputs), expected)
+    if expected_other is not None:  # another size, from the weights as they were
+        torch.testing.assert_close(compiled(*other), expected_other)
 
 
 _CHILD = """
