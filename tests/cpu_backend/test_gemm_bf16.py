@@ -9,7 +9,7 @@ import torch
 from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels import amx
-from ziggurat.backends.cpu.kernels.gemm_bf16 import chunk_rows
+from ziggurat.backends.cpu.kernels.gemm_bf16 import chunk_rows, k_passes
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -571,3 +571,60 @@ def test_bf16_c_rounds_nan_and_subnormal_sums_as_eager(kernel: str) -> None:
     want = plain.contiguous().bfloat16()
     assert bool(plain.isnan().any()) and bool(((plain != 0) & (plain.abs() < 2.0 ** -126)).any())
     assert torch.equal(got.contiguous().view(torch.int16), want.view(torch.int16))
+
+
+PASS_SHAPES = [(128, 40, 520), (200, 64, 1024), (130, 33, 513), (97, 100, 1000)]
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="this host has no AMX-BF16 (or the OS refused the tiles)")
+@pytest.mark.parametrize("shape", PASS_SHAPES, ids=["x".join(map(str, s)) for s in PASS_SHAPES])
+@pytest.mark.parametrize("variant", ["float32", "bias_gelu_bf16", "add_relu_float32", "run_time_b"])
+def test_amx_k_in_passes(shape: tuple[int, int, int], variant: str) -> None:
+    """A long K over a chunk of 4 blocks or more runs in passes whose partial sums wait in the
+    scratch (:func:`k_passes`): uneven passes, a K tail (zero-padded copy) in the last pass, an
+    M tail block, the epilogues that overlap the next block's products and GELU's that does not,
+    and a run-time B packed per panel.  Float32 products against float64."""
+    m, n, k = shape
+    spec = Bf16GemmSpec(m, n, k, kernel="amx", threads=2, out_bf16=variant == "bias_gelu_bf16",
+                        bias=variant == "bias_gelu_bf16", unary={"bias_gelu_bf16": "gelu_erf",
+                                                                 "add_relu_float32": "relu"}.get(variant),
+                        binary="add" if variant == "add_relu_float32" else None,
+                        other_strides=(n, 1) if variant == "add_relu_float32" else None,
+                        other_bf16=False, b_packed=variant != "run_time_b")
+    steps = -(-k // 32)
+    size, before = k_passes(steps, chunk_rows(spec))
+    assert before >= 1 and 1 <= steps - size * before <= size, "the shape must split K in passes"
+    a, b = _operands(m, n, k, seed=7)
+    bias, other = torch.randn(n), torch.randn(m, n)
+    got = bf16_gemm_callable(spec)(a, pack_b_bf16(b) if spec.b_packed else b.contiguous(),
+                                   bias if spec.bias else None, other if spec.binary else None)
+    x = a.double() @ b.double()
+    bound = (a.double().abs() @ b.double().abs()).max().item() * 1e-6 * k ** 0.5
+    if variant in ("float32", "run_time_b"):
+        assert (got.double() - x).abs().max().item() <= bound
+    elif variant == "add_relu_float32":
+        assert (got.double() - (torch.relu(x) + other.double())).abs().max().item() <= bound  # unary, then add
+    else:
+        want = torch.nn.functional.gelu((x + bias.double()).float())
+        ulp = want.abs() * 2.0 ** -7
+        assert bool(((got.float() - want).abs() <= ulp + bound).all())
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="this host has no AMX-BF16 (or the OS refused the tiles)")
+def test_amx_convolution_k_in_passes() -> None:
+    """An implicit-GEMM convolution whose K (64 x 3 x 3 = 576: 18 steps, passes of 6) is split
+    over its 128 output channels (one chunk of 4 blocks)."""
+    n, cin, cout, h, w = 1, 64, 128, 9, 11
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(n, cin, h, w, generator=g).bfloat16()
+    wt = torch.randn(cout, cin, 3, 3, generator=g).bfloat16()
+    hp, wp = h + 2, w + 2
+    k = cin * 9
+    image = torch.nn.functional.pad(x, (1, 1, 1, 1)).reshape(-1)
+    spec = Bf16GemmSpec(cout, (h - 1) * wp + w, k, kernel="amx", ldc=h * wp, b_packed=False,
+                        b_conv=(hp * wp, wp, 3, 3, 1, 1, 1, 1), out_bf16=False, threads=1)
+    assert k_passes(-(-k // 32), chunk_rows(spec)) == (6, 2)
+    out = torch.zeros(cout * h * wp)
+    bf16_gemm_callable(spec)(wt.reshape(cout, k).contiguous(), torch.cat([image, torch.zeros(64).bfloat16()]), out=out)
+    ref = torch.nn.functional.conv2d(x.float(), wt.float(), padding=1)
+    torch.testing.assert_close(out.view(n, cout, h, wp)[..., :w], ref, rtol=1e-5, atol=1e-4 * k ** 0.5)
