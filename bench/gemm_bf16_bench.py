@@ -15,7 +15,9 @@ values that stay in L1 (two A tiles from 32 rows of a 512-byte-row A, two B tile
 contiguous B: what a kernel's inner loop does at best).  On the Emerald Rapids host it runs at
 about 80 % of the register-only loop (which reads as the same peak on zero or random tiles),
 so no kernel that loads its tiles reaches more; the share of it is printed beside the share
-of the peak.
+of the peak.  A third, the *L2-fed* loop, loads the same tiles from 128 KB: a 32-row block of
+a 1024-deep A and the whole 1024 x 32 panel of B that a 1024^3 kernel's block reads, more than
+L1 holds.  Its share is the ceiling of a kernel whose operands come from L2.
 """
 
 from __future__ import annotations
@@ -90,27 +92,37 @@ def _amx_peak_ir(instruction: str, tiles: int = 4) -> str:
     return _amx_loop_ir(instruction, prologue, body, tiles)
 
 
-def _amx_fed_ir(instruction: str) -> str:
+def _amx_fed_ir(instruction: str, row_bytes: int = 512) -> str:
     """Four accumulators as in :func:`_amx_peak_ir`, their operands loaded at every step:
-    A tiles at ``in + (64 i mod 512)`` and 16 rows (8 KB) below, row stride 512 bytes; B tiles
-    at ``in + 16384 + (2048 i mod 16384)`` and 1 KB on, row stride 64 (32 KB in all)."""
+    A tiles at ``in + (64 i mod row_bytes)`` and 16 rows below, row stride ``row_bytes``; B
+    tiles at ``in + 32 row_bytes + (2048 i mod 32 row_bytes)`` and 1 KB on, row stride 64
+    (``64 row_bytes`` bytes in all).  512: 32 KB, the L1-fed loop; 2048: 128 KB, the L2-fed
+    one, whose operands are a 1024-deep block's: a 32-row block of A of a 1024-deep GEMM and a
+    whole 1024 x 32 panel of B, more than L1 holds (:data:`FED_ROW_BYTES`)."""
+    if row_bytes < 64 or row_bytes & (row_bytes - 1):
+        raise ValueError(f"the fed loop's row_bytes must be a power of two of 64 or more, not {row_bytes}")
+    half = 32 * row_bytes
     body = f"""  %ak = mul i64 %i, 64
-  %ao = and i64 %ak, 448
+  %ao = and i64 %ak, {row_bytes - 64}
   %bk = mul i64 %i, 2048
-  %bo = and i64 %bk, 14336
+  %bo = and i64 %bk, {half - 2048}
   %pa0 = getelementptr i8, ptr %in, i64 %ao
-  %pa1 = getelementptr i8, ptr %pa0, i64 8192
+  %pa1 = getelementptr i8, ptr %pa0, i64 {16 * row_bytes}
   %pb0 = getelementptr i8, ptr %b, i64 %bo
   %pb1 = getelementptr i8, ptr %pb0, i64 1024
-  %ta0 = {_tile_load("%pa0", 512)}
-  %ta1 = {_tile_load("%pa1", 512)}
+  %ta0 = {_tile_load("%pa0", row_bytes)}
+  %ta1 = {_tile_load("%pa1", row_bytes)}
   %tb0 = {_tile_load("%pb0", 64)}
 {_tile_dp(instruction, 0, "%ta0", "%tb0")}
 {_tile_dp(instruction, 1, "%ta1", "%tb0")}
   %tb1 = {_tile_load("%pb1", 64)}
 {_tile_dp(instruction, 2, "%ta0", "%tb1")}
 {_tile_dp(instruction, 3, "%ta1", "%tb1")}"""
-    return _amx_loop_ir(instruction, "  %b = getelementptr i8, ptr %in, i64 16384", body)
+    return _amx_loop_ir(instruction, f"  %b = getelementptr i8, ptr %in, i64 {half}", body)
+
+
+#: A's row bytes of the fed loops (:func:`_amx_fed_ir`): the L1-fed (32 KB) and L2-fed (128 KB) ones
+FED_ROW_BYTES = {"L1": 512, "L2": 2048}
 
 
 #: operations per iteration of the AMX peak loops: 4 tiles x 16 x 16 x (32 bf16 | 64 int8) x 2
@@ -162,24 +174,27 @@ class PeakProbe:
     """The kernel's instruction at full rate: the JIT'd loop runs in ``threads`` Python threads
     at once (a ctypes call releases the GIL), one per core."""
 
-    def __init__(self, kernel: str, fed: bool = False) -> None:
-        """``fed``: the L1-fed AMX loop (:func:`_amx_fed_ir`) instead of the register-only one."""
+    def __init__(self, kernel: str, fed: bool = False, level: str = "L1") -> None:
+        """``fed``: a fed AMX loop (:func:`_amx_fed_ir`, its operands in ``level``'s cache, a
+        key of :data:`FED_ROW_BYTES`) instead of the register-only one."""
         if fed and kernel not in _AMX_FLOPS_PER_ITER:
             raise ValueError(f"the L1-fed loop is an AMX probe, not one of {kernel!r}")
+        row_bytes = FED_ROW_BYTES[level]
         self.buf = torch.zeros(1024)
         if kernel in _AMX_FLOPS_PER_ITER:  # without the permission the first tile instruction is SIGILL
             granted, why = amx.request_tile_permission()
             if not granted:
                 raise RuntimeError(f"AMX peak probe: the OS refused the tile permission ({why})")
             instruction = "tdpbf16ps" if kernel == "amx" else "tdpbusd"
-            text = _amx_fed_ir(instruction) if fed else _amx_peak_ir(instruction)
+            text = _amx_fed_ir(instruction, row_bytes) if fed else _amx_peak_ir(instruction)
             self.flops = _AMX_FLOPS_PER_ITER[kernel]
-            if fed:  # random operands: 32 KB of bf16 values or of bytes
+            if fed:  # random operands: 64 row_bytes of bf16 values or of bytes
                 gen = torch.Generator().manual_seed(0)
                 if kernel == "amx":
-                    self.buf = torch.randn(16384, generator=gen).bfloat16().view(torch.float32)
+                    self.buf = torch.randn(32 * row_bytes, generator=gen).bfloat16().view(torch.float32)
                 else:
-                    self.buf = torch.randint(-128, 128, (32768,), dtype=torch.int8, generator=gen).view(torch.float32)
+                    self.buf = torch.randint(-128, 128, (64 * row_bytes,), dtype=torch.int8,
+                                             generator=gen).view(torch.float32)
         elif kernel == "avx512vnni":  # int8: operations (multiply + add) per iteration
             text, self.flops = _vnni_peak_ir(), 24 * 16 * 4 * 2
         else:
@@ -216,10 +231,10 @@ class PeakProbe:
 
 def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
                 candidates: dict[str, Callable[[], object]],
-                fed: PeakProbe | None = None) -> tuple[list[float], dict[str, list[float]]]:
+                fed: PeakProbe | None = None, fed_l2: PeakProbe | None = None) -> tuple[list[float], dict[str, list[float]]]:
     """Per round: a peak sample (and one of ``fed``, the L1-fed loop, as the candidate
-    ``"fed"``), then each candidate timed (G-operations per second, ``ops`` a call); after one
-    untimed call of each."""
+    ``"fed"``, and of ``fed_l2``, the L2-fed one, as ``"fed_l2"``), then each candidate timed
+    (G-operations per second, ``ops`` a call); after one untimed call of each."""
     reps = max(1, int(0.02 * 1e12 / max(ops, 1)))
 
     def timed(fn: Callable[[], object]) -> float:
@@ -232,12 +247,13 @@ def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
         timed(fn)
     peaks: list[float] = []
     rates: dict[str, list[float]] = {name: [] for name in candidates}
-    if fed is not None:
-        rates["fed"] = []
+    fed_probes = {name: p for name, p in (("fed", fed), ("fed_l2", fed_l2)) if p is not None}
+    for name in fed_probes:
+        rates[name] = []
     for _ in range(rounds):
         peaks.append(probe.sample(threads))
-        if fed is not None:
-            rates["fed"].append(fed.sample(threads))
+        for name, p in fed_probes.items():
+            rates[name].append(p.sample(threads))
         for name, fn in candidates.items():
             rates[name].append(timed(fn))
     return peaks, rates
@@ -247,6 +263,7 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
     torch.set_num_threads(threads)
     probe = PeakProbe(kernel)
     fed = PeakProbe(kernel, fed=True) if kernel == "amx" else None
+    fed_l2 = PeakProbe(kernel, fed=True, level="L2") if kernel == "amx" else None
     rows: list[dict[str, object]] = []
     for m, n, k in shapes:
         a, b = torch.randn(m, k).bfloat16(), torch.randn(k, n).bfloat16()
@@ -254,7 +271,7 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
         out_ours, out_torch = torch.empty(m, n, dtype=torch.bfloat16), torch.empty(m, n, dtype=torch.bfloat16)
         ours = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, threads=threads))
         peaks, rates = interleaved(probe, threads, 2 * m * n * k, rounds, {
-            "ours": lambda: ours(a, packed, out=out_ours), "torch": lambda: torch.mm(a, b, out=out_torch)}, fed)
+            "ours": lambda: ours(a, packed, out=out_ours), "torch": lambda: torch.mm(a, b, out=out_torch)}, fed, fed_l2)
         mine, theirs = rates["ours"], rates["torch"]
         share = statistics.median(x / p for x, p in zip(mine, peaks, strict=True))
         share_torch = statistics.median(x / p for x, p in zip(theirs, peaks, strict=True))
@@ -267,9 +284,11 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
         if fed is not None:
             fed_share = statistics.median(f / p for f, p in zip(rates["fed"], peaks, strict=True))
             ours_of_fed = statistics.median(x / f for x, f in zip(mine, rates["fed"], strict=True))
+            l2_share = statistics.median(f / p for f, p in zip(rates["fed_l2"], peaks, strict=True))
             r.update({"fed_gflops": round(statistics.median(rates["fed"]), 1), "fed_share": round(fed_share, 3),
-                      "ours_share_of_fed": round(ours_of_fed, 3)})
-            fed_text = f"  L1-fed {r['fed_gflops']:7.0f} ({100 * fed_share:5.1f} %; ours {100 * ours_of_fed:5.1f} % of it)"
+                      "ours_share_of_fed": round(ours_of_fed, 3), "fed_l2_share": round(l2_share, 3)})
+            fed_text = (f"  L1-fed {r['fed_gflops']:7.0f} ({100 * fed_share:5.1f} %; ours {100 * ours_of_fed:5.1f} % of it)"
+                        f"  L2-fed {100 * l2_share:5.1f} %")
         print(f"{kernel:10s} t{threads} {m:5d}x{n:5d}x{k:5d}  peak {r['peak_gflops']:7.0f}  ours {r['ours_gflops']:7.0f} "
               f"({100 * share:5.1f} %)  torch {r['torch_gflops']:7.0f} ({100 * share_torch:5.1f} %){fed_text}  GFLOP/s",
               flush=True)
