@@ -43,7 +43,8 @@ GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused
 #: named profiles: ``default`` for make fuzz, ``dev`` (smaller) for quick runs, ``slice`` for make
 #: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often,
 #: ``conv_many_channels``: bf16's pixel-row convolutions, and ``wide_linear_chain``: linears wide
-#: enough for the AMX kernel's wide rows, ``subnormal_gemm``: bf16 subnormals against infinities),
+#: enough for the AMX kernel's wide rows, ``subnormal_gemm``: bf16 subnormals against infinities,
+#: ``deep_linear``: a K the AMX kernel splits in passes),
 #: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
 #: programs hold one or more), ``quantized-chain`` for int8 GEMMs back to back (``quantized_block``)
 PROFILES: dict[str, Profile] = {
@@ -52,7 +53,7 @@ PROFILES: dict[str, Profile] = {
     "slice": Profile(min_ops=2, max_ops=7, max_numel=1024, opinfo=False),
     "gemm": Profile(boost=tuple((name, 12.0) for name in GEMM_SPECS),
                     weights=(("conv_many_channels", 12.0), ("wide_linear_chain", 30.0), ("subnormal_gemm", 12.0),
-                             ("nonfinite_padded_conv", 6.0))),
+                             ("nonfinite_padded_conv", 6.0), ("deep_linear", 12.0))),
     # special values where eager's kernels round or order in particular ways (fuzz seeds 134,
     # 144, 146 and 148): specs of weight 0 elsewhere, so the other profiles draw as before
     "nonfinite": Profile(weights=(("subnormal_gemm", 10.0), ("nonfinite_padded_conv", 10.0), ("prod_past_float32", 10.0),

@@ -120,6 +120,26 @@ def _wide_linear_chain(b: Builder) -> Emit:
     return f"F.linear({first}, {w2})"
 
 
+@spec("deep_linear", weight=0.0, family="fused")
+def _deep_linear(b: Builder) -> Emit:
+    """A linear 513 to 1000 deep over 97 to 130 rows: deep enough, and with rows enough, that
+    the AMX bf16 kernel splits K in passes whose partial sums wait between them
+    (``gemm_bf16.k_passes``: uneven passes, a K tail in the last one, an M tail block).  The deep
+    input is computed by a first, shallow linear from a narrow one.  Of weight 0 but in the
+    ``gemm`` profile."""
+    m, k = b.choice([97, 128, 130]), b.choice([513, 520, 1000])
+    x = b.pick_float(2, 2, pred=lambda v: v.shape[0] == m and v.shape[1] <= 24,
+                     shape=lambda: [m, b.size(1, 24)])
+    w0 = b.new_const([k, x.shape[1]], torch.float32)
+    deep = f"F.linear({x}, {w0})"
+    if b.chance(0.5):
+        deep = b.choice(ACTIVATIONS).format(y=deep)
+    w1 = b.new_const([b.choice([16, 33, 64]), k], torch.float32)
+    bias = b.new_const([w1.shape[0]], torch.float32) if b.chance(0.5) else None
+    out = f"F.linear({deep}, {w1}" + (f", {bias})" if bias is not None else ")")
+    return b.choice(ACTIVATIONS).format(y=out) if b.chance(0.4) else out
+
+
 @spec("subnormal_gemm", weight=0.0, family="linalg")
 def _subnormal_gemm(b: Builder) -> Emit:
     """A GEMM or convolution whose one operand holds bf16 subnormals and the other infinities

@@ -69,3 +69,15 @@ def test_float32_noise_counts_for_ops_autocast_leaves_in_float32() -> None:
     low = LowReference(autocast=[e32[0].clone()])
     assert not compare_low(ours, e32, low).ok
     assert compare_low(ours, e32, low, [[torch.zeros(3, dtype=torch.float64)]]).ok
+
+
+def test_deep_linears_agree_in_bf16() -> None:
+    """The ``gemm`` profile's ``deep_linear`` (513 to 1000 deep, 97 to 130 rows: the AMX bf16
+    kernel's K in passes, ``gemm_bf16.k_passes``) in two generated programs."""
+    programs = [p for p in (generate(SEED, i, PROFILES["gemm"]) for i in range(200)) if "deep_linear" in p.ops()][:2]
+    assert len(programs) == 2
+    for program in programs:
+        result = check_program(program, [c for c in low_precision_configs() if c.precision == "bf16"])
+        assert not result.invalid, result.invalid
+        failures = [f"{o.config}: {o.kind}: {o.reason}" for o in result.outcomes if o.kind != "ok"]
+        assert not failures, f"{program.name}: {failures}"
