@@ -118,8 +118,10 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
             lowered = lowering()
             module, backend, report, inputs, ir, start = (
                 lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
-            owner.release_except(referenced_handles(module))
+            handles = referenced_handles(module)
+            owner.release_except(handles)
             BLOBS.settle(owner)
+            BLOBS.settle_handles(handles)  # borrowed by another owner (a dynamic module's symbolic level)
             build_start = time.perf_counter()
             executable = backend.build(module, options, report)
     except BaseException:

@@ -36,7 +36,9 @@ from ziggurat.ir.importer.autocast import autocast_for
 from ziggurat.ir.importer.dynamic_shapes import export_dynamic_shapes, flat_dynamic_shapes, shape_symbols_of
 from ziggurat.ir.importer.export import ExportImporter, export, functional
 from ziggurat.ir.importer.model_call import ModelCall
+from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
 from ziggurat.ir.ir_levels import IRLevels
+from ziggurat.ir.resources import BLOBS
 from ziggurat.ir.shape_symbols import EXAMPLE_SIZES_ATTR, ShapeSymbols, example_sizes_attr
 from ziggurat.ir.signature import OUTPUTS_ATTR, call_signature, input_names, mark_storage_reads, set_call_signature
 from ziggurat.ir.types import dtype_of
@@ -99,7 +101,10 @@ def state_fingerprint(state: dict[str, Any]) -> dict[str, tuple[int, torch.dtype
 class DynamicCompiledModule(torch.nn.Module):
     """A model compiled for ranges of input sizes. Call it like the original; ``.symbols``
     holds the declared symbols, ``.report`` the compile's report (with one line per size
-    specialization), ``.ir["torch"]`` the symbolic ``torch`` level."""
+    specialization), ``.ir["torch"]`` the symbolic ``torch`` level.  That level's weights are
+    the model's own tensors, not copies (each build copies what it reads): printed after the
+    model changed, it shows the new values, which no build of this module uses (a later size
+    refuses to build from them, ``_check_state``)."""
 
     def __init__(self, program: Any, symbols: ShapeSymbols, sympy_symbols: dict[str, Any],
                  options: CompileOptions, symbolic_ir: ModuleOp, model_name: str,
@@ -409,7 +414,13 @@ def export_dynamic(model: Any, inputs: tuple[Any, ...], options: CompileOptions,
                                op=type(model).__name__) from None
     program = functional(program)
     symbols, sympy_symbols = shape_symbols_of(program, call.input_names, flat)
-    symbolic = ExportImporter(program, symbols=symbols).import_program(call.tensors, input_names=call.input_names)
+    # The symbolic level borrows the model's weights for its life instead of copying them: the
+    # builds made from it copy what they read (``build_lowered`` settles every borrowed blob a
+    # build references), and each size's build imports the program again (``lowering``).
+    owner = BLOBS.new_owner(borrows=True)
+    with owning_blobs(owner):
+        symbolic = ExportImporter(program, symbols=symbols).import_program(call.tensors, input_names=call.input_names)
+    keep_blobs_with(symbolic, owner)
     call.finish(symbolic, forward_function(symbolic))
     log.info("exported %s with %s in %.2f s", type(model).__name__, "; ".join(symbols.describe()),
              time.perf_counter() - start)

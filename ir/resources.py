@@ -118,6 +118,14 @@ class TensorBlobStore(OpAsmDialectInterface):
             for handle in sorted(owner.handles & self._borrowed):
                 self._own(handle)
 
+    def settle_handles(self, handles: Iterable[str]) -> None:
+        """Copy the borrowed blobs among ``handles`` whoever holds them: a module about to be
+        built reads none of the caller's memory (a dynamic module's symbolic level, whose owner
+        borrows for its life, shares its blobs with the builds made from it)."""
+        with self._lock:
+            for handle in sorted(set(handles) & self._borrowed):
+                self._own(handle)
+
     def _own(self, handle: str) -> None:
         if handle in self._borrowed:
             self._tensors[handle] = self._tensors[handle].clone()
