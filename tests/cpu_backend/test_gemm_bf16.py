@@ -163,10 +163,11 @@ def test_amx_code_needs_the_permission(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("transposed", [False, True], ids=["kn", "nk"])
-@pytest.mark.parametrize("shape", [(1, 1, 1), (33, 47, 70), (17, 64, 33), (40, 5, 64)])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (33, 47, 70), (17, 64, 33), (40, 5, 64), (130, 40, 530)])
 def test_run_time_b_batched_and_scaled(kernel: str, transposed: bool, shape: tuple[int, int, int]) -> None:
     """B computed at run time (attention's K^T and V), packed by the kernel a panel at a time
-    (never reading outside B: its neighbours here are NaN), three batches, and a scale."""
+    (never reading outside B: its neighbours here are NaN), three batches, and a scale; 130 x
+    530: a long sequence's P @ V, whose K the AMX kernel splits in passes."""
     m, n, k = shape
     batch = 3
     g = torch.Generator().manual_seed(3)
@@ -281,6 +282,8 @@ CONVS = [  # (n, cin, cout, h, w, kh, kw, ph, pw, dh, dw, sh, sw)
     (2, 3, 64, 23, 19, 7, 7, 3, 3, 1, 1, 2, 2),
     (1, 64, 40, 15, 14, 3, 3, 1, 1, 1, 1, 2, 2),
     (1, 8, 9, 17, 16, 3, 5, 1, 0, 2, 1, 3, 2),
+    (2, 64, 100, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1),  # AMX: K = 576 in passes over 4 blocks, a 4-row tail, 2 images
+    (1, 64, 128, 9, 8, 3, 3, 1, 1, 1, 1, 2, 2),  # the same with a stride of 2
 ]
 
 
