@@ -576,17 +576,18 @@ def test_bf16_c_rounds_nan_and_subnormal_sums_as_eager(kernel: str) -> None:
     assert torch.equal(got.contiguous().view(torch.int16), want.view(torch.int16))
 
 
-PASS_SHAPES = [(128, 40, 520), (200, 64, 1024), (130, 33, 513), (97, 100, 1000)]
+PASS_SHAPES = [(128, 40, 520), (200, 64, 1024), (130, 33, 513), (97, 100, 1000), (64, 40, 520), (49, 33, 700)]
 
 
 @pytest.mark.skipif(not HAS_AMX, reason="this host has no AMX-BF16 (or the OS refused the tiles)")
 @pytest.mark.parametrize("shape", PASS_SHAPES, ids=["x".join(map(str, s)) for s in PASS_SHAPES])
 @pytest.mark.parametrize("variant", ["float32", "bias_gelu_bf16", "add_relu_float32", "run_time_b"])
 def test_amx_k_in_passes(shape: tuple[int, int, int], variant: str) -> None:
-    """A long K over a chunk of 4 blocks or more runs in passes whose partial sums wait in the
-    scratch (:func:`k_passes`): uneven passes, a K tail (zero-padded copy) in the last pass, an
-    M tail block, the epilogues that overlap the next block's products and GELU's that does not,
-    and a run-time B packed per panel.  Float32 products against float64."""
+    """A long K over a chunk of 4 blocks or more (2 up to 1024 deep) runs in passes whose
+    partial sums wait in the scratch (:func:`k_passes`): uneven passes, a K tail (zero-padded
+    copy) in the last pass, an M tail block, the epilogues that overlap the next block's
+    products and GELU's that does not, and a run-time B packed per panel.  Float32 products
+    against float64."""
     m, n, k = shape
     spec = Bf16GemmSpec(m, n, k, kernel="amx", threads=2, out_bf16=variant == "bias_gelu_bf16",
                         bias=variant == "bias_gelu_bf16", unary={"bias_gelu_bf16": "gelu_erf",

@@ -80,17 +80,24 @@ AMX_GROUP = 8
 K_PASS_STEPS = 8
 #: AMX: the fewest blocks of a chunk whose K is split in passes (fewer read the slice too few times)
 K_PASS_BLOCKS = 4
+#: AMX: the fewest blocks of a chunk whose K, at most :data:`K_PASS_FEW_STEPS` steps, is split
+#: (GPT-2's 64-row linears, 1 thread: 64x3072x768 +9 %, 64x2304x768 +10 %, 64x768x768 +7 %;
+#: at K = 3072 or 4608, two blocks a chunk lost 5-15 %)
+K_PASS_FEW_BLOCKS = 2
+K_PASS_FEW_STEPS = 32
 
 
 def k_passes(steps: int, chunk: int) -> tuple[int, int]:
     """AMX: how a block's ``steps`` of K are split, as (steps of each pass but the last, passes
-    before the last).  A long K over a chunk of at least :data:`K_PASS_BLOCKS` blocks runs in
-    passes of at most :data:`K_PASS_STEPS` steps: the weights' slice of a pass (16 KB) stays in
+    before the last).  A long K over a chunk of at least :data:`K_PASS_BLOCKS` blocks (of
+    :data:`K_PASS_FEW_BLOCKS` up to :data:`K_PASS_FEW_STEPS` steps) runs in passes of at most
+    :data:`K_PASS_STEPS` steps: the weights' slice of a pass (16 KB) stays in
     L1 while each block of the group reads it, where a whole panel (K x 32 x 2 bytes: 64 KB
     at K = 1024) does not fit and each block read both operands from L2.  Each block's partial
     sums wait in ``cs`` between passes.  The passes are as even as possible (18 steps: 6, 6, 6,
     not 8, 8, 2).  A short K, or a small chunk, is one pass: ``(steps, 0)``."""
-    if chunk // BLOCK < K_PASS_BLOCKS or steps < 2 * K_PASS_STEPS:
+    blocks = chunk // BLOCK
+    if steps < 2 * K_PASS_STEPS or blocks < (K_PASS_FEW_BLOCKS if steps <= K_PASS_FEW_STEPS else K_PASS_BLOCKS):
         return (steps, 0)
     count = -(-steps // K_PASS_STEPS)
     size = -(-steps // count)
