@@ -122,12 +122,12 @@ def _wide_linear_chain(b: Builder) -> Emit:
 
 @spec("deep_linear", weight=0.0, family="fused")
 def _deep_linear(b: Builder) -> Emit:
-    """A linear 513 to 1000 deep over 97 to 130 rows: deep enough, and with rows enough, that
-    the AMX bf16 kernel splits K in passes whose partial sums wait between them
-    (``gemm_bf16.k_passes``: uneven passes, a K tail in the last one, an M tail block).  The deep
-    input is computed by a first, shallow linear from a narrow one.  Of weight 0 but in the
-    ``gemm`` profile."""
-    m, k = b.choice([97, 128, 130]), b.choice([513, 520, 1000])
+    """A linear 513 to 1000 deep over 40 to 130 rows: deep enough, and with rows enough (2
+    blocks of 32 or more), that the AMX bf16 kernel splits K in passes whose partial sums wait
+    between them (``gemm_bf16.k_passes``: uneven passes, a K tail in the last one, an M tail
+    block).  The deep input is computed by a first, shallow linear from a narrow one.  Of
+    weight 0 but in the ``gemm`` profile."""
+    m, k = b.choice([40, 64, 97, 128, 130]), b.choice([513, 520, 1000])
     x = b.pick_float(2, 2, pred=lambda v: v.shape[0] == m and v.shape[1] <= 24,
                      shape=lambda: [m, b.size(1, 24)])
     w0 = b.new_const([k, x.shape[1]], torch.float32)
