@@ -9,7 +9,7 @@ import torch
 from tests.support.sweep import each_choice
 from ziggurat.backends.cpu.isa import host_features
 from ziggurat.backends.cpu.kernels import amx
-from ziggurat.backends.cpu.kernels.gemm_bf16 import chunk_rows, k_passes
+from ziggurat.backends.cpu.kernels.gemm_bf16 import K_PASS_STEPS, chunk_rows, k_passes, pass_blocks
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -574,6 +574,26 @@ def test_bf16_c_rounds_nan_and_subnormal_sums_as_eager(kernel: str) -> None:
     want = plain.contiguous().bfloat16()
     assert bool(plain.isnan().any()) and bool(((plain != 0) & (plain.abs() < 2.0 ** -126)).any())
     assert torch.equal(got.contiguous().view(torch.int16), want.view(torch.int16))
+
+
+def test_k_passes_are_even_and_cover_k() -> None:
+    """Every split covers K once: passes of at most K_PASS_STEPS steps, as even as possible, the
+    last 1 .. size steps; a short K or a chunk of fewer blocks than ``pass_blocks`` is one pass."""
+    assert k_passes(18, 128) == (6, 2) and k_passes(32, 64) == (8, 3) and k_passes(33, 128) == (7, 4)
+    assert k_passes(15, 1024) == (15, 0)  # too short to split
+    assert k_passes(33, 64) == (33, 0)  # past 1024 deep, 2 blocks are too few
+    assert k_passes(24, 32) == (24, 0)  # one block
+    for steps in range(1, 300):
+        for chunk in (32, 64, 96, 128, 256):
+            size, before = k_passes(steps, chunk)
+            need = pass_blocks(steps)
+            if need is None or chunk // 32 < need:
+                assert (size, before) == (steps, 0)
+                continue
+            last = steps - size * before
+            assert before >= 1 and 1 <= last <= size <= K_PASS_STEPS
+            passes = before + 1
+            assert passes == -(-steps // K_PASS_STEPS) and size == -(-steps // passes)  # the fewest, even
 
 
 PASS_SHAPES = [(128, 40, 520), (200, 64, 1024), (130, 33, 513), (97, 100, 1000), (64, 40, 520), (49, 33, 700)]

@@ -87,17 +87,24 @@ K_PASS_FEW_BLOCKS = 2
 K_PASS_FEW_STEPS = 32
 
 
+def pass_blocks(steps: int) -> int | None:
+    """AMX: the fewest blocks a chunk needs for its ``steps`` of K to be split in passes
+    (:func:`k_passes`), or None where K is too short to split."""
+    if steps < 2 * K_PASS_STEPS:
+        return None
+    return K_PASS_FEW_BLOCKS if steps <= K_PASS_FEW_STEPS else K_PASS_BLOCKS
+
+
 def k_passes(steps: int, chunk: int) -> tuple[int, int]:
     """AMX: how a block's ``steps`` of K are split, as (steps of each pass but the last, passes
-    before the last).  A long K over a chunk of at least :data:`K_PASS_BLOCKS` blocks (of
-    :data:`K_PASS_FEW_BLOCKS` up to :data:`K_PASS_FEW_STEPS` steps) runs in passes of at most
-    :data:`K_PASS_STEPS` steps: the weights' slice of a pass (16 KB) stays in
+    before the last).  A long K over a chunk of at least :func:`pass_blocks` blocks runs in
+    passes of at most :data:`K_PASS_STEPS` steps: the weights' slice of a pass (16 KB) stays in
     L1 while each block of the group reads it, where a whole panel (K x 32 x 2 bytes: 64 KB
     at K = 1024) does not fit and each block read both operands from L2.  Each block's partial
     sums wait in ``cs`` between passes.  The passes are as even as possible (18 steps: 6, 6, 6,
     not 8, 8, 2).  A short K, or a small chunk, is one pass: ``(steps, 0)``."""
-    blocks = chunk // BLOCK
-    if steps < 2 * K_PASS_STEPS or blocks < (K_PASS_FEW_BLOCKS if steps <= K_PASS_FEW_STEPS else K_PASS_BLOCKS):
+    need = pass_blocks(steps)
+    if need is None or chunk // BLOCK < need:
         return (steps, 0)
     count = -(-steps // K_PASS_STEPS)
     size = -(-steps // count)
@@ -113,9 +120,10 @@ def chunk_rows(spec: Bf16GemmSpec) -> int:
     if spec.b_conv is not None:  # one chunk: the image's panel is gathered once, not per chunk
         return -(-spec.m // BLOCK) * BLOCK
     budget = 512 * 1024  # bytes of A per chunk
-    # AMX with a long K: chunks of at least K_PASS_BLOCKS blocks, so that K is split in passes
-    # (BERT's 128x768x3072, 1 thread: 677 -> 774 GFLOP/s)
-    least = BLOCK * K_PASS_BLOCKS if spec.kernel == "amx" and -(-spec.k // K_STEP) >= 2 * K_PASS_STEPS else BLOCK
+    # AMX with a long K: chunks of the blocks it takes to split K in passes (BERT's 128x768x3072,
+    # 1 thread: 677 -> 774 GFLOP/s)
+    need = pass_blocks(padded_k(spec.k) // K_STEP) if spec.kernel == "amx" else None
+    least = BLOCK * (need or 1)
     rows = min(max(least, (budget // max(1, 2 * spec.k)) // BLOCK * BLOCK), -(-spec.m // BLOCK) * BLOCK)
     # chunks of equal rows: threads take whole runs of (chunk, panel) tasks, and a 2720-row chunk
     # beside a 416-row one left one of two threads idle most of the time (ConvNeXt's 3136x384x96
@@ -165,6 +173,7 @@ class _Emitter:
         self.spec = spec
         self.vec = VecOps(module, Isa.AVX512)
         self.kp = padded_k(spec.k)
+        self.steps = self.kp // K_STEP  # 32-deep steps of K, the last zero-padded past K
         self.mc = chunk_rows(spec)
         self.lda: int = spec.lda if spec.lda is not None else spec.k
         self.ldc: int = spec.ldc if spec.ldc is not None else spec.n
@@ -524,7 +533,7 @@ class _Emitter:
         a_first, b_panel, cs_first, tail_first, next_panel, g0, count, c, bias, other, col0, cols = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         tiles = [min(16, rows)] + ([rows - 16] if rows > 16 else [])
-        steps = -(-s.k // K_STEP)
+        steps = self.steps
         last = steps - 1 if s.k % K_STEP else steps  # the step that reads the zero-padded tail
         slot0 = llvm_ir.udiv(b, g0, i64(BLOCK))
         epilogue = self._amx_epilogue_function(rows)
@@ -585,7 +594,7 @@ class _Emitter:
         then the previous block's epilogue (``finish``), then the sums stored into ``cs``."""
         s, m = self.spec, self.module
         k0, n_steps, first = span
-        steps = -(-s.k // K_STEP)
+        steps = self.steps
         a_rows = gep(b, a_first, llvm_ir.mul(b, blk, i64(BLOCK * self.lda)))
         cs = gep(b, cs_first, llvm_ir.mul(b, blk, i64(BLOCK * BLOCK)))
         a_tail = gep(b, tail_first, llvm_ir.mul(b, blk, i64(BLOCK * K_STEP)))
