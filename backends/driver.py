@@ -120,8 +120,7 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
                 lowered.module, lowered.backend, lowered.report, lowered.inputs, lowered.ir, lowered.start)
             handles = referenced_handles(module)
             owner.release_except(handles)
-            BLOBS.settle(owner)
-            BLOBS.settle_handles(handles)  # borrowed by another owner (a dynamic module's symbolic level)
+            BLOBS.settle(owner, also=handles)  # and what another owner borrowed (a dynamic module's symbolic level)
             build_start = time.perf_counter()
             executable = backend.build(module, options, report)
     except BaseException:

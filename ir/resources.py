@@ -110,20 +110,15 @@ class TensorBlobStore(OpAsmDialectInterface):
         """``borrows``: blobs added under it keep the caller's tensor until :meth:`settle`."""
         return BlobOwner(self._acquire, self.release, borrows)
 
-    def settle(self, owner: BlobOwner) -> None:
-        """Copy the borrowed blobs ``owner`` holds: from now on they are the store's own, and
-        a later write into the model's weights does not reach them.  The owner borrows no more."""
+    def settle(self, owner: BlobOwner, also: Iterable[str] = ()) -> None:
+        """Copy the borrowed blobs ``owner`` holds, and those among ``also`` whoever holds them
+        (a module about to be built reads none of the caller's memory: a dynamic module's
+        symbolic level, whose owner borrows for its life, shares its blobs with the builds made
+        from it).  From now on they are the store's own, and a later write into the model's
+        weights does not reach them.  The owner borrows no more."""
         with self._lock:
             owner.borrows = False
-            for handle in sorted(owner.handles & self._borrowed):
-                self._own(handle)
-
-    def settle_handles(self, handles: Iterable[str]) -> None:
-        """Copy the borrowed blobs among ``handles`` whoever holds them: a module about to be
-        built reads none of the caller's memory (a dynamic module's symbolic level, whose owner
-        borrows for its life, shares its blobs with the builds made from it)."""
-        with self._lock:
-            for handle in sorted(set(handles) & self._borrowed):
+            for handle in sorted((owner.handles | set(also)) & self._borrowed):
                 self._own(handle)
 
     def _own(self, handle: str) -> None:

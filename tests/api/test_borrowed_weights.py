@@ -43,6 +43,25 @@ def test_a_borrowing_owner_keeps_the_tensor_until_it_settles() -> None:
     assert handle not in BLOBS.live_handles()
 
 
+def test_settling_copies_what_another_owner_borrowed_when_named() -> None:
+    """A build settles its own owner and every handle its module references: a blob that a
+    longer-lived owner borrows (a dynamic module's symbolic level) is copied for both, and the
+    other owner's unnamed blobs stay borrowed."""
+    named, unnamed = torch.randn(8), torch.randn(8)
+    symbolic = BLOBS.new_owner(borrows=True)
+    with owning_blobs(symbolic):
+        h_named = BLOBS.add_tensor("borrowed_named_test", named, borrow=True)
+        h_unnamed = BLOBS.add_tensor("borrowed_unnamed_test", unnamed, borrow=True)
+    build = BLOBS.new_owner(borrows=True)
+    BLOBS.settle(build, also=[h_named])
+    assert h_named not in BLOBS.borrowed() and h_unnamed in BLOBS.borrowed()
+    assert BLOBS.tensor(h_named, None).data_ptr() != named.data_ptr()  # pyright: ignore[reportArgumentType]
+    assert symbolic.borrows and not build.borrows
+    del symbolic, build
+    gc.collect()
+    assert not {h_named, h_unnamed} & BLOBS.live_handles()
+
+
 def test_only_the_importers_tensors_are_borrowed() -> None:
     """A tensor a pass makes is copied as it is stored: settling it again would hold both
     copies at once (GPT-2-small fp32: +400 MB of peak)."""
@@ -114,8 +133,8 @@ def test_compiled_module_is_a_snapshot_of_the_weights(case: str) -> None:
     """Each path to a build: the two frontends, autocast's casts, the other backends, and a
     dynamic batch (its symbolic level borrows the weights for its life; a build from it, the
     reference backend's range build, copies what it reads; another size is called after the
-    model changed).  Without settling (``settle`` and ``settle_handles``) all eight fail;
-    without ``settle_handles`` alone, the reference backend's dynamic case."""
+    model changed).  Without settling all eight fail; settling only what the build's own owner
+    holds (without ``also``), the reference backend's dynamic case."""
     backend, options = _SNAPSHOT_CASES[case]
     gc.collect()  # an earlier test's dynamic module, whose symbolic level borrows its model's weights
     torch.manual_seed(0)
