@@ -41,13 +41,14 @@ def measure(name: str, precision: str, dynamic: bool = False) -> str:
         dynamic_shapes = tuple({0: batch} for _ in inputs)
         # torch.export fixes a size of 1: the example at batch 2 or more
         inputs = tuple(torch.cat([t, t]) if t.shape[0] == 1 else t for t in inputs)
+    label = f"{precision}, dynamic batch" if dynamic else precision
     warm = torch.nn.Linear(8, 8).eval()
     ziggurat.compile(warm, (torch.randn(2, 8),), backend="cpu", precision=precision)
     gc.collect()
     release_free_heap()
     start = rss_bytes()
     if start is None or not reset_peak_rss():
-        return f"| {name} | {precision} | not measured: this kernel does not report or reset peak RSS | | | |"
+        return f"| {name} | {label} | not measured: this kernel does not report or reset peak RSS | | | |"
     began = time.perf_counter()
     compiled = ziggurat.compile(model, inputs, backend="cpu", precision=precision, dynamic_shapes=dynamic_shapes)
     seconds = time.perf_counter() - began
@@ -56,7 +57,6 @@ def measure(name: str, precision: str, dynamic: bool = False) -> str:
     kept = (rss_bytes() or start) - start
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     del compiled
-    label = f"{precision}, dynamic batch" if dynamic else precision
     return (f"| {name} | {label} | {weights // MB} | {seconds:.1f} | {peak // MB} | {kept // MB} |")
 
 

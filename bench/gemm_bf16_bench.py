@@ -28,7 +28,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
     sys.path.pop(0)
@@ -174,21 +174,21 @@ class PeakProbe:
     """The kernel's instruction at full rate: the JIT'd loop runs in ``threads`` Python threads
     at once (a ctypes call releases the GIL), one per core."""
 
-    def __init__(self, kernel: str, fed: bool = False, level: str = "L1") -> None:
-        """``fed``: a fed AMX loop (:func:`_amx_fed_ir`, its operands in ``level``'s cache, a
-        key of :data:`FED_ROW_BYTES`) instead of the register-only one."""
-        if fed and kernel not in _AMX_FLOPS_PER_ITER:
-            raise ValueError(f"the L1-fed loop is an AMX probe, not one of {kernel!r}")
-        row_bytes = FED_ROW_BYTES[level]
+    def __init__(self, kernel: str, fed: str | None = None) -> None:
+        """``fed``: a fed AMX loop (:func:`_amx_fed_ir`) whose operands stay in that cache level
+        (a key of :data:`FED_ROW_BYTES`), instead of the register-only one."""
+        if fed is not None and kernel not in _AMX_FLOPS_PER_ITER:
+            raise ValueError(f"the {fed}-fed loop is an AMX probe, not one of {kernel!r}")
+        row_bytes = FED_ROW_BYTES[fed] if fed is not None else 0
         self.buf = torch.zeros(1024)
         if kernel in _AMX_FLOPS_PER_ITER:  # without the permission the first tile instruction is SIGILL
             granted, why = amx.request_tile_permission()
             if not granted:
                 raise RuntimeError(f"AMX peak probe: the OS refused the tile permission ({why})")
             instruction = "tdpbf16ps" if kernel == "amx" else "tdpbusd"
-            text = _amx_fed_ir(instruction, row_bytes) if fed else _amx_peak_ir(instruction)
+            text = _amx_fed_ir(instruction, row_bytes) if row_bytes else _amx_peak_ir(instruction)
             self.flops = _AMX_FLOPS_PER_ITER[kernel]
-            if fed:  # random operands: 64 row_bytes of bf16 values or of bytes
+            if row_bytes:  # random operands: 64 row_bytes of bf16 values or of bytes
                 gen = torch.Generator().manual_seed(0)
                 if kernel == "amx":
                     self.buf = torch.randn(32 * row_bytes, generator=gen).bfloat16().view(torch.float32)
@@ -231,10 +231,10 @@ class PeakProbe:
 
 def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
                 candidates: dict[str, Callable[[], object]],
-                fed: PeakProbe | None = None, fed_l2: PeakProbe | None = None) -> tuple[list[float], dict[str, list[float]]]:
-    """Per round: a peak sample (and one of ``fed``, the L1-fed loop, as the candidate
-    ``"fed"``, and of ``fed_l2``, the L2-fed one, as ``"fed_l2"``), then each candidate timed
-    (G-operations per second, ``ops`` a call); after one untimed call of each."""
+                fed: Mapping[str, PeakProbe] | None = None) -> tuple[list[float], dict[str, list[float]]]:
+    """Per round: a peak sample (and one of each ``fed`` loop, as the candidate of its name),
+    then each candidate timed (G-operations per second, ``ops`` a call); after one untimed call
+    of each."""
     reps = max(1, int(0.02 * 1e12 / max(ops, 1)))
 
     def timed(fn: Callable[[], object]) -> float:
@@ -247,12 +247,12 @@ def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
         timed(fn)
     peaks: list[float] = []
     rates: dict[str, list[float]] = {name: [] for name in candidates}
-    fed_probes = {name: p for name, p in (("fed", fed), ("fed_l2", fed_l2)) if p is not None}
-    for name in fed_probes:
+    fed = dict(fed or {})
+    for name in fed:
         rates[name] = []
     for _ in range(rounds):
         peaks.append(probe.sample(threads))
-        for name, p in fed_probes.items():
+        for name, p in fed.items():
             rates[name].append(p.sample(threads))
         for name, fn in candidates.items():
             rates[name].append(timed(fn))
@@ -262,8 +262,8 @@ def interleaved(probe: PeakProbe, threads: int, ops: int, rounds: int,
 def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds: int) -> list[dict[str, object]]:
     torch.set_num_threads(threads)
     probe = PeakProbe(kernel)
-    fed = PeakProbe(kernel, fed=True) if kernel == "amx" else None
-    fed_l2 = PeakProbe(kernel, fed=True, level="L2") if kernel == "amx" else None
+    # the fed loops as the rates "fed" (L1) and "fed_l2"
+    fed = {"fed": PeakProbe(kernel, fed="L1"), "fed_l2": PeakProbe(kernel, fed="L2")} if kernel == "amx" else {}
     rows: list[dict[str, object]] = []
     for m, n, k in shapes:
         a, b = torch.randn(m, k).bfloat16(), torch.randn(k, n).bfloat16()
@@ -271,7 +271,7 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
         out_ours, out_torch = torch.empty(m, n, dtype=torch.bfloat16), torch.empty(m, n, dtype=torch.bfloat16)
         ours = bf16_gemm_callable(Bf16GemmSpec(m, n, k, kernel=kernel, threads=threads))
         peaks, rates = interleaved(probe, threads, 2 * m * n * k, rounds, {
-            "ours": lambda: ours(a, packed, out=out_ours), "torch": lambda: torch.mm(a, b, out=out_torch)}, fed, fed_l2)
+            "ours": lambda: ours(a, packed, out=out_ours), "torch": lambda: torch.mm(a, b, out=out_torch)}, fed)
         mine, theirs = rates["ours"], rates["torch"]
         share = statistics.median(x / p for x, p in zip(mine, peaks, strict=True))
         share_torch = statistics.median(x / p for x, p in zip(theirs, peaks, strict=True))
@@ -281,7 +281,7 @@ def bench(kernel: str, threads: int, shapes: list[tuple[int, int, int]], rounds:
                      "torch_share": round(share_torch, 3)})
         r = rows[-1]
         fed_text = ""
-        if fed is not None:
+        if fed:
             fed_share = statistics.median(f / p for f, p in zip(rates["fed"], peaks, strict=True))
             ours_of_fed = statistics.median(x / f for x, f in zip(mine, rates["fed"], strict=True))
             l2_share = statistics.median(f / p for f, p in zip(rates["fed_l2"], peaks, strict=True))

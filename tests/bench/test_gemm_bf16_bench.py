@@ -14,9 +14,10 @@ from ziggurat.bench.gemm_bf16_bench import FED_ROW_BYTES, PeakProbe, interleaved
 needs_amx = pytest.mark.skipif(amx.host_bf16_kernel() != "amx", reason="this host has no AMX-BF16")
 
 
-def test_the_l1_fed_loop_is_an_amx_probe_only() -> None:
-    with pytest.raises(ValueError, match="AMX probe"):
-        PeakProbe("avx512bf16", fed=True)
+def test_the_fed_loops_are_amx_probes_only() -> None:
+    for level in FED_ROW_BYTES:
+        with pytest.raises(ValueError, match="AMX probe"):
+            PeakProbe("avx512bf16", fed=level)
 
 
 def _expected_last_tile(buf: torch.Tensor, iters: int, row_bytes: int) -> torch.Tensor:
@@ -38,7 +39,7 @@ def _expected_last_tile(buf: torch.Tensor, iters: int, row_bytes: int) -> torch.
 @needs_amx
 @pytest.mark.parametrize("level", ["L1", "L2"])
 def test_the_fed_loop_multiplies_the_tiles_it_names(level: str) -> None:
-    probe = PeakProbe("amx", fed=True, level=level)
+    probe = PeakProbe("amx", fed=level)
     out = torch.zeros(256)
     assert probe.buf.numel() * 4 == 64 * FED_ROW_BYTES[level]
     for iters in (1, 3, 8, 11, 40):
@@ -50,9 +51,9 @@ def test_the_fed_loop_multiplies_the_tiles_it_names(level: str) -> None:
 
 @needs_amx
 def test_interleaved_rounds_sample_the_fed_loop() -> None:
-    peak, fed, fed_l2 = PeakProbe("amx"), PeakProbe("amx", fed=True), PeakProbe("amx", fed=True, level="L2")
+    peak, fed, fed_l2 = PeakProbe("amx"), PeakProbe("amx", fed="L1"), PeakProbe("amx", fed="L2")
     peak.iters = fed.iters = fed_l2.iters = 2000
     x = torch.zeros(4)
-    peaks, rates = interleaved(peak, 1, 10 ** 10, 3, {"ours": lambda: x.add_(1)}, fed, fed_l2)
+    peaks, rates = interleaved(peak, 1, 10 ** 10, 3, {"ours": lambda: x.add_(1)}, {"fed": fed, "fed_l2": fed_l2})
     assert len(peaks) == len(rates["fed"]) == len(rates["fed_l2"]) == len(rates["ours"]) == 3
     assert all(math.isfinite(v) and v > 0 for v in peaks + rates["fed"] + rates["fed_l2"])
