@@ -210,12 +210,14 @@ class DynamicCompiledModule(torch.nn.Module):
         program = self._program
         return {**dict(getattr(program, "state_dict", {}) or {}), **dict(getattr(program, "constants", {}) or {})}
 
-    def _check_state(self, label: str) -> None:
-        """A build from tensors changed since ``compile()`` would disagree with the sizes built before."""
+    def _check_state(self, doing: str) -> None:
+        """A build from tensors changed since ``compile()`` would disagree with the sizes built
+        before; so would a saved file, whose exported program holds the tensors as they are now
+        (a size built after ``load`` reads them)."""
         changed = sorted(name for name, now in state_fingerprint(self._live_state()).items() if self._state.get(name) != now)
         if changed:
             raise ModelImportError(
-                f"specializing to {label}: the model's {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} "
+                f"{doing}: the model's {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''} "
                 "changed after compile() (written in place or converted); the sizes built so far use the values "
                 "it had then: compile the model again", op="compile")
 
@@ -228,7 +230,7 @@ class DynamicCompiledModule(torch.nn.Module):
         sizes = {self._sympy[name]: value for name, value in values.items()}
         examples = [torch.zeros(list(shape), dtype=dtype) for shape, dtype in zip(shapes, self._dtypes, strict=True)]
         label = ", ".join(f"{k}={v}" for k, v in values.items())
-        self._check_state(label)
+        self._check_state(f"specializing to {label}")
         try:
             module = ExportImporter(self._program, sizes, mark_sized=sampled).import_program(examples, input_names=self._input_names)
         except ZigguratError as e:
@@ -371,6 +373,7 @@ class DynamicCompiledModule(torch.nn.Module):
         so far; ``ziggurat.load(path)`` reads it back (those without recompiling)."""
         from ziggurat.backends.dynamic_serialization import save
 
+        self._check_state("saving")
         save(self, Path(path))  # pyright: ignore[reportArgumentType]
 
     def explain_symbols(self) -> str:

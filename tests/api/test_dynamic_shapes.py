@@ -4,6 +4,8 @@ that runs here; calls outside a range or breaking a relation are clear errors.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch.export import Dim
@@ -239,12 +241,14 @@ def test_device_and_dtype_asserts_hold_in_every_specialization(backend: str) -> 
 
 
 @pytest.mark.parametrize("frontend", ["export", "torchscript"])
-def test_parameters_changed_after_compile_stop_a_new_size(frontend: str) -> None:
+def test_parameters_changed_after_compile_stop_a_new_size(frontend: str, tmp_path: Path) -> None:
     """A size built after compile() imports the exported program again, whose parameters are the
     model's own tensors: after ``weight.mul_(2)`` a per-size build took the new weights while the
     sizes built before kept the old ones (batch 1 is always a build of its own; the bf16
     convolutions here build every size alone).  It is now a clear error; the built sizes keep
-    working.  The TorchScript frontend traces the live model again for each new size: the same."""
+    working.  The TorchScript frontend traces the live model again for each new size: the same.
+    Saving refuses too: the file's exported program holds the tensors as they are now, which a
+    size built after ``load`` would read."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
                                 torch.nn.Conv2d(16, 16, 3, padding=1)).eval().bfloat16()
@@ -257,3 +261,7 @@ def test_parameters_changed_after_compile_stop_a_new_size(frontend: str) -> None
     with pytest.raises(ZigguratError, match=r"0\.weight changed after compile\(\)"):
         compiled(x1)
     assert torch.equal(compiled(x2), before)
+    if frontend == "export":  # a saved file's program would hold the new weights for later sizes
+        with pytest.raises(ZigguratError, match=r"saving: the model's 0\.weight changed after compile\(\)"):
+            compiled.save(tmp_path / "changed.zig")
+        assert not (tmp_path / "changed.zig").exists()
