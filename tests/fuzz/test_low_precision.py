@@ -81,3 +81,24 @@ def test_deep_linears_agree_in_bf16() -> None:
         assert not result.invalid, result.invalid
         failures = [f"{o.config}: {o.kind}: {o.reason}" for o in result.outcomes if o.kind != "ok"]
         assert not failures, f"{program.name}: {failures}"
+
+
+def test_a_convolution_by_non_finite_weights_has_no_low_precision_answer() -> None:
+    """Seed 174, program 28: ``v1`` is a conv3d by a constant weight holding -inf and NaN, whose
+    bf16 result in torch 2.13 is finite garbage that changes from call to call.  What depends on
+    it (``v3 = lt(x3, v1)``, and ``v8`` through ``v5``) is masked; the other outputs stay checked."""
+    program = generate(174, 28, PROFILES["gemm"])
+    inputs = example_inputs(program)
+    e32 = run_eager(build_module(program), inputs)
+    measured = low_reference(program, inputs, "bf16")
+    assert len(measured.undefined) == 3
+    # eager float32 for the autocast run, whose garbage would mask elements by chance
+    low = LowReference(autocast=e32, pushed=measured.pushed, undefined=measured.undefined)
+    ours = list(e32)
+    ours[0] = ~e32[0]  # all of lt's answers flipped
+    ours[3] = torch.full_like(e32[3], 2.4e38)
+    assert compare_low(ours, e32, low).ok
+    assert not compare_low(ours, e32, LowReference(autocast=e32, pushed=measured.pushed)).ok
+    off = e32[1].clone()
+    off.view(-1)[0] += 1.0 + float(off.abs().max())
+    assert not compare_low([e32[0], off, e32[2], e32[3]], e32, low).ok
