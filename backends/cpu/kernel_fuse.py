@@ -17,7 +17,9 @@ written by a library call   its producer is a GEMM or a convolution (``written b
 written by a scan           its producer is a scan (each element depends on the previous)
 read twice                  it has more than one use (recomputing it would cost more)
 combines a window of N      its producer combines N >= 8 elements per output element (a
-                            reader would recompute the window for each element it reads)
+                            reader would recompute the window for each element it reads),
+                            unless the reader maps each element to the same index and reads
+                            nothing else (a cast, an activation): it becomes the epilogue
 feeds a library call        its reader is a GEMM or a convolution (``feeds torch``: a
                             fallback), which lays it out as it needs
 too big to inline           the merged kernel would hold more than 64 ops
@@ -128,15 +130,53 @@ def _scan_producer(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | Non
     return "written by a scan" if isinstance(producer, ScanOp) else None
 
 
+def _lays_out_its_operand(value: SSAValue) -> bool:
+    """Whether a convolution or a GEMM by constant weights reads ``value``: its lowering
+    realizes an operand computed by an element-wise kernel in the layout its kernel reads best
+    (an AMX linear's A in rows one cache line wider, ``gemm_bf16.bf16_row_stride``), which a
+    window kernel's own output buffer does not have."""
+    from ziggurat.dialects.torch import LiteralOp
+
+    for use in value.uses:
+        reader = use.operation
+        if isinstance(reader, ConvOp):
+            return True
+        if isinstance(reader, GemmOp) and len(reader.inputs) > 1 and isinstance(reader.inputs[1].owner, LiteralOp):
+            return True
+    return False
+
+
+def elementwise_epilogue(value: SSAValue, reader: Operation) -> bool:
+    """Whether ``reader`` only maps each element of ``value`` to the element at the same index
+    (a cast, an activation): merged into the kernel that makes ``value``, it runs on each
+    element where that kernel stores it (softmax's output cast to bf16 for attention's second
+    matmul).  Not when a weighted GEMM or a convolution reads its result (its own layout)."""
+    if not isinstance(reader, PointwiseOp) or reader.view is not None or draws_random_numbers(reader):
+        return False
+    maps = _maps_of(reader)
+    if maps is None or [v for v in reader.inputs if isinstance(v.type, TensorType)] != [value]:
+        return False
+    result = reader.outputs[0].type
+    if not isinstance(value.type, TensorType) or not isinstance(result, TensorType):
+        return False
+    if _lays_out_its_operand(reader.outputs[0]):
+        return False
+    identity = AffineMap.identity(maps[value].num_dims)
+    return (maps[value] == identity and maps[reader.outputs[0]] == identity
+            and value.type.get_shape() == result.get_shape())
+
+
 def _library_reader(_p: KernelOp, _v: SSAValue, reader: Operation) -> str | None:
     if isinstance(reader, FallbackOp):
         return "feeds torch"
     return "feeds a library call" if isinstance(reader, LIBRARY_KERNELS) else None
 
 
-def _window(producer: KernelOp, _v: SSAValue, _r: Operation) -> str | None:
+def _window(producer: KernelOp, value: SSAValue, reader: Operation) -> str | None:
     if isinstance(producer, ReductionOp) and len(producer.computed_ops()) == 1:
         return None  # a lone reduction: the reader computes it
+    if elementwise_epilogue(value, reader):
+        return None  # the reader's ops become the window's epilogue: each element computed once
     window = window_of(producer)
     return f"combines a window of {window}" if window >= REALIZED_WINDOW else None
 

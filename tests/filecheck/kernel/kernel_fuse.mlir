@@ -49,6 +49,22 @@ builtin.module {
   // CHECK:      kernel.pointwise {{.*}}realize = ["feeds a library call"]
   // CHECK:      kernel.gemm {{.*}}spec = #kernel.gemm<batch = 1, m = 5, n = 8, k = 37, b = "KN">, realize = ["graph output"]
 
+  // A reader that maps each element to the same index, and reads nothing else, is the window's
+  // epilogue: softmax's output cast to bf16 (for a GEMM's operand) runs where the row is stored.
+  func.func @window_epilogue(%x: tensor<5x37xf32>) -> tensor<5x37xbf16> {
+    %0 = torch.aten.softmax.int %x {dim = -1 : i64} : (tensor<5x37xf32>) -> tensor<5x37xf32>
+    %1 = torch.aten._to_copy %0 {dtype = bf16, non_blocking = false} : (tensor<5x37xf32>) -> tensor<5x37xbf16>
+    func.return %1 : tensor<5x37xbf16>
+  }
+  // CHECK-LABEL: func.func @window_epilogue
+  // CHECK:      kernel.composite ins(%x : tensor<5x37xf32>) {family = "normalization", window = 37 : i64, realize = ["graph output"]} -> tensor<5x37xbf16> {
+  // CHECK-NEXT: ^{{.*}}(%{{.*}}: tensor<5x37xf32>):
+  // CHECK-NEXT:   %[[S:.*]] = torch.aten.softmax.int
+  // CHECK-NEXT:   %[[C:.*]] = torch.aten._to_copy %[[S]] {dtype = bf16
+  // CHECK-NEXT:   kernel.yield %[[C]]
+  // CHECK-NOT:  kernel.pointwise
+  // CHECK:      func.return
+
   // Merged element-wise kernels compose their index maps: %b reaches the sub's loops through
   // the add's broadcast, %c is read at column 0.
   func.func @maps_composed(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
