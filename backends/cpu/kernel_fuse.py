@@ -45,6 +45,7 @@ from xdsl.passes import ModulePass
 import torch
 
 from ziggurat.backends.cpu.convert_fused_to_kernel import replace_op
+from ziggurat.dialects.torch import LiteralOp
 from ziggurat.dialects.torch.ops_base import AtenOp
 from ziggurat.dialects.torch.schema import torch_overload
 from ziggurat.dialects.kernel import (
@@ -135,8 +136,6 @@ def _lays_out_its_operand(value: SSAValue) -> bool:
     realizes an operand computed by an element-wise kernel in the layout its kernel reads best
     (an AMX linear's A in rows one cache line wider, ``gemm_bf16.bf16_row_stride``), which a
     window kernel's own output buffer does not have."""
-    from ziggurat.dialects.torch import LiteralOp
-
     for use in value.uses:
         reader = use.operation
         if isinstance(reader, ConvOp):

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.cpu_backend.conftest import compile_cpu
+from tests.support.opinfo import OpModule
 
 Fn = Callable[[torch.Tensor], torch.Tensor]
 
@@ -31,14 +32,6 @@ CASES: dict[str, tuple[Fn, tuple[int, ...], torch.dtype]] = {
 CLOSE = {"layer_norm_gelu", "group_norm_silu", "max_pool_sigmoid", "log_softmax_relu"}
 
 
-def _module(fn: Fn) -> torch.nn.Module:
-    class Model(torch.nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return fn(x)
-
-    return Model()
-
-
 def _input(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     x = torch.randn(shape, generator=torch.Generator().manual_seed(math.prod(shape))) * 3
     x.view(-1)[1] = math.inf  # a row of softmax with an infinity: NaN there, as eager's
@@ -50,7 +43,7 @@ def _input(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
 def test_epilogue_of_a_window_matches_eager(name: str, isa: str) -> None:
     fn, shape, dtype = CASES[name]
     x = _input(shape, dtype)
-    compiled = compile_cpu(_module(fn), (x,), isa=isa)
+    compiled = compile_cpu(OpModule(fn), (x,), isa=isa)
     expected = fn(x)
     actual = compiled(x)
     assert actual.dtype == expected.dtype
@@ -65,5 +58,5 @@ def test_epilogue_of_a_window_matches_eager(name: str, isa: str) -> None:
 def test_the_reader_is_no_kernel_of_its_own(name: str) -> None:
     fn, shape, dtype = CASES[name]
     x = _input(shape, dtype)
-    kernels = [line for line in compile_cpu(_module(fn), (x,)).ir["loop"].splitlines() if "loop.kernel @" in line]
+    kernels = [line for line in compile_cpu(OpModule(fn), (x,)).ir["loop"].splitlines() if "loop.kernel @" in line]
     assert len(kernels) == 1, "\n".join(kernels)

@@ -101,13 +101,13 @@ class _UndefinedConvolutions(TorchDispatchMode):
 
 def undefined_runs(program: Program, inputs: tuple[torch.Tensor, ...]) -> list[list[Any]]:
     """Eager float32 with each convolution by a non-finite weight replaced by each of
-    ``UNDEFINED_FILLS``; none when the program runs no such convolution."""
-    module = build_module(program)
+    ``UNDEFINED_FILLS``; none when the program runs no such convolution.  Each run builds
+    the module afresh: a program may write into its own constants."""
     runs: list[list[Any]] = []
     for fill in UNDEFINED_FILLS:
         mode = _UndefinedConvolutions(fill)
         with mode:
-            run = run_eager(module, inputs)
+            run = run_eager(build_module(program), inputs)
         if not mode.seen:
             return []
         runs.append(run)
