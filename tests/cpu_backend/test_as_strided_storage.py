@@ -165,3 +165,45 @@ def test_as_strided_of_a_weight_view(backend: str, frontend: str) -> None:
     compiled = ziggurat.compile(model, (x,), backend=backend, frontend=frontend)
     for got, expected in zip(compiled(x), model(x), strict=True):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_as_strided_after_views_half_floats(case: str, dtype: torch.dtype) -> None:
+    """A bf16/float16 as_strided is index arithmetic on the storage root, as a float32 one is
+    (it ran through torch, where the proof had to refuse a view's storage)."""
+    fn, x = CASES[case], _x().to(dtype)
+    compiled = compile_cpu(OpModule(fn), (x,), frontend="export")
+    tol = 1e-2 if case == "reduction_of_view" else 0.0
+    torch.testing.assert_close(compiled(x), fn(x), rtol=tol, atol=tol)
+    assert "aten::as_strided" not in compiled.report.fallback_ops
+
+
+class _NormThenStorage(torch.nn.Module):
+    """Fuzz seed 177, programs 55 and 71: torch.export's inference batch norm
+    (``_native_batch_norm_legit_no_training``) declares its saved statistics (0,), as the CPU
+    kernel returns them; its meta function gives (C,), so proving the layout behind it failed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(3)
+        self.conv = torch.nn.Conv2d(3, 6, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(6).eval()
+        self.bn.running_mean.copy_(torch.randn(6, generator=g))
+        self.bn.running_var.copy_(torch.rand(6, generator=g) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.hardsigmoid(self.bn(torch.relu(self.conv(x))))  # not folded
+        return S(y.clone().narrow(0, 1, 2), (4, 3), (0, 1))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_as_strided_behind_an_inference_batch_norm(precision: str) -> None:
+    model = _NormThenStorage().eval()
+    x = torch.randn(3, 3, 5, 5, generator=torch.Generator().manual_seed(4))
+    compiled = compile_cpu(model, (x,), frontend="export", precision=precision)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        expected = model(x)
+    tol = 2e-2 if precision == "bf16" else 1e-5
+    torch.testing.assert_close(compiled(x), expected.float(), rtol=tol, atol=tol)
+    assert "aten::as_strided" not in compiled.report.fallback_ops

@@ -173,6 +173,8 @@ HALF_FLOAT_MOVES = frozenset({
     "aten::broadcast_tensors", "aten::meshgrid.indexing", "aten::meshgrid", "aten::select_scatter",
     "aten::slice_scatter", "aten::diagonal_scatter", "aten::zeros_like", "aten::ones_like", "aten::full_like",
     "aten::repeat_interleave.self_int", "aten::tile",
+    # storage-addressing views: index arithmetic on the storage root (``storage.py``)
+    "aten::as_strided", "aten::as_strided_copy", "aten::_reshape_alias",
 })
 #: Moves that read integer indices besides their 16-bit operands.
 HALF_FLOAT_INDEXED_MOVES = frozenset({

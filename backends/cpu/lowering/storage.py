@@ -61,8 +61,8 @@ class EagerLayouts:
 
     def meta(self, value: SSAValue) -> Any:
         if value in self._meta:
-            return self._meta[value]
-        result = self._compute(value)
+            return _known(self._meta[value])
+        result = _known(self._compute(value))
         self._meta[value] = result
         if isinstance(result, torch.Tensor):
             self._owner.setdefault(_storage_id(result), value)
@@ -99,9 +99,13 @@ class EagerLayouts:
             from ziggurat.ir.interpreter.torch_functions import call_torch
 
             try:
-                results = call_torch(owner, operands)
+                results = call_torch(owner, operands, check_types=False)
             except Exception as e:  # no meta kernel, a data-dependent op
                 raise Unprovable(f"{owner.name} does not run on meta tensors ({type(e).__name__})") from None
+            # a meta function may disagree with the CPU kernel on a result eager never shows
+            # (``_native_batch_norm_legit_no_training``'s saved statistics: (C,) on meta, (0,)
+            # on the CPU): that result has no provable layout, its siblings keep theirs
+            results = tuple(_as_declared(owner.name, r.type, m) for r, m in zip(owner.results, results, strict=True))
         elif owner.name.startswith("fused.") and all(
                 not isinstance(m, torch.Tensor) or m.is_contiguous() for m in operands):
             # conv/linear/matmul + element-wise post-ops on contiguous operands: contiguous
@@ -113,6 +117,24 @@ class EagerLayouts:
             if isinstance(meta, torch.Tensor):
                 self._owner.setdefault(_storage_id(meta), res)
         return self._meta[value]
+
+
+def _known(meta: Any) -> Any:
+    if isinstance(meta, Unprovable):
+        raise meta
+    return meta
+
+
+def _as_declared(name: str, declared: Any, meta: Any) -> Any:
+    """``meta``, or an :class:`Unprovable` where it is not a tensor of the declared type."""
+    if not isinstance(declared, TensorType) or not isinstance(meta, torch.Tensor):
+        return meta
+    shape = tuple(declared.get_shape())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if meta.dtype != dtype_of(declared) or len(shape) != meta.dim() or any(
+            d >= 0 and d != n for d, n in zip(shape, meta.shape, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return Unprovable(f"{name}'s meta function gives {tuple(meta.shape)} {meta.dtype} where the IR "
+                          f"declares {declared}")
+    return meta
 
 
 def _storage_id(t: torch.Tensor) -> int:
