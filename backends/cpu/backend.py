@@ -211,6 +211,9 @@ class CpuBackend:
         if profiling_requested(options.extra):
             fn.attributes["loop.profile"] = IntegerAttr(1, 64)
         isa, threads = self._isa_threads(fn)
+        from ziggurat.backends.cpu.reuse_reduction_values import reuse_reduction_values
+
+        reuse_reduction_values(fn)
         plan = plan_memory(fn)
         annotate(fn, plan)
         ir = IRLevels()

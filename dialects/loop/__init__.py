@@ -28,6 +28,7 @@ from ziggurat.dialects.loop.memory import (
     CheckIndexOp,
     LoadOp,
     OffsetOp,
+    ScratchOp,
     StoreOp,
     VGatherOp,
     VIndexOp,
@@ -38,7 +39,7 @@ from ziggurat.dialects.loop.memory import (
 LOOP_OPS = (
     AllocOp, ConstantOp, DimOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
     ParallelOp, ForOp, VForOp, YieldOp,
-    OffsetOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp, AssertOp,
+    OffsetOp, ScratchOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp, AssertOp,
     UnaryOp, ReduceOp, CmpOp, SelectOp, CastOp,
 )
 
@@ -46,6 +47,6 @@ Loop = Dialect("loop", list(LOOP_OPS), [])
 
 __all__ = [
     "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "DimOp", "ForOp", "GemmOp", "KernelOp",
-    "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "StoreOp", "ToBufferOp", "ToTensorOp",
+    "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "ScratchOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]

@@ -12,6 +12,8 @@ kernel that reads them.
   ``mask(%m)`` (``vector<Nxi1>``) to the lanes set in ``%m``; masked-off lanes are
   neither read nor written (they load as 0 / false).
 * ``loop.vgather``: a vector of elements at a vector of offsets (strided or indirect reads).
+* ``loop.scratch``: a buffer of the kernel's own (a row of values kept from one loop for a
+  later one, ``reuse-reduction-values``): uninitialized, private to the thread running it.
 * ``loop.vindex %off step 2``: the vector ``[%off, %off + 2, ...]`` as ``i64`` lanes.
 * ``loop.assert %ok site 4``: a run-time condition (integer division by zero) recorded like a
   bad index.
@@ -251,6 +253,44 @@ class VStoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_element(self, self.buffer, self.value.type)
+
+
+#: The largest ``loop.scratch`` (bytes): it lives on the stack of the thread that runs the kernel.
+MAX_SCRATCH_BYTES = 32 * 1024
+
+
+@irdl_op_definition
+class ScratchOp(IRDLOperation):
+    """``%s = loop.scratch : memref<128xf32>``: a buffer private to one run of the enclosing
+    kernel body on one thread (the stack of the function that runs it), uninitialized; its
+    shape is static and at most :data:`MAX_SCRATCH_BYTES`."""
+
+    name = "loop.scratch"
+
+    result = result_def(MemRefType)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, memref_type: MemRefType) -> None:
+        super().__init__(result_types=[memref_type])
+
+    def verify_(self) -> None:
+        ty = self.result.type
+        assert isinstance(ty, MemRefType)
+        shape: list[int] = [int(d) for d in ty.get_shape()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        if not shape or any(d < 1 for d in shape):
+            raise VerifyException(f"loop.scratch: {ty} must have a static, non-empty shape")
+        count = 1
+        for d in shape:
+            count *= d
+        bits = int(getattr(ty.element_type, "bitwidth", 32))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if count * max(1, bits // 8) > MAX_SCRATCH_BYTES:
+            raise VerifyException(f"loop.scratch: {ty} is over {MAX_SCRATCH_BYTES} bytes")
+        parent = self.parent_op()
+        while parent is not None and parent.name != "loop.kernel":
+            parent = parent.parent_op()
+        if parent is None:
+            raise VerifyException("loop.scratch: only inside a loop.kernel")
 
 
 @irdl_op_definition

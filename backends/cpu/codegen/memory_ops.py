@@ -16,8 +16,9 @@ from xdsl.ir import Operation, SSAValue
 from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
-from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type, scalar_type
+from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type, scalar_type, storage_type
 from ziggurat.backends.cpu.llvm_ir import F64, I1, I8, I32, I64, VOID, intrinsic_suffix, value_type
+from ziggurat.backends.cpu.threads import entry_alloca
 from ziggurat.dialects import loop
 
 
@@ -168,6 +169,21 @@ def _masked_store(em: FunctionEmitter, value: ir.Value, ptr: ir.Value, sty: ir.V
         part_ptr = em.b.bitcast(em.b.gep(base, [I64(k * n)]), pty.as_pointer()) if parts > 1 else ptr
         em.b.call(fn, [_part(em, value, k * n, n) if parts > 1 else value, part_ptr, I32(align),
                        _part(em, mask, k * n, n) if parts > 1 else mask])
+
+
+@handles(loop.ScratchOp)
+def _scratch(em: FunctionEmitter, op: Operation) -> None:
+    """A static ``alloca`` at the top of the entry block of the function being emitted: once
+    per call, not per loop iteration; inside a ``loop.parallel`` that is the outlined body,
+    so each thread has its own."""
+    assert isinstance(op, loop.ScratchOp)
+    ty = op.result.type
+    assert isinstance(ty, MemRefType)
+    elem = storage_type(ty.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    count = prod(ty.get_shape())  # pyright: ignore[reportUnknownArgumentType]
+    slot = entry_alloca(em.b, ir.ArrayType(elem, count), name="scratch")
+    slot.align = 64  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's __init__ sets None
+    em.set(op.result, cast(ir.Value, em.b.bitcast(slot, elem.as_pointer())))
 
 
 @handles(loop.VLoadOp)

@@ -393,6 +393,9 @@ class ModuleCodegen:
         fn = ir.Function(self.module, ir.FunctionType(VOID, params), name=name)
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
+        if any(isinstance(inner, loop.ScratchOp) for inner in op.body.walk()):
+            # its scratch rows stay in its own frame: inlined, every kernel's would add to the entry's
+            fn.attributes.add("noinline")
         for a, arg in zip(fn.args, op.body.block.args, strict=False):
             a.name = arg.name_hint or ""
             if isinstance(a.type, ir.PointerType):
