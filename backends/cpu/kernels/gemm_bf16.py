@@ -72,6 +72,11 @@ ROW_GROUP = 8  # AVX512-BF16: rows of accumulators held at once (2 vectors each)
 #: 2048x49x512 (ResNet-50's layer 4), weights cycled over 64 MB, 1 thread: 213 -> 351 GFLOP/s.
 PREFETCH_A_BYTES = 256 * 1024
 
+#: AMX with a bf16 C: a residual of at least this many bytes has its lines of a block requested
+#: before the block's products (C's are not; see ``_prefetch_block_lines``).  A smaller one
+#: stays in L2 from the kernel that wrote it.  0: never.
+PREFETCH_BF16_RESIDUAL_BYTES = 1 << 20
+
 #: AMX: blocks of 32 rows whose products one call computes (their float32 sums, 4 KB a block,
 #: wait in the task's scratch for their epilogues)
 AMX_GROUP = 8
@@ -178,6 +183,9 @@ class _Emitter:
         self.lda: int = spec.lda if spec.lda is not None else spec.k
         self.ldc: int = spec.ldc if spec.ldc is not None else spec.n
         self.prefetch_a = not spec.b_packed and spec.m * spec.k * 2 >= PREFETCH_A_BYTES
+        residual_bytes = spec.m * spec.n * (2 if spec.other_bf16 else 4)
+        self.prefetch_residual = (spec.binary is not None and PREFETCH_BF16_RESIDUAL_BYTES > 0
+                                  and residual_bytes >= PREFETCH_BF16_RESIDUAL_BYTES)
 
     # -- entry and task loop ------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -461,7 +469,7 @@ class _Emitter:
                                                 next_panel, g0, count, c, bias, other, col0, cols])
 
     def _prefetch_block_lines(self, b: ir.IRBuilder, rows: int, row0: ir.Value, c: ir.Value, col0: ir.Value,
-                              other: ir.Value) -> None:
+                              other: ir.Value, c_lines: bool = True) -> None:
         """A float32 C's lines of the block into the cache for writing, and a residual's for
         reading, before its products: the epilogue otherwise waits for each line in turn (C's
         read for ownership; 1024^3, 1 thread, Emerald Rapids: 677 -> 792 GFLOP/s; without the
@@ -469,9 +477,12 @@ class _Emitter:
         3136x256x64).  Not for a bf16 C: its one line a row, requested a block ahead, cost more
         than it saved (interleaved, 1 thread: 3136x256x64 + bias + relu 332 -> 415 GFLOP/s
         without; a convolution's 256x3136x64 + bias + add + relu with a residual cold from
-        memory 584 -> 441 us; its 512x784x128 252 -> 271 us cold but 231 -> 206 us warm)."""
+        memory 584 -> 441 us; its 512x784x128 252 -> 271 us cold but 231 -> 206 us warm).  With a
+        bf16 C, a residual of :data:`PREFETCH_BF16_RESIDUAL_BYTES` or more has its lines asked for
+        alone (``c_lines`` False): ResNet-50's three layer-1 256x3136x64 + add + relu, in the model,
+        1.94 -> 1.35 ms; the model 2-3 % faster)."""
         s = self.spec
-        streams = [(c, self.ldc, 4, True)]
+        streams = [(c, self.ldc, 4, True)] if c_lines else []
         rs, cs = s.other_strides if s.other_strides is not None else (0, 1)
         if s.binary is not None and rs and cs:
             streams.append((other, rs, 2 if s.other_bf16 else 4, False))
@@ -546,8 +557,9 @@ class _Emitter:
         size, before = k_passes(steps, self.mc)
 
         def products(blk: ir.Value, k0: ir.Value, n_steps: int, first: bool, final: bool) -> None:
-            if final and not s.out_bf16:
-                self._prefetch_block_lines(b, rows, llvm_ir.add(b, g0, llvm_ir.mul(b, blk, i64(BLOCK))), c, col0, other)
+            if final and (not s.out_bf16 or self.prefetch_residual):
+                self._prefetch_block_lines(b, rows, llvm_ir.add(b, g0, llvm_ir.mul(b, blk, i64(BLOCK))), c, col0, other,
+                                           not s.out_bf16)
             self._amx_block_products(b, rows, tiles, (k0, n_steps, first), last, blk, a_first, b_panel, cs_first,
                                      tail_first, next_panel, slot0, finish if overlap and final else None)
 
