@@ -227,11 +227,11 @@ def reuse_reduction_values(fn: func.FuncOp) -> int:
     for kernel in [op for op in fn.walk() if isinstance(op, loop.KernelOp)]:
         if not kernel.is_vectorized:
             continue
-        written = _written(kernel)
         blocks = [b for op in kernel.body.walk() for r in op.regions for b in r.blocks]
         for block in [kernel.body.block, *blocks]:
             for first, later in list(_loop_pairs(block)):
-                match = _Match(first, later, written)
+                # a scratch row kept for an earlier pair is written too: never matched
+                match = _Match(first, later, _written(kernel))
                 pairs = _kept_values(match)
                 done = sum(1 for value, equal in pairs if _keep(first, later, value, equal))
                 if done:
