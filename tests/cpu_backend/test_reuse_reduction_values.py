@@ -118,3 +118,29 @@ def test_a_run_time_row_recomputes() -> None:
         y = torch.randn(3, n)
         torch.testing.assert_close(compiled(y), torch.softmax(y, -1), rtol=2e-6, atol=1e-7)
 
+
+
+def test_a_range_build_keeps_a_static_row(tmp_path: object) -> None:
+    """A dynamic batch over rows of static length: the range build's softmax keeps its row, right
+    at every batch, and a saved and loaded module runs the same code."""
+    from pathlib import Path
+
+    from torch.export import Dim
+
+    import ziggurat
+
+    fn = CASES["scaled_masked"][0]
+    x, m = _inputs([(3, 4, 9, 37), (9, 37)])
+    compiled = compile_cpu(OpModule(fn), (x, m), isa="avx512", threads=2,
+                           dynamic_shapes=({0: Dim("batch", min=1, max=16)}, None))
+    assert "loop.scratch" in _kernel_text(compiled)
+    path = Path(str(tmp_path)) / "softmax.zig"
+    compiled.save(path)
+    loaded = ziggurat.load(path)
+    for batch in (1, 5, 16):
+        y, _ = _inputs([(batch, 4, 9, 37), (9, 37)])
+        expected = fn(y, m)
+        for module in (compiled, loaded):
+            got = module(y, m)
+            assert torch.equal(got.isnan(), expected.isnan())
+            torch.testing.assert_close(got, expected, rtol=2e-6, atol=1e-7, equal_nan=True)
