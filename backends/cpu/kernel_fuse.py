@@ -147,13 +147,16 @@ def _lays_out_its_operand(value: SSAValue) -> bool:
 
 def elementwise_epilogue(value: SSAValue, reader: Operation) -> bool:
     """Whether ``reader`` only maps each element of ``value`` to the element at the same index
-    (a cast, an activation): merged into the kernel that makes ``value``, it runs on each
-    element where that kernel stores it (softmax's output cast to bf16 for attention's second
-    matmul).  Not when a weighted GEMM or a convolution reads its result (its own layout)."""
+    (a cast, an activation, an op with a 0-d tensor such as ``+ 3.0``): merged into the kernel
+    that makes ``value``, it runs on each element where that kernel stores it (softmax's output
+    cast to bf16 for attention's second matmul).  Not when a weighted GEMM or a convolution
+    reads its result (its own layout)."""
     if not isinstance(reader, PointwiseOp) or reader.view is not None or draws_random_numbers(reader):
         return False
     maps = _maps_of(reader)
-    if maps is None or [v for v in reader.inputs if isinstance(v.type, TensorType)] != [value]:
+    tensors = [v for v in reader.inputs if isinstance(v.type, TensorType)]
+    others = [v for v in tensors if v is not value]
+    if maps is None or tensors.count(value) != 1 or any(v.type.get_shape() for v in others):  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
         return False
     result = reader.outputs[0].type
     if not isinstance(value.type, TensorType) or not isinstance(result, TensorType):

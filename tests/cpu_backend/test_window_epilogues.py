@@ -27,9 +27,10 @@ CASES: dict[str, tuple[Fn, tuple[int, ...], torch.dtype]] = {
     "max_pool_sigmoid": (lambda x: torch.sigmoid(F.max_pool2d(x, 3, 2)), (2, 3, 11, 9), torch.float32),
     "avg_pool_to_bf16": (lambda x: F.avg_pool2d(x, 3).to(torch.bfloat16), (1, 4, 12, 10), torch.float32),
     "bf16_softmax_float": (lambda x: torch.softmax(x, -1).float(), (3, 41), torch.bfloat16),
+    "softmax_times_sum": (lambda x: torch.softmax(x, -1) * x.sum(), (6, 29), torch.float32),
 }
 #: outputs that eager computes with another formula (gelu's erf, sigmoid's exp): ulps apart
-CLOSE = {"layer_norm_gelu", "group_norm_silu", "max_pool_sigmoid", "log_softmax_relu"}
+CLOSE = {"layer_norm_gelu", "group_norm_silu", "max_pool_sigmoid", "log_softmax_relu", "softmax_times_sum"}
 
 
 def _input(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -54,7 +55,8 @@ def test_epilogue_of_a_window_matches_eager(name: str, isa: str) -> None:
         assert torch.equal(actual.nan_to_num(), expected.nan_to_num()), f"{name}: {(actual.float() - expected.float()).abs().nan_to_num().max()}"
 
 
-@pytest.mark.parametrize("name", ["softmax_to_bf16", "bf16_softmax_float", "layer_norm_gelu", "avg_pool_to_bf16"])
+@pytest.mark.parametrize("name", ["softmax_to_bf16", "bf16_softmax_float", "layer_norm_gelu", "avg_pool_to_bf16",
+                                  "log_softmax_relu"])
 def test_the_reader_is_no_kernel_of_its_own(name: str) -> None:
     fn, shape, dtype = CASES[name]
     x = _input(shape, dtype)

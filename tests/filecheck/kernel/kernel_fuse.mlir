@@ -65,6 +65,21 @@ builtin.module {
   // CHECK-NOT:  kernel.pointwise
   // CHECK:      func.return
 
+  // A reader that also reads a 0-d tensor (the 3.0 of `log_softmax(x) + 3.0`) is an epilogue too.
+  func.func @window_epilogue_scalar(%x: tensor<5x37xf32>, %c: tensor<f32>) -> tensor<5x37xf32> {
+    %0 = torch.aten.log_softmax.int %x {dim = -1 : i64} : (tensor<5x37xf32>) -> tensor<5x37xf32>
+    %1 = torch.aten.add.Tensor %0, %c {alpha = 1 : i64} : (tensor<5x37xf32>, tensor<f32>) -> tensor<5x37xf32>
+    %2 = torch.aten.relu %1 : (tensor<5x37xf32>) -> tensor<5x37xf32>
+    func.return %2 : tensor<5x37xf32>
+  }
+  // CHECK-LABEL: func.func @window_epilogue_scalar
+  // CHECK:      kernel.composite ins(%c, %x : tensor<f32>, tensor<5x37xf32>) {{.*}}realize = ["graph output"]} -> tensor<5x37xf32> {
+  // CHECK:        torch.aten.log_softmax.int
+  // CHECK-NEXT:   torch.aten.add.Tensor
+  // CHECK-NEXT:   torch.aten.relu
+  // CHECK-NOT:  kernel.pointwise
+  // CHECK:      func.return
+
   // Merged element-wise kernels compose their index maps: %b reaches the sub's loops through
   // the add's broadcast, %c is read at column 0.
   func.func @maps_composed(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
