@@ -793,10 +793,13 @@ class _Emitter:
 
         def store_bits(bits: ir.Value, i: int | ir.Value, h: int) -> None:  # 16 bf16 values
             dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])
+            if s.round_out:  # the bf16 values widened, into a float32 C
+                self._masked_store(b, bf16_to_f32(b, bits), gep(b, _i(b.bitcast(c, F32P)), dst), masks[h], 4)
+                return
             self._masked_store(b, bits, gep(b, _i(b.bitcast(c, I16P)), dst), masks[h], 2)
 
         def store(x: ir.Value, i: int | ir.Value, h: int) -> None:
-            if s.out_bf16:
+            if s.out_bf16 or s.round_out:
                 store_bits(f32_to_bf16(b, x), i, h)
             else:
                 dst = llvm_ir.add(b, llvm_ir.mul(b, row_of(i), i64(self.ldc)), cols_h[h])

@@ -27,6 +27,9 @@
   round their results: the product (scaled, plus bias), the binary's and the unary's results
   (a ``scale`` multiplies the rounded product: eager's ``matmul * c``), so the activation reads
   the bf16 value eager's activation reads;
+* with ``round_out`` (``C`` float32), ``C`` holds the bf16 result widened: rounded to bf16 as a
+  bf16 ``C`` is, then stored as float32 (a bf16 GEMM whose only reader casts it to float32:
+  GPT-2's logits);
 * with ``unary_table`` (``rounded_steps``, a transcendental ``unary``), the activation's result
   is looked up in a table of eager's own answers for every bf16 input
   (:mod:`~ziggurat.backends.cpu.kernels.bf16_tables`) instead of computed;
@@ -99,6 +102,7 @@ class Bf16GemmSpec:
     b_conv: tuple[int, int, int, int, int, int, int, int] | None = None
     a_padded: bool = False
     rounded_steps: bool = False
+    round_out: bool = False
     unary_table: bool = False
     a_specials: int = SCAN
     b_specials: int = SCAN
@@ -151,8 +155,10 @@ class Bf16GemmSpec:
         if not isinstance(self.scale, (int, float)) or isinstance(self.scale, bool) or not math.isfinite(self.scale):
             raise GemmSpecError(f"Bf16GemmSpec.scale must be a finite number, got {self.scale!r}")
         s(self, "scale", float(self.scale))
-        if self.rounded_steps and not self.out_bf16:
-            raise GemmSpecError("Bf16GemmSpec.rounded_steps rounds to bf16: it needs out_bf16=True")
+        if self.round_out and self.out_bf16:
+            raise GemmSpecError("Bf16GemmSpec.round_out stores a float32 C: it needs out_bf16=False")
+        if self.rounded_steps and not (self.out_bf16 or self.round_out):
+            raise GemmSpecError("Bf16GemmSpec.rounded_steps rounds to bf16: it needs out_bf16=True or round_out")
         if self.unary_table and not (self.rounded_steps and has_table(self.unary)):
             raise GemmSpecError(f"Bf16GemmSpec.unary_table needs rounded_steps and an activation with a table "
                                 f"({', '.join(sorted(TABLED))}), got unary={self.unary!r}")

@@ -192,6 +192,26 @@ def bf16_gemm_node(ctx: LoweringContext, kernel: str, spec: dict[str, Any], a: G
     return BufferValue(out)
 
 
+def widened_result(ctx: LoweringContext, args: LoweringArgs, x: TensorValue) -> TensorValue | None:
+    """A float32 cast of a bf16 GEMM's result that nothing else reads (GPT-2's logits): the GEMM
+    stores its bf16-rounded result as float32 itself (``round_out``), the same values, and
+    the cast is that buffer: a pass over the result fewer, and no bf16 copy of it.  None where
+    the cast is not that (it is then an element-wise kernel)."""
+    if args.out_dtype != torch.float32 or x.dtype != BF16 or not isinstance(x, BufferValue) or not ctx.nodes \
+            or tuple(x.shape) != tuple(args.out_shape):
+        return None
+    operand = args.op.operands[0]
+    node = ctx.nodes[-1]
+    if len(list(operand.uses)) != 1 or not isinstance(node, GemmNode) or node.c.buffer is not x.buffer \
+            or node.c.offset != 0 or "bf16_kernel" not in node.spec or node.spec.get("out_bf16", True) is not True:
+        return None
+    out = ctx.new_buffer(x.shape, torch.float32, "mm")
+    node.c = GemmOperand(out)
+    node.spec["out_bf16"] = False
+    node.spec["round_out"] = True
+    return BufferValue(out)
+
+
 def _tile_row_width(ctx: LoweringContext, kernel: str, spec: dict[str, Any], n: int, out_shape: Sequence[int],
                     out_dtype: torch.dtype) -> int | None:
     """The wider row (elements) to store a GEMM's ``[..., n]`` bf16 result in, where it is only

@@ -157,6 +157,11 @@ def to_dtype(ctx: LoweringContext, args: LoweringArgs) -> TensorValue:
     device = args.get("device")
     if device is not None and str(device) not in ("cpu",) and not str(device).startswith("cpu"):
         raise NotLowerable(f"moves the tensor to {device}")
+    from ziggurat.backends.cpu.lowering.gemm_bf16 import widened_result
+
+    widened = widened_result(ctx, args, x)
+    if widened is not None:
+        return widened
     return pointwise(ctx, [x], args.out_shape, args.out_dtype, lambda v: v, x.dtype)
 
 
