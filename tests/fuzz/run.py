@@ -46,6 +46,8 @@ STARTUP_TIMEOUT = 600.0
 WALL_FACTOR = 5.0
 #: how often a slot looks at its worker's CPU time
 POLL_SECONDS = 2.0
+#: A program file larger than this is recorded as invalid without being read (``_oversized``).
+MAX_PROGRAM_FILE_BYTES = 64 * 2**20
 #: a gap this long between two looks means the runner itself did not run (stopped with SIGSTOP
 #: to free the cores for a while, a suspended machine): nobody's time, not the worker's
 SUSPENDED_GAP = 15 * POLL_SECONDS
@@ -207,15 +209,20 @@ def run(args: argparse.Namespace) -> Path:
     programs: dict[str, Program] = {}
     names: dict[str, str] = {}
     jobs: queue.Queue[str] = queue.Queue()
+    oversized: list[dict[str, Any]] = []
     if args.programs:
         for path in sorted(p for p in Path(args.programs).glob("*.json") if not p.name.endswith(".outcome.json")):
+            size = path.stat().st_size
+            if size > MAX_PROGRAM_FILE_BYTES:  # never read: its literals alone would fill the memory
+                oversized.append(_oversized(path, size))
+                continue
             jobs.put(f"file {path.resolve()}")
             names[f"file {path.resolve()}"] = path.stem
     else:
         for i in range(args.start, args.start + args.n):
             jobs.put(str(i))
             names[str(i)] = f"s{args.seed}_g{i}"
-    total = jobs.qsize()
+    total = jobs.qsize() + len(oversized)
     argv = [sys.executable, "-m", "tests.fuzz.worker", "--seed", str(args.seed), "--profile", args.profile,
             "--threads", str(args.threads), "--cache-dir", cache]
     if args.configs:
@@ -238,6 +245,9 @@ def run(args: argparse.Namespace) -> Path:
             print(f"[{done}/{total}] {record['program']}: {','.join(sorted(set(bad))) or 'ok'} "
                   f"({rate * 60:.0f} programs/min)", flush=True)
 
+    for record in oversized:
+        results.append(record)
+        progress(record)
     threads = [threading.Thread(target=serve, args=(jobs, argv, out_dir / "logs" / f"worker-{k}.log",
                                                      (args.timeout, args.wall_timeout or WALL_FACTOR * args.timeout),
                                                      results, lock, names, progress)) for k in range(args.jobs)]
@@ -251,6 +261,15 @@ def run(args: argparse.Namespace) -> Path:
     minimized = minimize_failures(failures, args, out_dir, cache) if args.minimize else []
     (out_dir / "minimized.json").write_text(json.dumps(minimized, indent=1))
     return write_summary(out_dir, results, elapsed, args, minimized)
+
+
+def _oversized(path: Path, size: int) -> dict[str, Any]:
+    """The record of a program file too large to load (NNSmith seed 187 wrote a 3.9 GB one: a
+    204M-element convolution weight as a literal; loading it took 24 GB and the OOM killer
+    took the runner): invalid, not run."""
+    reason = f"program file of {size / 2**20:.0f} MB, over the runner's {MAX_PROGRAM_FILE_BYTES / 2**20:.0f} MB"
+    return {"event": "result", "index": f"file {path.resolve()}", "program": path.stem, "ops": [],
+            "result": {"program": path.stem, "outcomes": [], "invalid": reason}, "seconds": 0.0}
 
 
 def write_summary(out_dir: Path, results: list[dict[str, Any]], elapsed: float, args: argparse.Namespace,

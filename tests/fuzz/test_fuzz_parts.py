@@ -611,3 +611,26 @@ def test_a_probe_that_writes_an_operand_is_rejected_and_changes_nothing() -> Non
         b.probe(f"F.instance_norm({x.name}, running_mean={stats.name}, running_var={stats.name}.abs(), momentum=0.5)")
     assert torch.equal(b.env[stats.name], before)
     assert b.probe(f"{x.name}.sum()").shape == ()
+
+
+def test_runner_records_an_oversized_program_file_as_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program file over ``MAX_PROGRAM_FILE_BYTES`` is never read (NNSmith seed 187's 3.9 GB
+    one took the runner's memory): it is recorded as invalid, and the others still run."""
+    from tests.fuzz import run
+
+    monkeypatch.setattr(run, "MAX_PROGRAM_FILE_BYTES", 2000)
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    x = TensorSpec("x0", [3], "float32", "normal", 1)
+    big = TensorSpec("x0", [600], "float32", "literal", 0, literal=[0.5] * 600)
+    (programs / "a_big.json").write_text(
+        Program("a_big", [big], [], [Node(["v1 = x0 * 2"], ["v1"], ["x0"], "planted")], ["v1"]).to_json())
+    (programs / "b_fine.json").write_text(
+        Program("b_fine", [x], [], [Node(["v1 = x0 * 2"], ["v1"], ["x0"], "planted")], ["v1"]).to_json())
+    out = tmp_path / "out"
+    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
+    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--minimize", "0", "--configs", "ref-ts"])
+    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    assert records["a_big"]["result"]["invalid"].startswith("program file of") and not records["a_big"]["result"]["outcomes"]
+    assert [o["kind"] for o in records["b_fine"]["result"]["outcomes"]] == ["ok"]
+    assert (out / "summary.json").exists()
