@@ -114,3 +114,29 @@ def test_round_out_needs_a_float32_c() -> None:
     with pytest.raises(GemmSpecError, match="round_out"):
         Bf16GemmSpec(4, 4, 4, kernel="amx", round_out=True)
     assert Bf16GemmSpec(4, 4, 4, kernel="amx", out_bf16=False, round_out=True, rounded_steps=True).round_out
+
+
+@pytest.mark.parametrize("view", ["narrow", "split", "chunk"])
+def test_a_view_of_a_gemm_read_elsewhere_keeps_its_bf16_result(view: str) -> None:
+    """A full narrow or a one-piece split lowers to the GEMM's own value: the cast behind it is
+    that view's only reader, not the GEMM's.  Widening the GEMM's output there left the relu
+    reading a buffer nothing wrote (a LoweringBug at compile time, found in review)."""
+    views = {"narrow": lambda y: y.narrow(0, 0, 5), "split": lambda y: y.split(48, 1)[0],
+             "chunk": lambda y: y.chunk(1, 0)[0]}
+
+    class TwoReaders(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(32, 48)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            y = self.linear(x)
+            return views[view](y).float(), torch.relu(y) - 1
+
+    torch.manual_seed(0)
+    model = TwoReaders().eval().bfloat16()
+    x = _x(5, 32, dtype=torch.bfloat16)
+    compiled = compile_cpu(model, (x,))
+    assert "round_out" not in compiled.ir["loop"]
+    for got, want in zip(compiled(x), model(x), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.isa import Isa
 from ziggurat.backends.cpu.kernels import amx
@@ -35,6 +36,7 @@ from ziggurat.backends.cpu.lowering.ops import cast
 from ziggurat.backends.cpu.lowering.registry import NotLowerable
 from ziggurat.backends.cpu.lowering.tensors import BufferValue, TensorValue
 from ziggurat.backends.cpu.lowering.views import reshape, slice_dim
+from ziggurat.dialects.torch.op_registry import op_key
 from ziggurat.ir.types import dtype_of
 
 BF16 = torch.bfloat16
@@ -200,8 +202,14 @@ def widened_result(ctx: LoweringContext, args: LoweringArgs, x: TensorValue) -> 
     if args.out_dtype != torch.float32 or x.dtype != BF16 or not isinstance(x, BufferValue) or not ctx.nodes \
             or tuple(x.shape) != tuple(args.out_shape):
         return None
+    from ziggurat.backends.cpu.lowering.driver import BF16_GEMMS
+
     operand = args.op.operands[0]
     node = ctx.nodes[-1]
+    # the GEMM's own result, read by this cast alone: a view lowered to the same value (a full
+    # narrow, a one-piece split) would hide the GEMM's other readers, which read its buffer
+    if not isinstance(operand.owner, Operation) or op_key(operand.owner) not in BF16_GEMMS:
+        return None
     if len(list(operand.uses)) != 1 or not isinstance(node, GemmNode) or node.c.buffer is not x.buffer \
             or node.c.offset != 0 or "bf16_kernel" not in node.spec or node.spec.get("out_bf16", True) is not True:
         return None
