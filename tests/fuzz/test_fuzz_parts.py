@@ -160,15 +160,18 @@ def test_repros_run_standalone(tmp_path: Path) -> None:
 
 
 def _run_planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bodies: dict[str, str],
-                 options: list[str]) -> dict[str, Any]:
-    """The runner over one-line programs of ``x0`` (``bodies``: name -> line), one worker,
-    polled every half second; its records by program name (its output in ``tmp_path / "out"``)."""
+                 options: list[str], literals: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    """The runner over one-line programs of ``x0`` (``bodies``: name -> line; ``literals``: name
+    -> the values of that program's ``x0``), one worker, polled every half second; its records
+    by program name (its output in ``tmp_path / "out"``)."""
     from tests.fuzz import run
 
     programs = tmp_path / "programs"
     programs.mkdir()
-    x = TensorSpec("x0", [3], "float32", "normal", 1)
     for name, line in bodies.items():
+        values = (literals or {}).get(name)
+        x = TensorSpec("x0", [3], "float32", "normal", 1) if values is None else \
+            TensorSpec("x0", [len(values)], "float32", "literal", 0, literal=values)
         p = Program(name, [x], [], [Node([line], ["v1"], ["x0"], "planted")], ["v1"])
         (programs / f"{name}.json").write_text(p.to_json())
     out = tmp_path / "out"
@@ -619,18 +622,8 @@ def test_runner_records_an_oversized_program_file_as_invalid(tmp_path: Path, mon
     from tests.fuzz import run
 
     monkeypatch.setattr(run, "MAX_PROGRAM_FILE_BYTES", 2000)
-    programs = tmp_path / "programs"
-    programs.mkdir()
-    x = TensorSpec("x0", [3], "float32", "normal", 1)
-    big = TensorSpec("x0", [600], "float32", "literal", 0, literal=[0.5] * 600)
-    (programs / "a_big.json").write_text(
-        Program("a_big", [big], [], [Node(["v1 = x0 * 2"], ["v1"], ["x0"], "planted")], ["v1"]).to_json())
-    (programs / "b_fine.json").write_text(
-        Program("b_fine", [x], [], [Node(["v1 = x0 * 2"], ["v1"], ["x0"], "planted")], ["v1"]).to_json())
-    out = tmp_path / "out"
-    monkeypatch.setattr(run, "POLL_SECONDS", 0.5)
-    run.main(["--programs", str(programs), "--out", str(out), "--jobs", "1", "--minimize", "0", "--configs", "ref-ts"])
-    records = {json.loads(line)["program"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    records = _run_planted(tmp_path, monkeypatch, {"a_big": "v1 = x0 * 2", "b_fine": "v1 = x0 * 2"},
+                           ["--configs", "ref-ts"], literals={"a_big": [0.5] * 600})
     assert records["a_big"]["result"]["invalid"].startswith("program file of") and not records["a_big"]["result"]["outcomes"]
     assert [o["kind"] for o in records["b_fine"]["result"]["outcomes"]] == ["ok"]
-    assert (out / "summary.json").exists()
+    assert (tmp_path / "out" / "summary.json").exists()
