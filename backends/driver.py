@@ -121,6 +121,8 @@ def build_lowered(lowering: Callable[[], Lowered], options: CompileOptions) -> C
             handles = referenced_handles(module)
             owner.release_except(handles)
             BLOBS.settle(owner, also=handles)  # and what another owner borrowed (a dynamic module's symbolic level)
+            for handle in handles:  # ... and holds them: the build outlives that level if a caller keeps only it
+                owner.hold(handle)
             build_start = time.perf_counter()
             executable = backend.build(module, options, report)
     except BaseException:

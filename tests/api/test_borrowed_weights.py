@@ -116,6 +116,29 @@ class _Net(nn.Module):
         return self.fc(y) + self.emb(ids) + self.shift
 
 
+@pytest.mark.parametrize("backend", ["cpu", "reference", "tensorrt-reference"])
+def test_a_range_build_kept_alone_keeps_the_weights_it_reads(backend: str) -> None:
+    """A range build reads weights that the dynamic module's symbolic level made (the blobs it
+    did not fold or pack): it holds them too, so a caller that keeps only the build can call it
+    after the dynamic module is gone.  Before, the symbolic level's owner released them with the
+    module, and the build failed with 'dense_resource<...> has no data' (seen in make test: a
+    test that kept a tensorrt-reference segment of a range build)."""
+    torch.manual_seed(0)
+    net = _Net().eval()
+    x, ids = torch.randn(4, 3, 6, 6), torch.randint(0, 10, (4,))
+    batch = Dim("batch", min=1, max=16)
+    extra = {"min_block_size": 1} if backend == "tensorrt-reference" else {}
+    compiled = ziggurat.compile(net, (x, ids), backend=backend, dynamic_shapes={"x": {0: batch}, "ids": {0: batch}},
+                                **extra)
+    build = compiled.range_build
+    assert build is not None, compiled.report.stats
+    del compiled
+    gc.collect()
+    x, ids = torch.randn(5, 3, 6, 6), torch.randint(0, 10, (5,))
+    with torch.no_grad():
+        torch.testing.assert_close(build(x, ids), net(x, ids), rtol=1e-4, atol=1e-4)
+
+
 _SNAPSHOT_CASES = {
     "cpu-fp32": ("cpu", {}),
     "cpu-torchscript": ("cpu", {"frontend": "torchscript"}),
