@@ -8,6 +8,7 @@ gather left (at the parent commit each of them gathered: ConvNeXt's NCHW -> NHWC
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -76,3 +77,31 @@ def test_threads_split_the_tiles() -> None:
     x = _values((2, 64, 16, 32), torch.float32)
     compiled = compile_cpu(OpModule(_nhwc), (x,), threads=2)
     torch.testing.assert_close(compiled(x), _nhwc(x), rtol=0, atol=0, equal_nan=True)
+
+
+#: a tiled variable that is no multiple of W: its whole tiles, then its last rows gathered in a
+#: nest of their own (ResNet's 14x14 planes: 196 pixels, 12 tiles and 4 rows)
+REST_CASES = [
+    ("plane_14x14", (1, 64, 14, 14), torch.float32, _nhwc),
+    ("bf16_35_pixels", (2, 32, 5, 7), torch.bfloat16, _nhwc),
+    ("rows_44", (3, 40, 44), torch.float32, _t),
+    ("int64_rows_37", (2, 24, 37), torch.int64, _t),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name,shape,dtype,fn", REST_CASES, ids=[c[0] for c in REST_CASES])
+def test_tiles_then_the_rest_give_the_gathers_values(name: str, shape: tuple[int, ...], dtype: torch.dtype,
+                                                     fn: Callable[[torch.Tensor], torch.Tensor], threads: int,
+                                                     isa: str) -> None:
+    x = _values(shape, dtype)
+    compiled = compile_cpu(OpModule(fn), (x,), isa=isa, threads=threads)
+    assert not compiled.report.fallback_ops, compiled.report.fallback_ops
+    got, want = compiled(x), fn(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    same = (got == want) | (got.isnan() & want.isnan()) if dtype.is_floating_point else got == want
+    assert bool(same.all()), f"{int((~same).sum())} values differ"
+    if isa != "scalar":  # the tile loop inside the vector loop, then the rest's own nest
+        loop_ir = compiled.ir["loop"]
+        assert re.search(r"loop\.for %\w+ = 0 to (4|8|16) step 1", loop_ir), loop_ir
+        assert loop_ir.count("loop.vgather") == 2, loop_ir

@@ -187,7 +187,8 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
     range_total = total if options.range_schedule else 0
 
     chunk = _chunking(options, vec_var, work, total, bool(refs))
-    tile = _transpose_tile(root, vec_var, serial_vars, options.width) if chunk is None and not refs else None
+    tile = _transpose_tile(root, vec_var, serial_vars, options.width, options.range_schedule) \
+        if chunk is None and not refs else None
     if tile is not None:
         # A transposing read: run the tiled variable inside the vector loop, so the W lines
         # one gather touches are reused by the next W - 1 gathers (adjacent elements).
@@ -207,6 +208,14 @@ def _emit_domain(em: KernelEmitter, root_scope: Scope, node: ComputeNode, option
         begin_trace()
         _emit_nest(em, root_scope, outer[:npar], outer[npar:], vec_var, options.width, node.fn(tiled), tiled,
                    shape, out, inner=inner, range_total=range_total)
+        rem = tile.extent % options.width
+        if rem:  # the tiled variable's last elements, gathered row by row (ResNet's 14x14 planes)
+            last = Var(tile.name, rem)
+            rem_index = [e.substitute({tile: IndexExpr.of(last) + tile.extent - rem}) for e in index]
+            rest = [last if v is tile else v for v in serial_vars]
+            begin_trace()
+            _emit_nest(em, root_scope, rest[:npar], rest[npar:], vec_var, options.width, node.fn(rem_index),
+                       rem_index, shape, out, range_total=range_total)
     elif chunk is None:
         _emit_nest(em, root_scope, par_vars if parallel else [], serial_vars[len(par_vars) if parallel else 0:],
                    vec_var, options.width, root, index, shape, out, range_total=range_total)
@@ -246,17 +255,23 @@ def _chunking(options: KernelOptions, vec_var: Var | None, work: int, total: int
     return size, count
 
 
-def _transpose_tile(root: Value, vec_var: Var | None, serial_vars: Sequence[Var], width: int) -> Var | None:
+def _transpose_tile(root: Value, vec_var: Var | None, serial_vars: Sequence[Var], width: int,
+                    range_schedule: bool = False) -> Var | None:
     """The serial variable to tile inside the vector loop, for a kernel that gathers along
     ``vec_var`` from a buffer that is contiguous along that variable (a transpose), or None.
 
     Row by row such a gather touches ``width`` cache lines per vector and uses one element of
     each; with a power-of-two stride those lines share a few L1 sets and are evicted before
-    the next row reads their neighbours (a 512x512 transpose ran 4.5x slower than eager)."""
+    the next row reads their neighbours (a 512x512 transpose ran 4.5x slower than eager).
+
+    A variable of at least ``2 * width`` that is no multiple of ``width`` is tiled too, its
+    last ``extent % width`` elements in a nest of their own (a 14x14 plane's 196 pixels:
+    12 tiles and 4 rows); not in a range schedule, whose sampled sizes must give one loop
+    structure (a remainder nest at some sizes only would not)."""
     if vec_var is None or width == 1:
         return None
     for v in reversed(serial_vars):
-        if v.extent < 2 * width or v.extent % width:
+        if v.extent < 2 * width or (v.extent % width and range_schedule):
             continue
         for node in walk(root):
             if isinstance(node, Load) and node.buffer.shape:

@@ -37,7 +37,7 @@ from ziggurat.backends.cpu.kernels.gemm_bf16_spec import MAX_RUNTIME_K
 from ziggurat.backends.cpu.kernels.pack_bf16 import K_STEP, PANEL, padded_k, panels
 from ziggurat.backends.cpu.lowering.context import LoweringContext
 from ziggurat.backends.cpu.lowering.index import IndexExpr
-from ziggurat.backends.cpu.lowering.layout import is_channels_last, prefers_channels_last
+from ziggurat.backends.cpu.lowering.layout import is_channels_last, prefers_channels_last, realize_channels_last
 from ziggurat.backends.cpu.lowering.gemm_bf16 import (
     bf16_gemm_node,
     bf16_kernel,
@@ -84,6 +84,9 @@ def bf16_convolution(ctx: LoweringContext, x: TensorValue, w: TensorValue, bias:
 PIXEL_ROWS_LANE_USE = 0.8
 #: ... when its im2col copy is at most this many bytes.
 PIXEL_ROWS_MAX_BYTES = 2 * 1024 * 1024
+#: A pixel-rows convolution of a channel-major image with at least this many channels and more
+#: than one tap copies the image channels-last first (:func:`_pixel_rows_conv`).
+CHANNELS_LAST_COPY_MIN_CHANNELS = 16
 
 
 def _pixel_rows_pay(x: TensorValue, weight: Any, stride: Sequence[int], padding: Sequence[int],
@@ -126,6 +129,12 @@ def _pixel_rows_conv(ctx: LoweringContext, x: TensorValue, weight: Any, w: Tenso
     # contiguous), else as (channel, tap) (each channel's taps a window of its plane)
     view = ctx.strided_view(x)
     tap_outer = view is not None and view[2][1] == 1 and cin > 1
+    if not tap_outer and kh * kw > 1 and cin >= CHANNELS_LAST_COPY_MIN_CHANNELS:
+        # a channel-major image (a channel-rows result: ResNet's last 14x14 layer into its
+        # stride-2 3x3) is copied channels-last first: copied in (channel, tap) order, each
+        # pixel's rows were vectors of KW lanes
+        x = realize_channels_last(ctx, x.shape, x.dtype, x.load, [x], "channels_last")
+        tap_outer = True
 
     def element(idx: Index) -> Value:
         b_, y, z, *k_index = (IndexExpr.of(v) for v in idx)
