@@ -13,6 +13,7 @@ Loop structure over the output variables ``i0..in-1`` (outermost first):
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from xdsl.ir import Block, SSAValue
 
 from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, lane_step
 from ziggurat.backends.cpu.loopgen.loops import open_for, open_parallel, open_vfor
+from ziggurat.backends.cpu.loopgen.borders import border_pieces
 from ziggurat.backends.cpu.loopgen.merge import merge_loops, merge_narrow_inner
 from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
 from ziggurat.backends.cpu.loopgen.scope import Scope
@@ -94,14 +96,27 @@ def _prefer_reduction_vectors(refs: Sequence[ReduceRef], last: Var, width: int) 
     return True
 
 
-def _domains(node: ComputeNode) -> list[tuple[list[Var], list[IndexExpr]]]:
-    """The loop variables and output index of each loop nest: one over the whole output, or
-    one per piece of a piecewise element function (the dim's index offset by the piece's
-    start, so the element function reads that piece's source alone)."""
+def _domains(node: ComputeNode, options: KernelOptions) -> list[tuple[list[Var], list[IndexExpr]]]:
+    """The loop variables and output index of each loop nest: one over the whole output, one
+    per piece of a piecewise element function (the dim's index offset by the piece's start,
+    so the element function reads that piece's source alone), or one per block of a border
+    split (:func:`border_pieces`)."""
     shape = node.out.shape
     pieces = node.pieces
     if pieces is None or len(pieces.sizes) < 2:
-        return [loop_vars(shape, "i")]
+        split = None if options.range_schedule else border_pieces(node, options.width)
+        if split is None:
+            return [loop_vars(shape, "i")]
+        domains = []
+        for block in itertools.product(*(split[d] for d in sorted(split))):
+            piece_shape = list(shape)
+            for d, (_, size) in zip(sorted(split), block, strict=True):
+                piece_shape[d] = size
+            vars_, index = loop_vars(piece_shape, "i")
+            for d, (start, _) in zip(sorted(split), block, strict=True):
+                index[d] = index[d] + start
+            domains.append((vars_, index))
+        return domains
     domains: list[tuple[list[Var], list[IndexExpr]]] = []
     for start, size in zip(pieces.starts, pieces.sizes, strict=True):
         if size == 0:
@@ -124,7 +139,7 @@ def emit_compute(node: ComputeNode, options: KernelOptions, out_ssa: SSAValue,
     shape = node.out.shape
     if any(n == 0 for n in shape):
         return None
-    domains = _domains(node)
+    domains = _domains(node, options)
 
     def traced(domain: tuple[list[Var], list[IndexExpr]]) -> tuple[list[Var], list[IndexExpr], Value]:
         begin_trace()
