@@ -129,6 +129,47 @@ def _max_pool(b: Builder) -> Emit | list[Value]:
     return call
 
 
+#: the fewest output elements of a ``wide_window`` (``loopgen/borders.py``'s MIN_ELEMENTS)
+WIDE_WINDOW_ELEMENTS = 4096
+
+
+@spec("wide_window", weight=0.0)
+def _wide_window(b: Builder) -> Emit | list[Value]:
+    """A max or average pool of 4096 or more outputs whose taps read the padding: the CPU
+    kernel runs its interior, unchecked, in loop nests of their own (``loopgen/borders.py``),
+    which the other specs' values (at most 4096 elements) never reach.  Of weight 0 but in the
+    ``windows`` profile."""
+    nd = b.rng.choices([1, 2, 3], weights=[0.25, 0.6, 0.15])[0]
+    k = b.choice([2, 3, 3, 4, 5])
+    pad = b.rng.randint(1, k // 2)
+    stride = b.choice([1, 1, 2, 3])
+    lead = {1: [b.size(1, 4), b.choice([4, 8, 16])], 2: [b.size(1, 2), b.size(1, 8)], 3: [1, b.size(1, 3)]}[nd]
+    maximum = b.chance(0.6)
+    dil = b.choice([1, 1, 2]) if maximum else 1
+    need = -(-WIDE_WINDOW_ELEMENTS // (lead[0] * lead[1]))
+    per_dim = int(round(need ** (1 / nd)))
+    outs = [b.rng.randint(per_dim, per_dim + per_dim // 2 + 1) for _ in range(nd)]
+    # input sizes giving those outputs (and up to stride - 1 more, which no window reads)
+    spatial = [(o - 1) * stride + dil * (k - 1) + 1 - 2 * pad + b.rng.randint(0, stride - 1) for o in outs]
+    if min(spatial) < 1:
+        raise Reject("an empty input")
+    outs = [(n + 2 * pad - dil * (k - 1) - 1) // stride + 1 for n in spatial]
+    total = lead[0] * lead[1]
+    for o in outs:
+        total *= max(o, 0)
+    if not WIDE_WINDOW_ELEMENTS <= total <= b.max_numel:
+        raise Reject(f"{total} outputs")
+    x = b.new_input(lead + spatial, torch.float32)
+    ceil = b.chance(0.3)
+    if maximum:
+        call = (f"F.max_pool{nd}d({x}, {k}, stride={stride}, padding={pad}, dilation={dil}, ceil_mode={ceil}"
+                + (", return_indices=True)" if b.chance(0.2) else ")"))
+        return b.emit_multi("wide_window", call) if "return_indices" in call else call
+    extra = f", divisor_override={b.choice([2, 5])}" if nd > 1 and b.chance(0.2) else ""
+    return (f"F.avg_pool{nd}d({x}, {k}, stride={stride}, padding={pad}, ceil_mode={ceil}, "
+            f"count_include_pad={b.chance(0.5)}{extra})")
+
+
 @spec("avg_pool", weight=1.2)
 def _avg_pool(b: Builder) -> Emit:
     nd = b.rng.choices([1, 2, 3], weights=[0.3, 0.55, 0.15])[0]

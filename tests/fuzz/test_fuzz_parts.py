@@ -552,6 +552,18 @@ def test_gemm_profile_draws_gemms_and_convolutions() -> None:
     assert with_gemm("gemm") >= 30 > with_gemm("default")
 
 
+def test_windows_profile_draws_pools_the_cpu_kernels_split() -> None:
+    """The ``windows`` profile puts a pool of 4096 or more outputs over padding
+    (``wide_window``) in most programs, which the other profiles never make; two of them agree
+    with eager on the AVX-512 CPU configuration (their kernels split at the borders)."""
+    programs = [generate(191, i, PROFILES["windows"]) for i in range(24)]
+    wide = [p for p in programs if any(n.op == "wide_window" for n in p.nodes)]
+    assert len(wide) >= 12, len(wide)
+    assert not any(n.op == "wide_window" for i in range(24) for n in generate(191, i, PROFILES["default"]).nodes)
+    result = check_program(wide[0], [Config("cpu", "export", "avx512"), Config("cpu", "export", "scalar")])
+    assert [o.kind for o in result.outcomes] == ["ok", "ok"], [o.detail for o in result.outcomes]
+
+
 def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
     """Fuzz seed 72, program 63: a conv's products pass float32's range (the float64 sum of one
     output is 4.98e38); eager's order sums them to +inf, the scalar ISA's and the TensorRT
