@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, SSAValue
 
+from ziggurat.backends.cpu.loopgen.borders import border_pieces
 from ziggurat.backends.cpu.loopgen.emitter import KernelEmitter, lane_step
 from ziggurat.backends.cpu.loopgen.loops import open_for, open_parallel, open_vfor
-from ziggurat.backends.cpu.loopgen.borders import border_pieces
 from ziggurat.backends.cpu.loopgen.merge import merge_loops, merge_narrow_inner
 from ziggurat.backends.cpu.loopgen.reductions import emit_reduction, trace_body
 from ziggurat.backends.cpu.loopgen.scope import Scope
