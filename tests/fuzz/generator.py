@@ -44,7 +44,9 @@ GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused
 #: test, ``gemm`` for the -bf16 configurations (GEMMs and convolutions drawn 12 times as often,
 #: ``conv_many_channels``: bf16's pixel-row convolutions, and ``wide_linear_chain``: linears wide
 #: enough for the AMX kernel's wide rows, ``subnormal_gemm``: bf16 subnormals against infinities,
-#: ``deep_linear``: a K the AMX kernel splits in passes),
+#: ``deep_linear``: a K the AMX kernel splits in passes), ``pixel-rows`` for the bf16 pixel-row
+#: convolutions (``conv_many_channels``, and ``conv_layer_entry``: a stride-2 3x3 of a
+#: channel-major bf16 result, which pixel rows copy channels-last first),
 #: ``windows`` for pools of 4096 or more outputs over padding (``wide_window``: border splits),
 #: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
 #: programs hold one or more), ``quantized-chain`` for int8 GEMMs back to back (``quantized_block``)
@@ -60,6 +62,8 @@ PROFILES: dict[str, Profile] = {
     "nonfinite": Profile(weights=(("subnormal_gemm", 10.0), ("nonfinite_padded_conv", 10.0), ("prod_past_float32", 10.0),
                                   ("interpolate_nonfinite", 10.0))),
     "quantized": Profile(weights=(("quantized_linear", 40.0), ("quantized_conv", 40.0), ("quantize_pair", 10.0))),
+    "pixel-rows": Profile(opinfo=False, boost=tuple((name, 4.0) for name in GEMM_SPECS),
+                          weights=(("conv_many_channels", 40.0), ("conv_layer_entry", 80.0))),
     # pools of 4096+ outputs over padding (``wide_window``): the CPU kernels' border splits
     "windows": Profile(max_numel=24576, opinfo=False, weights=(("wide_window", 300.0),)),
     # int8 linears back to back with residuals: the values fuse-requantize stores as uint8

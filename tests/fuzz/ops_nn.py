@@ -74,6 +74,26 @@ def _conv_many_channels(b: Builder) -> Emit:
     return f"F.conv2d({x}, {weight}, {bias if bias is not None else 'None'}, stride={stride}, padding={padding})"
 
 
+@spec("conv_layer_entry", weight=0.0)
+def _conv_layer_entry(b: Builder) -> Emit:
+    """ResNet's layer-4 entry in small: a convolution of a 12-16 pixel image to 16-32 channels
+    (its bf16 result channel-major: channel rows use its panels' lanes), then a stride-2 3x3
+    convolution of that result to a 6-8 pixel image, which in bf16 computes pixel rows from a
+    channel-major image and so copies it channels-last first
+    (``conv_bf16.CHANNELS_LAST_COPY_MIN_CHANNELS``); the ``conv_many_channels`` images (graph
+    inputs of at most 16 channels, or its own channels-last results) seldom reach that copy.
+    Of weight 0 but in the ``pixel-rows`` profile."""
+    side = b.choice([12, 13, 14, 16])
+    x = b.new_input([1, b.size(1, 4), side, side], torch.float32)
+    mid = b.choice([16, 32])
+    w0, w1 = _weight(b, [mid, x.shape[1], 1, 1]), _weight(b, [b.choice([32, 64]), mid, 3, 3])
+    first = f"F.relu(F.conv2d({x}, {w0}))"
+    if b.chance(0.3):  # the middle joins the pool: other ops may read it
+        first = str(b.emit("conv_layer_entry", first)[0])
+    bias = b.new_const([w1.shape[0]], torch.float32) if b.chance(0.7) else None
+    return f"F.conv2d({first}, {w1}, {bias if bias is not None else 'None'}, stride=2, padding=1)"
+
+
 @spec("nonfinite_padded_conv", weight=0.0)
 def _nonfinite_padded_conv(b: Builder) -> Emit:
     """A padded 2-d convolution (plain, grouped or depthwise) by a constant weight holding inf

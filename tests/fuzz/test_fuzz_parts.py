@@ -564,6 +564,18 @@ def test_windows_profile_draws_pools_the_cpu_kernels_split() -> None:
     assert [o.kind for o in result.outcomes] == ["ok", "ok"], [o.detail for o in result.outcomes]
 
 
+def test_pixel_rows_profile_draws_layer_entries() -> None:
+    """The ``pixel-rows`` profile puts ``conv_layer_entry`` (a stride-2 3x3 of a channel-major
+    result: bf16 pixel rows copy it channels-last first) in many programs, which the other
+    profiles never draw; one agrees with eager autocast on the AVX-512 bf16 configuration."""
+    programs = [generate(196, i, PROFILES["pixel-rows"]) for i in range(24)]
+    entries = [p for p in programs if any(n.op == "conv_layer_entry" for n in p.nodes)]
+    assert len(entries) >= 8, len(entries)
+    assert not any(n.op == "conv_layer_entry" for i in range(24) for n in generate(196, i, PROFILES["gemm"]).nodes)
+    result = check_program(entries[0], [Config.parse("cpu-avx512-bf16")])
+    assert [o.kind for o in result.outcomes] == ["ok"], [o.detail for o in result.outcomes]
+
+
 def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
     """Fuzz seed 72, program 63: a conv's products pass float32's range (the float64 sum of one
     output is 4.98e38); eager's order sums them to +inf, the scalar ISA's and the TensorRT
