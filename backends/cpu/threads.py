@@ -186,8 +186,11 @@ def thread_limit_global(module: ir.Module) -> ir.GlobalVariable:
 
 
 def _unique_name(module: ir.Module, base: str) -> str:
+    """``base``, or ``base.<i>``, whose outlined functions (``<name>.body``, ``<name>.omp``) are
+    not in ``module`` yet: a kernel with two parallel nests (a cat's parts) names both from
+    itself, and llvmlite refuses a second ``.body`` of the same name."""
     name, i = base, 0
-    while name in module.globals:
+    while f"{name}.body" in module.globals or f"{name}.omp" in module.globals:
         i += 1
         name = f"{base}.{i}"
     return name

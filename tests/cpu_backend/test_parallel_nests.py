@@ -1,9 +1,10 @@
 """A kernel with more than one ``loop.parallel`` nest: each gets a body function of its own
-(``codegen/loop_ops._parallel``).  A realized ``cat``/``stack`` of large parts runs one nest per
+(``threads.emit_parallel_for``).  A realized ``cat``/``stack`` of large parts runs one nest per
 part (``loopgen/kernel._domains``), each parallel over 2 threads; both nests' bodies were named
-``<kernel>.par.body`` and llvmlite raised ``DuplicatedNameError`` out of ``ziggurat.compile``
-(a raw traceback, at 800fe64).  The fuzzer compiles with one thread and small values, so it
-never made two parallel nests."""
+``<kernel>.par.body`` (the name check looked for ``<kernel>.par`` itself, which is no
+function), and llvmlite raised ``DuplicatedNameError`` out of ``ziggurat.compile`` (a raw
+traceback, at 800fe64).  The fuzzer compiles with one thread and small values, so it never
+made two parallel nests."""
 
 from __future__ import annotations
 

@@ -251,10 +251,7 @@ def _parallel(em: FunctionEmitter, op: Operation) -> None:
     elif isinstance(task, IntegerAttr) and not isinstance(total, int):
         work = llvm_ir.mul(em.b, total, I64(int(task.value.data)))
         serial_when = instr(em.b.icmp_signed("<", work, I64(PARALLEL_MIN_ELEMENTS)))
-    name, n = f"{em.name}.par", 1
-    while f"{name}.body" in em.module.globals:  # a kernel's second parallel nest (a tiled transpose's rest)
-        name, n = f"{em.name}.par{n}", n + 1
     emit_parallel_for(em.module, em.b, total, body, num_threads=threads, captures=captures,
-                      name=name, serial_when=serial_when)
+                      name=f"{em.name}.par", serial_when=serial_when)
     for v, value in outer.items():
         em.set(v, value)

@@ -107,13 +107,14 @@ def _domains(node: ComputeNode, options: KernelOptions) -> list[tuple[list[Var],
         split = None if options.range_schedule else border_pieces(node, options.width)
         if split is None:
             return [loop_vars(shape, "i")]
+        dims = sorted(split)
         domains = []
-        for block in itertools.product(*(split[d] for d in sorted(split))):
+        for block in itertools.product(*(split[d] for d in dims)):
             piece_shape = list(shape)
-            for d, (_, size) in zip(sorted(split), block, strict=True):
+            for d, (_, size) in zip(dims, block, strict=True):
                 piece_shape[d] = size
             vars_, index = loop_vars(piece_shape, "i")
-            for d, (start, _) in zip(sorted(split), block, strict=True):
+            for d, (start, _) in zip(dims, block, strict=True):
                 index[d] = index[d] + start
             domains.append((vars_, index))
         return domains
