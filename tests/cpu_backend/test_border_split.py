@@ -1,6 +1,6 @@
 """Border splits (``backends/cpu/loopgen/borders.py``): a padded window's kernel runs its
 interior, where no subscript check can fail, in a loop nest of its own.  Every case is eager's
-bits on every ISA the host has, with NaN and signed zeros in the input; the split cases must
+bits on every ISA the host has, with infinities, NaN and signed zeros in the input; the split cases must
 have an unguarded nest (no masked load), and the small or single-load cases must not be split."""
 
 from __future__ import annotations
@@ -14,16 +14,8 @@ import torch.nn.functional as F
 
 from tests.cpu_backend.conftest import compile_cpu
 from tests.support.opinfo import OpModule
+from tests.support.special_values import with_special_values
 from ziggurat.backends.cpu.loopgen import borders
-
-
-def _values(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    g = torch.Generator().manual_seed(11)
-    x = torch.randn(shape, generator=g)
-    flat = x.view(-1)
-    flat[::131] = float("nan")
-    flat[::37] = -0.0
-    return x.to(dtype)
 
 
 #: (name, input shape, function): windows with padding on both sides or one, strides 1-3,
@@ -54,7 +46,7 @@ def test_split_windows_give_eagers_bits(name: str, shape: tuple[int, ...],
                                         isa: str) -> None:
     if dtype == torch.bfloat16 and len(shape) == 5:
         pytest.skip("bf16 3-d pooling runs in torch")
-    x = _values(shape, dtype)
+    x = with_special_values(shape).to(dtype)
     compiled = compile_cpu(OpModule(fn), (x,), isa=isa, threads=2)
     assert not compiled.report.fallback_ops, compiled.report.fallback_ops
     got, want = compiled(x), fn(x)
@@ -69,14 +61,14 @@ def test_split_windows_give_eagers_bits(name: str, shape: tuple[int, ...],
 
 
 def test_a_small_window_kernel_is_not_split() -> None:
-    x = _values((1, 4, 12, 12), torch.float32)  # 4 x 6 x 6 outputs: under MIN_ELEMENTS
+    x = with_special_values((1, 4, 12, 12))  # 4 x 6 x 6 outputs: under MIN_ELEMENTS
     compiled = compile_cpu(OpModule(lambda x: F.max_pool2d(x, 3, 2, 1)), (x,))
     assert _nests(compiled.ir["loop"]) == 1
 
 
 def test_a_padded_copy_is_not_split() -> None:
     """One guarded load an element (a zero pad): the split's nests cost more than its checks."""
-    x = _values((1, 8, 56, 56), torch.float32)
+    x = with_special_values((1, 8, 56, 56))
     fn = lambda x: F.pad(x, (1, 1, 1, 1)) * 2  # noqa: E731
     compiled = compile_cpu(OpModule(fn), (x,))
     assert _nests(compiled.ir["loop"]) == 1

@@ -552,28 +552,27 @@ def test_gemm_profile_draws_gemms_and_convolutions() -> None:
     assert with_gemm("gemm") >= 30 > with_gemm("default")
 
 
-def test_windows_profile_draws_pools_the_cpu_kernels_split() -> None:
-    """The ``windows`` profile puts a pool of 4096 or more outputs over padding
-    (``wide_window``) in most programs, which the other profiles never make; two of them agree
-    with eager on the AVX-512 CPU configuration (their kernels split at the borders)."""
-    programs = [generate(191, i, PROFILES["windows"]) for i in range(24)]
-    wide = [p for p in programs if any(n.op == "wide_window" for n in p.nodes)]
-    assert len(wide) >= 12, len(wide)
-    assert not any(n.op == "wide_window" for i in range(24) for n in generate(191, i, PROFILES["default"]).nodes)
-    result = check_program(wide[0], [Config("cpu", "export", "avx512"), Config("cpu", "export", "scalar")])
-    assert [o.kind for o in result.outcomes] == ["ok", "ok"], [o.detail for o in result.outcomes]
+#: (profile, its weight-0 spec, seed, the fewest of 24 programs that draw it, configurations
+#: whose code the spec reaches): ``windows`` pools of 4096+ outputs over padding (the CPU
+#: kernels' border splits), ``pixel-rows`` layer entries (a channel-major bf16 image copied
+#: channels-last before pixel rows)
+DEDICATED_PROFILES = [("windows", "wide_window", 191, 12, ("cpu-avx512-ex", "cpu-scalar-ex")),
+                      ("pixel-rows", "conv_layer_entry", 196, 8, ("cpu-avx512-bf16",))]
 
 
-def test_pixel_rows_profile_draws_layer_entries() -> None:
-    """The ``pixel-rows`` profile puts ``conv_layer_entry`` (a stride-2 3x3 of a channel-major
-    result: bf16 pixel rows copy it channels-last first) in many programs, which the other
-    profiles never draw; one agrees with eager autocast on the AVX-512 bf16 configuration."""
-    programs = [generate(196, i, PROFILES["pixel-rows"]) for i in range(24)]
-    entries = [p for p in programs if any(n.op == "conv_layer_entry" for n in p.nodes)]
-    assert len(entries) >= 8, len(entries)
-    assert not any(n.op == "conv_layer_entry" for i in range(24) for n in generate(196, i, PROFILES["gemm"]).nodes)
-    result = check_program(entries[0], [Config.parse("cpu-avx512-bf16")])
-    assert [o.kind for o in result.outcomes] == ["ok"], [o.detail for o in result.outcomes]
+@pytest.mark.parametrize("profile,spec_name,seed,least,configs", DEDICATED_PROFILES,
+                         ids=[p[0] for p in DEDICATED_PROFILES])
+def test_a_dedicated_profile_draws_its_spec(profile: str, spec_name: str, seed: int, least: int,
+                                            configs: tuple[str, ...]) -> None:
+    """The profile puts its spec (of weight 0 elsewhere) in many programs, the default and gemm
+    profiles in none; the first such program agrees with eager on the configurations."""
+    drawn = [p for p in (generate(seed, i, PROFILES[profile]) for i in range(24))
+             if any(n.op == spec_name for n in p.nodes)]
+    assert len(drawn) >= least, len(drawn)
+    for other in ("default", "gemm"):
+        assert not any(n.op == spec_name for i in range(24) for n in generate(seed, i, PROFILES[other]).nodes)
+    result = check_program(drawn[0], [Config.parse(c) for c in configs])
+    assert [o.kind for o in result.outcomes] == ["ok"] * len(configs), [o.detail for o in result.outcomes]
 
 
 def test_inputs_on_which_an_accumulation_overflows_check_nothing() -> None:
