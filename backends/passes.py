@@ -21,6 +21,8 @@ BACKEND_PASSES: dict[str, str] = {
     "convert-torch-to-loop": "ziggurat.backends.cpu.convert_torch_to_loop:ConvertTorchToLoop",
     "plan-loop-buffers": "ziggurat.backends.cpu.plan_loop_buffers:PlanLoopBuffers",
     "reuse-reduction-values": "ziggurat.backends.cpu.reuse_reduction_values:ReuseReductionValues",
+    "look-up-half-float-activations":
+        "ziggurat.backends.cpu.look_up_half_float_activations:LookUpHalfFloatActivations",
     "prepack-weights": "ziggurat.backends.cpu.prepack_weights:PrepackWeightsPass",
     "fuse-requantize": "ziggurat.backends.cpu.fuse_requantize:FuseRequantizePass",
     "widen-half-floats": "ziggurat.backends.cpu.widen_half_floats:WidenHalfFloatsPass",

@@ -123,8 +123,10 @@ def _count_native_loop(report: CompileReport, loop_op: Operation, body: CompileR
 
 class CpuBackend:
     name = "cpu"
-    #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own
-    extra_options = ("profile",)
+    #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own:
+    #: ``profile``, and ``activation_tables`` (True/False: look 16-bit activations up or compute
+    #: them, instead of the host's choice, ``look_up_half_float_activations.tables_pay``)
+    extra_options = ("profile", "activation_tables")
     #: a dynamic-shape compile lowers at sampled sizes and ``symbolize_range`` makes one
     #: loop level of them (``backends/sampled_range.py``)
     sampled_range_builds = True
@@ -211,8 +213,11 @@ class CpuBackend:
         if profiling_requested(options.extra):
             fn.attributes["loop.profile"] = IntegerAttr(1, 64)
         isa, threads = self._isa_threads(fn)
+        from ziggurat.backends.cpu.look_up_half_float_activations import look_up_half_float_activations, tables_pay
         from ziggurat.backends.cpu.reuse_reduction_values import reuse_reduction_values
 
+        if bool(options.extra.get("activation_tables", tables_pay(isa))):
+            look_up_half_float_activations(fn)
         reuse_reduction_values(fn)
         plan = plan_memory(fn)
         annotate(fn, plan)

@@ -251,6 +251,20 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type])
     return fn
 
 
+def constant_global(module: ir.Module, name: str, ty: ir.Type, value: Callable[[], ir.Constant]) -> ir.GlobalVariable:
+    """``module``'s internal, 64-byte aligned constant ``name`` of type ``ty``, initialized with
+    ``value()`` when the module lacks it (an existing one is returned as it is)."""
+    existing = module.globals.get(name)
+    if isinstance(existing, ir.GlobalVariable):
+        return existing
+    g = ir.GlobalVariable(module, ty, name=name)
+    g.linkage = "internal"
+    g.global_constant = True
+    g.initializer = value()  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
+    g.align = 64  # pyright: ignore[reportAttributeAccessIssue]
+    return g
+
+
 def masked_load(b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, vty: ir.VectorType, align: int) -> ir.Value:
     """``vty`` at ``ptr`` where ``mask`` is set (``llvm.masked.load``: the others read as 0, not read)."""
     suffix = intrinsic_suffix(vty)

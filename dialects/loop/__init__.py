@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
-from ziggurat.dialects.loop.compute import REDUCE_KINDS, CastOp, CmpOp, ReduceOp, SelectOp, UnaryOp
+from ziggurat.dialects.loop.compute import REDUCE_KINDS, CastOp, CmpOp, LookupOp, ReduceOp, SelectOp, UnaryOp
 from ziggurat.dialects.loop.graph import (
     AllocOp,
     ConstantOp,
@@ -40,13 +40,13 @@ LOOP_OPS = (
     AllocOp, ConstantOp, DimOp, KernelOp, GemmOp, ToTensorOp, ToBufferOp,
     ParallelOp, ForOp, VForOp, YieldOp,
     OffsetOp, ScratchOp, LoadOp, StoreOp, VLoadOp, VStoreOp, VGatherOp, VIndexOp, CheckIndexOp, AssertOp,
-    UnaryOp, ReduceOp, CmpOp, SelectOp, CastOp,
+    UnaryOp, LookupOp, ReduceOp, CmpOp, SelectOp, CastOp,
 )
 
 Loop = Dialect("loop", list(LOOP_OPS), [])
 
 __all__ = [
     "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "DimOp", "ForOp", "GemmOp", "KernelOp",
-    "LoadOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "ScratchOp", "StoreOp", "ToBufferOp", "ToTensorOp",
+    "LoadOp", "LookupOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "ScratchOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]

@@ -7,6 +7,8 @@
   Parameters are a dictionary: ``loop.unary "leaky_relu"(%x) params {negative_slope = 0.01 : f64}``.
 * ``%s = loop.reduce "add" %v : vector<16xf32> -> f32`` - a horizontal reduction of one
   vector to a scalar (``add``, ``mul``, ``max``, ``min``, ``and``, ``or``).
+* ``%y = loop.lookup "gelu_erf"(%x) : vector<16xbf16> -> vector<16xbf16>`` - a float32 function
+  of 16-bit lanes, rounded back: a table of eager's answers for the 65,536 bit patterns.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr, VectorType, f64
+from xdsl.dialects.builtin import BFloat16Type, DictionaryAttr, Float16Type, FloatAttr, StringAttr, VectorType, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -62,6 +64,38 @@ class UnaryOp(IRDLOperation):
         if self.params is None:
             return {}
         return {k: float(v.value.data) for k, v in self.params.data.items()}  # pyright: ignore
+
+
+@irdl_op_definition
+class LookupOp(IRDLOperation):
+    """``%y = loop.lookup "gelu_erf"(%x) : vector<16xbf16> -> vector<16xbf16>``: each lane is
+    ``round16(f(float32(x)))``, ``f`` the float32 ``loop.unary`` of that kind, read from a table of
+    eager's answers for every 16-bit pattern (``backends/cpu/codegen/lookup.py``).  The
+    ``look-up-half-float-activations`` pass makes it from ``extf -> loop.unary -> truncf``."""
+
+    name = "loop.lookup"
+
+    kind = prop_def(StringAttr)
+    input = operand_def()
+    result = result_def()
+
+    traits = traits_def(Pure())
+    assembly_format = "$kind `(` $input `)` attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, value: SSAValue | Operation) -> None:
+        super().__init__(operands=[value], result_types=[SSAValue.get(value).type], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        ty = self.input.type
+        if self.result.type != ty:
+            raise VerifyException(f"loop.lookup: the result type {self.result.type} is not the input's {ty}")
+        if not (isinstance(ty, VectorType) and isinstance(ty.element_type, BFloat16Type | Float16Type)
+                and ty.get_num_dims() == 1 and ty.get_shape()[0] == LOOKUP_LANES):
+            raise VerifyException(f"loop.lookup takes a vector<{LOOKUP_LANES}xbf16> or vector<{LOOKUP_LANES}xf16>, got {ty}")
+
+
+#: The lanes of a ``loop.lookup``: one 16-lane ``vpgatherdd``.
+LOOKUP_LANES = 16
 
 
 @irdl_op_definition

@@ -90,4 +90,4 @@ class FunctionEmitter:
 
 
 def load_handlers() -> None:
-    from ziggurat.backends.cpu.codegen import arith_ops, loop_ops, memory_ops  # noqa: F401
+    from ziggurat.backends.cpu.codegen import arith_ops, lookup, loop_ops, memory_ops  # noqa: F401

@@ -31,10 +31,9 @@ import torch
 from llvmlite import ir
 
 from ziggurat.backends.cpu.kernels.unary import UNARY_PARAMS, VECMATH_KINDS
-from ziggurat.backends.cpu.llvm_ir import I32, I8P, declare
+from ziggurat.backends.cpu.llvm_ir import I8, I32, I8P, constant_global, declare
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 
-I8 = ir.IntType(8)
 I16 = ir.IntType(16)
 LANES = 16
 V16I16 = ir.VectorType(I16, LANES)
@@ -70,18 +69,8 @@ def eager_table(unary: str) -> bytes:
 
 def table_global(module: ir.Module, unary: str) -> ir.GlobalVariable:
     """``module``'s constant holding :func:`eager_table` of ``unary`` (made on first use)."""
-    name = f"zig_bf16_table_{unary}"
-    existing = module.globals.get(name)
-    if isinstance(existing, ir.GlobalVariable):
-        return existing
-    data = bytearray(eager_table(unary))
-    ty = ir.ArrayType(I8, len(data))
-    g = ir.GlobalVariable(module, ty, name=name)
-    g.initializer = ir.Constant(ty, data)  # pyright: ignore[reportAttributeAccessIssue]
-    g.global_constant = True
-    g.linkage = "internal"
-    g.align = 64  # pyright: ignore[reportAttributeAccessIssue]
-    return g
+    ty = ir.ArrayType(I8, (2 << 16) + 2)
+    return constant_global(module, f"zig_bf16_table_{unary}", ty, lambda: ir.Constant(ty, bytearray(eager_table(unary))))
 
 
 def look_up(b: ir.IRBuilder, table: ir.GlobalVariable, x: ir.Value) -> ir.Value:

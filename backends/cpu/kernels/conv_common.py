@@ -11,7 +11,7 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.kernels.microkernel import Epilogue, combine_binary
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
-from ziggurat.backends.cpu.llvm_ir import F32, F32P, I64, gep, i64
+from ziggurat.backends.cpu.llvm_ir import F32, F32P, I64, constant_global, gep, i64
 
 CarryBody = Callable[[ir.IRBuilder, ir.Value, list[ir.Value]], list[ir.Value]]
 
@@ -63,17 +63,8 @@ def carry_loop(b: ir.IRBuilder, n_iter: int | ir.Value, values: Sequence[ir.Valu
 def zero_page(module: ir.Module, floats: int) -> ir.GlobalVariable:
     """An internal, 64-byte aligned constant of ``floats`` zeros (what padding taps read)."""
     floats = max(16, -(-floats // 16) * 16)
-    name = f"zig.conv.zero{floats}"
-    g = module.globals.get(name)
-    if isinstance(g, ir.GlobalVariable):
-        return g
     ty = ir.ArrayType(F32, floats)
-    g = ir.GlobalVariable(module, ty, name=name)
-    g.linkage = "internal"
-    g.global_constant = True
-    g.initializer = ir.Constant(ty, None)  # pyright: ignore[reportAttributeAccessIssue]  # llvmlite's GlobalVariable.__init__ sets it to None
-    g.align = 64  # pyright: ignore[reportAttributeAccessIssue]
-    return g
+    return constant_global(module, f"zig.conv.zero{floats}", ty, lambda: ir.Constant(ty, None))
 
 
 def zero_pointer(b: ir.IRBuilder, page: ir.GlobalVariable) -> ir.Value:

@@ -1,0 +1,97 @@
+"""``loop.lookup`` as LLVM IR: a 16-lane ``vpgatherdd`` from a table of eager's answers.
+
+A float32 function of a widened 16-bit value, rounded back to 16 bits (``extf -> loop.unary ->
+truncf``, what ``widen-half-floats`` makes of a bf16 or float16 activation), has only 65,536
+possible inputs.  :func:`eager_table` asks torch for all of them once, and the kernel looks its
+lanes up instead of computing some 40 vector instructions (GELU) per 16 lanes.  The answers are
+eager's own bits: eager's float32 function, then eager's rounding.  Which 16-bit answers, where
+eager is not one function:
+
+* eager's vector loop for finite inputs with finite answers: every element of a tensor but the
+  last ``numel mod 16`` runs it;
+* eager's scalar function (``vecmath``'s choice too) for infinite and NaN inputs, and where the
+  vector loop overflows or gives NaN: float32 GELU's vector loop returns NaN for ``+inf`` and
+  ``inf`` above 1.7e38, its scalar one ``+inf`` and ``x``.  Elementwise kernels read a strided
+  tensor one element at a time, so a strided copy of the inputs gives the scalar answers.
+
+Each table is a module constant of ``2 * 65,536 + 2`` bytes (the gather reads 4 bytes at
+``2 * index`` and keeps the low half: the last entry needs two bytes after it), shared by every
+kernel of the module that looks the same function up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache, partial
+
+import torch
+import torch.nn.functional as F
+from llvmlite import ir
+from xdsl.dialects.builtin import BFloat16Type, VectorType
+from xdsl.ir import Operation
+
+from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
+from ziggurat.backends.cpu.codegen.types import CodegenError
+from ziggurat.backends.cpu.kernels.bf16_tables import look_up
+from ziggurat.backends.cpu.llvm_ir import I8, constant_global
+from ziggurat.dialects import loop
+
+#: ``loop.unary`` kinds with a table: parameterless float32 functions of some 40 instructions
+#: or more, and eager's float32 function of each (what the table holds)
+LOOKUP_FUNCTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "gelu": F.gelu,
+    "gelu_erf": F.gelu,
+    "gelu_tanh": partial(F.gelu, approximate="tanh"),
+    "silu": F.silu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "mish": F.mish,
+    "selu": F.selu,
+    "exp": torch.exp,
+    "exp2": torch.exp2,
+    "expm1": torch.expm1,
+    "log": torch.log,
+    "log2": torch.log2,
+    "log10": torch.log10,
+    "log1p": torch.log1p,
+    "erf": torch.erf,
+    "erfc": torch.erfc,
+    "sin": torch.sin,
+    "cos": torch.cos,
+}
+
+_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+@lru_cache(maxsize=None)
+def eager_table(kind: str, dtype: str) -> bytes:
+    """Eager's ``kind`` of every ``dtype`` (``"bf16"``/``"f16"``) bit pattern widened to float32,
+    rounded back (index = the input's bits): little-endian 16-bit entries, then two zero bytes."""
+    fn = LOOKUP_FUNCTIONS.get(kind)
+    if fn is None or dtype not in _DTYPES:
+        raise CodegenError(f"loop.lookup: no table of '{kind}' for {dtype}")
+    half = _DTYPES[dtype]
+    wide = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(half).float()
+    strided = torch.empty(2 << 16)[::2]
+    strided.copy_(wide)
+    with torch.no_grad():
+        vector, scalar = fn(wide), fn(strided)
+    special = ~torch.isfinite(wide) | ~torch.isfinite(vector)
+    answers = torch.where(special, scalar, vector).to(half)
+    return answers.view(torch.int16).numpy().tobytes() + bytes(2)
+
+
+def table_global(module: ir.Module, kind: str, dtype: str) -> ir.GlobalVariable:
+    """``module``'s constant holding :func:`eager_table` (made on first use)."""
+    ty = ir.ArrayType(I8, (2 << 16) + 2)
+    return constant_global(module, f"zig_lookup_{kind}_{dtype}", ty,
+                           lambda: ir.Constant(ty, bytearray(eager_table(kind, dtype))))
+
+
+@handles(loop.LookupOp)
+def _lookup(em: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, loop.LookupOp)
+    ty = op.input.type
+    assert isinstance(ty, VectorType)  # verified: vector<16xbf16> or vector<16xf16>
+    dtype = "bf16" if isinstance(ty.element_type, BFloat16Type) else "f16"
+    em.set(op.result, look_up(em.b, table_global(em.module, op.kind.data, dtype), em.get(op.input)))

@@ -1,0 +1,135 @@
+"""16-bit activations looked up (``look-up-half-float-activations``, ``codegen/lookup.py``).
+
+On every bf16 and float16 bit pattern, with the tables forced on (any AVX-512 host):
+* the kernel's answer is eager's bits (its float32 function of the widened value, rounded back)
+  wherever the input is finite and eager's vector loop is finite; elsewhere it is eager's scalar
+  function's, as the computed kernel's is;
+* the computed kernel (tables off) is within one 16-bit ulp of it, or nearer the float64 truth
+  where eager's float32 function cancels, and the same value wherever the input or the answer is
+  not finite: the table changes no special value.
+A bf16 model's activation with a ragged length and 2 threads is eager's bits, and only the host's
+choice (``tables_pay``) decides it by default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tests.cpu_backend.conftest import compile_cpu
+from ziggurat.backends.cpu.isa import Isa, host_supports, isa_has
+from ziggurat.backends.cpu.look_up_half_float_activations import tables_pay
+
+needs_avx512 = pytest.mark.skipif(not host_supports(Isa.AVX512), reason="loop.lookup is emitted for avx512 kernels")
+
+#: (loop.unary kind, eager's float32 function)
+FUNCTIONS: list[tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = [
+    ("gelu_erf", F.gelu),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+    ("silu", F.silu),
+    ("sigmoid", torch.sigmoid),
+    ("tanh", torch.tanh),
+    ("mish", F.mish),
+    ("selu", F.selu),
+    ("exp", torch.exp),
+    ("exp2", torch.exp2),
+    ("expm1", torch.expm1),
+    ("log", torch.log),
+    ("log2", torch.log2),
+    ("log10", torch.log10),
+    ("log1p", torch.log1p),
+    ("erf", torch.erf),
+    ("erfc", torch.erfc),
+    ("sin", torch.sin),
+    ("cos", torch.cos),
+]
+
+
+class Rounded(torch.nn.Module):
+    """``fn`` of the widened input, rounded back to the input's type."""
+
+    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x.float()).to(x.dtype)
+
+
+def _every(dtype: torch.dtype) -> torch.Tensor:
+    return torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype).reshape(256, 256)
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.view(torch.int16)
+
+
+def _scalar_answers(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """Eager's scalar function of each element (an element-wise op reads a strided tensor one
+    element at a time)."""
+    strided = torch.empty(2 * x.numel())[::2]
+    strided.copy_(x.float().flatten())
+    return fn(strided).to(x.dtype).reshape(x.shape)
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a == b) | (a.isnan() & b.isnan())
+
+
+@needs_avx512
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize(("kind", "fn"), FUNCTIONS, ids=[k for k, _ in FUNCTIONS])
+def test_every_16_bit_input_gets_eagers_answer(kind: str, fn: Callable[[torch.Tensor], torch.Tensor],
+                                               dtype: torch.dtype) -> None:
+    x = _every(dtype)
+    model = Rounded(fn).eval()
+    looked_up = compile_cpu(model, (x,), isa="avx512", threads=1, activation_tables=True)
+    computed = compile_cpu(model, (x,), isa="avx512", threads=1, activation_tables=False)
+    assert f'loop.lookup "{kind}"' in str(looked_up.ir["loop"])
+    assert "loop.lookup" not in str(computed.ir["loop"])
+
+    ours, theirs = looked_up(x), computed(x)
+    eager = model(x)
+    regular = x.isfinite() & fn(x.float()).isfinite()
+    assert torch.equal(_bits(ours)[regular], _bits(eager)[regular])
+    special = ~regular
+    assert bool(_same_values(ours[special], _scalar_answers(fn, x)[special]).all())
+    assert bool(_same_values(ours[special], theirs[special]).all())
+    # a one-ulp rounding apart, or eager's float32 function cancels and the computed one is
+    # nearer the truth (GELU below x = -3.6: 1 + erf(x / sqrt 2) loses eager's bits)
+    one_ulp = (_bits(ours).int() - _bits(theirs).int()).abs() <= 1
+    truth = fn(x.double())
+    nearer = (theirs.double() - truth).abs() < (ours.double() - truth).abs()
+    assert bool((one_ulp | nearer)[regular].all())
+
+
+@needs_avx512
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_a_16_bit_model_gets_eagers_bits_over_a_ragged_length_and_threads(dtype: torch.dtype) -> None:
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.sigmoid(F.gelu(x) * 3.0) + F.silu(x)
+
+    x = (torch.randn(37, 1001) * 3).to(dtype)
+    c = compile_cpu(M().eval(), (x,), isa="avx512", threads=2, activation_tables=True)
+    assert set(re.findall(r'loop\.lookup "(\w+)"', str(c.ir["loop"]))) == {"gelu_erf", "sigmoid", "silu"}
+    expected, actual = M()(x), c(x)
+    # eager's scalar tail (the last elements, fewer than a vector) may round a GELU the other way
+    body = slice(0, x.numel() - 32)
+    assert torch.equal(_bits(actual).flatten()[body], _bits(expected).flatten()[body])
+    torch.testing.assert_close(actual, expected, atol=0, rtol=2 ** -7)
+
+
+def test_the_host_decides_where_tables_pay() -> None:
+    assert not tables_pay(Isa.SCALAR)
+    if host_supports(Isa.AVX2):
+        assert not tables_pay(Isa.AVX2)
+    if host_supports(Isa.AVX512):
+        assert tables_pay(Isa.AVX512) == isa_has(Isa.AVX512, "amx-tile")
+        x = torch.randn(64, 64).to(torch.bfloat16)
+        c = compile_cpu(Rounded(torch.tanh).eval(), (x,), isa="avx512", threads=1)
+        assert ("loop.lookup" in str(c.ir["loop"])) == tables_pay(Isa.AVX512)
