@@ -48,6 +48,8 @@ GEMM_SPECS = ("conv", "conv_transpose", "linear", "matmul", "fused_gemm", "fused
 #: convolutions (``conv_many_channels``, and ``conv_layer_entry``: a stride-2 3x3 of a
 #: channel-major bf16 result, which pixel rows copy channels-last first),
 #: ``windows`` for pools of 4096 or more outputs over padding (``wide_window``: border splits),
+#: ``half-activations`` for transcendental functions of bf16 and float16 values
+#: (``half_activation``: the CPU kernels' ``loop.lookup`` tables),
 #: ``quantized`` for PT2E patterns (``ops_quantized.py``'s specs, of weight 0 elsewhere: most
 #: programs hold one or more), ``quantized-chain`` for int8 GEMMs back to back (``quantized_block``)
 PROFILES: dict[str, Profile] = {
@@ -66,6 +68,8 @@ PROFILES: dict[str, Profile] = {
                           weights=(("conv_many_channels", 40.0), ("conv_layer_entry", 80.0))),
     # pools of 4096+ outputs over padding (``wide_window``): the CPU kernels' border splits
     "windows": Profile(max_numel=24576, opinfo=False, weights=(("wide_window", 300.0),)),
+    # transcendental functions of 16-bit values (``half_activation``): the CPU kernels' tables
+    "half-activations": Profile(weights=(("half_activation", 60.0),)),
     # int8 linears back to back with residuals: the values fuse-requantize stores as uint8
     "quantized-chain": Profile(weights=(("quantized_block", 40.0), ("quantized_linear", 20.0), ("quantized_conv", 20.0),
                                         ("quantize_pair", 5.0))),

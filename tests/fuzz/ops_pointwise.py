@@ -114,6 +114,23 @@ for _name, _tpl in UNARY_BOOL.items():
     add_spec(_name, _unary(_tpl, None, (torch.bool,) if _name != "logical_not_num" else NUMS), family="unary")
 
 
+#: ``UNARY_FLOAT``'s functions that the CPU kernels look up for a 16-bit value
+#: (``backends/cpu/codegen/lookup.py``'s tables)
+HALF_ACTIVATIONS = ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "mish", "selu", "exp", "exp2", "expm1",
+                    "log", "log2", "log10", "log1p", "erf", "erfc", "sin", "cos")
+
+
+@spec("half_activation", weight=0.0, family="unary")
+def _half_activation(b: Builder) -> Emit:
+    """One of those functions of a float32 value cast to bf16 or float16, cast back: on AVX-512
+    hosts with AMX the CPU kernel reads the 16-bit answer from a table of eager's
+    (``loop.lookup``).  Of weight 0 but in the ``half-activations`` profile."""
+    x = b.pick_float(min_rank=1)
+    half = f"{x}.to({b.choice(['torch.bfloat16', 'torch.float16'])})"
+    template, wrap = UNARY_FLOAT[b.choice(HALF_ACTIVATIONS)]
+    return template.format(x=wrap.format(x=half) if wrap else half) + ".float()"
+
+
 @spec("clamp", family="unary")
 def _clamp(b: Builder) -> Emit:
     x = b.pick_float()

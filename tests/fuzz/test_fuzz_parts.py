@@ -555,9 +555,10 @@ def test_gemm_profile_draws_gemms_and_convolutions() -> None:
 #: (profile, its weight-0 spec, seed, the fewest of 24 programs that draw it, configurations
 #: whose code the spec reaches): ``windows`` pools of 4096+ outputs over padding (the CPU
 #: kernels' border splits), ``pixel-rows`` layer entries (a channel-major bf16 image copied
-#: channels-last before pixel rows)
+#: channels-last before pixel rows), ``half-activations`` functions of 16-bit values (looked up)
 DEDICATED_PROFILES = [("windows", "wide_window", 191, 12, ("cpu-avx512-ex", "cpu-scalar-ex")),
-                      ("pixel-rows", "conv_layer_entry", 196, 8, ("cpu-avx512-bf16",))]
+                      ("pixel-rows", "conv_layer_entry", 196, 8, ("cpu-avx512-bf16",)),
+                      ("half-activations", "half_activation", 200, 12, ("cpu-avx512-ex", "cpu-avx512-fp16"))]
 
 
 @pytest.mark.parametrize("profile,spec_name,seed,least,configs", DEDICATED_PROFILES,
