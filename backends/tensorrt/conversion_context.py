@@ -67,6 +67,9 @@ class ConversionContext:
         self._node_info = "ziggurat"
         self._node_infos: set[str] = set()
         self._layer_names: set[str] = set()
+        #: the op is being converted in float32 (``half_float_widening``): its 16-bit float
+        #: results are reported as float32 by ``result_types``/``result_dtype``
+        self.widening = False
 
     # -- the op being converted -----------------------------------------------------------
     def begin(self, op: Operation) -> ConverterArgs:
@@ -101,6 +104,19 @@ class ConversionContext:
         self.builder.insert(op)
         self._trt_values.update(op.results)
         return op
+
+    def discard(self, layers: Sequence[Operation]) -> None:
+        """Erase ``layers``, the last ones added for the current op (read by nothing else),
+        forgetting their names and the literals they hold: a first attempt converted again."""
+        for op in reversed(layers):
+            for r in op.results:
+                assert not any(use.operation not in layers for use in r.uses), "a discarded layer is read"
+                self._trt_values.discard(r)
+            self._constants = {k: v for k, v in self._constants.items() if v.owner is not op}
+            if isinstance(op, TrtLayerOp):
+                self._layer_names.discard(op.layer)
+            op.detach()
+            op.erase(safe_erase=False)
 
     # -- values ----------------------------------------------------------------------------------
     def map(self, torch_value: SSAValue, trt_value: SSAValue) -> None:
@@ -225,11 +241,15 @@ class ConversionContext:
         types: list[TensorType[Attribute]] = []
         for r in self.op.results:
             assert isinstance(r.type, TensorType)
-            types.append(r.type)  # pyright: ignore[reportUnknownArgumentType]
+            ty: TensorType[Attribute] = r.type  # pyright: ignore[reportUnknownVariableType]
+            if self.widening and dtype_of(ty) in (torch.bfloat16, torch.float16):
+                ty = TensorType(element_type(torch.float32), ty.get_shape())
+            types.append(ty)
         return types
 
     def result_dtype(self, index: int = 0) -> torch.dtype:
-        return dtype_of(self.op.results[index].type)
+        dtype = dtype_of(self.op.results[index].type)
+        return torch.float32 if self.widening and dtype in (torch.bfloat16, torch.float16) else dtype
 
     def result_shape(self, index: int = 0) -> tuple[int, ...]:
         return self.shape(self.op.results[index])

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ziggurat.backends.tensorrt.conversion_context import ConversionContext
 from ziggurat.backends.tensorrt.converter_args import ConverterArgs
+from ziggurat.backends.tensorrt.half_float_widening import convert_widened, rounds_between, rounds_inside_in_eager
 from ziggurat.backends.tensorrt.partition_report import (
     BACKEND_ATTR,
     FALLBACK_ATTR,
@@ -267,6 +268,12 @@ def _convert_segment(
         try:
             args = ctx.begin(op)
             produced = entries[op].fn(ctx, args)
+            first = list(block.ops)[before:]
+            if rounds_between(first):
+                produced = convert_widened(ctx, op, first, entries[op].fn)
+            inexact = rounds_inside_in_eager(op, list(block.ops)[before:])
+            if inexact is not None:
+                return op, inexact
         except (ZigguratError, ShapeError, VerifyException) as e:
             return op, f"converter {entries[op].origin} failed: {_one_line(e)}"
         except Exception as e:  # noqa: BLE001  (a converter bug must not abort the compile)
