@@ -33,7 +33,7 @@ from xdsl.ir import Operation
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError
 from ziggurat.backends.cpu.kernels.bf16_tables import look_up
-from ziggurat.backends.cpu.llvm_ir import I8, constant_global
+from ziggurat.backends.cpu.llvm_ir import bytes_constant, constant_global
 from ziggurat.dialects import loop
 
 #: ``loop.unary`` kinds with a table: parameterless float32 functions of some 40 instructions
@@ -83,9 +83,8 @@ def eager_table(kind: str, dtype: str) -> bytes:
 
 def table_global(module: ir.Module, kind: str, dtype: str) -> ir.GlobalVariable:
     """``module``'s constant holding :func:`eager_table` (made on first use)."""
-    ty = ir.ArrayType(I8, (2 << 16) + 2)
-    return constant_global(module, f"zig_lookup_{kind}_{dtype}", ty,
-                           lambda: ir.Constant(ty, bytearray(eager_table(kind, dtype))))
+    table = bytes_constant(eager_table(kind, dtype))
+    return constant_global(module, f"zig_lookup_{kind}_{dtype}", table.type, lambda: table)
 
 
 @handles(loop.LookupOp)

@@ -31,7 +31,7 @@ import torch
 from llvmlite import ir
 
 from ziggurat.backends.cpu.kernels.unary import UNARY_PARAMS, VECMATH_KINDS
-from ziggurat.backends.cpu.llvm_ir import I8, I32, I8P, constant_global, declare
+from ziggurat.backends.cpu.llvm_ir import I32, I8P, bytes_constant, constant_global, declare
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 
 I16 = ir.IntType(16)
@@ -69,8 +69,8 @@ def eager_table(unary: str) -> bytes:
 
 def table_global(module: ir.Module, unary: str) -> ir.GlobalVariable:
     """``module``'s constant holding :func:`eager_table` of ``unary`` (made on first use)."""
-    ty = ir.ArrayType(I8, (2 << 16) + 2)
-    return constant_global(module, f"zig_bf16_table_{unary}", ty, lambda: ir.Constant(ty, bytearray(eager_table(unary))))
+    table = bytes_constant(eager_table(unary))
+    return constant_global(module, f"zig_bf16_table_{unary}", table.type, lambda: table)
 
 
 def look_up(b: ir.IRBuilder, table: ir.GlobalVariable, x: ir.Value) -> ir.Value:
