@@ -12,8 +12,13 @@ operands cast to float32, the converter run on those (and told the op's 16-bit r
 float32, ``ConversionContext.widening``), and its results cast back, in place of the first
 layers.
 
-GEMMs and convolutions keep their 16-bit layers: computing them in reduced precision is what
-``precision=`` asks of the engine.
+A 16-bit op whose eager kernel is not float32's rounded once (float16 erf, mish: the ops off
+``dialects/torch/eager_half_floats.py``'s lists, which the CPU backend's ``widen-half-floats``
+also leaves in torch) cannot get eager's answer from layers at all: it stays in torch, with its
+reason (``rounds_inside_in_eager``).
+
+GEMMs, convolutions and int8 Q/DQ keep their 16-bit layers: computing them in reduced precision
+is what ``precision=`` asks of the engine.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ziggurat.backends.tensorrt.converter_args import ConverterArgs
 from ziggurat.backends.tensorrt.converters.common import cast
 from ziggurat.backends.tensorrt.registry import ConverterResult
 from ziggurat.dialects import trt
+from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.eager_half_floats import (
     ALIGNED_DIFFERENTLY,
     COMPARISONS,
@@ -38,7 +44,6 @@ from ziggurat.dialects.torch.eager_half_floats import (
     PREDICATES,
     WIDENED,
 )
-from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.op_registry import op_key
 
 #: layers that compute no new value (data movement, selections, conversions, sources)

@@ -3,7 +3,7 @@
 A float32 function of a widened 16-bit value, rounded back to 16 bits (``extf -> loop.unary ->
 truncf``, what ``widen-half-floats`` makes of a bf16 or float16 activation), has only 65,536
 possible inputs.  :func:`eager_table` asks torch for all of them once, and the kernel looks its
-lanes up instead of computing some 40 vector instructions (GELU) per 16 lanes.  The answers are
+lanes up instead of computing about 45 vector instructions (GELU) per 16 lanes.  The answers are
 eager's own bits: eager's float32 function, then eager's rounding.  Which 16-bit answers, where
 eager is not one function:
 
@@ -36,8 +36,9 @@ from ziggurat.backends.cpu.kernels.bf16_tables import look_up
 from ziggurat.backends.cpu.llvm_ir import bytes_constant, constant_global
 from ziggurat.dialects import loop
 
-#: ``loop.unary`` kinds with a table: parameterless float32 functions of some 40 instructions
-#: or more, and eager's float32 function of each (what the table holds)
+#: ``loop.unary`` kinds with a table: the parameterless transcendental float32 functions (tens of
+#: vector instructions each; GELU about 45), and eager's float32 function of each (what the
+#: table holds)
 LOOKUP_FUNCTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": F.gelu,
     "gelu_erf": F.gelu,
