@@ -14,9 +14,9 @@ eager is not one function:
   ``inf`` above 1.7e38, its scalar one ``+inf`` and ``x``.  Elementwise kernels read a strided
   tensor one element at a time, so a strided copy of the inputs gives the scalar answers.
 
-Not eager's bits: a bf16 result in bf16's subnormal range, which eager's bf16 kernels flush to
-zero on AVX512-BF16 hosts (GELU: 508 of the 65,536 inputs) and the table, rounding with
-``Tensor.to`` as the computed kernel rounds, keeps.  The AMX epilogue's table
+Not eager's bits: a bf16 result in bf16's subnormal range, which eager's bf16 GELU returns as
+zero on this Intel host (508 of the 65,536 inputs; why, not established) and the table,
+rounding with ``Tensor.to`` as the computed kernel rounds, keeps.  The AMX epilogue's table
 (``kernels/bf16_tables.py``) is eager's bf16 vector loop throughout, +inf included: one rule for
 both is still to be chosen.
 
