@@ -26,6 +26,7 @@ BACKEND_PASSES: dict[str, str] = {
     "prepack-weights": "ziggurat.backends.cpu.prepack_weights:PrepackWeightsPass",
     "fuse-requantize": "ziggurat.backends.cpu.fuse_requantize:FuseRequantizePass",
     "widen-half-floats": "ziggurat.backends.cpu.widen_half_floats:WidenHalfFloatsPass",
+    "split-float16-gemms": "ziggurat.backends.cpu.split_float16_gemms:SplitFloat16GemmsPass",
     "convert-torch-to-trt": "ziggurat.backends.tensorrt.convert_torch_to_trt:ConvertTorchToTrt",
     "explain": "ziggurat.backends.explain_pass:ExplainPass",
 }

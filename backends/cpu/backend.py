@@ -124,9 +124,11 @@ def _count_native_loop(report: CompileReport, loop_op: Operation, body: CompileR
 class CpuBackend:
     name = "cpu"
     #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own:
-    #: ``profile``, and ``activation_tables`` (True/False: look 16-bit activations up or compute
-    #: them, instead of the host's choice, ``look_up_half_float_activations.tables_pay``)
-    extra_options = ("profile", "activation_tables")
+    #: ``profile``, ``activation_tables`` (True/False: look 16-bit activations up or compute
+    #: them, instead of the host's choice, ``look_up_half_float_activations.tables_pay``) and
+    #: ``float16_gemms_on_amx`` (True/False: float16 GEMMs as split bf16 ones or on the float32
+    #: kernels, instead of ``split_float16_gemms.split_pays``)
+    extra_options = ("profile", "activation_tables", "float16_gemms_on_amx")
     #: a dynamic-shape compile lowers at sampled sizes and ``symbolize_range`` makes one
     #: loop level of them (``backends/sampled_range.py``)
     sampled_range_builds = True
@@ -163,7 +165,8 @@ class CpuBackend:
         return self.default_pipeline(options).replace(loop_pass_spec(options), loop_pass_spec(options, True))
 
     def default_pipeline(self, options: CompileOptions) -> str:
-        """``graph-opt``, ``widen-half-floats`` (bf16 element-wise ops in float32), then (with
+        """``graph-opt``, ``widen-half-floats`` (bf16 element-wise ops in float32),
+        ``split-float16-gemms`` (float16 GEMMs on the bf16 tile unit, where it pays), then (with
         ``prepack``) the backend's ``prepack-weights`` for the ISA and ``fuse-requantize`` (a
         quantize -> dequantize pair into the int8 GEMM before it), then the kernel level (``convert-fused-to-kernel``, ``kernel-fuse``,
         ``kernel-layout``) and
@@ -173,7 +176,9 @@ class CpuBackend:
         specs = [loop_pass_spec(options)]
         if options.prepack:
             specs[:0] = [f"prepack-weights{{isa={options.isa}}}", f"fuse-requantize{{isa={options.isa}}}"]
-        specs.insert(0, "widen-half-floats")
+        split = options.extra.get("float16_gemms_on_amx")
+        amx = "" if split is None else f" amx={'true' if split else 'false'}"
+        specs[:0] = ["widen-half-floats", f"split-float16-gemms{{isa={options.isa}{amx}}}"]
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")
         return ",".join(specs)

@@ -120,8 +120,12 @@ def _check_attributes(op: FusedOp, weight: Attribute) -> None:
     assert isinstance(result, TensorType)
     if not is_float_element(result.get_element_type()):
         raise _Invalid(f"fused ops compute in floating point; the result is {result}")
-    # eager's conv/linear/addmm kernels take one dtype (the meta kernels do not all check)
-    computing = [(n, weight if i == 1 else _logical_type(op, n, v)) for i, (n, v) in enumerate(_present(op)) if n != "other"]
+    # eager's conv/linear/addmm kernels take one dtype (the meta kernels do not all check); a
+    # float32 bias of bf16 products summed in float32 is added to those sums
+    from ziggurat.dialects.fused import MatmulOp
+
+    skipped = {"other", "bias"} if isinstance(op, MatmulOp) and op.bf16_products_in_float32() else {"other"}
+    computing = [(n, weight if i == 1 else _logical_type(op, n, v)) for i, (n, v) in enumerate(_present(op)) if n not in skipped]
     elements = {n: ty.get_element_type() for n, ty in computing if isinstance(ty, TensorType)}
     if len(set(elements.values())) > 1:
         raise _Invalid(", ".join(elements) + " must share one element type, got "

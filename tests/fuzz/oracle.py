@@ -57,12 +57,15 @@ class Config:
     #: tolerance (``low_precision.py``; names end in ``-bf16``/``-fp16``; not in the default
     #: set: ``--configs``)
     precision: str | None = None
+    #: float16 GEMMs split into bf16 ones (``split-float16-gemms``) at every shape, not only
+    #: those its host choice takes (names end in ``-split``; not in the default set)
+    split: bool = False
 
     @property
     def name(self) -> str:
         short = {"tensorrt-reference": "trtref", "reference": "ref"}.get(self.backend, self.backend)
         fe = "dyn" if self.dynamic else self.precision or {"torchscript": "ts", "export": "ex"}[self.frontend]
-        return "-".join(p for p in (short, self.isa, fe) if p)
+        return "-".join(p for p in (short, self.isa, fe, "split" if self.split else None) if p)
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"backend": self.backend, "frontend": self.frontend}
@@ -70,6 +73,8 @@ class Config:
             opts["isa"] = self.isa
         if self.precision:
             opts["precision"] = self.precision
+        if self.split:
+            opts["float16_gemms_on_amx"] = True
         return opts
 
     @staticmethod
@@ -98,9 +103,10 @@ def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> l
 
 def every_config(isas: tuple[str, ...] | None = None) -> list[Config]:
     """Every configuration a run can name with ``--configs`` for ``isas`` (default: the host's):
-    the default set, the ``-dyn`` ones and the ``-bf16``/``-fp16`` ones."""
+    the default set, the ``-dyn`` ones, the ``-bf16``/``-fp16`` ones and ``cpu-avx512-fp16-split``."""
     isas = isas if isas is not None else host_isas()
-    return all_configs(isas, dynamic=True) + low_precision_configs(isas, every_isa=True)
+    split = [Config("cpu", "export", "avx512", precision="fp16", split=True)] if "avx512" in isas else []
+    return all_configs(isas, dynamic=True) + low_precision_configs(isas, every_isa=True) + split
 
 
 def low_precision_configs(isas: tuple[str, ...] | None = None, every_isa: bool = False) -> list[Config]:
