@@ -283,10 +283,29 @@ def masked_load(b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, vty: ir.VectorTy
                              ir.Constant(vty, None)]))
 
 
+def single_lane(mask: ir.Value) -> int | None:
+    """The one set lane of a constant mask, or None (not a constant, or not one lane)."""
+    if not isinstance(mask, ir.Constant) or not isinstance(mask.constant, list):
+        return None
+    lanes = [i for i, v in enumerate(mask.constant) if (v.constant if isinstance(v, ir.Constant) else v)]
+    return lanes[0] if len(lanes) == 1 else None
+
+
 def masked_store(b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value, align: int) -> None:
-    """The lanes of ``x`` where ``mask`` is set at ``ptr`` (``llvm.masked.store``: the others untouched)."""
+    """The lanes of ``x`` where ``mask`` is set at ``ptr`` (``llvm.masked.store``: the others untouched).
+
+    A constant mask of one lane is a scalar store of that lane: LLVM 22 (llvmlite 0.50) turns
+    ``llvm.masked.store`` of a truncated vector (``trunc <16 x i32> to <16 x i16>``: a bf16
+    rounding, an int -> int8 cast) under a one-lane constant mask into a store of the element
+    before its truncation, 4 bytes for 2 or 1, over the next elements (a 33-wide bf16 row's
+    last lane wrote 0 over the next row's first value: ``cat`` of bf16 casts of int32 rows)."""
     vty = value_type(x)
     assert isinstance(vty, ir.VectorType)
+    lane = single_lane(mask)
+    if lane is not None:
+        element = b.gep(b.bitcast(ptr, vty.element.as_pointer()), [ir.Constant(ir.IntType(64), lane)])
+        b.store(b.extract_element(x, ir.Constant(ir.IntType(32), lane)), element, align=align)
+        return
     suffix = intrinsic_suffix(vty)
     fn = declare(b.module, f"llvm.masked.store.{suffix}.p0{suffix}", ir.VoidType(),
                  [vty, vty.as_pointer(), ir.IntType(32), value_type(mask)])

@@ -128,3 +128,16 @@ def test_host_choice(rows: int) -> None:
     model, x = _case((rows,), MIN_K, MIN_N)
     loop = ziggurat.compile(model, [x], backend="cpu").ir["loop"]
     assert ('bf16_kernel = "amx"' in loop) == (split_pays(Isa.AVX512) and rows >= MIN_ROWS)
+
+
+@pytest.mark.skipif(not split_pays(Isa.AVX512), reason="the host's bf16 GEMMs do not run on AMX")
+def test_split_rows_of_one_lane_tails() -> None:
+    """x @ I over 33-wide rows: A' is four loop nests of 33 columns, each row's last vector one
+    lane.  The first column of every row but the first was 0 (fuzz seed 204, program 32: LLVM
+    22 stored the last lane of the ``lo`` blocks as 4 bytes, ``test_one_lane_stores.py``)."""
+    x = (torch.arange(5 * 33).reshape(5, 33) % 61 + 1).half()
+    model = Linear(33, 33, bias=False, relu=False).half().eval()
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(33))
+    compiled = ziggurat.compile(model, [x], backend="cpu", float16_gemms_on_amx=True, threads=1)
+    assert torch.equal(compiled(x), x)

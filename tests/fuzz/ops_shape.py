@@ -295,6 +295,24 @@ def _cat(b: Builder) -> Emit:
     return f"{fn}([{names}], {'axis' if fn == 'torch.concatenate' else 'dim'}={d})"
 
 
+@spec("cat_narrowed", weight=0.5)
+def _cat_narrowed(b: Builder) -> Emit:
+    """``torch.cat`` along the last dim of two narrowing casts (to bf16 or float16) of rows
+    16k + 1 wide, read back as their bits (``view(torch.int16)``: a 16-bit result is stored, and
+    compared exactly).  Each row's last vector stores one lane, and the next element is the
+    next row's first, written before it.  LLVM 22 stored such a lane of a truncated vector
+    (bf16's rounding) as the element before its truncation, 4 bytes for 2, over that value
+    (``llvm_ir.masked_store``), where the value is provably not NaN: an integer's cast, or
+    ``nan_to_num``'s."""
+    width = 16 * b.rng.randint(0, 3) + 1
+    x = b.pick((torch.float32, torch.int32), pred=lambda v: v.rank >= 1 and v.shape[-1] == width,
+               shape=lambda: [b.rng.randint(2, 9), width], new=0.6)
+    pieces = [f"({x} * 3)", f"{x}"] if not x.is_float else [f"torch.nan_to_num({x} * 3, nan=0.0)",
+                                                            f"torch.nan_to_num({x}, nan=0.0)"]
+    half = b.choice(["torch.bfloat16", "torch.float16"])
+    return f"torch.cat([{pieces[0]}.to({half}), {pieces[1]}.to({half})], -1).view(torch.int16).int()"
+
+
 @spec("stack")
 def _stack(b: Builder) -> Emit:
     x = _any(b, 0, 4)

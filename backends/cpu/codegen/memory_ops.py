@@ -17,7 +17,7 @@ from ziggurat.backends.cpu import llvm_ir
 from ziggurat.backends.cpu.codegen.arith_ops import splat
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError, llvm_type, scalar_type, storage_type
-from ziggurat.backends.cpu.llvm_ir import F64, I1, I8, I32, I64, VOID, intrinsic_suffix, value_type
+from ziggurat.backends.cpu.llvm_ir import F64, I1, I8, I32, I64, VOID, intrinsic_suffix, masked_store, single_lane, value_type
 from ziggurat.backends.cpu.threads import entry_alloca
 from ziggurat.dialects import loop
 
@@ -151,6 +151,10 @@ def _masked_load(em: FunctionEmitter, ptr: ir.Value, sty: ir.VectorType, mask: i
     return loaded[0]
 
 
+def _constant_part(mask: ir.Constant, start: int, count: int) -> ir.Constant:
+    return ir.Constant(ir.VectorType(I1, count), list(mask.constant[start:start + count]))  # pyright: ignore[reportUnknownArgumentType]
+
+
 def _len_of(v: ir.Value) -> int:
     ty = value_type(v)
     assert isinstance(ty, ir.VectorType)
@@ -166,9 +170,18 @@ def _masked_store(em: FunctionEmitter, value: ir.Value, ptr: ir.Value, sty: ir.V
                     [pty, pty.as_pointer(), I32, ir.VectorType(I1, n)])
     base = em.b.bitcast(ptr, sty.element.as_pointer())
     for k in range(parts):
-        part_ptr = em.b.bitcast(em.b.gep(base, [I64(k * n)]), pty.as_pointer()) if parts > 1 else ptr
-        em.b.call(fn, [_part(em, value, k * n, n) if parts > 1 else value, part_ptr, I32(align),
-                       _part(em, mask, k * n, n) if parts > 1 else mask])
+        part_ptr = cast(ir.Value, em.b.bitcast(em.b.gep(base, [I64(k * n)]), pty.as_pointer())) if parts > 1 else ptr
+        part_value = _part(em, value, k * n, n) if parts > 1 else value
+        if parts == 1:
+            part_mask = mask
+        elif isinstance(mask, ir.Constant):
+            part_mask = _constant_part(mask, k * n, n)
+        else:
+            part_mask = _part(em, mask, k * n, n)
+        if single_lane(part_mask) is not None:  # LLVM 22 stores it too wide (``llvm_ir.masked_store``)
+            masked_store(em.b, part_value, part_ptr, part_mask, align)
+        else:
+            em.b.call(fn, [part_value, part_ptr, I32(align), part_mask])
 
 
 @handles(loop.ScratchOp)

@@ -83,10 +83,8 @@ def masked_load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, mask: ir.V
 
 
 def masked_store_u8(module: ir.Module, b: ir.IRBuilder, x: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
-    n = mask.type.count  # pyright: ignore[reportAttributeAccessIssue]
-    ty, mty = ir.VectorType(I8, n), ir.VectorType(I1, n)
-    fn = declare(module, f"llvm.masked.store.v{n}i8.p0v{n}i8", VOID, [ty, ty.as_pointer(), I32, mty])
-    b.call(fn, [x, _i(b.bitcast(ptr, ty.as_pointer())), I32(1), mask])
+    """The bytes of ``x`` where ``mask`` is set (``llvm_ir.masked_store``: one lane stored as a byte)."""
+    llvm_ir.masked_store(b, x, ptr, mask, 1)
 
 
 def load_u8(module: ir.Module, b: ir.IRBuilder, ptr: ir.Value, lanes: int | None, width: int = 16) -> ir.Value:
