@@ -36,8 +36,12 @@ def max_rel_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     return float((actual.double() - expected.double()).abs().max() / expected.double().abs().max().clamp_min(1e-30))
 
 
-@pytest.fixture(params=[i for i in ISAS])
+@pytest.fixture(params=[*ISAS[:2], pytest.param(ISAS[2], marks=pytest.mark.slow)])
 def isa(request: pytest.FixtureRequest) -> str:
+    """Each ISA the host runs: avx512 and avx2 in ``make test``, scalar under ``-m slow`` too
+    (``make test`` still compiles for scalar through ``test_ops_opinfo``'s per-op sweep, which
+    alternates avx2 and scalar, the fuzz slice's configurations and the kernel tests; the
+    scalar variants of these tests were about 90 s of its 1,260 s of CPU)."""
     if request.param not in host_isas():
         pytest.skip(f"host cannot run {request.param}")
     return request.param
