@@ -5,6 +5,9 @@ which the CPU backend's ``widen-half-floats`` and the TensorRT converters both r
 
 from __future__ import annotations
 
+import torch
+
+
 #: Ops whose eager bf16 and float16 kernels compute in float32 and round once.
 WIDENED = frozenset({
     "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::multiply.Tensor", "aten::div.Tensor", "aten::neg",
@@ -93,3 +96,10 @@ PREDICATES = frozenset({"aten::isnan", "aten::isinf", "aten::isfinite", "aten::s
                         "aten::any.dims", "aten::all", "aten::all.dim", "aten::all.dims"})
 #: 16-bit operands, an index or count result (exact in float32: they compare, or test for 0).
 INDEX_RESULT = frozenset({"aten::argmax", "aten::argmin", "aten::count_nonzero", "aten::count_nonzero.dim_IntList"})
+
+
+def every_bit_pattern(dtype: torch.dtype) -> torch.Tensor:
+    """The 65,536 values of a 16-bit type in the order of their bits (index = the bits): what
+    a table of eager's 16-bit answers is made from, and what exhaustive tests feed."""
+    return torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype)
+

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from tests.cpu_backend.conftest import compile_cpu
 from ziggurat.backends.cpu.isa import Isa, host_supports, isa_has
+from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern
 from ziggurat.backends.cpu.look_up_half_float_activations import tables_pay
 
 needs_avx512 = pytest.mark.skipif(not host_supports(Isa.AVX512), reason="loop.lookup is emitted for avx512 kernels")
@@ -61,7 +62,7 @@ class Rounded(torch.nn.Module):
 
 
 def _every(dtype: torch.dtype) -> torch.Tensor:
-    return torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype).reshape(256, 256)
+    return every_bit_pattern(dtype).reshape(256, 256)
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

@@ -10,6 +10,7 @@ import torch
 from tests.cpu_backend.test_gemm_bf16 import KERNELS
 from tests.support.eager_activations import EAGER
 from ziggurat.backends.cpu.kernels.bf16_tables import TABLED, eager_table, has_table
+from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern
 from ziggurat.backends.cpu.kernels.gemm_bf16_callable import bf16_gemm_callable
 from ziggurat.backends.cpu.kernels.gemm_bf16_spec import Bf16GemmSpec
 from ziggurat.backends.cpu.kernels.gemm_spec import GemmSpecError
@@ -63,7 +64,7 @@ def test_the_computed_gelu_differs_where_the_table_does_not(kernel: str) -> None
 
 
 def test_table_is_eagers_answer_for_every_input() -> None:
-    every = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    every = every_bit_pattern(torch.bfloat16)
     for kind in sorted(TABLED):
         act = EAGER[kind]
         data = eager_table(kind)

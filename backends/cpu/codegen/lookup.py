@@ -38,9 +38,10 @@ from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError
-from ziggurat.backends.cpu.kernels.bf16_tables import look_up
+from ziggurat.backends.cpu.kernels.bf16_tables import look_up, table_bytes
 from ziggurat.backends.cpu.llvm_ir import bytes_constant, constant_global
 from ziggurat.dialects import loop
+from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern
 
 #: ``loop.unary`` kinds with a table: the parameterless transcendental float32 functions (tens of
 #: vector instructions each; GELU about 45), and eager's float32 function of each (what the
@@ -73,19 +74,18 @@ _DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 @lru_cache(maxsize=None)
 def eager_table(kind: str, dtype: str) -> bytes:
     """Eager's ``kind`` of every ``dtype`` (``"bf16"``/``"f16"``) bit pattern widened to float32,
-    rounded back (index = the input's bits): little-endian 16-bit entries, then two zero bytes."""
+    rounded back (:func:`~ziggurat.backends.cpu.kernels.bf16_tables.table_bytes`)."""
     fn = LOOKUP_FUNCTIONS.get(kind)
     if fn is None or dtype not in _DTYPES:
         raise CodegenError(f"loop.lookup: no table of '{kind}' for {dtype}")
     half = _DTYPES[dtype]
-    wide = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(half).float()
+    wide = every_bit_pattern(half).float()
     strided = torch.empty(2 << 16)[::2]
     strided.copy_(wide)
     with torch.no_grad():
         vector, scalar = fn(wide), fn(strided)
     special = ~torch.isfinite(wide) | ~torch.isfinite(vector)
-    answers = torch.where(special, scalar, vector).to(half)
-    return answers.view(torch.int16).numpy().tobytes() + bytes(2)
+    return table_bytes(torch.where(special, scalar, vector).to(half))
 
 
 def table_global(module: ir.Module, kind: str, dtype: str) -> ir.GlobalVariable:

@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from ziggurat.backends.cpu.kernels.unary import UNARY_PARAMS, VECMATH_KINDS
 from ziggurat.backends.cpu.llvm_ir import I32, I8P, bytes_constant, constant_global, declare
+from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern
 from ziggurat.backends.cpu.llvm_ir import instr as _i
 
 I16 = ir.IntType(16)
@@ -57,14 +58,18 @@ def eager_activation(unary: str, x: torch.Tensor) -> torch.Tensor:
         return apply_unary(UnaryPostOpAttr(unary), x)
 
 
+def table_bytes(answers: torch.Tensor) -> bytes:
+    """A table :func:`look_up` reads: the 16-bit ``answers`` for :func:`every_bit_pattern`,
+    little-endian, then two zero bytes (its gather reads 4 bytes at twice the index)."""
+    return answers.view(torch.int16).numpy().tobytes() + bytes(2)
+
+
 @lru_cache(maxsize=None)
 def eager_table(unary: str) -> bytes:
-    """Eager's bf16 ``unary`` of every bf16 bit pattern (index = the input's bits), little-endian
-    16-bit entries, then two zero bytes."""
+    """Eager's bf16 ``unary`` of every bf16 bit pattern (:func:`table_bytes`)."""
     if not has_table(unary):
         raise ValueError(f"no bf16 table for the activation {unary!r}")
-    every = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
-    return eager_activation(unary, every).view(torch.int16).numpy().tobytes() + bytes(2)
+    return table_bytes(eager_activation(unary, every_bit_pattern(torch.bfloat16)))
 
 
 def table_global(module: ir.Module, unary: str) -> ir.GlobalVariable:
