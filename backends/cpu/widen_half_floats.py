@@ -73,13 +73,13 @@ from ziggurat.dialects.torch.aten_ops import (
 )
 from ziggurat.dialects.torch.checked_scalars import overflowing_scalar
 from ziggurat.dialects.torch.eager_half_floats import (
-    ALIGNED_DIFFERENTLY,
     COMPARISONS,
     INDEX_RESULT,
     INDEXED,
     MIXED,
     PREDICATES,
     WIDENED,
+    rounds_inside_for,
 )
 from ziggurat.dialects.torch.op_registry import op_key
 from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred
@@ -88,15 +88,6 @@ from ziggurat.ir.statistics import record
 
 _BOOL_RESULT = COMPARISONS | PREDICATES
 _OPERAND_DTYPES = (*HALF_FLOATS, torch.float32, torch.bool)
-#: Eager's bf16 softmax over another dim than the last rounds inside (one bf16 ulp apart from
-#: float32 then one rounding): only the last dim is widened.
-_SOFTMAX = frozenset({"aten::softmax.int", "aten::_softmax"})
-
-
-def _over_last_dim(op: AtenOp) -> bool:
-    rank = len(op.operands[0].type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-    dim = int(op.properties["dim"].value.data)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-    return rank == 0 or dim % rank == rank - 1
 
 
 @dataclass
@@ -127,9 +118,7 @@ class WidenOp(RewritePattern):
                 return
         elif not promoted and (key not in WIDENED or value_dtype(result) != half):
             return
-        if key in _SOFTMAX and not _over_last_dim(op):
-            return
-        if key in ALIGNED_DIFFERENTLY and op.static_value("align_corners") is not False:
+        if rounds_inside_for(op):  # align_corners, a softmax over another dim than the last
             return
         new_ops: list[Operation] = []
         operands: list[SSAValue] = []

@@ -35,15 +35,7 @@ from ziggurat.backends.tensorrt.converters.common import cast
 from ziggurat.backends.tensorrt.registry import ConverterResult
 from ziggurat.dialects import trt
 from ziggurat.dialects.torch import AtenOp
-from ziggurat.dialects.torch.eager_half_floats import (
-    ALIGNED_DIFFERENTLY,
-    COMPARISONS,
-    INDEX_RESULT,
-    INDEXED,
-    MIXED,
-    PREDICATES,
-    WIDENED,
-)
+from ziggurat.dialects.torch.eager_half_floats import ROUND_ONCE, rounds_inside_for
 from ziggurat.dialects.torch.op_registry import op_key
 
 #: layers that compute no new value (data movement, selections, conversions, sources)
@@ -71,10 +63,6 @@ def rounds_between(layers: Sequence[Operation]) -> bool:
     return len(computing) >= 2 or (len(computing) == 1 and bool(constants))
 
 
-#: ops whose eager 16-bit kernels compute in float32 and round once, or select and compare exactly
-_ROUND_ONCE = WIDENED | MIXED | INDEXED | COMPARISONS | PREDICATES | INDEX_RESULT
-
-
 def rounds_inside_in_eager(op: Operation, layers: Sequence[Operation]) -> str | None:
     """Why ``op``'s ``layers`` cannot give eager's 16-bit answer, or None: they compute a bf16 or
     float16 result (not by a GEMM), and eager's 16-bit kernel for ``op`` is not float32's rounded
@@ -85,8 +73,7 @@ def rounds_inside_in_eager(op: Operation, layers: Sequence[Operation]) -> str | 
     if not any(not isinstance(l, _MOVES) for l in layers):
         return None
     key = op_key(op)
-    aligned = key in ALIGNED_DIFFERENTLY and isinstance(op, AtenOp) and op.static_value("align_corners") is not False
-    if key in _ROUND_ONCE and not aligned:
+    if key in ROUND_ONCE and not (isinstance(op, AtenOp) and rounds_inside_for(op)):
         return None
     return (f"{key} of bf16/float16: eager's 16-bit kernel does not compute it in float32 and round once "
             "(it rounds inside), so TensorRT's layers would not give its answer")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import torch
 
+from ziggurat.dialects.torch import AtenOp
+from ziggurat.dialects.torch.op_registry import op_key
 
 #: Ops whose eager bf16 and float16 kernels compute in float32 and round once.
 WIDENED = frozenset({
@@ -76,6 +78,9 @@ WIDENED = frozenset({
 })
 #: Ops of ``WIDENED`` widened only without ``align_corners``.
 ALIGNED_DIFFERENTLY = frozenset({"aten::upsample_bilinear2d.vec", "aten::upsample_bilinear2d"})
+#: Ops of ``WIDENED`` widened only over the last dim: eager's 16-bit softmax over another dim
+#: rounds inside (a 16-bit ulp from float32's rounded once on 545 of 6,208 bf16 values).
+LAST_DIM_ONLY = frozenset({"aten::softmax.int", "aten::_softmax"})
 #: ``where`` and ``masked_fill`` on 16-bit floats only select elements: eager copies their bits
 #: (a NaN keeps its payload, where a round trip through float32 would change it), and so does
 #: the native lowering (``lowering/driver.py``'s ``HALF_FLOAT_MOVES``); they are not widened.
@@ -103,3 +108,19 @@ def every_bit_pattern(dtype: torch.dtype) -> torch.Tensor:
     a table of eager's 16-bit answers is made from, and what exhaustive tests feed."""
     return torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype)
 
+
+#: Every op of the lists: eager's 16-bit kernel computes it in float32 and rounds once, or
+#: selects and compares exactly (but see :func:`rounds_inside_for`).
+ROUND_ONCE = WIDENED | MIXED | INDEXED | COMPARISONS | PREDICATES | INDEX_RESULT
+
+
+def rounds_inside_for(op: AtenOp) -> bool:
+    """Whether eager's 16-bit kernel of ``op``, one of the lists, rounds inside for its
+    arguments: a bilinear resize with ``align_corners``, a softmax over another dim than the last."""
+    key = op_key(op)
+    if key in ALIGNED_DIFFERENTLY:
+        return op.static_value("align_corners") is not False
+    if key in LAST_DIM_ONLY:
+        rank = len(op.operands[0].type.get_shape())  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        return rank > 0 and int(op.static_value("dim")) % rank != rank - 1
+    return False

@@ -124,9 +124,13 @@ HALF_ACTIVATIONS = ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "mish", "sel
 def _half_activation(b: Builder) -> Emit:
     """One of those functions of a float32 value cast to bf16 or float16, cast back: on AVX-512
     hosts with AMX the CPU kernel reads the 16-bit answer from a table of eager's
-    (``loop.lookup``).  Of weight 0 but in the ``half-activations`` profile."""
+    (``loop.lookup``); or, a fifth of the time, a softmax over any dim (over another than the
+    last, eager's 16-bit kernel rounds inside: the TensorRT path converted it anyway).  Of
+    weight 0 but in the ``half-activations`` profile."""
     x = b.pick_float(min_rank=1)
     half = f"{x}.to({b.choice(['torch.bfloat16', 'torch.float16'])})"
+    if b.chance(0.2):  # eager's 16-bit softmax rounds inside over another dim than the last
+        return f"torch.softmax({half}, dim={b.dim(x.rank)}).float()"
     template, wrap = UNARY_FLOAT[b.choice(HALF_ACTIVATIONS)]
     return template.format(x=wrap.format(x=half) if wrap else half) + ".float()"
 
