@@ -69,15 +69,12 @@ class ConvertKernelToLoop(ModulePass):
     range_schedule: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ziggurat.backends.cpu.isa import IsaError, parse_isa
+        from ziggurat.backends.cpu.isa import pass_isa
         from ziggurat.backends.cpu.lowering.context import LoweringOptions
         from ziggurat.backends.cpu.lowering.driver import lower_function
         from ziggurat.backends.cpu.threads import default_threads
 
-        try:
-            isa = parse_isa(self.isa)
-        except IsaError as e:
-            raise ZigguratError(str(e), op=self.name) from None
+        isa = pass_isa(self.isa, self.name)
         if self.threads < 0:
             raise ZigguratError(f"threads must be >= 0 (0: all cores), got {self.threads}", op=self.name)
         options = LoweringOptions(isa, self.threads or default_threads(), self.prepack, self.fallback,

@@ -222,14 +222,10 @@ class FuseRequantizePass(ModulePass):
     isa: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ziggurat.backends.cpu.isa import IsaError, parse_isa
+        from ziggurat.backends.cpu.isa import pass_isa
         from ziggurat.backends.cpu.kernels.depthwise import depthwise_supported
-        from ziggurat.ir.errors import ZigguratError
 
-        try:
-            depthwise = depthwise_supported(parse_isa(self.isa))
-        except IsaError as e:
-            raise ZigguratError(str(e), op=NAME) from None
+        depthwise = depthwise_supported(pass_isa(self.isa, NAME))
         PatternRewriteWalker(FuseRequantize(depthwise), apply_recursively=False).rewrite_module(op)
         store_as_bytes(op, depthwise)
         pairs_as_bytes(op, depthwise)

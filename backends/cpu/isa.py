@@ -171,6 +171,16 @@ def feature_string(isa: Isa) -> str:
     return ",".join(parts)
 
 
+def pass_isa(option: str | Isa, pass_name: str) -> Isa:
+    """:func:`parse_isa` of a pass's ``isa`` option; a bad one is a ``ZigguratError`` naming the pass."""
+    from ziggurat.ir.errors import ZigguratError
+
+    try:
+        return parse_isa(option)
+    except IsaError as e:
+        raise ZigguratError(str(e), op=pass_name) from None
+
+
 def isa_has(isa: Isa, feature: str) -> bool:
     """Whether code for ``isa`` on this host may use ``feature`` (an LLVM feature name, as in
     :func:`feature_string`: the host has it and ``isa`` does not exclude it)."""

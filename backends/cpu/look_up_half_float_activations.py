@@ -150,9 +150,8 @@ class LookUpHalfFloatActivations(ModulePass):
     name = "look-up-half-float-activations"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and "loop.isa" in fn.attributes:
-                look_up_half_float_activations(fn)
+        for fn in loop.loop_functions(op):
+            look_up_half_float_activations(fn)
 
 
 __all__ = ["LookUpHalfFloatActivations", "look_up_half_float_activations", "tables_pay"]

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+
+from ziggurat.dialects.loop import loop_functions
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,5 @@ class PlanLoopBuffers(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
 
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and "loop.isa" in fn.attributes:
-                annotate(fn, plan_memory(fn))
+        for fn in loop_functions(op):
+            annotate(fn, plan_memory(fn))

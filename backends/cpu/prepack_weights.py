@@ -43,10 +43,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from ziggurat.backends.cpu.isa import Isa, IsaError, parse_isa
+from ziggurat.backends.cpu.isa import Isa, pass_isa
 from ziggurat.backends.cpu.kernels.tiles import choose_nr
 from ziggurat.dialects.fused import INPUT_QUANTIZATION_ATTR, Conv2dOp, FusedOp, LinearOp, MatmulOp, is_depthwise_conv, pack
-from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.rewriting import StaticShapesOnly, literal_value, new_literal
 from ziggurat.ir.statistics import record
 
@@ -188,10 +187,7 @@ class PrepackWeightsPass(ModulePass):
     int8: bool | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            isa = parse_isa(self.isa)
-        except IsaError as e:
-            raise ZigguratError(str(e), op=NAME) from None
+        isa = pass_isa(self.isa, NAME)
         nr = choose_nr(isa)
         patterns: list[RewritePattern] = [PackInt8Linear(), PackInt8Conv()] if _int8_enabled(self.int8, isa) else []
         patterns.append(PackWeight(nr))

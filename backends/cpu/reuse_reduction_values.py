@@ -245,9 +245,8 @@ class ReuseReductionValues(ModulePass):
     name = "reuse-reduction-values"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and "loop.isa" in fn.attributes:
-                reuse_reduction_values(fn)
+        for fn in loop.loop_functions(op):
+            reuse_reduction_values(fn)
 
 
 __all__ = ["CHEAP_UNARIES", "ReuseReductionValues", "reuse_reduction_values"]

@@ -64,7 +64,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from ziggurat.backends.cpu.half_float_rewrites import cast_to, value_dtype
-from ziggurat.backends.cpu.isa import Isa, IsaError, parse_isa
+from ziggurat.backends.cpu.isa import Isa, pass_isa
 from ziggurat.dialects.fused import LinearOp, MatmulOp
 from ziggurat.dialects.torch.aten_ops import (
     Aten_ToCopy_Op,
@@ -74,7 +74,6 @@ from ziggurat.dialects.torch.aten_ops import (
     AtenNanToNum_Op,
     AtenSubTensorOp,
 )
-from ziggurat.ir.errors import ZigguratError
 from ziggurat.ir.rewriting import StaticShapesOnly, build_aten_inferred, literal_value, new_literal
 from ziggurat.ir.statistics import record
 
@@ -209,10 +208,7 @@ class SplitFloat16GemmsPass(ModulePass):
     amx: bool | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            isa = parse_isa(self.isa)
-        except IsaError as e:
-            raise ZigguratError(str(e), op=NAME) from None
+        isa = pass_isa(self.isa, NAME)
         if not (split_pays(isa) if self.amx is None else self.amx):
             return
         pattern = SplitFloat16Gemm(by_shape=self.amx is None)

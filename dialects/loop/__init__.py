@@ -10,6 +10,8 @@ one native entry per graph.
 
 from __future__ import annotations
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 
 from ziggurat.dialects.loop.compute import REDUCE_KINDS, CastOp, CmpOp, LookupOp, ReduceOp, SelectOp, UnaryOp
@@ -45,8 +47,13 @@ LOOP_OPS = (
 
 Loop = Dialect("loop", list(LOOP_OPS), [])
 
+
+def loop_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions of ``module`` at the loop level (``convert-kernel-to-loop`` gave them a ``loop.isa``)."""
+    return [fn for fn in module.ops if isinstance(fn, func.FuncOp) and "loop.isa" in fn.attributes]
+
 __all__ = [
     "LOOP_OPS", "REDUCE_KINDS", "AllocOp", "AssertOp", "CastOp", "CmpOp", "SelectOp", "CheckIndexOp", "ConstantOp", "DimOp", "ForOp", "GemmOp", "KernelOp",
-    "LoadOp", "LookupOp", "Loop", "OffsetOp", "ParallelOp", "ReduceOp", "ScratchOp", "StoreOp", "ToBufferOp", "ToTensorOp",
+    "LoadOp", "LookupOp", "Loop", "loop_functions", "OffsetOp", "ParallelOp", "ReduceOp", "ScratchOp", "StoreOp", "ToBufferOp", "ToTensorOp",
     "UnaryOp", "VForOp", "VGatherOp", "VIndexOp", "VLoadOp", "VStoreOp", "YieldOp",
 ]
