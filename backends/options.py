@@ -61,6 +61,10 @@ class CompileOptions:
                 op="compile",
             )
         check_precision(options.precision)
+        if backend == "cpu":  # before the import and the passes, which lower for any ISA
+            from ziggurat.backends.cpu.isa import host_run_isa
+
+            host_run_isa(options.isa)
         return options
 
 

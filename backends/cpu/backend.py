@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.codegen.module import describe, generate
-from ziggurat.backends.cpu.isa import Isa, parse_isa
+from ziggurat.backends.cpu.isa import Isa, host_run_isa
 from ziggurat.backends.cpu.jit import compile_ir, default_object_cache
 from ziggurat.backends.cpu.loop_bodies import NativeLoopBody, log_interpreted, loops_of, native_body
 from ziggurat.backends.cpu.memory_plan import annotate, plan_memory
@@ -178,7 +178,7 @@ class CpuBackend:
             specs[:0] = [f"prepack-weights{{isa={options.isa}}}", f"fuse-requantize{{isa={options.isa}}}"]
         split = options.extra.get("float16_gemms_on_amx")
         amx = "" if split is None else f" amx={'true' if split else 'false'}"
-        specs[:0] = ["widen-half-floats", f"split-float16-gemms{{isa={options.isa}{amx}}}"]
+        specs[:0] = [f"widen-half-floats{{isa={options.isa}}}", f"split-float16-gemms{{isa={options.isa}{amx}}}"]
         if "graph-opt" in all_passes():
             specs.insert(0, "graph-opt")
         return ",".join(specs)
@@ -200,7 +200,7 @@ class CpuBackend:
         isa_attr = fn.attributes["loop.isa"]
         threads_attr = fn.attributes["loop.threads"]
         assert isinstance(isa_attr, StringAttr) and isinstance(threads_attr, IntegerAttr)
-        return parse_isa(isa_attr.data), int(threads_attr.value.data)
+        return host_run_isa(isa_attr.data), int(threads_attr.value.data)
 
     def analyze(self, module: ModuleOp, options: CompileOptions, report: CompileReport) -> None:
         """What ``build`` reports (native and fallback ops, kernels vectorized, memory plan,

@@ -120,10 +120,13 @@ def vector_registers(isa: Isa) -> int:
     return {Isa.AVX512: 32, Isa.AVX2: 16, Isa.SCALAR: 16}[isa]
 
 
-def parse_isa(name: str | Isa) -> Isa:
+def parse_isa(name: str | Isa, *, host: bool = True) -> Isa:
     """``"auto" | "avx512" | "avx2" | "scalar"`` -> :class:`Isa`.
 
-    Raises :class:`IsaError` for an unknown name and for an ISA the host lacks.
+    Raises :class:`IsaError` for an unknown name and, with ``host`` (code about to run here),
+    for an ISA the host lacks.  Without, an ISA is a target the IR is lowered for, as
+    ``llc -mattr`` takes one: the passes and ``ziggurat-opt`` write avx512 IR on an AVX2 host;
+    the JIT and the object loader refuse it.
     """
     if isinstance(name, Isa):
         isa = name
@@ -138,7 +141,7 @@ def parse_isa(name: str | Isa) -> Isa:
         except ValueError:
             choices = ", ".join(["auto"] + [i.value for i in Isa])
             raise IsaError(f"unknown isa {name!r}; expected one of: {choices}") from None
-    if not host_supports(isa):
+    if host and not host_supports(isa):
         missing = [f for f in _REQUIRED[isa] if not host_features().get(f, False)]
         raise IsaError(
             f"isa {isa.value!r} is not supported by this host CPU "
@@ -172,13 +175,25 @@ def feature_string(isa: Isa) -> str:
 
 
 def pass_isa(option: str | Isa, pass_name: str) -> Isa:
-    """:func:`parse_isa` of a pass's ``isa`` option; a bad one is a ``ZigguratError`` naming the pass."""
+    """:func:`parse_isa` of a pass's ``isa`` option, the target it lowers for (the host need
+    not run it); a bad one is a ``ZigguratError`` naming the pass."""
+    from ziggurat.ir.errors import ZigguratError
+
+    try:
+        return parse_isa(option, host=False)
+    except IsaError as e:
+        raise ZigguratError(str(e), op=pass_name) from None
+
+
+def host_run_isa(option: str | Isa, op: str = "compile") -> Isa:
+    """:func:`parse_isa` of an ISA code will run with here: one the host lacks (or an unknown
+    name) is a ``ZigguratError`` naming ``op``."""
     from ziggurat.ir.errors import ZigguratError
 
     try:
         return parse_isa(option)
     except IsaError as e:
-        raise ZigguratError(str(e), op=pass_name) from None
+        raise ZigguratError(str(e), op=op) from None
 
 
 def isa_has(isa: Isa, feature: str) -> bool:

@@ -36,5 +36,5 @@ class LlvmIrTarget(Target):
                                 op="llvm-ir")
         plan = plan_memory(fn)
         annotate(fn, plan)
-        llvm_module, _ = generate(fn, plan, parse_isa(isa_attr.data), int(threads_attr.value.data))
+        llvm_module, _ = generate(fn, plan, parse_isa(isa_attr.data, host=False), int(threads_attr.value.data))
         output.write(str(llvm_module))

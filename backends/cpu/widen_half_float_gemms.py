@@ -68,9 +68,12 @@ BF16_GEMMS_WIDENED = WIDENED_GEMMS - {"fused.linear", "fused.matmul", "fused.con
 class WidenGemm(RewritePattern):
     """A float16 GEMM or convolution (``WIDENED_GEMMS``), or a bf16 one without a bf16 kernel
     (``BF16_GEMMS_WIDENED``: 1-d, 3-d, same-padded and transposed convolutions, bmm/addmm
-    forms), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
+    forms; every bf16 one without ``bf16_kernels``: a host or ISA without AMX-BF16 and
+    AVX512-BF16), on the float32 kernels, its result rounded once, as eager's 16-bit GEMMs
     accumulate in float32 and round once; the post-ops left fused (those that commute with
     rounding, ``split_half_float_epilogues.py``) run in float32 before that rounding."""
+
+    bf16_kernels: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         key = op_key(op)
@@ -88,7 +91,8 @@ class WidenGemm(RewritePattern):
         if dtypes == {torch.float16}:
             widen_whole(op, torch.float16, rewriter)
             record(NAME, "float16 GEMMs and convolutions widened")
-        elif dtypes == {torch.bfloat16} and key in BF16_GEMMS_WIDENED:
+        elif dtypes == {torch.bfloat16} and (key in BF16_GEMMS_WIDENED or not self.bf16_kernels) \
+                and not (isinstance(op, Conv2dOp) and int(op.groups.value.data) != 1):  # WidenGroupedConv's
             widen_whole(op, torch.bfloat16, rewriter)
             record(NAME, "bf16 GEMMs and convolutions without a bf16 kernel widened")
 

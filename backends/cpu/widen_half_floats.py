@@ -32,7 +32,8 @@ ones' patterns) are widened whole: eager's float16
 GEMM on a CPU without AVX512-FP16 converts its operands to float32, accumulates in float32
 and rounds the result once, and the native float32 kernels do that 3-4x faster than eager's
 (literal weights become float32 literals at compile time, exactly). bf16 GEMMs keep their
-own kernels (AMX, AVX512-BF16); a grouped bf16 convolution, and one the bf16 kernels do not
+own kernels (AMX, AVX512-BF16) where the host has one for the ISA, and are widened too where
+it has neither (an AVX2 host: option ``bf16_kernels``); a grouped bf16 convolution, and one the bf16 kernels do not
 take (1-d, 3-d, transposed), is widened.
 
 ``log_softmax``, ``logsumexp``, ``xlogy``, ``logit`` and trunc division, whose eager 16-bit
@@ -58,6 +59,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from ziggurat.backends.cpu.half_float_rewrites import NAME, cast_to, value_dtype, widen_whole
+from ziggurat.backends.cpu.isa import pass_isa
+from ziggurat.backends.cpu.kernels.amx import bf16_kernel_for
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.backends.cpu.widen_half_float_gemms import Bf16Products, WidenGemm, WidenGroupedConv
 from ziggurat.backends.cpu.split_half_float_epilogues import SplitHalfFloatEpilogue
@@ -348,10 +351,19 @@ class WidenWhole(RewritePattern):
 class WidenHalfFloatsPass(ModulePass):
     name = NAME
 
+    isa: str = "auto"
+    #: Whether bf16 GEMMs keep their bf16 kernels; None: where the host has one for ``isa``
+    #: (AMX-BF16 or AVX512-BF16, :func:`~ziggurat.backends.cpu.kernels.amx.bf16_kernel_for`).
+    #: Without, they are widened like float16's, and attention's products stay float32.
+    bf16_kernels: bool | None = None
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        bf16_kernels = self.bf16_kernels
+        if bf16_kernels is None:
+            bf16_kernels = bf16_kernel_for(pass_isa(self.isa, NAME).value) is not None
         PatternRewriteWalker(StaticShapesOnly(SplitHalfFloatEpilogue()), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
             WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenHardshrink(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
-            WidenLogsumexp(), WidenXlogy(), WidenLogit(), WidenTruncDivision(), WidenGroupedConv(), WidenGemm(),
-            WidenWhole(), Bf16Products()])),
+            WidenLogsumexp(), WidenXlogy(), WidenLogit(), WidenTruncDivision(), WidenGroupedConv(),
+            WidenGemm(bf16_kernels), WidenWhole(), *([Bf16Products()] if bf16_kernels else [])])),
                              apply_recursively=False).rewrite_module(op)

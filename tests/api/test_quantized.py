@@ -11,12 +11,14 @@ import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 
 import ziggurat
+from tests.support.host import ISAS, host_isas
 from tests.support.quantized_models import QuantizedMlp
 
 qd = torch.ops.quantized_decomposed
-BACKENDS = [("reference", {}), ("tensorrt-reference", {}), ("cpu", {"isa": "avx512"}),
-            ("cpu", {"isa": "avx2"}), ("cpu", {"isa": "scalar"})]
-IDS = ["reference", "tensorrt-reference", "cpu-avx512", "cpu-avx2", "cpu-scalar"]
+BACKENDS = [("reference", {}), ("tensorrt-reference", {}),
+            *(pytest.param("cpu", {"isa": isa}, marks=pytest.mark.skipif(isa not in host_isas(), reason=f"host has no {isa}"))
+              for isa in ISAS)]
+IDS = ["reference", "tensorrt-reference", *(f"cpu-{isa}" for isa in ISAS)]
 
 
 class FakeQuant(torch.nn.Module):
@@ -149,7 +151,7 @@ def test_pt2e_x86_inductor_quantizer_model(backend: str) -> None:
     assert float((got - model(x)).abs().max()) <= 0.1 * scale  # still the float model, roughly
 
 
-@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@pytest.mark.parametrize("isa", [i for i in ISAS[:2] if i in host_isas()])
 @pytest.mark.parametrize("shape", [(1, 133), (3, 7, 133), (65, 133)], ids=["1", "3x7", "65"])
 def test_quantized_linears_take_the_int8_kernel_where_the_host_has_vnni(isa: str, shape: tuple[int, ...]) -> None:
     """On avx512 with AVX512-VNNI the linears run on the int8 kernel (exact int32 sums); on

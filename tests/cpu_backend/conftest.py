@@ -10,13 +10,9 @@ import torch
 
 import ziggurat
 
-ISAS = ("avx512", "avx2", "scalar")
+from tests.support.host import ISAS, WIDEST_ISA, host_isas
 
-
-def host_isas() -> tuple[str, ...]:
-    from ziggurat.backends.cpu.isa import Isa, host_supports
-
-    return tuple(i for i in ISAS if host_supports(Isa(i)))
+__all__ = ["ISAS", "WIDEST_ISA", "compile_cpu", "host_isas", "max_rel_error"]
 
 
 def compile_cpu(model: Any, inputs: Any, **options: Any) -> Any:
@@ -36,9 +32,10 @@ def max_rel_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     return float((actual.double() - expected.double()).abs().max() / expected.double().abs().max().clamp_min(1e-30))
 
 
-@pytest.fixture(params=[ISAS[0], *(pytest.param(i, marks=pytest.mark.slow) for i in ISAS[1:])])
+@pytest.fixture(params=[i if i == WIDEST_ISA else pytest.param(i, marks=pytest.mark.slow) for i in ISAS])
 def isa(request: pytest.FixtureRequest) -> str:
-    """Each ISA the host runs: avx512 in ``make test``, avx2 and scalar under ``-m slow`` too.
+    """Each ISA the host runs: the widest (avx512, or avx2 on a host without AVX-512) in
+    ``make test``, the others under ``-m slow`` too.
     ``make test`` still compiles for both through ``test_ops_opinfo``'s per-op sweep (each op's
     first sample on avx2 or scalar, alternating), the fuzz slice's configurations (which rotate
     the ISAs), ``test_masked_wide_vectors`` and the kernel tests' own ISA parameters.  The avx2

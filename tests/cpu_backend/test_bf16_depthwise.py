@@ -17,7 +17,8 @@ import pytest
 import torch
 from torch import nn
 
-from tests.cpu_backend.conftest import compile_cpu
+from tests.cpu_backend.conftest import WIDEST_ISA, compile_cpu
+from tests.support.host import bf16_gemm_kernel
 
 #: (channels, kernel, stride, padding, post-op): vector tails (40 channels on avx512, 20 on both
 #: ISAs: 16 + 4 and 8 + 8 + 4 lanes), 5x5 windows, stride 2
@@ -60,13 +61,14 @@ class InvertedResidual(nn.Module):
         return x + self.body(x)
 
 
+@pytest.mark.skipif(bf16_gemm_kernel() is None, reason="no bf16 GEMM kernel here (AMX-BF16 or AVX512-BF16)")
 def test_blocks_copy_no_activation() -> None:
     """Two blocks after a channels-last start: every convolution reads its input in place (no
     im2col copy, no cast), so the only kernels left are the residual adds."""
     torch.manual_seed(0)
     model = nn.Sequential(InvertedResidual(16, 64), InvertedResidual(16, 64)).eval().to(torch.bfloat16)
     x = torch.randn(1, 16, 14, 14).to(torch.bfloat16).contiguous(memory_format=torch.channels_last)
-    compiled = compile_cpu(model, (x,), isa="avx512")
+    compiled = compile_cpu(model, (x,), isa=WIDEST_ISA)
     loop_ir = compiled.ir["loop"]
     assert "%im2col_rows" not in loop_ir and '"extf"' not in loop_ir, loop_ir
     assert loop_ir.count("in_bf16 = true") == 2
@@ -84,7 +86,8 @@ def test_post_ops_that_do_not_commute_run_in_torch_without_the_split() -> None:
     torch.manual_seed(3)
     model = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16), nn.GELU()).eval().to(torch.bfloat16)
     x = torch.randn(1, 16, 9, 9).to(torch.bfloat16)
-    passes = "graph-opt,prepack-weights{isa=avx512},convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop"
+    passes = (f"graph-opt,prepack-weights{{isa={WIDEST_ISA}}},convert-fused-to-kernel,kernel-fuse,kernel-layout,"
+              "convert-kernel-to-loop")
     compiled = compile_cpu(model, (x,), passes=passes)
     reasons = compiled.report.fallback_ops.get("fused.conv2d", [])
     assert any("do not commute" in r for r in reasons), compiled.report.fallback_ops

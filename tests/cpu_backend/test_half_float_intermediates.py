@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tests.cpu_backend.conftest import compile_cpu, host_isas
+from tests.cpu_backend.conftest import WIDEST_ISA, compile_cpu, host_isas
 from tests.support.apply import Apply
 
 DTYPES = [torch.bfloat16, torch.float16]
@@ -48,7 +48,7 @@ def _pairs(dtype: torch.dtype, rows: int = 256) -> tuple[torch.Tensor, torch.Ten
     return x.reshape(rows, 64), y.reshape(rows, 64)
 
 
-def _check(name: str, form: str, dtype: torch.dtype, isa: str = "avx512") -> None:
+def _check(name: str, form: str, dtype: torch.dtype, isa: str = WIDEST_ISA) -> None:
     fn, shape = OPS[name], FORMS[form]
     model = Apply(lambda x, y: fn(*shape(x, y)))
     x, y = _pairs(dtype)

@@ -14,12 +14,12 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tests.cpu_backend.conftest import compile_cpu
+from tests.cpu_backend.conftest import WIDEST_ISA, compile_cpu
 from tests.support.apply import Apply
+from tests.support.host import each_isa
 
 DTYPES = [torch.bfloat16, torch.float16]
 IDS = ["bf16", "f16"]
-ISAS = ["avx512", "avx2", "scalar"]
 #: shapes with vector tails, one-element rows, a row of GPT-2's vocabulary, and a long reduced dim
 SHAPES = [(4, 7), (5, 31), (3, 33, 40), (2, 100, 17), (16, 257), (64, 1), (1, 50257), (2, 3, 300, 3)]
 
@@ -38,7 +38,7 @@ def _inputs(shape: tuple[int, ...], dtype: torch.dtype, scale: float) -> torch.T
     return (torch.randn(shape, generator=g) * scale).to(dtype)
 
 
-def _check(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, isa: str = "avx512", rare_ulp: bool = False) -> None:
+def _check(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, isa: str = WIDEST_ISA, rare_ulp: bool = False) -> None:
     """Native, and bit for bit eager's; with ``rare_ulp``, up to one value in 1,000 may be one
     16-bit step off (float32's ``exp`` and sums an ulp of float32 from eager's, which crosses a
     16-bit rounding boundary that rarely)."""
@@ -70,7 +70,7 @@ def test_logsumexp(dims: list[int], keepdim: bool, dtype: torch.dtype) -> None:
     _check(lambda t: torch.logsumexp(t, dims, keepdim), _inputs((3, 33, 40), dtype, 3.0))
 
 
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", each_isa())
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 def test_each_isa(isa: str, dtype: torch.dtype) -> None:
     x = _inputs((6, 131), dtype, 4.0)

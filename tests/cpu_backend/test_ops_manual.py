@@ -10,11 +10,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.cpu_backend.conftest import compile_cpu
+from tests.cpu_backend.conftest import WIDEST_ISA, compile_cpu
 from tests.support.opinfo import OpModule
 
 
-def check(fn: Callable[..., object], *inputs: torch.Tensor, isa: str = "avx512", rtol: float = 1e-5,
+def check(fn: Callable[..., object], *inputs: torch.Tensor, isa: str = WIDEST_ISA, rtol: float = 1e-5,
           atol: float = 1e-5, native: bool = True) -> None:
     compiled = compile_cpu(OpModule(fn), inputs, isa=isa)
     with torch.no_grad():

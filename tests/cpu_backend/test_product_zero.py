@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import ziggurat
+from tests.support.host import each_isa
 
 
 class Prod(torch.nn.Module):
@@ -31,7 +32,7 @@ def _factors(shape: tuple[int, ...], zero_at: tuple[int, ...] | None, negatives:
     return x
 
 
-@pytest.mark.parametrize("isa", ["avx512", "avx2", "scalar"])
+@pytest.mark.parametrize("isa", each_isa())
 @pytest.mark.parametrize("shape", [(3645,), (405, 3, 3), (9, 15, 9, 3)])
 @pytest.mark.parametrize("negatives", [0, 3])
 def test_a_zero_among_factors_past_float32_is_the_product(isa: str, shape: tuple[int, ...], negatives: int) -> None:
@@ -42,7 +43,7 @@ def test_a_zero_among_factors_past_float32_is_the_product(isa: str, shape: tuple
     # (eager's own order overflows here as well, NaN even in float64: the exact product is 0)
 
 
-@pytest.mark.parametrize("isa", ["avx512", "scalar"])
+@pytest.mark.parametrize("isa", each_isa(("avx512", "scalar")))
 def test_rows_with_and_without_a_zero(isa: str) -> None:
     x = _factors((4, 600), None, 0)
     x[1, 599] = 0.0

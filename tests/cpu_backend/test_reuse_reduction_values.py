@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ziggurat.backends.cpu.reuse_reduction_values as reuse
-from tests.cpu_backend.conftest import compile_cpu
+from tests.cpu_backend.conftest import WIDEST_ISA, compile_cpu
 from tests.support.opinfo import OpModule
 
 Fn = Callable[..., torch.Tensor]
@@ -78,7 +78,7 @@ def test_kept_exponentials_give_the_recomputed_numbers(name: str, threads: int, 
 
 def test_a_row_past_the_scratch_limit_recomputes() -> None:
     x = torch.randn(2, 8193)
-    compiled = compile_cpu(OpModule(lambda x: torch.softmax(x, -1)), (x,), isa="avx512", threads=1)
+    compiled = compile_cpu(OpModule(lambda x: torch.softmax(x, -1)), (x,), isa=WIDEST_ISA, threads=1)
     text = _kernel_text(compiled)
     assert "loop.scratch" not in text and len(re.findall(r'loop\.unary "exp"', text)) == 2
     torch.testing.assert_close(compiled(x), torch.softmax(x, -1), rtol=2e-6, atol=1e-7)
@@ -87,7 +87,7 @@ def test_a_row_past_the_scratch_limit_recomputes() -> None:
 def test_log_softmax_keeps_no_row() -> None:
     """log_softmax's output loop computes no transcendental of the element: nothing to keep."""
     x = torch.randn(3, 40)
-    compiled = compile_cpu(OpModule(lambda x: torch.log_softmax(x, -1)), (x,), isa="avx512")
+    compiled = compile_cpu(OpModule(lambda x: torch.log_softmax(x, -1)), (x,), isa=WIDEST_ISA)
     assert "loop.scratch" not in _kernel_text(compiled)
 
 
@@ -100,7 +100,7 @@ def test_attention_under_bf16_keeps_its_exponentials() -> None:
     def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1) @ v
 
-    compiled = compile_cpu(OpModule(attention), (q, k, v), precision="bf16", isa="avx512", threads=1)
+    compiled = compile_cpu(OpModule(attention), (q, k, v), precision="bf16", isa=WIDEST_ISA, threads=1)
     assert "loop.scratch" in _kernel_text(compiled)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         expected = attention(q, k, v)
@@ -112,7 +112,7 @@ def test_a_run_time_row_recomputes() -> None:
     from torch.export import Dim
 
     x = torch.randn(3, 40)
-    compiled = compile_cpu(OpModule(lambda x: torch.softmax(x, -1)), (x,), isa="avx512",
+    compiled = compile_cpu(OpModule(lambda x: torch.softmax(x, -1)), (x,), isa=WIDEST_ISA,
                            dynamic_shapes=({1: Dim("n", min=2, max=300)},))
     for n in (2, 17, 300):
         y = torch.randn(3, n)
@@ -131,7 +131,7 @@ def test_a_range_build_keeps_a_static_row(tmp_path: object) -> None:
 
     fn = CASES["scaled_masked"][0]
     x, m = _inputs([(3, 4, 9, 37), (9, 37)])
-    compiled = compile_cpu(OpModule(fn), (x, m), isa="avx512", threads=2,
+    compiled = compile_cpu(OpModule(fn), (x, m), isa=WIDEST_ISA, threads=2,
                            dynamic_shapes=({0: Dim("batch", min=1, max=16)}, None))
     assert "loop.scratch" in _kernel_text(compiled)
     path = Path(str(tmp_path)) / "softmax.zig"

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import ziggurat
+from tests.support.host import each_isa
 
 
 class Upsample(torch.nn.Module):
@@ -33,7 +34,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("isa", ["avx512", "avx2", "scalar"])
+@pytest.mark.parametrize("isa", each_isa())
 @pytest.mark.parametrize(("shape", "size", "mode"), CASES, ids=[f"{m}-{'x'.join(map(str, s))}" for _, s, m in CASES])
 def test_infinite_elements_give_eager_infinities_and_nans(isa: str, shape: tuple[int, ...], size: tuple[int, ...],
                                                          mode: str) -> None:

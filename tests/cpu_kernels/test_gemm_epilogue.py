@@ -150,9 +150,8 @@ def test_in_place_residual_after_activation_is_refused() -> None:
     with pytest.raises(ValueError, match="partially overlaps"):
         kern(a, pack_gemm_b(b, spec.b_layout.nr), rows[1:], other=rows[:-1])
     with pytest.raises(ValueError, match="overlaps input a"):
-        square = torch.randn(M, K)
-        GemmSpec(m=M, n=K, k=K, threads=1)
-        gemm_callable(GemmSpec(m=M, n=K, k=K, threads=1))(square, pack_gemm_b(torch.randn(K, K), 32), square)
+        square, spec = torch.randn(M, K), GemmSpec(m=M, n=K, k=K, threads=1)
+        gemm_callable(spec)(square, pack_gemm_b(torch.randn(K, K), spec.b_layout.nr), square)
 
 
 def test_batched_residual_with_batch_stride() -> None:

@@ -49,13 +49,16 @@ def test_spec_is_hashable_and_named() -> None:
         GemmSpec(m=4, n=4, k=4, b_packed=False).b_layout
 
 
+SPEC = GemmSpec(m=5, n=7, k=3, threads=1, bias=True)
+
+
 @pytest.fixture(scope="module")
 def kern():  # type: ignore[no-untyped-def]
-    return gemm_callable(GemmSpec(m=5, n=7, k=3, threads=1, bias=True))
+    return gemm_callable(SPEC)
 
 
 def _good() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    return torch.randn(5, 3), pack_gemm_b(torch.randn(3, 7), 32), torch.empty(5, 7), torch.randn(7)
+    return torch.randn(5, 3), pack_gemm_b(torch.randn(3, 7), SPEC.b_layout.nr), torch.empty(5, 7), torch.randn(7)
 
 
 def test_callable_happy_path(kern) -> None:  # type: ignore[no-untyped-def]

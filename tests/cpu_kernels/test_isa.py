@@ -123,3 +123,22 @@ def test_forced_avx2_has_no_zmm_even_for_wide_vectors() -> None:
     """
     asm = emit_assembly(src, Isa.AVX2)
     assert "ymm" in asm and "zmm" not in asm
+
+
+def test_passes_lower_for_an_isa_the_host_lacks_and_compile_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The IR is lowered for a target, as ``llc -mattr`` takes one (``ziggurat-opt`` writes
+    avx512 IR on an AVX2 host); code that would run here is refused, as a ZigguratError."""
+    import torch
+
+    import ziggurat
+    import ziggurat.backends.cpu.isa as isa_mod
+    from ziggurat.backends.cpu.isa import pass_isa
+    from ziggurat.ir.errors import ZigguratError
+
+    fake = dict(host_features())
+    fake["avx512f"] = False
+    monkeypatch.setattr(isa_mod, "host_features", lambda: fake)
+    assert parse_isa("avx512", host=False) is Isa.AVX512
+    assert pass_isa("avx512", "prepack-weights") is Isa.AVX512
+    with pytest.raises(ZigguratError, match="compile: isa 'avx512' is not supported by this host.*avx512f"):
+        ziggurat.compile(torch.nn.ReLU(), (torch.randn(3),), backend="cpu", isa="avx512")

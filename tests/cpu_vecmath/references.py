@@ -21,7 +21,7 @@ import mpmath as mp
 import torch
 import torch.nn.functional as F
 
-from ziggurat.backends.cpu.vecmath.eager_zero import ZERO_BELOW
+from ziggurat.backends.cpu.vecmath.eager_zero import POSITIVE, POSITIVE_NAN_AT_INF, ZERO_BELOW, eager_zero_below
 
 from .harness import Kernels
 
@@ -48,10 +48,15 @@ def _d(f: Fn) -> Fn:
 
 
 def _eager_zero(kind: str, f: Fn) -> Fn:
-    """``f`` with eager's exact zero below ``ZERO_BELOW[kind]`` (the kernels' documented choice)."""
-    t = ZERO_BELOW[kind]["f32"]
-    signed = kind not in ("sigmoid", "softplus")
-    return lambda x: torch.where(x < t, x.double() * 0.0 if signed else torch.zeros_like(x, dtype=torch.float64), f(x))
+    """``f`` with eager's exact zero below its threshold on this host (:func:`eager_zero_below`,
+    the kernels' documented choice)."""
+    t, form = eager_zero_below(kind, "f32", kind not in ("sigmoid", "softplus"))
+
+    def zero(x: torch.Tensor) -> torch.Tensor:
+        z = torch.zeros_like(x, dtype=torch.float64) if form == POSITIVE else x.double() * 0.0
+        return z.abs() if form == POSITIVE_NAN_AT_INF else z
+
+    return lambda x: torch.where(x < t, zero(x), f(x))
 
 
 TRUTH: dict[str, Fn] = {
@@ -146,7 +151,7 @@ _EDGES: dict[str, list[float]] = {
     "erf": [0.5, -0.5, 0.49999997, 3.92, 10.5, 10.6],
     "erfc": [0.5, -0.5, 0.49999997, 9.0, 10.05, 10.5, 10.6, -4.0],
     "gelu_erf": [0.70710677, -0.70710677, 0.7071068, 6.0, 6.0000005, -14.7, -14.9, -13.2,
-                 ZERO_BELOW["gelu_erf"]["f32"], -5.4858346],
+                 ZERO_BELOW["gelu_erf"]["f32"], eager_zero_below("gelu_erf", "f32", True)[0], -5.4858346],
     "gelu_tanh": [-10.0, -12.0, -9.5, ZERO_BELOW["gelu_tanh"]["f32"]],
     "sigmoid": [ZERO_BELOW["sigmoid"]["f32"]],
     "silu": [ZERO_BELOW["silu"]["f32"]],

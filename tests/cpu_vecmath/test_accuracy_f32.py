@@ -24,8 +24,8 @@ def test_bounds_meet_requirement() -> None:
 
 
 @pytest.mark.parametrize("kind", SMOOTH_KINDS)
-def test_avx512_accuracy(k512: Kernels, opinfo: dict[str, torch.Tensor], kind: str) -> None:
-    m = measure(k512, kind, _domain(kind, opinfo, 0.2))
+def test_avx512_accuracy(kwide: Kernels, opinfo: dict[str, torch.Tensor], kind: str) -> None:
+    m = measure(kwide, kind, _domain(kind, opinfo, 0.2))
     assert m.max_rel <= MAX_REL_F32[kind], m.row()
     # vs torch f32, wherever torch itself is within 2 ulp of the truth
     assert m.max_rel_vs_eager <= REQUIREMENT, m.row()
@@ -35,9 +35,9 @@ def test_avx512_accuracy(k512: Kernels, opinfo: dict[str, torch.Tensor], kind: s
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", SMOOTH_KINDS)
-def test_avx512_accuracy_dense(k512: Kernels, opinfo: dict[str, torch.Tensor], kind: str) -> None:
+def test_avx512_accuracy_dense(kwide: Kernels, opinfo: dict[str, torch.Tensor], kind: str) -> None:
     """The sweep behind the documented table (4x denser than measure_accuracy.py's default)."""
-    m = measure(k512, kind, _domain(kind, opinfo, 4.0))
+    m = measure(kwide, kind, _domain(kind, opinfo, 4.0))
     assert m.max_rel <= MAX_REL_F32[kind], m.row()
     assert m.max_rel_vs_eager <= REQUIREMENT, m.row()
     assert m.consistency_violations == 0, m.row()
@@ -54,7 +54,7 @@ def test_opinfo_samples_present(opinfo: dict[str, torch.Tensor]) -> None:
 
 @pytest.mark.parametrize("kind", SMOOTH_KINDS)
 @pytest.mark.parametrize("target", ["avx2", "scalar"])
-def test_other_targets_match_avx512_bitwise(k512: Kernels, k_avx2: Kernels, opinfo: dict[str, torch.Tensor],
+def test_other_targets_match_avx512_bitwise(kwide: Kernels, k_avx2: Kernels, opinfo: dict[str, torch.Tensor],
                                             kind: str, target: str) -> None:
     """AVX2 (W=8, Haswell target) and scalar (W=1) code computes the identical IEEE operations.
 
@@ -62,8 +62,8 @@ def test_other_targets_match_avx512_bitwise(k512: Kernels, k_avx2: Kernels, opin
     """
     x = _domain(kind, opinfo, 0.02 if target == "scalar" else 0.05)
     x = torch.cat([x, x[:13]])  # odd length: the vector loops end in their scalar tail
-    ref = k512.unary(kind, x)
-    got = k_avx2.unary(kind, x) if target == "avx2" else k512.unary_tail(kind, x)
+    ref = kwide.unary(kind, x)
+    got = k_avx2.unary(kind, x) if target == "avx2" else kwide.unary_tail(kind, x)
     same = (ref.view(torch.int32) == got.view(torch.int32)) | (ref.isnan() & got.isnan())
     assert bool(same.all()), f"{kind}/{target}: first mismatch at x={x[~same][0].item()!r}"
 
@@ -89,7 +89,7 @@ def test_docstring_table_is_current() -> None:
 
 
 @pytest.mark.parametrize("kind", ["sin", "cos"])
-def test_trig_past_cody_waite_every_isa(k512: Kernels, k_avx2: Kernels, kind: str) -> None:
+def test_trig_past_cody_waite_every_isa(kwide: Kernels, k_avx2: Kernels, kind: str) -> None:
     """Finite |x| >= 2^49 take the Payne-Hanek reduction (they were NaN): 2^18 random f32 of
     exponents 40..127 (both sides of 2^49, both signs), the largest float and 2^49 itself,
     within the bound of the smaller arguments against float64, on the vector path and the
@@ -101,7 +101,7 @@ def test_trig_past_cody_waite_every_isa(k512: Kernels, k_avx2: Kernels, kind: st
     x = torch.cat([bits.view(torch.float32), torch.tensor([2.0 ** 49, -(2.0 ** 49), 3.4028234663852886e38, 2.0 ** 49 - 2.0 ** 25])])
     x = torch.cat([x, x[:13]])  # a tail that is not a whole vector
     truth = (torch.sin if kind == "sin" else torch.cos)(x.double())
-    for k in (k512, k_avx2):
+    for k in (kwide, k_avx2):
         got = k.unary(kind, x).double()
         err = ((got - truth).abs() / truth.abs().clamp_min(2.0 ** -20)).max().item()
         assert err <= MAX_REL_F32[kind], (kind, err)

@@ -55,9 +55,9 @@ def test_exact_kinds_covered() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EAGER_EXACT))
-def test_bit_identical_to_eager(k512: Kernels, name: str) -> None:
+def test_bit_identical_to_eager(kwide: Kernels, name: str) -> None:
     x = _inputs()
-    got, want = k512.unary(name, x), EAGER_EXACT[name](x)
+    got, want = kwide.unary(name, x), EAGER_EXACT[name](x)
     same = _bitwise_equal(got, want)
     assert bool(same.all()), f"{name}: x={x[~same][:4].tolist()} ours={got[~same][:4].tolist()} eager={want[~same][:4].tolist()}"
 
@@ -69,38 +69,38 @@ def test_bit_identical_to_eager_avx2(k_avx2: Kernels, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["sqrt", "pow_s0.5"])
-def test_sqrt_correctly_rounded(k512: Kernels, name: str) -> None:
+def test_sqrt_correctly_rounded(kwide: Kernels, name: str) -> None:
     """llvm.sqrt is correctly rounded (eager's MKL-backed f32 sqrt is not always: it can be 1 ulp off).
 
     sqrt in float64 rounded to float32 is the correctly rounded f32 square root (53 >= 2*24+2).
     """
     x = _inputs()
-    got = k512.unary(name, x)
+    got = kwide.unary(name, x)
     assert bool(_bitwise_equal(got, torch.sqrt(x.double()).float()).all())
     eager = torch.sqrt(x)
     assert float(((got.double() - eager.double()).abs() / eager.double().abs().clamp_min(2.0 ** -126))
                  .nan_to_num(0.0).max()) <= 2.0 ** -23
 
 
-def test_relu_family_nan_and_signed_zero(k512: Kernels) -> None:
+def test_relu_family_nan_and_signed_zero(kwide: Kernels) -> None:
     x = torch.tensor([math.nan, -0.0, -1.0, 7.0] * 5)
     for name in ("relu", "relu6", "hardtanh", "clamp_lo_hi", "hardswish", "hardsigmoid", "leaky_relu"):
-        out = k512.unary(name, x)
+        out = kwide.unary(name, x)
         assert bool(out[::4].isnan().all()), name  # NaN propagates (torch maximum/minimum semantics)
-    relu = k512.unary("relu", x)
+    relu = kwide.unary("relu", x)
     assert math.copysign(1.0, relu[1].item()) == -1.0  # relu(-0.) == -0. as in eager
-    assert k512.unary("relu6", x)[3].item() == 6.0
+    assert kwide.unary("relu6", x)[3].item() == 6.0
 
 
-def test_parametrised_smooth_variants(k512: Kernels) -> None:
+def test_parametrised_smooth_variants(kwide: Kernels) -> None:
     x = torch.linspace(-30, 30, 6001)
-    sp = k512.unary("softplus_b2", x)
+    sp = kwide.unary("softplus_b2", x)
     ref = F.softplus(x.double(), beta=2.0, threshold=10.0)
     assert float(((sp.double() - ref).abs() / ref.abs().clamp_min(2.0 ** -126)).max()) < 3e-7
-    el = k512.unary("elu_a", x)
+    el = kwide.unary("elu_a", x)
     ref = torch.ops.aten.elu(x.double(), 0.7, 1.5, 0.5)
     assert float(((el.double() - ref).abs() / ref.abs().clamp_min(2.0 ** -126)).max()) < 2e-7
     # a Python-float exponent is rounded to the lane type, as in eager's float kernel
-    p = k512.unary("pow_s1.7", x.abs())
+    p = kwide.unary("pow_s1.7", x.abs())
     ref = torch.pow(x.abs().double(), torch.tensor(1.7, dtype=torch.float32).item())
     assert float(((p.double() - ref).abs() / ref.abs().clamp_min(2.0 ** -126)).max()) < 6e-8

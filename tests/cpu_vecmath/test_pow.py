@@ -15,20 +15,20 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 2.5, -2.5, mat
            2.0 ** -149, -(2.0 ** -149), 1e10, -1e10, 16777217.0, -16777215.0, 1e-10]
 
 
-def test_accuracy_wide_grid(k512: Kernels) -> None:
+def test_accuracy_wide_grid(kwide: Kernels) -> None:
     x, y = pow_grid()
-    got = k512.binary("pow", x, y)
+    got = kwide.binary("pow", x, y)
     truth = torch.pow(x.double(), y.double())
     err = rel_err(got, truth)
     i = int(err.argmax())
     assert float(err[i]) <= MAX_REL_POW_F32, (x[i].item(), y[i].item(), got[i].item(), truth[i].item())
 
 
-def test_special_cases_match_eager(k512: Kernels) -> None:
+def test_special_cases_match_eager(kwide: Kernels) -> None:
     pairs = list(itertools.product(SPECIAL, SPECIAL))
     x = torch.tensor([p[0] for p in pairs], dtype=torch.float32)
     y = torch.tensor([p[1] for p in pairs], dtype=torch.float32)
-    got, eager = k512.binary("pow", x, y), torch.pow(x, y)
+    got, eager = kwide.binary("pow", x, y), torch.pow(x, y)
     truth = torch.pow(x.double(), y.double())
     for xi, yi, o, e, t in zip(x.tolist(), y.tolist(), got.tolist(), eager.tolist(), truth.tolist()):
         if math.isnan(e) or math.isinf(e) or e == 0.0:
@@ -38,8 +38,8 @@ def test_special_cases_match_eager(k512: Kernels) -> None:
             assert abs(o - t) <= 1e-6 * max(abs(t), 2.0 ** -126), f"pow({xi!r}, {yi!r}) = {o!r}, truth {t!r}"
 
 
-def test_avx2_and_scalar_match_avx512(k512: Kernels, k_avx2: Kernels) -> None:
+def test_avx2_and_scalar_match_avx512(kwide: Kernels, k_avx2: Kernels) -> None:
     x, y = pow_grid()
     x, y = x[:20001].contiguous(), y[:20001].contiguous()
-    a, b = k512.binary("pow", x, y), k_avx2.binary("pow", x, y)
+    a, b = kwide.binary("pow", x, y), k_avx2.binary("pow", x, y)
     assert bool(((a.view(torch.int32) == b.view(torch.int32)) | (a.isnan() & b.isnan())).all())

@@ -43,6 +43,7 @@ from tests.fuzz.program import Program, TensorSpec
 from tests.fuzz.tolerance import (BIG_DELTA, SMALL_DELTA, Reference, Verdict, compare, jitter, perturbed,
                                   rounding_step)
 from tests.fuzz.wide_ops import run_eager_wide_ops
+from tests.support.host import host_isas
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,6 @@ class Config:
         return {c.name: c for c in every_config(("avx512", "avx2", "scalar"))}[name]
 
 
-def host_isas() -> tuple[str, ...]:
-    from ziggurat.backends.cpu.isa import Isa, host_supports
-
-    return tuple(i for i in ("avx512", "avx2", "scalar") if host_supports(Isa(i)))
-
-
 def all_configs(isas: tuple[str, ...] | None = None, dynamic: bool = False) -> list[Config]:
     """Every configuration for ``isas`` (default: the host's); ``dynamic``: the ``-dyn`` ones too."""
     isas = isas if isas is not None else host_isas()
@@ -110,15 +105,14 @@ def every_config(isas: tuple[str, ...] | None = None) -> list[Config]:
 
 
 def low_precision_configs(isas: tuple[str, ...] | None = None, every_isa: bool = False) -> list[Config]:
-    """The ``-bf16`` and ``-fp16`` configurations: the CPU backend on AVX-512 (where the bf16
-    GEMMs and convolutions run natively), and the reference backend; with ``every_isa`` the
-    float16 ones on every ISA of ``isas`` too (float16 casts take F16C on avx512/avx2 and
-    integer code on scalar; its GEMMs are widened on each)."""
+    """The ``-bf16`` and ``-fp16`` configurations: the CPU backend on the widest ISA of ``isas``
+    (on AVX-512 with AMX-BF16 or AVX512-BF16 the bf16 GEMMs and convolutions run on their
+    kernels, elsewhere widened to the float32 ones), and the reference backend; with
+    ``every_isa`` on every ISA of ``isas`` (16-bit casts take F16C or integer code on avx2 and
+    integer code on scalar)."""
     isas = isas if isas is not None else host_isas()
-    wide = tuple(i for i in isas if i == "avx512")
     return [config for precision in ("bf16", "fp16")
-            for config in (*(Config("cpu", "export", isa, precision=precision)
-                             for isa in (isas if precision == "fp16" and every_isa else wide)),
+            for config in (*(Config("cpu", "export", isa, precision=precision) for isa in (isas if every_isa else isas[:1])),
                            Config("reference", "export", precision=precision))]
 
 

@@ -213,7 +213,9 @@ def test_gelu_erf_tail_is_eagers() -> None:
     y = run_layer([x], lambda v: ActivationOp(v, ActivationType.kGELU_ERF, name="g").output)
     torch.testing.assert_close(y, torch.nn.functional.gelu(x), rtol=0.0, atol=0.0)
     assert bool((y[x > -5.4] < 0).all())
-    assert bool((y[x < -5.55] == 0).all()) and bool(torch.signbit(y[x < -5.55]).all())
+    # -0 on torch's AVX-512 kernels, +0 on its AVX2 ones (``vecmath/eager_zero.py``): eager's sign
+    tail = x < -5.55
+    assert bool((y[tail] == 0).all()) and torch.equal(torch.signbit(y[tail]), torch.signbit(torch.nn.functional.gelu(x)[tail]))
 
 
 def test_gelu_tanh_constant() -> None:

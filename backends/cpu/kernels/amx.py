@@ -100,6 +100,12 @@ def host_bf16_kernel() -> str | None:
     return choose_bf16_kernel(feats, granted, amx_disabled_by_env())
 
 
+def bf16_kernel_for(isa_name: str) -> str | None:
+    """:func:`host_bf16_kernel` for code compiled for the ISA named ``isa_name``: none below
+    ``avx512`` (both kernels are AVX-512 code)."""
+    return host_bf16_kernel() if isa_name == "avx512" else None
+
+
 def host_has_amx_int8(features: Mapping[str, bool]) -> bool:
     return bool(features.get("amx-tile")) and bool(features.get("amx-int8"))
 

@@ -99,7 +99,7 @@ class ConvSpec:
                 raise ConvSpecError(f"ConvSpec.{f} must be a positive int, got {v!r}")
         if self.ph < 0 or self.pw < 0:
             raise ConvSpecError("ConvSpec: negative padding")
-        s(self, "isa", parse_isa(self.isa))
+        s(self, "isa", parse_isa(self.isa, host=False))
         s(self, "in_pixel", self.in_pixel or self.channels)
         s(self, "in_row", self.in_row or self.in_w * self.in_pixel)
         s(self, "in_batch", self.in_batch or self.in_h * self.in_row)

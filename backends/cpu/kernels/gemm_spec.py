@@ -190,7 +190,7 @@ class GemmSpec:
         s = object.__setattr__
         m, n, k = _positive("m", self.m), _positive("n", self.n), _positive("k", self.k)
         try:
-            isa = parse_isa(self.isa)
+            isa = parse_isa(self.isa, host=False)
         except ValueError as exc:
             raise GemmSpecError(f"GemmSpec.isa: {exc}") from None
         s(self, "isa", isa)

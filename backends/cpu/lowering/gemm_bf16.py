@@ -61,7 +61,7 @@ def bf16_kernel(ctx: LoweringContext) -> str:
     """The host's bf16 GEMM kernel, or NotLowerable naming what is missing."""
     if ctx.options.isa != Isa.AVX512:
         raise NotLowerable(f"bf16 GEMMs need the avx512 ISA (compiling for {ctx.options.isa.value})")
-    kernel = amx.host_bf16_kernel()
+    kernel = amx.bf16_kernel_for(ctx.options.isa.value)
     if kernel is None:
         raise NotLowerable("this CPU has neither AMX-BF16 nor AVX512-BF16 for a bf16 GEMM")
     return kernel

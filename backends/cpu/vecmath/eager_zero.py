@@ -25,10 +25,16 @@ hosts by scanning every f32, and 6 million f64 ulps, around each point;
 * Just above the GELU erf threshold eager's vector path alternates between 0 and tiny values
   (f32: x in [-5.5426, -5.4858]; f64: [-8.37438892306752, -8.37438892306737]), from the error
   of its erf approximation.  There this kernel keeps the accurate value.
+* Where torch runs its AVX2 kernels (``torch.backends.cpu.get_cpu_capability()``: a host
+  without AVX-512, or ``ATEN_CPU_CAPABILITY=avx2``), float32 GELU (erf) is another
+  approximation: nonzero down to -5.54304, without the band, and +0 below, not -0
+  (``AVX2_ZERO_BELOW``, measured on an AMD EPYC host with AVX2 only; every other entry is the
+  same there).  :func:`eager_zero_below` gives the host's.
 """
 
 from __future__ import annotations
 
+import torch
 from llvmlite import ir
 
 from ziggurat.backends.cpu.vecmath.builder import VB
@@ -44,9 +50,26 @@ ZERO_BELOW: dict[str, dict[str, float]] = {
 }
 
 
+#: The zero eager returns below a threshold: ``x * 0`` (-0, NaN for -inf), ``+0``, or
+#: ``|x * 0|`` (+0, NaN for -inf).
+SIGNED, POSITIVE, POSITIVE_NAN_AT_INF = "x*0", "+0", "|x*0|"
+
+#: ``ZERO_BELOW``'s entries where torch runs its AVX2 kernels: (threshold, zero).
+AVX2_ZERO_BELOW: dict[tuple[str, str], tuple[float, str]] = {
+    ("gelu_erf", "f32"): (-5.5430402755737305, POSITIVE_NAN_AT_INF)}
+
+
+def eager_zero_below(kind: str, fmt: str, signed: bool) -> tuple[float, str]:
+    """Eager's threshold for ``kind`` in ``fmt`` (``"f32"``, ``"f64"``) on this host's torch
+    kernels, and its zero below (``signed``: ``x * 0`` on the AVX-512 kernels, else +0)."""
+    if torch.backends.cpu.get_cpu_capability() == "AVX2" and (kind, fmt) in AVX2_ZERO_BELOW:
+        return AVX2_ZERO_BELOW[kind, fmt]
+    return ZERO_BELOW[kind][fmt], SIGNED if signed else POSITIVE
+
+
 def zero_below(v: VB, kind: str, x: ir.Value, res: ir.Value, signed: bool) -> ir.Value:
-    """``res`` with eager's zero below ``ZERO_BELOW[kind]``: ``x * 0`` (-0, NaN for -inf) when
-    ``signed``, else +0."""
-    below = v.lt(x, v.c(ZERO_BELOW[kind][v.fmt.name]))
-    zero = v.mul(x, v.c(0.0)) if signed else v.c(0.0)
-    return v.sel(below, zero, res)
+    """``res`` with eager's zero below its threshold (:func:`eager_zero_below`)."""
+    threshold, form = eager_zero_below(kind, v.fmt.name, signed)
+    below = v.lt(x, v.c(threshold))
+    zero = v.c(0.0) if form == POSITIVE else v.mul(x, v.c(0.0))
+    return v.sel(below, v.abs(zero) if form == POSITIVE_NAN_AT_INF else zero, res)

@@ -109,8 +109,8 @@ def gelu_erf(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     large = v.sel(v.lt(x, v.c(0.0)), neg, pos)
     res = v.sel(v.lt(v.abs(z), v.c(_SMALL)), small, large)
     res = v.sel(v.gt(x, v.c(_GELU_IS_X[v.fmt.name])), x, res)  # x*Phi(x) rounds to x; handles +inf
-    res = zero_below(v, "gelu_erf", x, res, signed=True)  # eager's 1 + erf cancels to 0
-    return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN
+    # gelu(x) has the sign of x (fixes -0, keeps NaN); eager's 1 + erf cancels to 0
+    return zero_below(v, "gelu_erf", x, v.copysign(res, x), signed=True)
 
 
 def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
@@ -136,5 +136,5 @@ def _gelu_erf_one_region(v: VB, x: ir.Value) -> ir.Value:
     phi = v.mul(v.mul(q, m), s)  # Phi(-|x|): one rounding, then an exact scale
     res = v.sel(v.lt(x, v.c(0.0)), v.mul(x, phi), v.fma(v.neg(x), phi, x))  # x - x*Phi(-x): one rounding
     res = v.sel(v.gt(x, v.c(amax)), x, res)  # x*Phi(x) rounds to x; handles +inf
-    res = zero_below(v, "gelu_erf", x, res, signed=True)  # eager's 1 + erf cancels to 0; -inf: NaN
-    return v.copysign(res, x)  # gelu(x) has the sign of x: fixes -0, keeps NaN
+    # gelu(x) has the sign of x (fixes -0, keeps NaN); eager's 1 + erf cancels to 0; -inf: NaN
+    return zero_below(v, "gelu_erf", x, v.copysign(res, x), signed=True)

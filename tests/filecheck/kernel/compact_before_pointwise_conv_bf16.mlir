@@ -1,4 +1,5 @@
-// RUN: ziggurat-opt %s -p 'widen-half-floats,convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop' | filecheck %s
+// REQUIRES: avx512bf16
+// RUN: ziggurat-opt %s -p 'widen-half-floats{bf16_kernels=true},convert-fused-to-kernel,kernel-fuse,kernel-layout,convert-kernel-to-loop' | filecheck %s
 // A bf16 KxK convolution writes its rows Wq = W + 2 wide (the implicit GEMM computes the
 // padded-width columns and drops them).  A 1x1 convolution that reads it needs the pixels back
 // to back: they are copied as [N, C, OH, OW], one contiguous vector load per row piece.  Copied

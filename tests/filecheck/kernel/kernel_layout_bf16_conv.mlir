@@ -1,4 +1,4 @@
-// RUN: ziggurat-opt %s -p 'widen-half-floats,convert-fused-to-kernel,kernel-fuse,kernel-layout' | filecheck %s
+// RUN: ziggurat-opt %s -p 'widen-half-floats{bf16_kernels=true},convert-fused-to-kernel,kernel-fuse,kernel-layout' | filecheck %s
 // A bf16 convolution runs on the bf16 GEMM kernels as W @ im2col(x) per image: it writes
 // [N, C, H, W], so its result is contiguous, not channels-last as a float32 one's.  The pool
 // that reads it twice is then stored contiguous too (its loads move along the columns); taken

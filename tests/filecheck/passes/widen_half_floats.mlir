@@ -1,5 +1,6 @@
-// RUN: ziggurat-opt %s -p widen-half-floats --pass-statistics 2>%t.stats | filecheck %s
+// RUN: ziggurat-opt %s -p 'widen-half-floats{bf16_kernels=true}' --pass-statistics 2>%t.stats | filecheck %s
 // RUN: filecheck %s --check-prefix=STATS < %t.stats
+// RUN: ziggurat-opt %s -p 'widen-half-floats{bf16_kernels=false}' | filecheck %s --check-prefix=NOKERNELS
 // bf16 and float16 element-wise ops become float32 ops between casts (eager computes them in
 // float32 and rounds each result once); the casts are native on the CPU and fuse with the ops.
 
@@ -69,6 +70,13 @@ func.func @float16_chain(%h: tensor<4x33xf16>) -> tensor<4x33xf16> {
 // CHECK-NEXT:    %[[MMH:.*]] = torch.aten._to_copy %[[MM]] {dtype = f16, non_blocking = false} : (tensor<4x5xf32>) -> tensor<4x5xf16>
 // CHECK-NEXT:    %[[KEPT:.*]] = torch.aten.mm %x, %y : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
 // CHECK-NEXT:    func.return %[[MMH]], %[[KEPT]]
+// Without a bf16 GEMM kernel (``bf16_kernels=false``: an AVX2 host, or AVX-512 without AMX-BF16
+// and AVX512-BF16), the bf16 mm is widened as the float16 ones are.
+// NOKERNELS-LABEL: func.func @float16_gemms
+// NOKERNELS-DAG:     %[[XF:.*]] = torch.aten._to_copy %x {dtype = f32, non_blocking = false} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// NOKERNELS-DAG:     %[[YF:.*]] = torch.aten._to_copy %y {dtype = f32, non_blocking = false} : (tensor<8x3xbf16>) -> tensor<8x3xf32>
+// NOKERNELS:         %[[MM:.*]] = torch.aten.mm %[[XF]], %[[YF]] : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// NOKERNELS-NEXT:    torch.aten._to_copy %[[MM]] {dtype = bf16, non_blocking = false} : (tensor<4x3xf32>) -> tensor<4x3xbf16>
 func.func @float16_gemms(%h: tensor<4x33xf16>, %g: tensor<24x5xf16>, %x: tensor<4x8xbf16>, %y: tensor<8x3xbf16>) -> (tensor<4x5xf16>, tensor<4x3xbf16>) {
   %w = torch.literal dense<0.5> : tensor<24x33xf16>
   %b = torch.literal dense<0.25> : tensor<24xf16>
@@ -268,6 +276,9 @@ func.func @index_results(%x: tensor<4x33xbf16>) -> (tensor<4xi64>, tensor<4xbf16
 // CHECK-NEXT:    %[[KT:.*]] = torch.aten.transpose.int %k {dim0 = -2 : i64, dim1 = -1 : i64} : (tensor<2x5x4xbf16>) -> tensor<2x4x5xbf16>
 // CHECK-NEXT:    %[[S:.*]] = fused.matmul %q, %[[KT]] {alpha = 5.000000e-01 : f64, beta = 5.000000e-01 : f64} : (tensor<2x3x4xbf16>, tensor<2x4x5xbf16>) -> tensor<2x3x5xf32>
 // CHECK-NEXT:    func.return %[[S]]
+// Without a bf16 kernel the float32 product stays, for the float32 kernels.
+// NOKERNELS-LABEL: func.func @bf16_products
+// NOKERNELS:         fused.matmul %{{.*}}, %{{.*}} {{.*}} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
 func.func @bf16_products(%q: tensor<2x3x4xbf16>, %k: tensor<2x5x4xbf16>) -> tensor<2x3x5xf32> {
   %0 = torch.aten._to_copy %q {dtype = f32, non_blocking = false} : (tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
   %1 = torch.aten._to_copy %k {dtype = f32, non_blocking = false} : (tensor<2x5x4xbf16>) -> tensor<2x5x4xf32>
