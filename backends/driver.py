@@ -10,13 +10,14 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
 from ziggurat.backends.compiled_module import CompiledModule, forward_function, static_inputs_of
 from ziggurat.backends.executable import CompileReport
 from ziggurat.backends.heap import release_free_heap
 from ziggurat.backends.options import CompileOptions
 from ziggurat.backends.registry import get_backend
-from ziggurat.ir.blob_owner import keep_blobs_with, owning_blobs
+from ziggurat.ir.blob_owner import current_owner, keep_blobs_with, owning_blobs
 from ziggurat.ir.importer import import_model
 from ziggurat.ir.ir_levels import IRLevels
 from ziggurat.ir.pipeline import run_pipeline
@@ -85,7 +86,18 @@ def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOpti
     spec = options.passes if options.passes is not None else backend.default_pipeline(options)
     passes = parse_pipeline(spec) if spec else []
     stats = Statistics()
-    report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats)
+    owner = current_owner()
+    before = owner.handles if owner is not None else frozenset[str]()
+
+    def release_intermediates(_: ModulePass, lowered: ModuleOp) -> None:
+        # blobs one pass made and a later one replaced, and the heap they took back to the OS:
+        # without, all were live until the build (a bf16 MLP widened for the float32 kernels
+        # peaked at 4.4x its float32 weights)
+        if owner is not None and owner.release_made_since(before, referenced_handles(lowered)):
+            release_free_heap()
+
+    report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats,
+                                      hooks=[release_intermediates])
     report.add_pass_stats(stats)
     if passes:
         ir.snapshot("graph", module)

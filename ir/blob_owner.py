@@ -57,6 +57,15 @@ class BlobOwner:
         self._handles -= dropped
         self._release(dropped)
 
+    def release_made_since(self, before: frozenset[str], keep: Iterable[str]) -> bool:
+        """Release the handles taken since this owner held ``before`` that are not in ``keep``:
+        a pipeline's intermediates (a folded cast a later pass widened, a weight it packed).
+        Whether there were any."""
+        dropped = self._handles - before - set(keep)
+        self._handles -= dropped
+        self._release(dropped)
+        return bool(dropped)
+
 
 _current: ContextVar[BlobOwner | None] = ContextVar("ziggurat_blob_owner", default=None)
 #: module -> the owner of the blobs it reads, for as long as the module lives

@@ -25,11 +25,12 @@ _INLINE_DTYPES = frozenset({torch.float32, torch.float64, torch.int64, torch.int
 
 
 def literal_attr(value: torch.Tensor, name_hint: str,
-                 borrow: bool = False) -> DenseIntOrFPElementsAttr | DenseResourceAttr:
+                 borrow: bool = False, given: bool = False) -> DenseIntOrFPElementsAttr | DenseResourceAttr:
     """The attribute of a tensor constant: inline when small, a ``dense_resource`` blob else.
     A quantized tensor has none (its scale and zero point are not bytes of the tensor): the
     importers build it from its integers (``ziggurat.ir.importer.literal_pool``).  ``borrow``:
-    the model's own tensor, which a compile may hold uncopied for a while (``add_tensor``)."""
+    the model's own tensor, which a compile may hold uncopied for a while (``add_tensor``);
+    ``given``: a tensor made for this literal alone, stored without a copy."""
     value = value.detach().to("cpu")
     if value.dtype in QUANTIZED_DTYPES:
         raise UnsupportedTypeError(f"a {str(value.dtype).removeprefix('torch.')} tensor has no literal form")
@@ -39,7 +40,7 @@ def literal_attr(value: torch.Tensor, name_hint: str,
         if value.dtype.is_floating_point:
             return DenseIntOrFPElementsAttr.from_list(ty, [float(v) for v in flat.tolist()])  # pyright: ignore
         return DenseIntOrFPElementsAttr.from_list(ty, [int(v) for v in flat.tolist()])  # pyright: ignore
-    return resource_attr(value, name_hint, borrow)
+    return resource_attr(value, name_hint, borrow, given)
 
 
 def literal_tensor(attr: Attribute) -> torch.Tensor:

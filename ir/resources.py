@@ -258,14 +258,15 @@ class TensorBlobStore(OpAsmDialectInterface):
         existing = self._tensors.get(key)
         return existing is not None and _same_blob(existing, tensor)
 
-    def add_tensor(self, key: str, tensor: torch.Tensor, borrow: bool = False) -> str:
+    def add_tensor(self, key: str, tensor: torch.Tensor, borrow: bool = False, given: bool = False) -> str:
         """Store a copy of ``tensor`` (held by the current owner); returns its handle. A live
         blob of ``key`` (or of a variant of it) with the same bytes is shared; otherwise the
         handle is ``key``, or, when a blob of other bytes has that name, ``key`` and a digest
         of the bytes.  ``borrow`` (the importers' constants: a model's weights), under an
         owner that ``borrows``: a tensor already contiguous on the CPU is kept as it is until
         :meth:`settle`.  Other tensors (the ones passes make) are copied here as before, and
-        settling never copies them again."""
+        settling never copies them again; unless ``given``: a tensor a pass made for this blob
+        alone (a packed weight), stored as it is (a view is still copied)."""
         data = tensor.detach().to("cpu").contiguous()
         owner = self._owner()
         with self._operation():
@@ -282,7 +283,7 @@ class TensorBlobStore(OpAsmDialectInterface):
                     self._tensors[name] = data
                     self._borrowed.add(name)
                 else:
-                    self._tensors[name] = data.clone() if shared else data
+                    self._tensors[name] = data.clone() if shared and not (given and data._base is None) else data
             elif not owner.borrows:
                 self._own(name)  # shared by an owner that keeps no borrowed blob
             owner.hold(name)
@@ -340,12 +341,12 @@ def _install() -> TensorBlobStore:
 BLOBS: TensorBlobStore = _install()
 
 
-def resource_attr(tensor: torch.Tensor, name_hint: str, borrow: bool = False) -> DenseResourceAttr:
-    """A ``dense_resource`` attribute owning a copy of ``tensor``'s data (``borrow``: see
-    :meth:`TensorBlobStore.add_tensor`)."""
+def resource_attr(tensor: torch.Tensor, name_hint: str, borrow: bool = False, given: bool = False) -> DenseResourceAttr:
+    """A ``dense_resource`` attribute owning a copy of ``tensor``'s data (``borrow``, ``given``:
+    see :meth:`TensorBlobStore.add_tensor`)."""
     from ziggurat.ir.types import tensor_type_of
 
-    key = BLOBS.add_tensor(name_hint, tensor, borrow)
+    key = BLOBS.add_tensor(name_hint, tensor, borrow, given)
     return DenseResourceAttr.from_params(key, tensor_type_of(tensor))
 
 

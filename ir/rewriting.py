@@ -70,8 +70,10 @@ def literal_value(value: SSAValue | None) -> torch.Tensor | None:
     return None
 
 
-def new_literal(tensor: torch.Tensor, name: str) -> LiteralOp:
-    op = LiteralOp(literal_attr(tensor.contiguous(), name))
+def new_literal(tensor: torch.Tensor, name: str, given: bool = False) -> LiteralOp:
+    """A literal of ``tensor``; ``given``: made for it alone (a packed or widened weight, no other
+    reference kept), stored without a copy."""
+    op = LiteralOp(literal_attr(tensor.contiguous(), name, given=given))
     op.result.name_hint = _hint(name)
     return op
 

@@ -12,6 +12,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from ziggurat.backends.cpu.loopgen.types import HALF_FLOATS
 from ziggurat.dialects.torch import AtenOp
 from ziggurat.dialects.torch.aten_ops import Aten_ToCopy_Op
+from ziggurat.dialects.torch.ops_base import LiteralOp
 from ziggurat.ir.rewriting import build_aten_inferred, literal_value, new_literal
 from ziggurat.ir.statistics import record
 from ziggurat.ir.types import dtype_of
@@ -47,7 +48,7 @@ def widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> 
             operands.append(v)
             continue
         tensor = literal_value(v)
-        up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32") if tensor is not None else \
+        up = new_literal(tensor.float(), (v.name_hint or "w") + "_f32", given=True) if tensor is not None else \
             cast_to(v, torch.float32, f32)
         new_ops.append(up)
         operands.append(up.results[0])
@@ -66,7 +67,11 @@ def widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> 
             results.append(down.results[0])
         else:
             results.append(new)
+    read = [v for v in op.operands if isinstance(v.owner, LiteralOp)]
     rewriter.replace(op, [*new_ops, wide, *after], results)
+    for v in read:  # a 16-bit weight literal now read by nothing: its blob can go
+        if not v.uses and v.owner.parent is not None:
+            rewriter.erase_op(v.owner)
 
 
 class Float32Builder:

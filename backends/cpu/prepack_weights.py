@@ -90,7 +90,7 @@ class PackWeight(RewritePattern):
             packed = _packed(op, weight, self.nr)
             if packed is None:
                 return
-            literal = new_literal(packed, (weight_value.name_hint or "weight") + f"_KN{self.nr}n")
+            literal = new_literal(packed, (weight_value.name_hint or "weight") + f"_KN{self.nr}n", given=True)
             rewriter.insert(literal, InsertPoint.after(weight_value.owner))  # pyright: ignore
             packed_value = self.packed[key] = literal.result
             record(NAME, "weights packed")

@@ -93,10 +93,13 @@ def pack_gemm_b(b_kn: torch.Tensor, nr: int) -> torch.Tensor:
     k, n = b_kn.shape
     if k < 1 or n < 1:
         raise PackError(f"pack_gemm_b: empty operand of shape {(k, n)}")
-    panels = -(-n // nr)
-    padded = b_kn.new_zeros((k, panels * nr))
-    padded[:, :n] = b_kn
-    return padded.reshape(k, panels, nr).permute(1, 0, 2).contiguous()
+    panels, full = -(-n // nr), n // nr
+    packed = b_kn.new_zeros((panels, k, nr))  # written in place: no padded copy beside it
+    if full:
+        packed[:full].copy_(b_kn[:, :full * nr].reshape(k, full, nr).permute(1, 0, 2))
+    if n > full * nr:
+        packed[full, :, :n - full * nr].copy_(b_kn[:, full * nr:])
+    return packed
 
 
 def unpack_gemm_b(packed: torch.Tensor, n: int) -> torch.Tensor:
