@@ -67,11 +67,11 @@ def widen_whole(op: Operation, half: torch.dtype, rewriter: PatternRewriter) -> 
             results.append(down.results[0])
         else:
             results.append(new)
-    read = [v for v in op.operands if isinstance(v.owner, LiteralOp)]
+    read = [(v, v.owner) for v in op.operands if isinstance(v.owner, LiteralOp)]
     rewriter.replace(op, [*new_ops, wide, *after], results)
-    for v in read:  # a 16-bit weight literal now read by nothing: its blob can go
-        if not v.uses and v.owner.parent is not None:
-            rewriter.erase_op(v.owner)
+    for v, literal in read:  # a 16-bit weight literal now read by nothing: its blob can go
+        if not v.uses and literal.parent is not None:
+            rewriter.erase_op(literal)
 
 
 class Float32Builder:
