@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 import torch
 from llvmlite import ir
 
-from ziggurat.backends.cpu.isa import Isa, parse_isa
+from ziggurat.backends.cpu.isa import Isa, parse_isa, vector_registers
 from ziggurat.backends.cpu.jit import compile_ir
 from ziggurat.backends.cpu.kernels import GemmSpec, gemm_callable, make_plan, pack_gemm_b
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
@@ -40,9 +40,13 @@ TRANSFORMER = [(1, 3072, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 307
                (64, 3072, 768), (64, 50257, 768)]
 
 
-def _fma_peak_library(isa: Isa, threads: int, chains: int = 24):  # type: ignore[no-untyped-def]
+def _fma_peak_library(isa: Isa, threads: int, chains: int | None = None):  # type: ignore[no-untyped-def]
     """``peak(iters, out)``: every thread runs ``iters`` x 4 x ``chains``
-    independent vector FMAs and writes a checksum (so nothing is optimised out)."""
+    independent vector FMAs and writes a checksum (so nothing is optimised out).  ``chains``
+    defaults to 24 where they fit the registers (AVX-512's 32), else the registers less 4
+    (AVX2's 16: 24 chains spilled to the stack, and the "peak" on an AVX2-only EPYC was 28
+    GFLOP/s a core against the GEMM's 38); at least the FMA latency times the FMA units (10)."""
+    chains = chains if chains is not None else min(24, vector_registers(isa) - 4)
     module = ir.Module("fma_peak")
     vec = VecOps(module, isa)
     fn = ir.Function(module, ir.FunctionType(VOID, [I64, F32P]), name="peak")

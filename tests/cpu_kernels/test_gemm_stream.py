@@ -113,3 +113,14 @@ def test_batched_shared_weights_streamed(isa: Isa, force_threads: None) -> None:
     a, b = torch.randn(batch, m, k), torch.randn(k, n)
     got = gemm_callable(spec)(a, pack_gemm_b(b, spec.b_layout.nr), torch.empty(batch, m, n))
     assert_close_to(got, a @ b, k)
+
+
+def test_an_l2_under_a_megabyte_is_planned_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Tuning.l2_floor``: a 512 KB L2 (AMD Zen 1-3) gets the blocks of a 1 MB one."""
+    from ziggurat.backends.cpu.kernels import gemm_plan
+
+    spec = GemmSpec(m=1024, n=1024, k=1024, isa=Isa.AVX2, threads=1)
+    monkeypatch.setattr(gemm_plan, "cache_sizes", lambda: {1: 32 * 1024, 2: 512 * 1024, 3: 8 << 20})
+    small = make_plan(spec)
+    monkeypatch.setattr(gemm_plan, "cache_sizes", lambda: {1: 32 * 1024, 2: 1 << 20, 3: 8 << 20})
+    assert small == make_plan(spec) and (small.kc, small.nc, small.mc) == (512, 256, 126), small

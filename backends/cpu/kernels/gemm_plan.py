@@ -38,6 +38,13 @@ class Tuning:
     kc_cap: int = 512
     l2_share_b: float = 0.5  # share of L2 for the B block (KC x NC)
     l2_share_a: float = 0.25  # share of L2 for a packed A block (MC x KC)
+    # The least L2 the blocks are planned for.  A core with a smaller one (AMD Zen 1-3: 512 KB,
+    # with an 8-32 MB L3 close behind) keeps part of a 1 MB plan's B block in L3, which the
+    # panel prefetch hides; planned for its own 512 KB (NC 128, MC 60) the blocks were too small
+    # (an AVX2-only EPYC, 1 thread, medians of 7 interleaved: 1024^3 33.4 -> 35.6 GFLOP/s,
+    # 128x3072x768 32.4 -> 34.5, the other gemm_bench shapes unchanged; planned for 2 MB,
+    # 128x3072x768 lost, 30.9).
+    l2_floor: int = 1024 * 1024
     # Packing A into MR-row panels (interleaved A/B medians of gemm_callable(spec, plan)
     # with pack_a on and off, bench/gemm_bench.py shapes): it pays when A's rows alias in L1 -- a row stride that is a
     # multiple of 4 KiB puts all MR rows of a micro-panel in one L1 set (2048^3 at
@@ -193,9 +200,9 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     tw = nvec * width
 
     caches = cache_sizes()
-    l1, l2 = caches.get(1, _DEFAULT_CACHES[1]), caches.get(2, _DEFAULT_CACHES[2])
-    unroll = 4
     tune = TUNING
+    l1, l2 = caches.get(1, _DEFAULT_CACHES[1]), max(caches.get(2, _DEFAULT_CACHES[2]), tune.l2_floor)
+    unroll = 4
     # The A micro-panel (mr x KC) takes a share of L1, leaving room for B lines.
     kc_max = max(64, min(tune.kc_cap, int(tune.l1_share_a * l1) // (4 * max(mr, 1)) // unroll * unroll))
     kb = -(-k // kc_max)
