@@ -177,21 +177,20 @@ def feature_string(isa: Isa) -> str:
 def pass_isa(option: str | Isa, pass_name: str) -> Isa:
     """:func:`parse_isa` of a pass's ``isa`` option, the target it lowers for (the host need
     not run it); a bad one is a ``ZigguratError`` naming the pass."""
-    from ziggurat.ir.errors import ZigguratError
-
-    try:
-        return parse_isa(option, host=False)
-    except IsaError as e:
-        raise ZigguratError(str(e), op=pass_name) from None
+    return _isa_or_error(option, pass_name, host=False)
 
 
 def host_run_isa(option: str | Isa, op: str = "compile") -> Isa:
     """:func:`parse_isa` of an ISA code will run with here: one the host lacks (or an unknown
     name) is a ``ZigguratError`` naming ``op``."""
+    return _isa_or_error(option, op, host=True)
+
+
+def _isa_or_error(option: str | Isa, op: str, host: bool) -> Isa:
     from ziggurat.ir.errors import ZigguratError
 
     try:
-        return parse_isa(option)
+        return parse_isa(option, host=host)
     except IsaError as e:
         raise ZigguratError(str(e), op=op) from None
 
