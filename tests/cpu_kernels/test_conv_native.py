@@ -327,3 +327,17 @@ def test_staged_activation_with_residual(isa: str, act_first: bool) -> None:
     assert ('unary = "silu"' if act_first else 'unary = "gelu_erf"') in calls[0]["spec"]
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, r), model(x, r), rtol=1e-4, atol=2e-5)
+
+
+def test_a_small_l2_keeps_the_output_channels_in_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The implicit-GEMM convolution's column blocks are planned for ``Tuning.l2_floor`` as the
+    GEMMs' are: a 512 KB L2 (AMD Zen 1-3) cut 128 channels of a 3x3 over 64 into 7 tiles and 1."""
+    from llvmlite import ir as llvm_ir
+
+    from ziggurat.backends.cpu.kernels import conv_igemm
+    from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec
+
+    spec = ConvSpec(kind="igemm", batch=1, in_h=30, in_w=30, channels=64, out_h=28, out_w=28, out_channels=128,
+                    kh=3, kw=3, nr=16, isa=Isa.AVX2, threads=2)
+    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 32 * 1024, 2: 512 * 1024, 3: 8 << 20})
+    assert conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block() == 128 // 16  # pyright: ignore[reportPrivateUsage]
