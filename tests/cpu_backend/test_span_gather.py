@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 import ziggurat
+from tests.support.host import each_isa
 from ziggurat.backends.cpu.isa import Isa, host_supports
 
-ISAS = [pytest.param(i, marks=pytest.mark.skipif(not host_supports(Isa(i)), reason=f"host has no {i}"))
-        for i in ("avx512", "avx2")]
+ISAS = each_isa(("avx512", "avx2"))
 
 
 class Strided(nn.Module):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from ziggurat.backends.cpu.isa import Isa, host_supports
+from tests.support.host import host_isas
+from ziggurat.backends.cpu.isa import Isa
 
-ALL_ISAS = [isa for isa in (Isa.AVX512, Isa.AVX2, Isa.SCALAR) if host_supports(isa)]
+ALL_ISAS = [Isa(i) for i in host_isas()]
 
 
 def assert_close_to(got: torch.Tensor, want: torch.Tensor, k: int) -> None:

@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from .accuracy import kernels, opinfo_samples
-from .harness import Kernels, host_has_avx512
+from tests.support.host import WIDEST_ISA
+
+from .harness import Kernels
 from .references import OPINFO_NAME
 
 
@@ -22,7 +24,7 @@ def _one_torch_thread():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def kwide() -> Kernels:
     """The widest code this host runs: AVX-512 (W=16), or AVX2 (W=8) on a host without."""
-    return kernels("avx512" if host_has_avx512() else "avx2")
+    return kernels(WIDEST_ISA)
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +35,7 @@ def k_avx2() -> Kernels:
 
 @pytest.fixture(scope="session")
 def k64() -> Kernels:
-    return kernels("avx512" if host_has_avx512() else "avx2", "f64", full=False)
+    return kernels(WIDEST_ISA, "f64", full=False)
 
 
 class OpInfoSamples(dict[str, torch.Tensor]):
