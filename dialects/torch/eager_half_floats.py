@@ -5,6 +5,9 @@ which the CPU backend's ``widen-half-floats`` and the TensorRT converters both r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 from ziggurat.dialects.torch import AtenOp
@@ -107,6 +110,33 @@ def every_bit_pattern(dtype: torch.dtype) -> torch.Tensor:
     """The 65,536 values of a 16-bit type in the order of their bits (index = the bits): what
     a table of eager's 16-bit answers is made from, and what exhaustive tests feed."""
     return torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype)
+
+
+def onednn_has_kernels_for(dtype: torch.dtype) -> bool:
+    """Whether torch sends eager's ``dtype`` GELU to oneDNN on this host, as it sends a
+    contiguous float32 one: bf16 where oneDNN has bf16 kernels (AVX512-BF16), float16 where it
+    has float16 ones (AVX512-FP16: the Intel hosts, not Zen 4 or 5).  Elsewhere torch's own
+    vector loop computes it, whose float32 erf differs from oneDNN's by a few float32 ulps: 402
+    of the 65,536 float16 GELUs round an ulp apart on Zen 4.  The other activations of
+    ``WIDENED`` take torch's loop for every type (checked on Zen 4: bit for bit either way)."""
+    if dtype == torch.bfloat16:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    if dtype == torch.float16:
+        return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
+    return True
+
+
+@contextmanager
+def eager_float32_path_of(dtype: torch.dtype) -> Iterator[None]:
+    """Within it, eager's float32 activations take the path eager's ``dtype`` ones take (oneDNN
+    on or off, :func:`onednn_has_kernels_for`): the float32 function a 16-bit kernel computes
+    and rounds once.  Without the warnings of ``torch.backends.mkldnn.flags``."""
+    before = bool(torch._C._get_mkldnn_enabled())
+    torch._C._set_mkldnn_enabled(before and onednn_has_kernels_for(dtype))
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(before)
 
 
 #: Every op of the lists: eager's 16-bit kernel computes it in float32 and rounds once, or
