@@ -341,3 +341,23 @@ def test_a_small_l2_keeps_the_output_channels_in_one_block(monkeypatch: pytest.M
                     kh=3, kw=3, nr=16, isa=Isa.AVX2, threads=2)
     monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 32 * 1024, 2: 512 * 1024, 3: 8 << 20})
     assert conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block() == 128 // 16  # pyright: ignore[reportPrivateUsage]
+
+
+def test_column_blocks_are_as_even_as_the_tiles_allow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3x3 over 128 channels to 128 (ResNet-18's layer 2) on avx512 with 1 MB of L2 (Zen 4):
+    half of L2 holds 3 of the 4 column tiles; blocks of 2 and 2, not 3 and 1, which left one of
+    two threads three quarters of the work.  One block where all the tiles fit."""
+    from llvmlite import ir as llvm_ir
+
+    from ziggurat.backends.cpu.kernels import conv_igemm
+    from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec
+
+    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 48 * 1024, 2: 1 << 20, 3: 32 << 20})
+
+    def block(channels: int, out_channels: int) -> int:
+        spec = ConvSpec(kind="igemm", batch=1, in_h=30, in_w=30, channels=channels, out_h=28, out_w=28,
+                        out_channels=out_channels, kh=3, kw=3, nr=32, isa=Isa.AVX512, threads=2)
+        return conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block()  # pyright: ignore[reportPrivateUsage]
+
+    assert block(128, 128) == 2
+    assert block(64, 128) == 4
