@@ -4,6 +4,10 @@ VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
+# Python's bytecode caches on, whatever the environment says (PYTHONDONTWRITEBYTECODE=1 on this
+# workplace's machines): else every process compiles the package's ~600 modules from source and
+# pytest rewrites the assertions of ~375 test modules in each xdist worker, again and again.
+unexport PYTHONDONTWRITEBYTECODE
 JOBS   ?= 2
 
 .PHONY: demo test pytest lit lit-quiet typecheck bench bench-bf16 bench-fp16 bench-int8 bench-smoke bench-rnn bench-dynamic bench-dynamic-int8 gen-ops clean fuzz fuzz-nnsmith
