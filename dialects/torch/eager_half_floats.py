@@ -5,9 +5,6 @@ which the CPU backend's ``widen-half-floats`` and the TensorRT converters both r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import torch
 
 from ziggurat.dialects.torch import AtenOp
@@ -117,8 +114,8 @@ def onednn_has_kernels_for(dtype: torch.dtype) -> bool:
     contiguous float32 one: bf16 where oneDNN has bf16 kernels (AVX512-BF16), float16 where it
     has float16 ones (AVX512-FP16: the Intel hosts, not Zen 4 or 5).  Elsewhere torch's own
     vector loop computes it, whose float32 erf differs from oneDNN's by a few float32 ulps: 402
-    of the 65,536 float16 GELUs round an ulp apart on Zen 4.  The other activations of
-    ``WIDENED`` take torch's loop for every type (checked on Zen 4: bit for bit either way)."""
+    of the 65,536 float16 GELUs round an ulp apart on Zen 4.  The other functions of
+    ``codegen/lookup.py``'s tables give the same bits either way (checked on Zen 4)."""
     if dtype == torch.bfloat16:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     if dtype == torch.float16:
@@ -126,17 +123,23 @@ def onednn_has_kernels_for(dtype: torch.dtype) -> bool:
     return True
 
 
-@contextmanager
-def eager_float32_path_of(dtype: torch.dtype) -> Iterator[None]:
-    """Within it, eager's float32 activations take the path eager's ``dtype`` ones take (oneDNN
-    on or off, :func:`onednn_has_kernels_for`): the float32 function a 16-bit kernel computes
-    and rounds once.  Without the warnings of ``torch.backends.mkldnn.flags``."""
-    before = bool(torch._C._get_mkldnn_enabled())
-    torch._C._set_mkldnn_enabled(before and onednn_has_kernels_for(dtype))
-    try:
-        yield
-    finally:
-        torch._C._set_mkldnn_enabled(before)
+#: Lanes a row of :func:`on_eager_16_bit_path`'s rows holds: a multiple of every vector width.
+ROW = 256
+
+
+def on_eager_16_bit_path(wide: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``wide`` (float32, a multiple of :data:`ROW` elements) laid out so that eager's float32
+    activation of it takes the path eager's ``dtype`` activation takes: as it is where torch
+    sends that type to oneDNN as it sends float32 (:func:`onednn_has_kernels_for`), else as
+    rows of :data:`ROW` lanes two rows apart, a tensor torch never sends to oneDNN (it is not
+    contiguous) and whose rows its vector loop runs whole.  Flatten the activation's result
+    for ``wide``'s order.  (Not a switch of torch's global oneDNN flag: other threads' eager
+    ops keep their path.)"""
+    if onednn_has_kernels_for(dtype):
+        return wide
+    rows = torch.empty(2 * wide.numel() // ROW, ROW)[::2]
+    rows.copy_(wide.reshape(-1, ROW))
+    return rows
 
 
 #: Every op of the lists: eager's 16-bit kernel computes it in float32 and rounds once, or

@@ -7,7 +7,7 @@ lanes up instead of computing about 45 vector instructions (GELU) per 16 lanes. 
 eager's own bits: eager's float32 function, then eager's rounding.  Which 16-bit answers, where
 eager is not one function:
 
-* eager's float32 function on the path eager's 16-bit kernel takes (``eager_float32_path_of``:
+* eager's float32 function on the path eager's 16-bit kernel takes (``on_eager_16_bit_path``:
   a float16 GELU on a host whose oneDNN has no float16 kernels is torch's own loop, where a
   float32 one is oneDNN's; 402 float16 answers an ulp apart on Zen 4).  A model that widens
   a float16 value itself and takes a float32 GELU gets those 402 answers from torch's loop, as
@@ -46,7 +46,7 @@ from ziggurat.backends.cpu.codegen.types import CodegenError
 from ziggurat.backends.cpu.kernels.bf16_tables import look_up, table_bytes
 from ziggurat.backends.cpu.llvm_ir import bytes_constant, constant_global
 from ziggurat.dialects import loop
-from ziggurat.dialects.torch.eager_half_floats import eager_float32_path_of, every_bit_pattern
+from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern, on_eager_16_bit_path
 
 #: ``loop.unary`` kinds with a table: the parameterless transcendental float32 functions (tens of
 #: vector instructions each; GELU about 45), and eager's float32 function of each (what the
@@ -87,8 +87,8 @@ def eager_table(kind: str, dtype: str) -> bytes:
     wide = every_bit_pattern(half).float()
     strided = torch.empty(2 << 16)[::2]
     strided.copy_(wide)
-    with torch.no_grad(), eager_float32_path_of(half):
-        vector, scalar = fn(wide), fn(strided)
+    with torch.no_grad():
+        vector, scalar = fn(on_eager_16_bit_path(wide, half)).flatten(), fn(strided)
     special = ~torch.isfinite(wide) | ~torch.isfinite(vector)
     return table_bytes(torch.where(special, scalar, vector).to(half))
 
