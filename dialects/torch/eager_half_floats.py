@@ -135,6 +135,8 @@ def on_eager_16_bit_path(wide: torch.Tensor, dtype: torch.dtype) -> torch.Tensor
     contiguous) and whose rows its vector loop runs whole.  Flatten the activation's result
     for ``wide``'s order.  (Not a switch of torch's global oneDNN flag: other threads' eager
     ops keep their path.)"""
+    if wide.numel() % ROW:
+        raise ValueError(f"on_eager_16_bit_path: {wide.numel()} values, not rows of {ROW}")
     if onednn_has_kernels_for(dtype):
         return wide
     rows = torch.empty(2 * wide.numel() // ROW, ROW)[::2]

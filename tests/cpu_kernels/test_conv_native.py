@@ -329,35 +329,59 @@ def test_staged_activation_with_residual(isa: str, act_first: bool) -> None:
         torch.testing.assert_close(compiled(x, r), model(x, r), rtol=1e-4, atol=2e-5)
 
 
-def test_a_small_l2_keeps_the_output_channels_in_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The implicit-GEMM convolution's column blocks are planned for ``Tuning.l2_floor`` as the
-    GEMMs' are: a 512 KB L2 (AMD Zen 1-3) cut 128 channels of a 3x3 over 64 into 7 tiles and 1."""
+def _column_block(monkeypatch: pytest.MonkeyPatch, l2: int, isa: Isa, nr: int, channels: int,
+                  out_channels: int) -> int:
+    """The implicit-GEMM convolution's column tiles per task for a 3x3 over ``channels`` to
+    ``out_channels`` on 28x28 pixels, 2 threads, with a host of ``l2`` bytes of L2."""
     from llvmlite import ir as llvm_ir
 
     from ziggurat.backends.cpu.kernels import conv_igemm
     from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec
 
-    spec = ConvSpec(kind="igemm", batch=1, in_h=30, in_w=30, channels=64, out_h=28, out_w=28, out_channels=128,
-                    kh=3, kw=3, nr=16, isa=Isa.AVX2, threads=2)
-    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 32 * 1024, 2: 512 * 1024, 3: 8 << 20})
-    assert conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block() == 128 // 16  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 32 * 1024, 2: l2, 3: 8 << 20})
+    spec = ConvSpec(kind="igemm", batch=1, in_h=30, in_w=30, channels=channels, out_h=28, out_w=28,
+                    out_channels=out_channels, kh=3, kw=3, nr=nr, isa=isa, threads=2)
+    return conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block()  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_small_l2_keeps_the_output_channels_in_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The implicit-GEMM convolution's column blocks are planned for ``Tuning.l2_floor`` as the
+    GEMMs' are: a 512 KB L2 (AMD Zen 1-3) cut 128 channels of a 3x3 over 64 into 7 tiles and 1."""
+    assert _column_block(monkeypatch, 512 * 1024, Isa.AVX2, 16, 64, 128) == 128 // 16
 
 
 def test_column_blocks_are_as_even_as_the_tiles_allow(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 3x3 over 128 channels to 128 (ResNet-18's layer 2) on avx512 with 1 MB of L2 (Zen 4):
     half of L2 holds 3 of the 4 column tiles; blocks of 2 and 2, not 3 and 1, which left one of
     two threads three quarters of the work.  One block where all the tiles fit."""
-    from llvmlite import ir as llvm_ir
+    assert _column_block(monkeypatch, 1 << 20, Isa.AVX512, 32, 128, 128) == 2
+    assert _column_block(monkeypatch, 1 << 20, Isa.AVX512, 32, 64, 128) == 4
 
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+def test_split_column_blocks_are_eagers_convolution(isa: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A convolution cut into uneven column blocks on 2 threads, with a residual and ReLU,
+    against eager: a 3x3 over 128 to 136 output channels (a panel tail) with 1 MB of L2, blocks
+    of 3 tiles and 2 on avx512 (5 tiles, the last 8 channels wide), of 5 and 4 on avx2."""
     from ziggurat.backends.cpu.kernels import conv_igemm
-    from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec
 
-    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 48 * 1024, 2: 1 << 20, 3: 32 << 20})
+    monkeypatch.setattr(conv_igemm, "cache_sizes", lambda: {1: 32 * 1024, 2: 1 << 20, 3: 8 << 20})
+    assert _column_block(monkeypatch, 1 << 20, Isa(isa), 32 if isa == "avx512" else 16, 128, 136) == (
+        3 if isa == "avx512" else 5)
 
-    def block(channels: int, out_channels: int) -> int:
-        spec = ConvSpec(kind="igemm", batch=1, in_h=30, in_w=30, channels=channels, out_h=28, out_w=28,
-                        out_channels=out_channels, kh=3, kw=3, nr=32, isa=Isa.AVX512, threads=2)
-        return conv_igemm._IgemmEmitter(llvm_ir.Module(), spec)._column_block()  # pyright: ignore[reportPrivateUsage]
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(128, 136, 3, padding=1)
 
-    assert block(128, 128) == 2
-    assert block(64, 128) == 4
+        def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.conv(x) + r)
+
+    torch.manual_seed(11)
+    model = Block().eval()
+    x, r = torch.randn(1, 128, 13, 11), torch.randn(1, 136, 13, 11)
+    compiled = ziggurat.compile(model, (x, r), backend="cpu", isa=isa, threads=2)
+    assert [c["kernel"] for c in _calls(compiled)] == ["igemm"]
+    with torch.no_grad():
+        want = model(x, r)
+    torch.testing.assert_close(compiled(x, r), want, rtol=1e-4, atol=2e-5 * max(1.0, want.abs().max().item()))

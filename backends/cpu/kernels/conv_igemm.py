@@ -38,7 +38,7 @@ from ziggurat.backends.cpu.kernels.conv_common import (
 )
 from ziggurat.backends.cpu.kernels.conv_spec import ConvSpec, ConvSpecError
 from ziggurat.backends.cpu.kernels.gemm import gc_paused
-from ziggurat.backends.cpu.kernels.gemm_plan import TUNING, cache_sizes
+from ziggurat.backends.cpu.kernels.gemm_plan import TUNING, cache_sizes, even_block
 from ziggurat.backends.cpu.kernels.staged_epilogue import staged_rows, stages
 from ziggurat.backends.cpu.kernels.unary import emit_unary
 from ziggurat.backends.cpu.kernels.vec_ops import VecOps
@@ -174,8 +174,7 @@ class _IgemmEmitter:
         l2 = max(cache_sizes().get(2, 1 << 20), TUNING.l2_floor)
         per_tile = s.k * self.tw * 4
         tiles = -(-s.out_channels // self.tw)
-        most = max(1, min(tiles, (l2 // 2) // per_tile))
-        return -(-tiles // -(-tiles // most))
+        return even_block(tiles, min(tiles, (l2 // 2) // per_tile))
 
     def _tail_rows(self) -> list[int]:
         """Row counts of the M-tail microkernels: the static tail, or with a run-time batch

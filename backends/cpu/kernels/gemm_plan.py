@@ -166,6 +166,13 @@ def _round_up(x: int, q: int) -> int:
     return -(-x // q) * q
 
 
+def even_block(total: int, most: int) -> int:
+    """The block of the fewest blocks of at most ``most`` that cover ``total``, made as even as
+    they can be: 4 tiles at most 3 a block are 2 and 2, not 3 and 1 (the last block short, and
+    the thread that takes it idle for most of the time the others work)."""
+    return -(-total // -(-total // max(1, most)))
+
+
 def _compatible_nvec(nvec: int, width: int, nr: int) -> int:
     """Largest ``v <= nvec`` whose tile width nests with the B panel width."""
     for v in range(nvec, 0, -1):
@@ -205,12 +212,11 @@ def make_plan(spec: GemmSpec) -> GemmPlan:
     unroll = 4
     # The A micro-panel (mr x KC) takes a share of L1, leaving room for B lines.
     kc_max = max(64, min(tune.kc_cap, int(tune.l1_share_a * l1) // (4 * max(mr, 1)) // unroll * unroll))
-    kb = -(-k // kc_max)
-    kc = _round_up(-(-k // kb), unroll)
+    kc = _round_up(even_block(k, kc_max), unroll)
     kc = min(kc, _round_up(k, unroll))
     # The B block (KC x NC) takes a share of L2; column blocks are balanced.
     nc_max = max(tw, int(l2 * tune.l2_share_b) // (4 * kc) // tw * tw)
-    nc = _round_up(-(-n // -(-n // nc_max)), tw)
+    nc = _round_up(even_block(n, nc_max), tw)
     # A packed A block (MC x KC) takes another share of L2.
     mc_max = max(mr, int(l2 * tune.l2_share_a) // (4 * kc) // mr * mr)
     mc = min(_round_up(m, mr), mc_max)
