@@ -4,6 +4,7 @@ bf16, and a float32 model under ``precision="bf16"``; what stays in torch, with 
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import pytest
@@ -145,6 +146,7 @@ def test_what_stays_in_torch_says_why() -> None:
     assert any("vector" in r for r in reasons), reasons
     torch.testing.assert_close(compiled(a, v), a @ v)
 
+    torch.manual_seed(1)
     model = Block().eval().to(torch.bfloat16)
     x = torch.randn(2, 70).bfloat16()
     # no bf16 kernel runs on avx2: its GEMMs are widened to the float32 kernels (products exact,
@@ -152,12 +154,14 @@ def test_what_stays_in_torch_says_why() -> None:
     narrow = ziggurat.compile(model, (x,), backend="cpu", isa="avx2")
     assert narrow.report.unsupported == [], narrow.report.unsupported
     assert "bf16_kernel" not in str(narrow.ir["loop"])
-    # another summation order than eager's bf16 kernel: a bf16 ulp apart from it at most, and as
-    # near the float64 result of the same bf16 weights as eager is
+    # another summation order than eager's bf16 kernel, rounded to bf16 between the layers: as
+    # near the float64 result of the same bf16 weights as eager is (within 2x), and a few bf16
+    # ulps of the largest output from eager (up to 2 over 12 seeds on Zen 4; 4 allowed)
     exact = copy.deepcopy(model).double()(x.double())
     widened, eager = narrow(x).double(), model(x).double()
     assert float((widened - exact).abs().max()) <= 2 * float((eager - exact).abs().max())
-    torch.testing.assert_close(widened, eager, atol=2 ** -8 * float(exact.abs().max()), rtol=0)
+    ulp = 2.0 ** (math.frexp(float(eager.abs().max()))[1] - 8)
+    torch.testing.assert_close(widened, eager, atol=4 * ulp, rtol=0)
 
 
 @pytest.mark.skipif(KERNEL != "amx", reason="this host has no AMX-BF16 (or the OS refused the tiles)")
