@@ -28,11 +28,8 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory pytest
 	$(MAKE) --no-print-directory -j2 --output-sync=target lit-quiet typecheck
 
-# Two workers on two cores, each with torch's (and the compiled kernels') OpenMP team of two:
-# libgomp's default wait spins an idle team thread for up to 300,000 rounds after each parallel
-# region, on the core the other worker needs.  PASSIVE makes it sleep at once.
 pytest: $(STAMP)
-	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
