@@ -93,7 +93,9 @@ def lower_module(module: ModuleOp, inputs: tuple[Any, ...], options: CompileOpti
         # blobs one pass made and a later one replaced, and the heap they took back to the OS:
         # without, all were live until the build (a bf16 MLP widened for the float32 kernels
         # peaked at 4.4x its float32 weights)
-        if owner is not None and owner.release_made_since(before, referenced_handles(lowered)):
+        # (the walk for the handles the IR still reads only when there is something to release)
+        if owner is not None and owner.made_since(before) and owner.release_made_since(
+                before, referenced_handles(lowered)):
             release_free_heap()
 
     report.pass_times += run_pipeline(module, passes, dump_dir=options.dump_ir, stats=stats,

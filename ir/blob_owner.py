@@ -57,6 +57,10 @@ class BlobOwner:
         self._handles -= dropped
         self._release(dropped)
 
+    def made_since(self, before: frozenset[str]) -> bool:
+        """Whether this owner holds a handle that is not in ``before``."""
+        return not self._handles <= before
+
     def release_made_since(self, before: frozenset[str], keep: Iterable[str]) -> bool:
         """Release the handles taken since this owner held ``before`` that are not in ``keep``:
         a pipeline's intermediates (a folded cast a later pass widened, a weight it packed).

@@ -6,30 +6,35 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from xdsl.dialects.builtin import ArrayAttr, DenseResourceAttr, DictionaryAttr
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, TypeAttribute
 
 
 def resource_attrs(attr: Attribute) -> Iterator[DenseResourceAttr]:
-    """The ``dense_resource`` attributes in ``attr`` (itself included)."""
-    if isinstance(attr, DenseResourceAttr):
-        yield attr
-    elif isinstance(attr, ArrayAttr):
-        for a in attr.data:  # pyright: ignore[reportUnknownVariableType]
-            yield from resource_attrs(a)  # pyright: ignore[reportUnknownArgumentType]
-    elif isinstance(attr, DictionaryAttr):
-        for a in attr.data.values():
-            yield from resource_attrs(a)
-    elif isinstance(attr, ParametrizedAttribute):
-        for a in attr.parameters:
-            yield from resource_attrs(a)
+    """The ``dense_resource`` attributes in ``attr`` (itself included), in order.
+
+    Types are not looked into: a type's parameters are shapes, element types and names, never a
+    resource (the walk runs after every pass of a compile, and most of what it met were the
+    ``tensor<...>`` types of literals)."""
+    pending: list[Attribute] = [attr]
+    while pending:
+        a = pending.pop()
+        if isinstance(a, DenseResourceAttr):
+            yield a
+        elif isinstance(a, ArrayAttr):
+            pending.extend(reversed(a.data))  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(a, DictionaryAttr):
+            pending.extend(reversed(list(a.data.values())))
+        elif isinstance(a, ParametrizedAttribute) and not isinstance(a, TypeAttribute):
+            pending.extend(reversed(a.parameters))
 
 
 def op_resource_attrs(root: Operation) -> Iterator[tuple[Operation, DenseResourceAttr]]:
     """(op, attribute) for every ``dense_resource`` of the ops under ``root`` (included)."""
     for op in root.walk():
-        for attr in (*op.properties.values(), *op.attributes.values()):
-            for found in resource_attrs(attr):
-                yield op, found
+        for attrs in (op.properties, op.attributes):
+            for attr in attrs.values():
+                for found in resource_attrs(attr):
+                    yield op, found
 
 
 def referenced_handles(root: Operation) -> set[str]:
