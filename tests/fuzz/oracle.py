@@ -166,6 +166,8 @@ class Outcome:
     call_refusals: list[str] = field(default_factory=list)
     #: a ``-dyn`` compile: whether one build served the range (``report.stats["range build"]``)
     range_build: str = ""
+    #: the native threads a cpu configuration's module was compiled for (``compile(threads=)``)
+    threads: int = 1
 
 
 @dataclass
@@ -425,6 +427,7 @@ def run_config(program: Program, config: Config, refs: dict[str, tuple[tuple[tor
         options["dynamic_shapes"] = dynamic_shapes
     if config.backend == "cpu":
         options["threads"] = threads
+        outcome.threads = threads
         if cache_dir:
             options["cache_dir"] = cache_dir
     example = refs["example"][0]

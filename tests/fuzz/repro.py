@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     saved = json.loads(Path(args.saved).read_text())
     program = Program.from_json(json.dumps(saved["program"]))
     config = Config.parse(saved["config"])
-    path = write_repro(Path(args.out), Path(args.saved).stem, program, compile_options(config, program=program),
+    path = write_repro(Path(args.out), Path(args.saved).stem, program,
+                       compile_options(config, saved.get("threads", 1), program=program),
                        saved["kind"], saved["note"], "", call_program(config, program))
     print(path)
     return 0

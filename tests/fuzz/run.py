@@ -36,6 +36,7 @@ from tests.fuzz.oracle import EAGER_AUTOCAST, GENERATING, Config
 from tests.fuzz.program import Program
 from tests.fuzz.repro import write_repro
 from tests.fuzz.summary import summarize
+from tests.fuzz.thread_counts import DRAWN, parse_threads
 from tests.fuzz.triage import FAILURES, compile_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,12 +139,12 @@ class Worker:
         self.log.close()
 
 
-def _died(index: int | str, config: str, kind: str, detail: str, program: str) -> dict[str, Any]:
+def _died(index: int | str, config: str, kind: str, detail: str, program: str, threads: int = 1) -> dict[str, Any]:
     """The record of a worker that died or hung in ``config``; in eager's own autocast run
     (``EAGER_AUTOCAST``) or while the program was generated (``GENERATING``: the generator's
     probes run eager) the program is invalid: there is nothing to compare with."""
     outcome = {"config": config, "kind": kind, "reason": kind, "detail": detail, "fallbacks": {}, "native": [],
-               "fusions": {}, "compared": 0, "masked": 0, "ratio": 0.0, "call_refusals": []}
+               "fusions": {}, "compared": 0, "masked": 0, "ratio": 0.0, "call_refusals": [], "threads": threads}
     outcomes, invalid = [outcome], ""
     if config.startswith(EAGER_AUTOCAST) or config == GENERATING:
         outcomes, invalid = [], f"{config}: eager {'died' if kind == 'segfault' else 'hung'}: {detail.splitlines()[0]}"
@@ -172,7 +173,7 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
         if worker is None:
             worker = Worker(argv, log)
         worker.send(job)
-        config = "start"
+        config, threads = "start", 1
         while True:
             try:
                 line = worker.next_line(*limits)
@@ -180,18 +181,18 @@ def serve(jobs: "queue.Queue[str]", argv: list[str], log: Path, limits: tuple[fl
                 worker.kill()
                 worker = None
                 detail = f"no progress for {limits[0]:.0f} CPU seconds (or {limits[1]:.0f} wall seconds) in {config}"
-                record = _died(job, config, "hang", detail, names.get(job, job))
+                record = _died(job, config, "hang", detail, names.get(job, job), threads)
                 break
             if line is None:
                 code = worker.proc.wait()
                 worker.log.close()
                 worker = None
                 detail = f"worker died (exit status {code}) in {config}\n{_last_traceback(log)}"
-                record = _died(job, config, "segfault", detail, names.get(job, job))
+                record = _died(job, config, "segfault", detail, names.get(job, job), threads)
                 break
             event = json.loads(line)
             if event["event"] == "config":
-                config = event["config"]
+                config, threads = event["config"], event.get("threads", threads)
                 continue
             record = event
             break
@@ -302,7 +303,7 @@ def save_failures(results: list[dict[str, Any]], args: argparse.Namespace, out_d
         configs = ", ".join(f"{o['config']}: {o['kind']}" for o in outcomes)
         config = Config.parse(first["config"]) if first["config"] in _config_names() else Config("cpu", "torchscript", "avx512")
         path = write_repro(out_dir / "failures", f"{first['kind']}-{first['config']}-{program.name}", program,
-                           compile_options(config), first["kind"], first["reason"],
+                           compile_options(config, first.get("threads", 1)), first["kind"], first["reason"],
                            f"{first['detail']}\nfailing configurations: {configs}")
         failures.append({"record": record, "outcome": first, "path": str(path), "program": program})
     return failures
@@ -392,7 +393,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default=None)
     parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
     parser.add_argument("--configs", default=None, help="comma-separated config names (default: all)")
-    parser.add_argument("--threads", type=int, default=1, help="native threads per compiled module")
+    parser.add_argument("--threads", type=parse_threads, default=DRAWN,
+                        help="native threads per compiled module: a count, or 'drawn' (1, 2 or 3 per program)")
     parser.add_argument("--timeout", type=float, default=180.0, help="CPU seconds of the worker without progress = hang")
     parser.add_argument("--wall-timeout", type=float, default=None,
                         help="wall seconds without progress = hang (default: 5 x --timeout)")

@@ -58,6 +58,7 @@ def summarize(results: list[dict[str, Any]], elapsed: float, args: dict[str, Any
         features.update(f"layout {x}" for x in r.get("layouts", []))
         features.update(f"input rank {x}" for x in r.get("ranks", []))
         features.update(f"input {x}" for x in r.get("dtypes", []))
+        features.update([f"{r['threads']} native threads"] if "threads" in r else [])
         if res["invalid"]:
             worst["invalid"] += 1
             invalid.append(f"{r['program']}: {res['invalid'][:160]}")
@@ -84,7 +85,8 @@ def summarize(results: list[dict[str, Any]], elapsed: float, args: dict[str, Any
             elif o["kind"] == "wrong":
                 wrong[f"{family}: {o['reason']}"] += 1
             if o["kind"] in ("wrong", "crash", "hang", "segfault"):
-                failing[o["kind"]].append(f"{r['program']} [{o['config']}] {o['reason'][:100]}")
+                threads = f", {o['threads']} threads" if o.get("threads", 1) != 1 else ""
+                failing[o["kind"]].append(f"{r['program']} [{o['config']}{threads}] {o['reason'][:100]}")
     cov = coverage(results)
     data = {
         "args": {k: v for k, v in args.items()}, "programs": len(results), "elapsed_s": round(elapsed, 1),

@@ -653,3 +653,48 @@ def test_runner_records_an_oversized_program_file_as_invalid(tmp_path: Path, mon
     assert records["a_big"]["result"]["invalid"].startswith("program file of") and not records["a_big"]["result"]["outcomes"]
     assert [o["kind"] for o in records["b_fine"]["result"]["outcomes"]] == ["ok"]
     assert (tmp_path / "out" / "summary.json").exists()
+
+
+def test_drawn_thread_counts_are_the_seeds_and_cover_every_choice() -> None:
+    from tests.fuzz.thread_counts import CHOICES, parse_threads, threads_for
+
+    drawn = [threads_for("drawn", 215, i) for i in range(60)]
+    assert set(drawn) == set(CHOICES) and drawn == [threads_for("drawn", 215, i) for i in range(60)]
+    assert drawn != [threads_for("drawn", 216, i) for i in range(60)]
+    assert threads_for("2", 215, 7) == 2
+    with pytest.raises(ValueError, match="positive count or 'drawn'"):
+        parse_threads("0")
+
+
+def test_runner_compiles_each_program_for_its_drawn_thread_count(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each record and each cpu outcome carries the count drawn for its program, which the
+    worker passed to ``compile(threads=)``."""
+    from tests.fuzz.thread_counts import threads_for
+
+    bodies = {f"p{i}": "v1 = x0 * 2 + 1" for i in range(8)}
+    records = _run_planted(tmp_path, monkeypatch, bodies, ["--configs", f"cpu-{WIDEST_ISA}-ts", "--threads", "drawn"])
+    expected = {name: threads_for("drawn", 1, name) for name in bodies}
+    assert sorted(expected.values()) == [1, 1, 1, 1, 2, 2, 2, 3]  # every count, as the seed draws them
+    assert {name: r["threads"] for name, r in records.items()} == expected
+    assert {name: [o["threads"] for o in r["result"]["outcomes"]] for name, r in records.items()} == \
+        {name: [n] for name, n in expected.items()}
+    assert all(o["kind"] == "ok" for r in records.values() for o in r["result"]["outcomes"])
+
+
+def test_a_cpu_configuration_compiles_for_the_programs_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ziggurat
+
+    seen: list[Any] = []
+    real = ziggurat.compile
+
+    def compile_(*args: Any, **options: Any) -> Any:
+        seen.append(options.get("threads"))
+        return real(*args, **options)
+
+    monkeypatch.setattr(ziggurat, "compile", compile_)
+    x = TensorSpec("x0", [5, 7], "float32", "normal", 1)
+    program = Program("sum3", [x], [], [Node(["v1 = x0.sum(0) * 3"], ["v1"], ["x0"], "sum")], ["v1"])
+    result = check_program(program, [Config("cpu", "torchscript", WIDEST_ISA), Config("reference", "torchscript")], 3)
+    assert [o.kind for o in result.outcomes] == ["ok", "ok"]
+    assert seen == [3, None] and [o.threads for o in result.outcomes] == [3, 1]

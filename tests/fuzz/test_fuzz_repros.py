@@ -1,7 +1,8 @@
 """Every failure class the fuzzer found, as its minimized program (``repros/*.json``),
 checked under the configuration it failed on with the fuzzer's oracle.
 
-Each file holds ``{"config", "kind", "note", "program"}``; ``python -m tests.fuzz.repro
+Each file holds ``{"config", "kind", "note", "program"}`` (and ``"threads"``, the native
+threads of a cpu configuration, where not 1); ``python -m tests.fuzz.repro
 tests/fuzz/repros/NAME.json --out DIR`` writes it as a standalone script.  A fixed class
 passes (a clean refusal or a fallback counts as fixed: no silent wrong answer); ``OPEN``
 lists the classes not fixed yet, as strict xfails, so a fix makes its entry leave.
@@ -33,7 +34,7 @@ def _params() -> list[object]:
 def test_failure_class_is_fixed(path: Path) -> None:
     saved = json.loads(path.read_text())
     program = Program.from_json(json.dumps(saved["program"]))
-    result = check_program(program, [Config.parse(saved["config"])])
+    result = check_program(program, [Config.parse(saved["config"])], saved.get("threads", 1))
     assert not result.invalid, result.invalid
     outcome = result.outcomes[0]
     assert outcome.kind in ("ok", "refused"), f"{saved['note']}\n{outcome.kind}: {outcome.reason}\n{outcome.detail[:800]}"

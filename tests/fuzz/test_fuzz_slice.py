@@ -2,12 +2,13 @@
 ``make test`` and the rest under ``-m slow`` (``make test``'s 15 minutes on 2 cores).
 
 Each program runs on one CPU configuration (the ISA and the frontend rotate with the
-index, so every host ISA and both frontends are covered), on ``tensorrt-reference`` and on
+index, so every host ISA and both frontends are covered, and then the native threads, 1, 2 or
+3, so that each pair meets each count), on ``tensorrt-reference`` and on
 ``reference`` (frontends rotating), against eager, on the example inputs and on fresh
 call-time inputs.  A wrong value or a crash fails the test; clean refusals and fallbacks
 do not.  Reproduce one program at full strength (every configuration, a minimized repro):
 
-    .venv/bin/python -m tests.fuzz.run --seed 20261201 --profile slice --start INDEX --n 1
+    .venv/bin/python -m tests.fuzz.run --seed 20261201 --profile slice --start INDEX --n 1 --threads T
 
 ``KNOWN`` lists the programs that fail because of a bug class still being fixed (issue
 14); they are strict xfails, so a fix makes them pass loudly and they must leave the list.
@@ -28,6 +29,7 @@ SIZE = 300
 #: the programs from this index on run under ``-m slow``
 IN_MAKE_TEST = 70
 FRONTENDS = ("torchscript", "export")
+THREADS = (1, 2, 3)
 
 #: index -> the open bug class that makes it fail (strict xfail)
 KNOWN: dict[int, str] = {}
@@ -38,6 +40,12 @@ def configs_for(index: int) -> list[Config]:
     return [Config("cpu", FRONTENDS[index % 2], isas[(index // 2) % len(isas)]),
             Config("tensorrt-reference", FRONTENDS[(index + 1) % 2]),
             Config("reference", FRONTENDS[(index // 2) % 2])]
+
+
+def threads_for(index: int) -> int:
+    """The native threads of program ``index``'s cpu configuration: the next count once its
+    frontend and ISA have made every pair."""
+    return THREADS[(index // (len(FRONTENDS) * len(host_isas()))) % len(THREADS)]
 
 
 def _params() -> list[object]:
@@ -63,10 +71,11 @@ def _quiet_trace_log() -> Iterator[None]:
 @pytest.mark.parametrize("index", _params())
 def test_fuzz_program(index: int) -> None:
     program = generate(SEED, index, PROFILES["slice"])
-    result = check_program(program, configs_for(index))
+    threads = threads_for(index)
+    result = check_program(program, configs_for(index), threads)
     assert not result.invalid, f"the generator made an invalid program: {result.invalid}"
     failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
                 if o.kind in ("wrong", "crash")]
     assert not failures, (f"{program.name} ({', '.join(program.ops())}):\n" + "\n".join(failures)
                           + f"\nrerun: .venv/bin/python -m tests.fuzz.run --seed {SEED} --profile slice "
-                            f"--start {index} --n 1")
+                            f"--start {index} --n 1 --threads {threads}")

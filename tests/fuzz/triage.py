@@ -33,12 +33,13 @@ def call_program(config: Config, program: Program) -> Program | None:
     return spec[1] if spec is not None else None
 
 
-def same_failure(config: Config, kind: str, reason: str, cache_dir: str | None = None) -> Predicate:
+def same_failure(config: Config, kind: str, reason: str, cache_dir: str | None = None,
+                 threads: int = 1) -> Predicate:
     """Does a program still fail under ``config`` the same way?  (In this process: for hangs
     and segfaults the runner calls the minimizer in a subprocess per program.)"""
 
     def fails(program: Program) -> bool:
-        result = check_program(program, [config], cache_dir=cache_dir)
+        result = check_program(program, [config], threads, cache_dir=cache_dir)
         if result.invalid:
             return False
         outcome = result.outcomes[0]
@@ -49,7 +50,8 @@ def same_failure(config: Config, kind: str, reason: str, cache_dir: str | None =
     return fails
 
 
-def same_death(config: Config, kind: str, timeout: float, cache_dir: str | None = None) -> Predicate:
+def same_death(config: Config, kind: str, timeout: float, cache_dir: str | None = None,
+               threads: int = 1) -> Predicate:
     """Does a program still kill (``segfault``) or stall (``hang``) a worker process?"""
     import subprocess
     import sys
@@ -58,7 +60,8 @@ def same_death(config: Config, kind: str, timeout: float, cache_dir: str | None 
     def fails(program: Program) -> bool:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             f.write(program.to_json())
-        cmd = [sys.executable, "-m", "tests.fuzz.worker", "--program", f.name, "--configs", config.name]
+        cmd = [sys.executable, "-m", "tests.fuzz.worker", "--program", f.name, "--configs", config.name,
+               "--threads", str(threads)]
         if cache_dir:
             cmd += ["--cache-dir", cache_dir]
         try:
@@ -85,16 +88,16 @@ def minimize_failure(program: Program, outcome: Outcome, directory: Path, budget
                      cache_dir: str | None = None, timeout: float = 180.0) -> tuple[Path, Program, Stats]:
     config = Config.parse(outcome.config)
     if outcome.kind in ("hang", "segfault"):
-        fails = same_death(config, outcome.kind, timeout, cache_dir)
+        fails = same_death(config, outcome.kind, timeout, cache_dir, outcome.threads)
     else:
-        fails = same_failure(config, outcome.kind, outcome.reason, cache_dir)
+        fails = same_failure(config, outcome.kind, outcome.reason, cache_dir, outcome.threads)
     small, stats = minimize(program, fails, budget_s)
     last = outcome
     if outcome.kind not in ("hang", "segfault"):
-        final = check_program(small, [config], cache_dir=cache_dir).outcomes
+        final = check_program(small, [config], outcome.threads, cache_dir=cache_dir).outcomes
         last = final[0] if final else outcome
     detail = last.detail or outcome.detail
     stem = f"{outcome.kind}-{outcome.config}-{program.name}"
-    path = write_repro(directory, stem, small, compile_options(config, program=small), outcome.kind,
+    path = write_repro(directory, stem, small, compile_options(config, outcome.threads, program=small), outcome.kind,
                        last.reason or outcome.reason, detail, call_program(config, small))
     return path, small, stats

@@ -18,11 +18,13 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from tests.fuzz.generator import PROFILES, SPEC_ERRORS, generate
 from tests.fuzz.oracle import GENERATING, Config, all_configs, check_program, every_config
 from tests.fuzz.program import Node, Program, TensorSpec
+from tests.fuzz.thread_counts import parse_threads, threads_for
 
 
 def _channel() -> TextIO:
@@ -50,14 +52,14 @@ def check(program: Program, configs: list[Config], channel: TextIO, index: int |
     start = time.perf_counter()
 
     def progress(config: Config) -> None:
-        channel.write(json.dumps({"event": "config", "index": index, "config": config.name}) + "\n")
+        channel.write(json.dumps({"event": "config", "index": index, "config": config.name, "threads": threads}) + "\n")
 
     result = check_program(program, configs, threads, cache_dir, progress=progress)
     return {"event": "result", "index": index, "program": program.name, "ops": program.ops(),
             "n_inputs": len(program.inputs), "aliased": any(i.alias for i in program.inputs),
             "layouts": sorted({i.layout for i in program.inputs}), "ranks": sorted({len(i.shape) for i in program.inputs}),
             "dtypes": sorted({i.dtype for i in program.inputs}), "result": result.to_dict(),
-            "seconds": time.perf_counter() - start, "spec_errors": dict(SPEC_ERRORS)}
+            "seconds": time.perf_counter() - start, "spec_errors": dict(SPEC_ERRORS), "threads": threads}
 
 
 def warm_up(configs: list[Config], seed: int, profile: str | None) -> None:
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
     parser.add_argument("--configs", default=None)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=parse_threads, default="1", help="a count, or 'drawn' per program")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--program", default=None, help="check this program file and exit")
     parser.add_argument("--files", action="store_true", help="only 'file PATH' lines will come (no generator)")
@@ -86,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     configs = select_configs(args.configs)
     if args.program:
         program = Program.from_json(open(args.program).read())
-        channel.write(json.dumps(check(program, configs, channel, args.program, args.threads, args.cache_dir)) + "\n")
+        threads = threads_for(args.threads, args.seed, Path(args.program).stem)
+        channel.write(json.dumps(check(program, configs, channel, args.program, threads, args.cache_dir)) + "\n")
         return 0
     warm_up(configs, args.seed, None if args.files else args.profile)
     channel.write(json.dumps({"event": "ready"}) + "\n")  # imports done: the runner's clock starts now
@@ -102,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             index = int(line)
             channel.write(json.dumps({"event": "config", "index": index, "config": GENERATING}) + "\n")
             program = generate(args.seed, index, PROFILES[args.profile])
-        channel.write(json.dumps(check(program, configs, channel, index, args.threads, args.cache_dir)) + "\n")
+        threads = threads_for(args.threads, args.seed, Path(index).stem if isinstance(index, str) else index)
+        channel.write(json.dumps(check(program, configs, channel, index, threads, args.cache_dir)) + "\n")
     return 0
 
 
