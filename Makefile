@@ -77,8 +77,10 @@ bench-dynamic-int8: $(STAMP)
 N       ?= 200
 SEED    ?= 1
 PROFILE ?= default
+# native threads of each program's cpu modules: drawn (1, 2 or 3 per program) or a count
+THREADS ?= drawn
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.fuzz.run --seed $(SEED) --n $(N) --jobs $(JOBS) --profile $(PROFILE) --out build/fuzz/$(SEED)
+	$(BIN)/python -m tests.fuzz.run --seed $(SEED) --n $(N) --jobs $(JOBS) --profile $(PROFILE) --threads $(THREADS) --out build/fuzz/$(SEED)
 
 # NNSmith's programs through the same oracle; nnsmith lives in its own venv (see tests/fuzz/nnsmith_bridge.py).
 NNSMITH_PYTHON ?= /tmp/nnsmith-venv/bin/python
