@@ -23,13 +23,13 @@ import pytest
 
 from tests.fuzz.generator import PROFILES, generate
 from tests.fuzz.oracle import Config, check_program, host_isas
+from tests.fuzz.thread_counts import CHOICES
 
 SEED = 20261201
 SIZE = 300
 #: the programs from this index on run under ``-m slow``
 IN_MAKE_TEST = 70
 FRONTENDS = ("torchscript", "export")
-THREADS = (1, 2, 3)
 
 #: index -> the open bug class that makes it fail (strict xfail)
 KNOWN: dict[int, str] = {}
@@ -45,7 +45,7 @@ def configs_for(index: int) -> list[Config]:
 def threads_for(index: int) -> int:
     """The native threads of program ``index``'s cpu configuration: the next count once its
     frontend and ISA have made every pair."""
-    return THREADS[(index // (len(FRONTENDS) * len(host_isas()))) % len(THREADS)]
+    return CHOICES[(index // (len(FRONTENDS) * len(host_isas()))) % len(CHOICES)]
 
 
 def _params() -> list[object]:

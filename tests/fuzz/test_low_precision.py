@@ -14,6 +14,7 @@ from tests.fuzz.generator import PROFILES, generate
 from tests.fuzz.program import Program
 from tests.fuzz.low_precision import LowReference, compare_low, low_reference
 from tests.fuzz.oracle import check_program, low_precision_configs
+from tests.fuzz.thread_counts import CHOICES
 
 SEED = 21
 GEMM_OPS = ("fused_gemm", "linear", "matmul", "mm", "bmm", "addmm", "conv")
@@ -31,14 +32,12 @@ def _programs_with_gemms(limit: int) -> list[Program]:
 
 
 PROGRAMS = _programs_with_gemms(6)
-#: the native threads of a program's cpu configuration, by its place in PROGRAMS (1, 2, 3, 1, ...)
-THREADS = (1, 2, 3)
 
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_low_precision_programs_match_eager(program: Program, precision: str) -> None:
-    threads = THREADS[PROGRAMS.index(program) % len(THREADS)]
+    threads = CHOICES[PROGRAMS.index(program) % len(CHOICES)]  # by its place: 1, 2, 3, 1, ...
     result = check_program(program, [c for c in low_precision_configs() if c.precision == precision], threads)
     assert not result.invalid, result.invalid
     failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes

@@ -14,6 +14,7 @@ import ziggurat
 from tests.fuzz.execute import build_module, example_inputs
 from tests.fuzz.generator import PROFILES, generate
 from tests.fuzz.oracle import all_configs, check_program, reference
+from tests.fuzz.thread_counts import CHOICES
 from tests.fuzz.program import Program
 from tests.fuzz.tolerance import compare
 
@@ -34,15 +35,13 @@ CHAINS = _programs("quantized-chain", ("quantized_block",), 4, tries=30)
 
 #: make test checks the first 3 programs and 2 chains (each ~4.5 s on every configuration), -m slow all
 IN_MAKE_TEST = {p.name for p in PROGRAMS[:3] + CHAINS[:2]}
-#: the native threads of a program's cpu configurations, by its place in PROGRAMS + CHAINS
-#: (1, 2, 3, 1, ...: make test's five get 1, 2, 3 and 3, 1)
-THREADS = (1, 2, 3)
 
 
 @pytest.mark.parametrize("program", [pytest.param(p, id=p.name, marks=[] if p.name in IN_MAKE_TEST else [pytest.mark.slow])
                                      for p in PROGRAMS + CHAINS])
 def test_quantized_programs_match_eager(program: Program) -> None:
-    threads = THREADS[(PROGRAMS + CHAINS).index(program) % len(THREADS)]
+    # by its place in PROGRAMS + CHAINS: make test's five get 1, 2, 3 and 3, 1
+    threads = CHOICES[(PROGRAMS + CHAINS).index(program) % len(CHOICES)]
     result = check_program(program, all_configs(), threads)
     assert not result.invalid, result.invalid
     failures = [f"{o.config}: {o.kind}: {o.reason}\n    {o.detail[:600]}" for o in result.outcomes
