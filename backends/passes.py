@@ -4,6 +4,7 @@ compile report), beside the graph-level ones of ``ziggurat.passes``: the full li
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
@@ -42,5 +43,15 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 def parse_pipeline(spec: str) -> list[ModulePass]:
-    """The passes of a pipeline spec, any of Ziggurat's or xDSL's."""
-    return parse_with(spec, backend_passes())
+    """The passes of a pipeline spec, any of Ziggurat's or xDSL's.
+
+    Each spec is parsed once: xDSL builds a pass from its spec by reading the class's type
+    hints (about 0.4 ms a pass, 3 % of a small op's compile), and the passes are frozen
+    dataclasses whose fields are the spec's options, so the same instances serve every
+    compile.  A bad spec raises every time (errors are not cached)."""
+    return list(_parsed(spec))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(spec: str) -> tuple[ModulePass, ...]:
+    return tuple(parse_with(spec, backend_passes()))
