@@ -124,8 +124,8 @@ def _count_native_loop(report: CompileReport, loop_op: Operation, body: CompileR
 class CpuBackend:
     name = "cpu"
     #: options of ``ziggurat.compile`` this backend takes besides ``CompileOptions``'s own:
-    #: ``profile``, ``activation_tables`` (True/False: look 16-bit activations up or compute
-    #: them, instead of the host's choice, ``look_up_half_float_activations.tables_pay``) and
+    #: ``profile``, ``activation_tables`` (True by default: look 16-bit activations up in tables
+    #: of eager's answers, ``look_up_half_float_activations``; False computes them) and
     #: ``float16_gemms_on_amx`` (True/False: float16 GEMMs as split bf16 ones or on the float32
     #: kernels, instead of ``split_float16_gemms.split_pays``)
     extra_options = ("profile", "activation_tables", "float16_gemms_on_amx")
@@ -218,10 +218,10 @@ class CpuBackend:
         if profiling_requested(options.extra):
             fn.attributes["loop.profile"] = IntegerAttr(1, 64)
         isa, threads = self._isa_threads(fn)
-        from ziggurat.backends.cpu.look_up_half_float_activations import look_up_half_float_activations, tables_pay
+        from ziggurat.backends.cpu.look_up_half_float_activations import look_up_half_float_activations
         from ziggurat.backends.cpu.reuse_reduction_values import reuse_reduction_values
 
-        if bool(options.extra.get("activation_tables", tables_pay(isa))):
+        if bool(options.extra.get("activation_tables", True)):
             look_up_half_float_activations(fn)
         reuse_reduction_values(fn)
         plan = plan_memory(fn)

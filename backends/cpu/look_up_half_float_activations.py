@@ -12,16 +12,22 @@ computes the float32 function and rounds the result back, as eager does::
   ->
     %3 = loop.lookup "gelu_erf"(%0) : vector<16xbf16> -> vector<16xbf16>
 
-A 16-lane float32 load of a bf16 GEMM's result stored as float32 (``round_out``: each value a
-bf16 one, what a widened activation after ``addmm`` reads) is rounded to bf16 first, exactly,
-and looked up too.  Every use of the function's result must be a rounding back (a float32 use
-keeps the whole chain), the function one of ``codegen/lookup.py``'s tables (parameterless transcendental ones), and the lanes 16 (an ``avx512`` kernel).  The table holds eager's own bits
-where ``vecmath`` differs from eager's float32 math by a few float32 ulps, and so, across a
-16-bit rounding boundary, by one 16-bit ulp, and in GELU's negative tail, where eager's float32
-GELU cancels (GELU: 531 of the 65,536 float16 inputs differ, 45 bf16 ones).
+The lanes are the kernel's: 16 in an ``avx512`` kernel, 8 in an ``avx2`` one, and in a scalar
+kernel one 16-bit scalar (``arith.extf -> loop.unary -> arith.truncf``).  A float32 load of a
+bf16 GEMM's result stored as float32 (``round_out``: each value a bf16 one, what a widened
+activation after ``addmm`` reads) is rounded to bf16 first, exactly, and looked up too.  Every
+use of the function's result must be a rounding back (a float32 use keeps the whole chain), and
+the function one of ``codegen/lookup.py``'s tables (parameterless transcendental ones).
 
-The CPU backend runs it on every build where :func:`tables_pay` (``extra`` option
-``activation_tables`` overrides it either way).
+The table holds eager's own bits where ``vecmath`` differs from eager's float32 math by a few
+float32 ulps, and so, across a 16-bit rounding boundary, by one 16-bit ulp, and in GELU's
+negative tail, where eager's float32 GELU cancels.  Computed, on the Intel AMX host GELU was off
+on 531 of the 65,536 float16 inputs and 45 bf16 ones; on the AVX2 EPYC (torch's AVX2 kernels)
+float16 sigmoid on 7, SiLU 2, sine 2, GELU 410 and its tanh form 214, and bf16 GELU on 33 and
+its tanh form 23 (fuzz seed 222: float16 sigmoid and tanh-form GELU an ulp off eager).
+
+The CPU backend runs it on every build, for every ISA; ``compile(..., activation_tables=False)``
+computes the functions instead (faster where gathers are slow, and not eager's bits).
 """
 
 from __future__ import annotations
@@ -29,37 +35,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp, VectorType, f32
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ziggurat.backends.cpu.codegen.lookup import LOOKUP_FUNCTIONS
-from ziggurat.backends.cpu.isa import Isa, isa_has
 from ziggurat.dialects import loop
-from ziggurat.dialects.loop.compute import LOOKUP_LANES
+from ziggurat.dialects.loop.compute import LOOKUP_LANES, is_lookup_type
 
 
-def tables_pay(isa: Isa) -> bool:
-    """Whether looking activations up beats computing them on this host: AVX-512 with AMX, the
-    Sapphire/Emerald Rapids cores whose gathers are fast (float16 GELU over 3136x384 elements,
-    1 thread: README, "Activation tables").  Not Zen 5: there the bf16 GEMM's looked-up GELU
-    epilogue was slower than the computed one (``kernels/bf16_tables.py``), and element-wise
-    kernels were not measured."""
-    return isa is Isa.AVX512 and isa_has(isa, "amx-tile")
-
-
-def _half_vector(ty: object) -> bool:
-    return (isinstance(ty, VectorType) and ty.get_num_dims() == 1 and ty.get_shape()[0] == LOOKUP_LANES
-            and isinstance(ty.element_type, BFloat16Type | Float16Type))
+def _half(ty: Attribute) -> bool:
+    """A bf16 or float16 scalar, or a vector of a ``loop.lookup``'s lanes of them."""
+    return is_lookup_type(ty)
 
 
 def _widened_from(value: SSAValue) -> SSAValue | None:
-    """The 16-bit vector ``value`` is ``extf`` of, if it is."""
+    """The 16-bit value ``value`` is ``extf`` of, if it is (``loop.cast`` in a vector kernel,
+    ``arith.extf`` in a scalar one)."""
     owner = value.owner
-    if isinstance(owner, loop.CastOp) and owner.kind.data == "extf" and _half_vector(owner.input.type):
+    if isinstance(owner, loop.CastOp) and owner.kind.data == "extf" and _half(owner.input.type):
+        return owner.input
+    if isinstance(owner, arith.ExtFOp) and _half(owner.input.type):
         return owner.input
     return None
+
+
+def _is_rounding_to(op: Operation, half: Attribute) -> bool:
+    if isinstance(op, loop.CastOp):
+        return op.kind.data == "truncf" and op.result.type == half
+    return isinstance(op, arith.TruncFOp) and op.result.type == half
 
 
 def _bf16_rounded_load(value: SSAValue, kernel: loop.KernelOp) -> bool:
@@ -68,7 +73,8 @@ def _bf16_rounded_load(value: SSAValue, kernel: loop.KernelOp) -> bool:
     so rounding it to bf16 is exact)."""
     load = value.owner
     if not (isinstance(load, loop.VLoadOp) and isinstance(value.type, VectorType)
-            and value.type.get_shape() == (LOOKUP_LANES,) and value.type.element_type == f32):
+            and value.type.get_num_dims() == 1 and value.type.get_shape()[0] in LOOKUP_LANES
+            and value.type.element_type == f32):
         return False
     arg = load.operands[0]
     if not isinstance(arg, BlockArgument) or arg.block is not kernel.body.block or arg.index >= len(kernel.ins):
@@ -85,13 +91,12 @@ def _bf16_rounded_load(value: SSAValue, kernel: loop.KernelOp) -> bool:
     return "bf16_kernel" in spec and isinstance(round_out, IntegerAttr) and bool(round_out.value.data)
 
 
-def _roundings(op: loop.UnaryOp, half: Attribute) -> list[loop.CastOp] | None:
+def _roundings(op: loop.UnaryOp, half: Attribute) -> list[Operation] | None:
     """The uses of ``op``'s result, if every one rounds it to ``half``."""
     uses = [use.operation for use in op.result.uses]
-    if not uses or not all(isinstance(u, loop.CastOp) and u.kind.data == "truncf" and u.result.type == half
-                           for u in uses):
+    if not uses or not all(_is_rounding_to(u, half) for u in uses):
         return None
-    return [u for u in uses if isinstance(u, loop.CastOp)]
+    return uses
 
 
 def _half_input(op: loop.UnaryOp, kernel: loop.KernelOp) -> SSAValue | Operation | None:
@@ -101,7 +106,9 @@ def _half_input(op: loop.UnaryOp, kernel: loop.KernelOp) -> SSAValue | Operation
     if widened is not None:
         return widened
     if _bf16_rounded_load(op.input, kernel):
-        return loop.CastOp("truncf", op.input, VectorType(BFloat16Type(), [LOOKUP_LANES]))
+        ty = op.input.type
+        assert isinstance(ty, VectorType)
+        return loop.CastOp("truncf", op.input, VectorType(BFloat16Type(), ty.get_shape()))
     return None
 
 
@@ -112,12 +119,10 @@ def _erase_if_unused(op: Operation | None) -> None:
 
 
 def look_up_half_float_activations(fn: func.FuncOp) -> int:
-    """Rewrite the ``avx512`` kernels of the loop-level ``fn``; returns how many functions are
+    """Rewrite the kernels of the loop-level ``fn``, of any ISA; returns how many functions are
     now looked up."""
     done = 0
     for kernel in [op for op in fn.walk() if isinstance(op, loop.KernelOp)]:
-        if kernel.isa.data != Isa.AVX512.value:
-            continue
         for op in [o for o in kernel.body.walk() if isinstance(o, loop.UnaryOp)]:
             if op.kind.data not in LOOKUP_FUNCTIONS or op.parameters:
                 continue
@@ -134,13 +139,13 @@ def look_up_half_float_activations(fn: func.FuncOp) -> int:
             lookup = loop.LookupOp(op.kind.data, half)
             block.insert_op_before(lookup, op)
             for rounding in roundings:
-                rounding.result.replace_all_uses_with(lookup.result)
+                rounding.results[0].replace_all_uses_with(lookup.result)
                 rounding.detach()
                 rounding.erase()
             widening = op.input.owner
             op.detach()
             op.erase()
-            _erase_if_unused(widening if isinstance(widening, loop.CastOp) else None)
+            _erase_if_unused(widening if isinstance(widening, loop.CastOp | arith.ExtFOp) else None)
             done += 1
     return done
 
@@ -154,4 +159,4 @@ class LookUpHalfFloatActivations(ModulePass):
             look_up_half_float_activations(fn)
 
 
-__all__ = ["LookUpHalfFloatActivations", "look_up_half_float_activations", "tables_pay"]
+__all__ = ["LookUpHalfFloatActivations", "look_up_half_float_activations"]

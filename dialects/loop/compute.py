@@ -71,7 +71,8 @@ class LookupOp(IRDLOperation):
     """``%y = loop.lookup "gelu_erf"(%x) : vector<16xbf16> -> vector<16xbf16>``: each lane is
     ``round16(f(float32(x)))``, ``f`` the float32 ``loop.unary`` of that kind, read from a table of
     eager's answers for every 16-bit pattern (``backends/cpu/codegen/lookup.py``).  The
-    ``look-up-half-float-activations`` pass makes it from ``extf -> loop.unary -> truncf``."""
+    ``look-up-half-float-activations`` pass makes it from ``extf -> loop.unary -> truncf``.  The
+    lanes are an ISA's: 16 (avx512), 8 (avx2) or one 16-bit scalar (the scalar kernels)."""
 
     name = "loop.lookup"
 
@@ -89,13 +90,21 @@ class LookupOp(IRDLOperation):
         ty = self.input.type
         if self.result.type != ty:
             raise VerifyException(f"loop.lookup: the result type {self.result.type} is not the input's {ty}")
-        if not (isinstance(ty, VectorType) and isinstance(ty.element_type, BFloat16Type | Float16Type)
-                and ty.get_num_dims() == 1 and ty.get_shape()[0] == LOOKUP_LANES):
-            raise VerifyException(f"loop.lookup takes a vector<{LOOKUP_LANES}xbf16> or vector<{LOOKUP_LANES}xf16>, got {ty}")
+        if not is_lookup_type(ty):
+            raise VerifyException("loop.lookup takes a bf16 or f16 scalar, or a vector of "
+                                  f"{' or '.join(map(str, LOOKUP_LANES))} of them, got {ty}")
 
 
-#: The lanes of a ``loop.lookup``: one 16-lane ``vpgatherdd``.
-LOOKUP_LANES = 16
+#: The vector lanes of a ``loop.lookup``: one ``vpgatherdd`` of 16 (avx512) or 8 (avx2) lanes.
+LOOKUP_LANES = (16, 8)
+
+
+def is_lookup_type(ty: Attribute) -> bool:
+    """A bf16 or f16 scalar, or a 1-D vector of :data:`LOOKUP_LANES` of them."""
+    if isinstance(ty, BFloat16Type | Float16Type):
+        return True
+    return (isinstance(ty, VectorType) and isinstance(ty.element_type, BFloat16Type | Float16Type)
+            and ty.get_num_dims() == 1 and ty.get_shape()[0] in LOOKUP_LANES)
 
 
 @irdl_op_definition

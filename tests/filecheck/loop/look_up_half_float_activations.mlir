@@ -1,9 +1,11 @@
 // RUN: ziggurat-opt %s -p 'widen-half-floats,convert-torch-to-loop{isa=avx512 threads=1},look-up-half-float-activations' | filecheck %s
 // RUN: ziggurat-opt %s -p 'widen-half-floats,convert-torch-to-loop{isa=avx2 threads=1},look-up-half-float-activations' | filecheck %s --check-prefix=AVX2
+// RUN: ziggurat-opt %s -p 'widen-half-floats,convert-torch-to-loop{isa=scalar threads=1},look-up-half-float-activations' | filecheck %s --check-prefix=SCALAR
 // A widened bf16 or float16 activation (extf, the float32 function, truncf) becomes one
-// loop.lookup of the 16-bit lanes.  Not rewritten: a function whose float32 result is not
-// rounded back (tanh of a widened float16, kept in float32), a cheap one (relu), one with
-// parameters (elu), and an avx2 kernel's 8 lanes.
+// loop.lookup of the 16-bit lanes: 16 in an avx512 kernel, 8 in an avx2 one, one scalar in a
+// scalar one (arith.extf / arith.truncf).  Not rewritten: a function whose float32 result is
+// not rounded back (tanh of a widened float16, kept in float32), a cheap one (relu), and one
+// with parameters (elu).
 
 func.func @forward(%x: tensor<4x40xbf16>, %h: tensor<4x40xf16>) -> (tensor<4x40xbf16>, tensor<4x40xf16>, tensor<4x40xf32>, tensor<4x40xbf16>, tensor<4x40xbf16>) {
   %g = torch.aten.gelu %x {approximate = "none"} : (tensor<4x40xbf16>) -> tensor<4x40xbf16>
@@ -33,8 +35,36 @@ func.func @forward(%x: tensor<4x40xbf16>, %h: tensor<4x40xf16>) -> (tensor<4x40x
 // CHECK-NOT:     loop.lookup
 // CHECK:         func.return
 
+// AVX2:          loop.kernel @{{.*}}gelu
+// AVX2:            %[[XB:.*]] = loop.vload {{.*}} -> vector<8xbf16>
+// AVX2-NEXT:       %[[GB:.*]] = loop.lookup "gelu_erf"(%[[XB]]) : vector<8xbf16> -> vector<8xbf16>
+// AVX2-NEXT:       loop.vstore %[[GB]]
+// AVX2:          loop.kernel @{{.*}}silu
+// AVX2:            %[[XH:.*]] = loop.vload {{.*}} -> vector<8xf16>
+// AVX2-NEXT:       %[[SH:.*]] = loop.lookup "silu"(%[[XH]]) : vector<8xf16> -> vector<8xf16>
+// AVX2-NEXT:       loop.vstore %[[SH]]
 // AVX2-NOT:      loop.lookup
-// AVX2:          loop.unary "gelu_erf"
+// AVX2:            loop.unary "tanh"
 // AVX2-NOT:      loop.lookup
-// AVX2:          loop.unary "silu"
+// AVX2:            loop.unary "relu"
 // AVX2-NOT:      loop.lookup
+// AVX2:            loop.unary "elu"
+// AVX2-NOT:      loop.lookup
+// AVX2:          func.return
+
+// SCALAR:        loop.kernel @{{.*}}gelu
+// SCALAR:          %[[XB:.*]] = loop.load {{.*}} -> bf16
+// SCALAR-NEXT:     %[[GB:.*]] = loop.lookup "gelu_erf"(%[[XB]]) : bf16 -> bf16
+// SCALAR-NEXT:     loop.store %[[GB]]
+// SCALAR:        loop.kernel @{{.*}}silu
+// SCALAR:          %[[XH:.*]] = loop.load {{.*}} -> f16
+// SCALAR-NEXT:     %[[SH:.*]] = loop.lookup "silu"(%[[XH]]) : f16 -> f16
+// SCALAR-NEXT:     loop.store %[[SH]]
+// SCALAR-NOT:    loop.lookup
+// SCALAR:          loop.unary "tanh"
+// SCALAR-NOT:    loop.lookup
+// SCALAR:          loop.unary "relu"
+// SCALAR-NOT:    loop.lookup
+// SCALAR:          loop.unary "elu"
+// SCALAR-NOT:    loop.lookup
+// SCALAR:        func.return
