@@ -18,6 +18,7 @@ bf16 GEMM kernels round between the steps themselves (``Bf16GemmSpec.rounded_ste
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from xdsl.dialects.builtin import FloatAttr, f64
@@ -44,15 +45,18 @@ from ziggurat.passes.fuse_post_ops import ACTIVATIONS, rebuild
 HALF_TYPES = (torch.float16, torch.bfloat16)
 
 
-def rounds_once(op: FusedOp) -> bool:
+def rounds_once(op: FusedOp, bf16_kernels: bool = True) -> bool:
     """Whether this 16-bit fused op's kernel runs its post-ops on the float32 product and rounds
-    once: the float32 kernels (every float16 op, bf16 grouped convolutions), and a bf16 matmul
-    whose bias is an addend (``addmm``/``baddbmm``'s ``beta * input``, part of the product)."""
+    once: the float32 kernels (every float16 op, bf16 grouped convolutions, and every bf16 op
+    without ``bf16_kernels``: an AVX2 host, or AVX-512 without BF16), and a bf16 matmul whose
+    bias is an addend (``addmm``/``baddbmm``'s ``beta * input``, part of the product)."""
     dtype = value_dtype(op.results[0])
     if dtype == torch.float16:
         return True
     if dtype != torch.bfloat16:
         return False
+    if not bf16_kernels:
+        return True
     if isinstance(op, Conv2dOp):
         return int(op.groups.value.data) != 1
     return isinstance(op, MatmulOp) and op.bias is not None and not _row_bias(op)
@@ -111,14 +115,19 @@ def _scale(op: FusedOp) -> float | None:
     return None if alpha == 1.0 else alpha
 
 
+@dataclass
 class SplitHalfFloatEpilogue(RewritePattern):
     """A 16-bit fused op on the float32 kernels -> the op with the post-ops that commute with
-    rounding, then the others as 16-bit aten ops (see the module docstring)."""
+    rounding, then the others as 16-bit aten ops (see the module docstring).  ``bf16_kernels``:
+    whether bf16 GEMMs and convolutions run on bf16 kernels (which round between the steps) or
+    are widened to the float32 ones (which round once)."""
+
+    bf16_kernels: bool = True
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:
         dtype = value_dtype(op.results[0])
-        if dtype not in HALF_TYPES or not rounds_once(op):
+        if dtype not in HALF_TYPES or not rounds_once(op, self.bf16_kernels):
             return
         posts: list[Attribute] = list(op.post_ops.data)
         if not all(isinstance(p, UnaryPostOpAttr | BinaryPostOpAttr) for p in posts):

@@ -361,7 +361,8 @@ class WidenHalfFloatsPass(ModulePass):
         bf16_kernels = self.bf16_kernels
         if bf16_kernels is None:
             bf16_kernels = bf16_kernel_for(pass_isa(self.isa, NAME).value) is not None
-        PatternRewriteWalker(StaticShapesOnly(SplitHalfFloatEpilogue()), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(StaticShapesOnly(SplitHalfFloatEpilogue(bf16_kernels)),
+                             apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(StaticShapesOnly(GreedyRewritePatternApplier([
             WidenOp(), WidenPowScalar(), WidenNanToNum(), WidenHardshrink(), WidenCast(), WidenDtypeArgument(), WidenLogSoftmax(),
             WidenLogsumexp(), WidenXlogy(), WidenLogit(), WidenTruncDivision(), WidenGroupedConv(),
