@@ -45,18 +45,13 @@ from ziggurat.dialects import loop
 from ziggurat.dialects.loop.compute import LOOKUP_LANES, is_lookup_type
 
 
-def _half(ty: Attribute) -> bool:
-    """A bf16 or float16 scalar, or a vector of a ``loop.lookup``'s lanes of them."""
-    return is_lookup_type(ty)
-
-
 def _widened_from(value: SSAValue) -> SSAValue | None:
     """The 16-bit value ``value`` is ``extf`` of, if it is (``loop.cast`` in a vector kernel,
     ``arith.extf`` in a scalar one)."""
     owner = value.owner
-    if isinstance(owner, loop.CastOp) and owner.kind.data == "extf" and _half(owner.input.type):
+    if isinstance(owner, loop.CastOp) and owner.kind.data == "extf" and is_lookup_type(owner.input.type):
         return owner.input
-    if isinstance(owner, arith.ExtFOp) and _half(owner.input.type):
+    if isinstance(owner, arith.ExtFOp) and is_lookup_type(owner.input.type):
         return owner.input
     return None
 
@@ -68,7 +63,7 @@ def _is_rounding_to(op: Operation, half: Attribute) -> bool:
 
 
 def _bf16_rounded_load(value: SSAValue, kernel: loop.KernelOp) -> bool:
-    """Whether ``value`` is a 16-lane float32 load of a buffer whose only writer is a bf16 GEMM
+    """Whether ``value`` is a float32 vector load of a buffer whose only writer is a bf16 GEMM
     that stores its bf16-rounded result as float32 (``round_out``: every lane is a bf16 value,
     so rounding it to bf16 is exact)."""
     load = value.owner
