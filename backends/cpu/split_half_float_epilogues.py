@@ -45,7 +45,7 @@ from ziggurat.passes.fuse_post_ops import ACTIVATIONS, rebuild
 HALF_TYPES = (torch.float16, torch.bfloat16)
 
 
-def rounds_once(op: FusedOp, bf16_kernels: bool = True) -> bool:
+def rounds_once(op: FusedOp, bf16_kernels: bool) -> bool:
     """Whether this 16-bit fused op's kernel runs its post-ops on the float32 product and rounds
     once: the float32 kernels (every float16 op, bf16 grouped convolutions, and every bf16 op
     without ``bf16_kernels``: an AVX2 host, or AVX-512 without BF16), and a bf16 matmul whose
@@ -122,7 +122,7 @@ class SplitHalfFloatEpilogue(RewritePattern):
     whether bf16 GEMMs and convolutions run on bf16 kernels (which round between the steps) or
     are widened to the float32 ones (which round once)."""
 
-    bf16_kernels: bool = True
+    bf16_kernels: bool
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FusedOp, rewriter: PatternRewriter) -> None:

@@ -94,7 +94,8 @@ def _base(kind: str, g: torch.Generator) -> tuple[nn.Module, tuple[int, ...], tu
 def _check(dtype: torch.dtype, kind: str, unary: str | None, binary: str | None, alpha: float, binary_first: bool,
            seed: int) -> None:
     # (on a host with neither AMX-BF16 nor AVX512-BF16 the bf16 GEMMs and convolutions run
-    # widened on the float32 kernels, and their post-ops split as float16's: fuzz of stop 66)
+    # widened on the float32 kernels, and their post-ops split as float16's; this skipped them
+    # there until stop 66, which hid post-ops run before the rounding)
     g = torch.Generator().manual_seed(seed)
     base, in_shape, out_shape = _base(kind, g)
     base = base.eval().to(dtype)

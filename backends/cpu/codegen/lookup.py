@@ -44,8 +44,8 @@ from xdsl.ir import Operation
 
 from ziggurat.backends.cpu.codegen.emitter import FunctionEmitter, handles
 from ziggurat.backends.cpu.codegen.types import CodegenError
-from ziggurat.backends.cpu.kernels.bf16_tables import I16, look_up, table_bytes
-from ziggurat.backends.cpu.llvm_ir import I8P, I32, bytes_constant, constant_global, declare
+from ziggurat.backends.cpu.kernels.bf16_tables import look_up, table_bytes
+from ziggurat.backends.cpu.llvm_ir import bytes_constant, constant_global
 from ziggurat.dialects import loop
 from ziggurat.dialects.torch.eager_half_floats import every_bit_pattern, on_eager_16_bit_path
 
@@ -100,29 +100,10 @@ def table_global(module: ir.Module, kind: str, dtype: str) -> ir.GlobalVariable:
     return constant_global(module, f"zig_lookup_{kind}_{dtype}", table.type, lambda: table)
 
 
-def _look_up_8(b: ir.IRBuilder, table: ir.GlobalVariable, x: ir.Value) -> ir.Value:
-    """The table's entries (``<8 x i16>``) for 8 16-bit inputs as their bits: AVX2's
-    ``vpgatherdd`` reads 4 bytes at ``2 * index``, the low half kept."""
-    v8i32 = ir.VectorType(I32, 8)
-    gather = declare(b.module, "llvm.x86.avx2.gather.d.d.256", v8i32, [v8i32, I8P, v8i32, v8i32, ir.IntType(8)])
-    base = b.bitcast(table, I8P)
-    words = b.call(gather, [ir.Constant(v8i32, None), base, b.zext(x, v8i32), ir.Constant(v8i32, [-1] * 8),
-                            ir.Constant(ir.IntType(8), 2)])
-    return b.trunc(words, ir.VectorType(I16, 8))  # pyright: ignore[reportReturnType]
-
-
-def _look_up_1(b: ir.IRBuilder, table: ir.GlobalVariable, x: ir.Value) -> ir.Value:
-    """The table's entry (``i16``) for one 16-bit input as its bits."""
-    entries = b.bitcast(table, I16.as_pointer())
-    return b.load(b.gep(entries, [b.zext(x, ir.IntType(64))], inbounds=True), align=1)
-
-
 @handles(loop.LookupOp)
 def _lookup(em: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, loop.LookupOp)
     ty = op.input.type  # verified: a bf16/f16 scalar, or a vector of 16 or 8 of them
     element = ty.element_type if isinstance(ty, VectorType) else ty
     dtype = "bf16" if isinstance(element, BFloat16Type) else "f16"
-    lanes = ty.get_shape()[0] if isinstance(ty, VectorType) else 1
-    emit = {16: look_up, 8: _look_up_8, 1: _look_up_1}[lanes]
-    em.set(op.result, emit(em.b, table_global(em.module, op.kind.data, dtype), em.get(op.input)))
+    em.set(op.result, look_up(em.b, table_global(em.module, op.kind.data, dtype), em.get(op.input)))

@@ -79,11 +79,25 @@ def table_global(module: ir.Module, unary: str) -> ir.GlobalVariable:
 
 
 def look_up(b: ir.IRBuilder, table: ir.GlobalVariable, x: ir.Value) -> ir.Value:
-    """The table's entries (``<16 x i16>``, bf16 bits) for ``x``, 16 bf16 inputs as their bits
-    (``codegen.bf16.f32_to_bf16``'s result: a NaN is ``0xFFFF``, as eager stores it)."""
-    index = b.zext(x, V16I32)
-    mask_ty = ir.VectorType(ir.IntType(1), LANES)
-    gather = declare(b.module, "llvm.x86.avx512.mask.gather.dpi.512", V16I32, [V16I32, I8P, V16I32, mask_ty, I32])
+    """The table's entries for ``x``, 16-bit inputs as their bits (``codegen.bf16.f32_to_bf16``'s
+    result: a NaN is ``0xFFFF``, as eager stores it): ``<16 x i16>`` by AVX-512's ``vpgatherdd``,
+    ``<8 x i16>`` by AVX2's (each reads 4 bytes at twice the index and keeps the low half), or
+    one ``i16`` by a load (a scalar kernel)."""
+    ty = x.type  # pyright: ignore[reportAttributeAccessIssue]
+    if not isinstance(ty, ir.VectorType):
+        entries = b.bitcast(table, I16.as_pointer())
+        return b.load(b.gep(entries, [b.zext(x, ir.IntType(64))], inbounds=True), align=1)
+    lanes = ty.count
+    words_ty = ir.VectorType(I32, lanes)
     base = _i(b.bitcast(table, I8P))
-    words = b.call(gather, [ir.Constant(V16I32, None), base, index, ir.Constant(mask_ty, [1] * LANES), ir.Constant(I32, 2)])
-    return b.trunc(words, V16I16)  # pyright: ignore[reportReturnType]
+    if lanes == LANES:
+        mask_ty = ir.VectorType(ir.IntType(1), LANES)
+        gather = declare(b.module, "llvm.x86.avx512.mask.gather.dpi.512", V16I32, [V16I32, I8P, V16I32, mask_ty, I32])
+        args = [ir.Constant(V16I32, None), base, b.zext(x, V16I32), ir.Constant(mask_ty, [1] * LANES), ir.Constant(I32, 2)]
+    elif lanes == 8:
+        scale = ir.IntType(8)
+        gather = declare(b.module, "llvm.x86.avx2.gather.d.d.256", words_ty, [words_ty, I8P, words_ty, words_ty, scale])
+        args = [ir.Constant(words_ty, None), base, b.zext(x, words_ty), ir.Constant(words_ty, [-1] * 8), ir.Constant(scale, 2)]
+    else:
+        raise ValueError(f"a table lookup of {lanes} lanes: 16 (avx512), 8 (avx2) or a scalar")
+    return b.trunc(b.call(gather, args), ir.VectorType(I16, lanes))  # pyright: ignore[reportReturnType]
